@@ -1,0 +1,15 @@
+# sim_bridge_add_executable(name=python.module)
+# Writes a launcher that imports the module and calls its main(), installed with the run bit
+# at lib/${PROJECT_NAME}/<name>, where `ros2 run` and launch_ros look for executables.
+function(sim_bridge_add_executable pair)
+  string(REPLACE "=" ";" _parts "${pair}")
+  list(GET _parts 0 _name)
+  list(GET _parts 1 _module)
+  set(_file "${CMAKE_CURRENT_BINARY_DIR}/executables/${_name}")
+  file(WRITE "${_file}"
+    "#!/usr/bin/env python3\n"
+    "import sys\n"
+    "from ${_module} import main\n"
+    "sys.exit(main())\n")
+  install(PROGRAMS "${_file}" DESTINATION lib/${PROJECT_NAME})
+endfunction()

@@ -1,0 +1,141 @@
+"""Bounds-checked binary reading and writing shared by every codec.
+
+Every failure raises :class:`CodecError`, which names the message, the field and the byte
+offset, and carries a short ``kind`` that nodes count in their diagnostics.  Nothing in this
+package touches sockets, files or rclpy (sans-IO).
+"""
+from __future__ import annotations
+
+import struct
+from typing import Iterable, Optional, Sequence
+
+import numpy as np
+
+# Diagnostics categories (CodecError.kind).
+TRUNCATED = 'truncated'      # fewer bytes than the layout needs
+OVERSIZED = 'oversized'      # more bytes than any known layout
+UNKNOWN_LAYOUT = 'unknown_layout'  # a size no known release uses
+BAD_MAGIC = 'bad_magic'      # wrong magic word / identifier string / tail
+BAD_CHECKSUM = 'bad_checksum'
+BAD_VALUE = 'bad_value'      # a field outside what the spec allows
+WRONG_SOURCE = 'wrong_source'  # valid packet, but not for us (e.g. another vehicle id)
+
+
+class CodecError(ValueError):
+    """Bytes or values that do not fit a protocol.
+
+    ``message`` is the protocol message name, ``field`` the field (or None for the whole
+    message), ``offset`` the byte offset where the problem is (or None), ``kind`` one of the
+    module-level categories above.
+    """
+
+    def __init__(self, message: str, detail: str, *, field: Optional[str] = None,
+                 offset: Optional[int] = None, kind: str = BAD_VALUE):
+        self.message = message
+        self.field = field
+        self.offset = offset
+        self.kind = kind
+        self.detail = detail
+        where = message
+        if field:
+            where += '.' + field
+        if offset is not None:
+            where += f' @{offset}'
+        super().__init__(f'{where}: {detail}')
+
+
+def require_length(data: bytes, message: str, *, exact: Optional[int] = None,
+                   minimum: Optional[int] = None) -> None:
+    """Raise TRUNCATED / OVERSIZED unless ``len(data)`` fits."""
+    n = len(data)
+    if exact is not None:
+        if n < exact:
+            raise CodecError(message, f'{n} bytes, layout needs {exact}', offset=n, kind=TRUNCATED)
+        if n > exact:
+            raise CodecError(message, f'{n} bytes, layout has {exact}', offset=exact, kind=OVERSIZED)
+    if minimum is not None and n < minimum:
+        raise CodecError(message, f'{n} bytes, at least {minimum} needed', offset=n, kind=TRUNCATED)
+
+
+def unpack_from(fmt: struct.Struct, data, offset: int, message: str, field: str) -> tuple:
+    """``fmt.unpack_from`` that raises CodecError(TRUNCATED) instead of struct.error."""
+    end = offset + fmt.size
+    if offset < 0 or end > len(data):
+        raise CodecError(message, f'needs bytes {offset}..{end}, have {len(data)}',
+                         field=field, offset=offset, kind=TRUNCATED)
+    return fmt.unpack_from(data, offset)
+
+
+def records(dtype: np.dtype, data, offset: int, count: int, message: str,
+            field: str) -> np.ndarray:
+    """``count`` structured records of ``dtype`` at ``offset``, bounds-checked, zero-copy."""
+    if count < 0:
+        raise CodecError(message, f'negative count {count}', field=field, offset=offset)
+    end = offset + dtype.itemsize * count
+    if offset < 0 or end > len(data):
+        raise CodecError(message, f'{count} × {dtype.itemsize} B needs bytes {offset}..{end}, '
+                         f'have {len(data)}', field=field, offset=offset, kind=TRUNCATED)
+    return np.frombuffer(data, dtype=dtype, count=count, offset=offset)
+
+
+def fixed_string(data, offset: int, length: int, message: str, field: str,
+                 encoding: str = 'ascii') -> str:
+    """A NUL-padded string in a fixed-length field (text after the first NUL is ignored)."""
+    if offset < 0 or offset + length > len(data):
+        raise CodecError(message, f'string of {length} B needs bytes {offset}..{offset + length}, '
+                         f'have {len(data)}', field=field, offset=offset, kind=TRUNCATED)
+    raw = bytes(data[offset:offset + length]).split(b'\0', 1)[0]
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise CodecError(message, f'not {encoding}: {exc.reason}', field=field,
+                         offset=offset + exc.start) from None
+
+
+def encode_fixed_string(value: str, length: int, message: str, field: str,
+                        encoding: str = 'ascii') -> bytes:
+    """``value`` NUL-padded to ``length`` bytes; CodecError if it does not fit."""
+    try:
+        raw = value.encode(encoding)
+    except UnicodeEncodeError as exc:
+        raise CodecError(message, f'{value!r} is not {encoding}', field=field) from None
+    if len(raw) > length:
+        raise CodecError(message, f'{len(raw)} bytes do not fit the {length}-byte field',
+                         field=field)
+    return raw.ljust(length, b'\0')
+
+
+def prefixed_string(data, offset: int, prefix: struct.Struct, message: str, field: str,
+                    encoding: str = 'utf-8') -> tuple[str, int]:
+    """A length-prefixed string; returns (text, offset after it)."""
+    (n,) = unpack_from(prefix, data, offset, message, field + '.length')
+    start = offset + prefix.size
+    text = fixed_string(data, start, n, message, field, encoding) if n else ''
+    return text, start + n
+
+
+def encode_prefixed_string(value: str, prefix: struct.Struct, message: str, field: str,
+                           encoding: str = 'utf-8') -> bytes:
+    raw = value.encode(encoding)
+    try:
+        return prefix.pack(len(raw)) + raw
+    except struct.error:
+        raise CodecError(message, f'{len(raw)} bytes too long for its length prefix',
+                         field=field) from None
+
+
+def pack(fmt: struct.Struct, values: Sequence, message: str,
+         fields: Iterable[str] = ()) -> bytes:
+    """``fmt.pack`` that raises CodecError naming the message instead of struct.error."""
+    try:
+        return fmt.pack(*values)
+    except struct.error as exc:
+        names = ', '.join(fields)
+        raise CodecError(message, f'value out of range for the wire ({exc}); fields: {names}'
+                         if names else f'value out of range for the wire ({exc})') from None
+
+
+def check_range(value, low, high, message: str, field: str, unit: str = '') -> None:
+    """CodecError(BAD_VALUE) unless ``low <= value <= high``."""
+    if not (low <= value <= high):
+        raise CodecError(message, f'{value}{unit} outside [{low}, {high}]{unit}', field=field)
