@@ -1,0 +1,166 @@
+"""Test harness: real rclpy nodes on real DDS, kept on this machine.
+
+DDS discovery stays on localhost and every test run gets its own ROS_DOMAIN_ID, set before
+rclpy initialises.  ``ros`` starts one executor thread for the session; tests add the nodes
+under test to it and wait for messages with :class:`Collector` (timeouts, never sleeps).
+"""
+from __future__ import annotations
+
+import os
+import random
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+os.environ['ROS_LOCALHOST_ONLY'] = '1' if os.environ.get('ROS_DISTRO') == 'humble' else '0'
+os.environ.setdefault('ROS_DOMAIN_ID', str(random.Random(os.getpid()).randint(60, 160)))
+
+SHARED = Path(__file__).resolve().parents[1].parent / 'shared'
+
+
+def shared_path(*parts: str) -> Path:
+    """A file under ../shared, or a clean skip where the folder is absent."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f'{path} not present (../shared is optional)')
+    return path
+
+
+def free_udp_ports(count: int, step: int = 1) -> int:
+    """A base port such that base, base+step, … (count ports) are free on 127.0.0.1 now."""
+    for _ in range(200):
+        base = random.randint(20000, 60000 - count * step)
+        socks = []
+        try:
+            for i in range(count):
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                socks.append(s)
+                s.bind(('127.0.0.1', base + i * step))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError('no free UDP ports')
+
+
+def free_tcp_port() -> int:
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+def wait_until(predicate, timeout: float = 5.0, interval: float = 0.01) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return predicate()
+
+
+class Collector:
+    """Every message that arrives on a topic, for a test to wait on."""
+
+    def __init__(self, node, msg_type, topic: str, qos=10):
+        self.messages: list = []
+        self._cond = threading.Condition()
+        self.sub = node.create_subscription(msg_type, topic, self._on_msg, qos)
+        self.topic = topic
+
+    def _on_msg(self, msg) -> None:
+        with self._cond:
+            self.messages.append(msg)
+            self._cond.notify_all()
+
+    def wait_for(self, count: int = 1, timeout: float = 5.0, where=None) -> list:
+        """The first ``count`` messages (matching ``where``), or an assertion naming the topic."""
+        def matching():
+            return [m for m in self.messages if where is None or where(m)]
+        with self._cond:
+            self._cond.wait_for(lambda: len(matching()) >= count, timeout)
+            got = matching()
+        assert len(got) >= count, f'{self.topic}: {len(got)} of {count} messages in {timeout} s'
+        return got
+
+    def clear(self) -> None:
+        with self._cond:
+            self.messages.clear()
+
+
+class RosHarness:
+    """One rclpy context and executor thread; nodes added here spin until the test ends."""
+
+    def __init__(self):
+        import rclpy
+        from rclpy.executors import MultiThreadedExecutor
+        self.rclpy = rclpy
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        self.executor = MultiThreadedExecutor(num_threads=4, context=self.context)
+        self._thread = threading.Thread(target=self._spin, daemon=True)
+        self._thread.start()
+        self.probe = self.node('test_probe')
+        self._owned: list = []
+
+    def _spin(self) -> None:
+        try:
+            self.executor.spin()
+        except Exception:  # shutdown while spinning
+            pass
+
+    def node(self, name: str):
+        node = self.rclpy.create_node(name, context=self.context)
+        self.executor.add_node(node)
+        return node
+
+    def start(self, node_class, parameters: dict | None = None, **kwargs):
+        """Create a node of ``node_class`` with parameter overrides and spin it."""
+        from rclpy.parameter import Parameter
+        overrides = [Parameter(k, value=v) for k, v in (parameters or {}).items()]
+        node = node_class(context=self.context, parameter_overrides=overrides, **kwargs)
+        self.executor.add_node(node)
+        self._owned.append(node)
+        return node
+
+    def stop(self, node) -> None:
+        self.executor.remove_node(node)
+        if hasattr(node, 'close'):
+            node.close()
+        node.destroy_node()
+        if node in self._owned:
+            self._owned.remove(node)
+
+    def collect(self, msg_type, topic: str, qos=10) -> Collector:
+        return Collector(self.probe, msg_type, topic, qos)
+
+    def cleanup(self) -> None:
+        for node in list(self._owned):
+            self.stop(node)
+
+    def shutdown(self) -> None:
+        self.cleanup()
+        self.executor.shutdown(timeout_sec=2.0)
+        self.rclpy.shutdown(context=self.context)
+        self._thread.join(timeout=2.0)
+
+
+@pytest.fixture(scope='session')
+def ros_session():
+    harness = RosHarness()
+    yield harness
+    harness.shutdown()
+
+
+@pytest.fixture
+def ros(ros_session):
+    """The session's harness; nodes started in a test are stopped after it."""
+    yield ros_session
+    ros_session.cleanup()
+    for sub in list(ros_session.probe.subscriptions):
+        ros_session.probe.destroy_subscription(sub)
