@@ -11,5 +11,8 @@ function(sim_bridge_add_executable pair)
     "import sys\n"
     "from ${_module} import main\n"
     "sys.exit(main())\n")
+  # the run bit on the file itself, so a --symlink-install link to it is executable too
+  file(CHMOD "${_file}" PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE
+       GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
   install(PROGRAMS "${_file}" DESTINATION lib/${PROJECT_NAME})
 endfunction()

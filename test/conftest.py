@@ -136,8 +136,14 @@ class RosHarness:
         if node in self._owned:
             self._owned.remove(node)
 
-    def collect(self, msg_type, topic: str, qos=10) -> Collector:
-        return Collector(self.probe, msg_type, topic, qos)
+    def collect(self, msg_type, topic: str, qos=10, *, matched: bool = True) -> Collector:
+        """Subscribe; with ``matched`` wait until a publisher is connected (DDS discovery is
+        asynchronous: data sent before the match would be lost to a volatile subscriber)."""
+        collector = Collector(self.probe, msg_type, topic, qos)
+        if matched:
+            assert wait_until(lambda: collector.sub.get_publisher_count() > 0, 10.0), \
+                f'no publisher matched {topic}'
+        return collector
 
     def cleanup(self) -> None:
         for node in list(self._owned):

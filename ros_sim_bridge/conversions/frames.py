@@ -62,6 +62,12 @@ def quat_from_euler(roll, pitch, yaw) -> np.ndarray:
     ], axis=-1)
 
 
+def quat_positive_w(q) -> np.ndarray:
+    """The same rotation with w ≥ 0 (q and −q are one rotation; w ≥ 0 reads better)."""
+    q = np.asarray(q, dtype=np.float64)
+    return np.where(q[..., :1] < 0, -q, q)
+
+
 def quat_to_euler(q) -> np.ndarray:
     """w-x-y-z quaternion → (roll, pitch, yaw) rad, Z-Y-X convention."""
     q = np.asarray(q, dtype=np.float64)

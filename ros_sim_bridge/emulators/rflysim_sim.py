@@ -387,7 +387,7 @@ def _floats(text: str, n: int, what: str) -> tuple:
 
 def _ids(text: str) -> list:
     try:
-        ids = [int(v) for v in text.split(',') if v.strip()]
+        ids = [int(v) for v in text.strip('[] ').split(',') if v.strip()]
     except ValueError:
         raise argparse.ArgumentTypeError(f'--ids: {text!r} is not a list of integers')
     if not ids or any(not 1 <= i <= 255 for i in ids):

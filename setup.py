@@ -1,0 +1,26 @@
+"""The ROS-free part of ros_sim_bridge as an ordinary Python distribution.
+
+colcon does not use this file (package.xml says ament_cmake; CMakeLists.txt builds the messages
+and installs everything). It exists for machines without ROS — a simulator PC, an analysis
+box, CI of another project: ``pip install .`` gives the sans-IO codecs (decode and encode every
+supported protocol) and the built-in emulators as commands (``rflysim_sim``, ``morai_sim``,
+``ibeo_lux_sim``), with numpy as the only dependency.
+"""
+from setuptools import setup
+
+setup(
+    name='ros-sim-bridge-codecs',
+    version='0.1.0',
+    description='Sans-IO codecs and protocol emulators of ros_sim_bridge (MORAI, RflySim, '
+                'ibeo LUX), usable without ROS',
+    license='Apache-2.0',
+    python_requires='>=3.10',
+    install_requires=['numpy>=1.21'],
+    packages=['ros_sim_bridge', 'ros_sim_bridge.codec', 'ros_sim_bridge.codec.morai',
+              'ros_sim_bridge.codec.ibeo', 'ros_sim_bridge.emulators'],
+    entry_points={'console_scripts': [
+        'rflysim_sim = ros_sim_bridge.emulators.rflysim_sim:main',
+        'morai_sim = ros_sim_bridge.emulators.morai_sim:main',
+        'ibeo_lux_sim = ros_sim_bridge.emulators.ibeo_lux_sim:main',
+    ]},
+)
