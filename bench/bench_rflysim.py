@@ -1,0 +1,163 @@
+"""RflySim truth: decode cost per packet vs a plain struct.unpack loop, and the most vehicles
+at 100 Hz that one rflysim_truth node carries with zero loss.
+
+The node runs as its installed executable (own process, as in production); the sender plays
+pre-rendered packets at 100 Hz per vehicle; loss is read from the node's own /diagnostics
+(datagrams received vs sent, kernel drops, messages published) so that a slow listener here
+cannot hide or fake a loss.
+"""
+from __future__ import annotations
+
+import os
+import random
+import socket
+import struct
+import sys
+import threading
+import time
+
+os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+os.environ.setdefault('ROS_DOMAIN_ID', str(random.randint(201, 230)))
+
+from ros_sim_bridge.codec import rflysim as codec  # noqa: E402
+from ros_sim_bridge.emulators.rflysim_sim import Scene, Sender  # noqa: E402
+
+RATE = 100.0
+SECONDS = 3.0
+
+
+def decode_cost(n: int = 100_000) -> None:
+    scene = Scene([1])
+    packets = [codec.encode_truth(scene.state(1, k / 100), 'sout2simulator') for k in range(1000)]
+    raw = struct.Struct('<4i24f7d')
+    t0 = time.perf_counter()
+    for k in range(n):
+        raw.unpack(packets[k % 1000])
+    t_unpack = (time.perf_counter() - t0) / n
+    t0 = time.perf_counter()
+    for k in range(n):
+        codec.decode(packets[k % 1000], expected_copter_id=1)
+    t_decode = (time.perf_counter() - t0) / n
+    print(f'decode cost per 168-byte packet ({n} packets):')
+    print(f'  plain struct.unpack loop      {t_unpack * 1e6:7.2f} µs')
+    print(f'  codec.rflysim.decode          {t_decode * 1e6:7.2f} µs  '
+          f'(checks + TruthState; {t_decode / t_unpack:.1f}× the bare unpack)')
+
+
+def free_base(count: int) -> int:
+    for _ in range(200):
+        base = random.randint(20000, 50000)
+        socks = []
+        try:
+            for i in range(count):
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                socks.append(s)
+                s.bind(('127.0.0.1', base + 2 * i))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError('no free ports')
+
+
+class DiagnosticsReader:
+    def __init__(self, node):
+        from diagnostic_msgs.msg import DiagnosticArray
+        self.latest: dict[str, dict[str, str]] = {}
+        node.create_subscription(DiagnosticArray, '/diagnostics', self._on, 50)
+
+    def _on(self, msg) -> None:
+        for st in msg.status:
+            if st.name.startswith('rflysim_truth: vehicle'):
+                self.latest[st.name] = {kv.key: kv.value for kv in st.values}
+
+    def totals(self, ids) -> dict[int, dict[str, int]]:
+        out = {}
+        for name, values in self.latest.items():
+            cid = int(name.split('vehicle ')[1].split(' ')[0])
+            if cid in ids:
+                out[cid] = {k: int(values[k]) for k in ('packets', 'published', 'drops',
+                                                        'decode_errors')}
+        return out
+
+
+def trial(node, vehicles: int) -> dict:
+    from ros_sim_bridge.tools.launcher import NodeProcess
+    ids = list(range(1, vehicles + 1))
+    base = free_base(vehicles)
+    reader = DiagnosticsReader(node)
+    steps = int(RATE * SECONDS)
+    with NodeProcess('rflysim_truth', parameters={
+            'copter_ids': ids, 'base_port': base, 'diagnostics_period': 0.25}, quiet=True):
+        sender = Sender(Scene(ids), base_port=base, rate=RATE, origin_period=0,
+                        crash_notices=False)
+        sender.prepare(steps)
+        deadline = time.monotonic() + 20
+        while len(reader.totals(ids)) < vehicles and time.monotonic() < deadline:
+            time.sleep(0.1)  # node up: every vehicle reported (with zero packets)
+        t0 = time.monotonic()
+        sender.send_packets(steps)
+        send_time = time.monotonic() - t0
+        truth = sum(sender.sent.values())
+        extras = sum(sender.extras.values())  # the GPS origin sent at step 0
+        # wait until the node's counters stop moving
+        last, still = None, 0
+        while still < 4 and time.monotonic() - t0 < send_time + 15:
+            time.sleep(0.25)
+            totals = reader.totals(ids)
+            now = sum(v['published'] for v in totals.values())
+            still = still + 1 if now == last else 0
+            last = now
+        sender.close()
+    totals = reader.totals(ids)
+    received = sum(v['packets'] for v in totals.values())
+    published = sum(v['published'] for v in totals.values())
+    drops = sum(v['drops'] for v in totals.values())
+    sent, expected = truth + extras, truth * 5 + extras
+    return {'vehicles': vehicles, 'sent': sent, 'received': received, 'drops': drops,
+            'published': published, 'expected': expected, 'send_rate': truth / send_time,
+            'lossless': received == sent and drops == 0 and published == expected}
+
+
+def capacity() -> None:
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    rclpy.init()
+    node = rclpy.create_node('bench_rflysim')
+    ex = SingleThreadedExecutor()
+    ex.add_node(node)
+    def spin():
+        try:
+            ex.spin()
+        except Exception:  # ExternalShutdownException at the end
+            pass
+    spinner = threading.Thread(target=spin, daemon=True)
+    spinner.start()
+    print(f'\nvehicles at {RATE:.0f} Hz through one rflysim_truth process, {SECONDS:.0f} s each '
+          '(5 messages published per packet: truth, odom, imu, fix, tf):')
+    print(f'  {"vehicles":>8} {"sent":>7} {"received":>8} {"kernel drops":>12} '
+          f'{"published":>10} {"of":>7}  {"offered pkt/s":>13}  result')
+    best = 0
+    try:
+        for vehicles in (1, 10, 20, 40, 80, 120, 160, 240):
+            r = trial(node, vehicles)
+            print(f'  {r["vehicles"]:>8} {r["sent"]:>7} {r["received"]:>8} {r["drops"]:>12} '
+                  f'{r["published"]:>10} {r["expected"]:>7}  {r["send_rate"]:>13.0f}  '
+                  f'{"zero loss" if r["lossless"] else "LOSS"}', flush=True)
+            if not r['lossless'] or r['send_rate'] < 0.9 * RATE * vehicles:
+                break
+            best = vehicles
+    finally:
+        rclpy.try_shutdown()
+        spinner.join(timeout=5)
+        ex.shutdown()
+    print(f'most vehicles at {RATE:.0f} Hz with zero loss: {best}'
+          + ('' if best else ' (none)'))
+
+
+if __name__ == '__main__':
+    decode_cost()
+    capacity()
+    sys.exit(0)
