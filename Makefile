@@ -5,7 +5,11 @@ VENV      ?= $(HOME)/.cache/ros_sim_bridge/venv
 RUN       := scripts/with-venv.sh $(VENV)
 SOURCES   := $(shell find CMakeLists.txt package.xml cmake msg srv launch config ros_sim_bridge \
                -type f -not -path '*/__pycache__/*' 2>/dev/null)
-BUILT     := install/.built
+# Separate trees (e.g. two builds side by side): make test BUILD_BASE=/tmp/b INSTALL_BASE=/tmp/i
+BUILD_BASE   ?= build
+INSTALL_BASE ?= install
+export INSTALL_BASE
+BUILT     := $(INSTALL_BASE)/.built
 PYTEST_ARGS ?=
 
 .PHONY: all setup build test demo bench clean distclean
@@ -18,23 +22,25 @@ $(VENV)/.ready: scripts/setup-venv.sh scripts/requirements-ros.txt compat/tf2_ms
 # colcon build, exactly as on a robot, against the venv's ROS 2; quiet unless it fails.
 build: $(BUILT)
 $(BUILT): $(VENV)/.ready $(SOURCES)
-	@echo "[build] colcon build ros_sim_bridge (log: log/latest_build)"
-	@$(RUN) colcon build --symlink-install --event-handlers console_cohesion- console_stderr- \
+	@echo "[build] colcon build ros_sim_bridge (log: $(BUILD_BASE).log)"
+	@$(RUN) colcon --log-base $(BUILD_BASE)/log build --symlink-install \
+	    --build-base $(BUILD_BASE) --install-base $(INSTALL_BASE) \
+	    --event-handlers console_cohesion- console_stderr- \
 	    --cmake-args -DBUILD_TESTING=OFF -DPython3_EXECUTABLE=$(VENV)/bin/python \
-	    > build.log 2>&1 || { tail -40 build.log; exit 1; }
+	    > $(BUILD_BASE).log 2>&1 || { tail -40 $(BUILD_BASE).log; exit 1; }
 	@touch $@
 
 test: $(BUILT)
 	@$(RUN) pytest $(PYTEST_ARGS)
 
 demo: $(BUILT)
-	@$(RUN) install/ros_sim_bridge/lib/ros_sim_bridge/sim_bridge_demo
+	@$(RUN) $(INSTALL_BASE)/ros_sim_bridge/lib/ros_sim_bridge/sim_bridge_demo
 
 bench: $(BUILT)
 	@for b in bench/bench_*.py; do echo "== $$b"; $(RUN) python $$b || exit 1; done
 
 clean:
-	rm -rf build install log build.log
+	rm -rf $(BUILD_BASE) $(INSTALL_BASE) log $(BUILD_BASE).log
 
 distclean: clean
 	rm -rf $(VENV) $(VENV).setup.log

@@ -10,8 +10,10 @@ export PATH="$venv/bin:$PATH"
 export CMAKE_PREFIX_PATH="$venv${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
 export AMENT_PREFIX_PATH="$venv${AMENT_PREFIX_PATH:+:$AMENT_PREFIX_PATH}"
 export ROS_AUTOMATIC_DISCOVERY_RANGE="${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}"
-if [ -f "$here/install/setup.bash" ]; then
+install_base=${INSTALL_BASE:-install}
+case "$install_base" in /*) ;; *) install_base="$here/$install_base" ;; esac
+if [ -f "$install_base/setup.bash" ]; then
   # shellcheck disable=SC1091
-  COLCON_TRACE= source "$here/install/setup.bash"
+  COLCON_TRACE= source "$install_base/setup.bash"
 fi
 exec "$@"

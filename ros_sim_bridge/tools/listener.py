@@ -1,0 +1,31 @@
+"""A subscriber that counts and keeps the last message per topic (demo and benchmarks)."""
+from __future__ import annotations
+
+import time
+
+
+class Listener:
+    """Counts and keeps the last message of each subscribed topic."""
+
+    def __init__(self, node):
+        self.node = node
+        self.count: dict[str, int] = {}
+        self.last: dict[str, object] = {}
+        self.subs = []
+
+    def listen(self, msg_type, topic: str, qos=10) -> None:
+        self.count[topic] = 0
+
+        def on_msg(msg, topic=topic):
+            self.count[topic] += 1
+            self.last[topic] = msg
+        self.subs.append(self.node.create_subscription(msg_type, topic, on_msg, qos))
+
+    def wait_matched(self, timeout: float = 10.0) -> bool:
+        """True once every subscription has a publisher (DDS discovery is asynchronous)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if all(s.get_publisher_count() > 0 for s in self.subs):
+                return True
+            time.sleep(0.05)
+        return False
