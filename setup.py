@@ -6,7 +6,19 @@ box, CI of another project: ``pip install .`` gives the sans-IO codecs (decode a
 supported protocol) and the built-in emulators as commands (``rflysim_sim``, ``morai_sim``,
 ``ibeo_lux_sim``), with numpy as the only dependency.
 """
-from setuptools import setup
+from setuptools import find_packages, setup
+from setuptools.command.build_py import build_py
+
+
+class CodecsOnly(build_py):
+    """Of the top-level package only its (empty) __init__: the rest of it needs rclpy."""
+
+    def find_package_modules(self, package, package_dir):
+        modules = super().find_package_modules(package, package_dir)
+        if package == 'ros_sim_bridge':
+            modules = [m for m in modules if m[1] == '__init__']
+        return modules
+
 
 setup(
     name='ros-sim-bridge-codecs',
@@ -16,8 +28,9 @@ setup(
     license='Apache-2.0',
     python_requires='>=3.10',
     install_requires=['numpy>=1.21'],
-    packages=['ros_sim_bridge', 'ros_sim_bridge.codec', 'ros_sim_bridge.codec.morai',
-              'ros_sim_bridge.codec.ibeo', 'ros_sim_bridge.emulators'],
+    packages=find_packages(include=['ros_sim_bridge', 'ros_sim_bridge.codec*',
+                                    'ros_sim_bridge.emulators*']),
+    cmdclass={'build_py': CodecsOnly},
     entry_points={'console_scripts': [
         'rflysim_sim = ros_sim_bridge.emulators.rflysim_sim:main',
         'morai_sim = ros_sim_bridge.emulators.morai_sim:main',
