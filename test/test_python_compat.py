@@ -20,7 +20,7 @@ def test_sources_compile_under_a_real_python_3_10_when_present(tmp_path):
     if py310 is None:
         import pytest
         pytest.skip('no python3.10 on this machine')
-    out = subprocess.run([py310, '-c', 'import sys, py_compile\n'
-                          'for f in sys.argv[1:]: py_compile.compile(f, cfile="/dev/null", doraise=True)',
+    out = subprocess.run([py310, '-c', 'import sys\n'
+                          'for f in sys.argv[1:]: compile(open(f).read(), f, "exec")',
                           *map(str, SOURCES)], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
