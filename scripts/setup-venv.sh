@@ -52,7 +52,8 @@ fi
 # 4. The wheels' exported CMake files name the wheel build host's Python and numpy include
 #    directories; point them at this venv's (a contained fix inside the venv).
 numpy_inc=$("$venv/bin/python" -c 'import numpy; print(numpy.get_include())')
-grep -rlF /opt/python/cp311-cp311/ "$venv/share" --include='*.cmake' 2>/dev/null | while read -r f; do
+{ grep -rlF /opt/python/cp311-cp311/ "$venv/share" --include='*.cmake' 2>/dev/null || true; } |
+while read -r f; do
   sed -i -e "s#/opt/python/cp311-cp311/lib/python3.11/site-packages/numpy/_core/include#$numpy_inc#g" \
          -e "s#/opt/python/cp311-cp311/include/python3.11#$inc#g" "$f"
 done
