@@ -60,3 +60,22 @@ def test_stream_stats_counts_and_levels():
     values = {kv.key: kv.value for kv in st.values}
     assert st.level == WARN and values['errors.truncated'] == '1' and 'short' in values['last_error']
     assert s.status(now + 5_000_000_000).message.startswith('no data for')
+
+
+def test_bad_input_is_logged_once_per_interval_and_counted_every_time(ros, capfd):
+    from ros_sim_bridge.codec.binary import BAD_CHECKSUM
+    from ros_sim_bridge.diagnostics import Diagnostics
+    node = ros.node('diag_log_test')
+    diag = Diagnostics(node, log_interval=60.0)
+    stats = diag.stream('link')
+    for i in range(10):
+        diag.bad_input(stats, CodecError('Truth', f'checksum {i}', kind=BAD_CHECKSUM))
+    diag.bad_input(stats, CodecError('Truth', 'short', kind=TRUNCATED))
+    err = capfd.readouterr().err
+    assert err.count('dropped bad input (bad_checksum)') == 1, err
+    assert err.count('dropped bad input (truncated)') == 1
+    assert stats.errors == {BAD_CHECKSUM: 10, TRUNCATED: 1}
+    diag.log_interval = 0.0
+    diag.bad_input(stats, CodecError('Truth', 'again', kind=BAD_CHECKSUM))
+    assert '(+9 more like it' in capfd.readouterr().err
+    node.destroy_node()
