@@ -8,19 +8,14 @@ cannot hide or fake a loss.
 """
 from __future__ import annotations
 
-import os
-import random
-import socket
 import struct
 import sys
-import threading
 import time
 
-os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-os.environ.setdefault('ROS_DOMAIN_ID', str(random.randint(201, 230)))
-
-from ros_sim_bridge.codec import rflysim as codec  # noqa: E402
-from ros_sim_bridge.emulators.rflysim_sim import Scene, Sender  # noqa: E402
+from ros_sim_bridge.codec import rflysim as codec
+from ros_sim_bridge.emulators.rflysim_sim import Scene, Sender
+from ros_sim_bridge.tools.ports import free_udp_ports
+from ros_sim_bridge.tools.session import background_node, keep_dds_local
 
 RATE = 100.0
 SECONDS = 3.0
@@ -42,24 +37,6 @@ def decode_cost(n: int = 100_000) -> None:
     print(f'  plain struct.unpack loop      {t_unpack * 1e6:7.2f} µs')
     print(f'  codec.rflysim.decode          {t_decode * 1e6:7.2f} µs  '
           f'(checks + TruthState; {t_decode / t_unpack:.1f}× the bare unpack)')
-
-
-def free_base(count: int) -> int:
-    for _ in range(200):
-        base = random.randint(20000, 50000)
-        socks = []
-        try:
-            for i in range(count):
-                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-                socks.append(s)
-                s.bind(('127.0.0.1', base + 2 * i))
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in socks:
-                s.close()
-    raise RuntimeError('no free ports')
 
 
 class DiagnosticsReader:
@@ -86,7 +63,7 @@ class DiagnosticsReader:
 def trial(node, vehicles: int) -> dict:
     from ros_sim_bridge.tools.launcher import NodeProcess
     ids = list(range(1, vehicles + 1))
-    base = free_base(vehicles)
+    base = free_udp_ports(vehicles, step=2)
     reader = DiagnosticsReader(node)
     steps = int(RATE * SECONDS)
     with NodeProcess('rflysim_truth', parameters={
@@ -122,42 +99,30 @@ def trial(node, vehicles: int) -> dict:
 
 
 def capacity() -> None:
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
-    rclpy.init()
-    node = rclpy.create_node('bench_rflysim')
-    ex = SingleThreadedExecutor()
-    ex.add_node(node)
-    def spin():
-        try:
-            ex.spin()
-        except Exception:  # ExternalShutdownException at the end
-            pass
-    spinner = threading.Thread(target=spin, daemon=True)
-    spinner.start()
+    with background_node('bench_rflysim') as node:
+        _capacity(node)
+
+
+def _capacity(node) -> None:
     print(f'\nvehicles at {RATE:.0f} Hz through one rflysim_truth process, {SECONDS:.0f} s each '
           '(5 messages published per packet: truth, odom, imu, fix, tf):')
     print(f'  {"vehicles":>8} {"sent":>7} {"received":>8} {"kernel drops":>12} '
           f'{"published":>10} {"of":>7}  {"offered pkt/s":>13}  result')
     best = 0
-    try:
-        for vehicles in (1, 10, 20, 40, 80, 120, 160, 240):
-            r = trial(node, vehicles)
-            print(f'  {r["vehicles"]:>8} {r["sent"]:>7} {r["received"]:>8} {r["drops"]:>12} '
-                  f'{r["published"]:>10} {r["expected"]:>7}  {r["send_rate"]:>13.0f}  '
-                  f'{"zero loss" if r["lossless"] else "LOSS"}', flush=True)
-            if not r['lossless'] or r['send_rate'] < 0.9 * RATE * vehicles:
-                break
-            best = vehicles
-    finally:
-        rclpy.try_shutdown()
-        spinner.join(timeout=5)
-        ex.shutdown()
+    for vehicles in (1, 10, 20, 40, 80, 120, 160, 240):
+        r = trial(node, vehicles)
+        print(f'  {r["vehicles"]:>8} {r["sent"]:>7} {r["received"]:>8} {r["drops"]:>12} '
+              f'{r["published"]:>10} {r["expected"]:>7}  {r["send_rate"]:>13.0f}  '
+              f'{"zero loss" if r["lossless"] else "LOSS"}', flush=True)
+        if not r['lossless'] or r['send_rate'] < 0.9 * RATE * vehicles:
+            break
+        best = vehicles
     print(f'most vehicles at {RATE:.0f} Hz with zero loss: {best}'
           + ('' if best else ' (none)'))
 
 
 if __name__ == '__main__':
+    keep_dds_local((201, 230))
     decode_cost()
     capacity()
     sys.exit(0)

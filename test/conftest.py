@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import os
 import random
-import socket
 import threading
 import time
 from pathlib import Path
 
 import pytest
+
+from ros_sim_bridge.tools.ports import free_tcp_port, free_udp_ports  # noqa: F401 (re-exported)
 
 os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 os.environ['ROS_LOCALHOST_ONLY'] = '1' if os.environ.get('ROS_DISTRO') == 'humble' else '0'
@@ -28,31 +29,6 @@ def shared_path(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f'{path} not present (../shared is optional)')
     return path
-
-
-def free_udp_ports(count: int, step: int = 1) -> int:
-    """A base port such that base, base+step, … (count ports) are free on 127.0.0.1 now."""
-    for _ in range(200):
-        base = random.randint(20000, 60000 - count * step)
-        socks = []
-        try:
-            for i in range(count):
-                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-                socks.append(s)
-                s.bind(('127.0.0.1', base + i * step))
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in socks:
-                s.close()
-    raise RuntimeError('no free UDP ports')
-
-
-def free_tcp_port() -> int:
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
 
 
 def wait_until(predicate, timeout: float = 5.0, interval: float = 0.01) -> bool:

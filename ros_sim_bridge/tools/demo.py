@@ -9,17 +9,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import random
 import sys
-import threading
+
+from ros_sim_bridge.tools.session import background_node, keep_dds_local
 
 # name → module with run(node, seconds) -> lines; each drives its node against its emulator
 DEMOS = ('rflysim',)
-
-
-def _setup_environment() -> None:
-    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-    os.environ.setdefault('ROS_DOMAIN_ID', str(random.randint(161, 200)))
 
 
 def main(argv=None) -> int:
@@ -27,37 +22,17 @@ def main(argv=None) -> int:
     parser.add_argument('--seconds', type=float, default=4.0, help='emulator time per driver')
     parser.add_argument('--only', choices=DEMOS, action='append', help='run only these demos')
     args = parser.parse_args(argv if argv is not None else sys.argv[1:])
-    _setup_environment()
-
-    import rclpy
-    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
-
-    rclpy.init()
-    node = rclpy.create_node('sim_bridge_demo')
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    def spin():
-        try:
-            executor.spin()
-        except ExternalShutdownException:
-            pass
-    spinner = threading.Thread(target=spin, daemon=True)
-    spinner.start()
+    keep_dds_local((161, 200))
     print(f'ros_sim_bridge demo (ROS_DOMAIN_ID={os.environ["ROS_DOMAIN_ID"]}, DDS on localhost)')
     failed = False
-    try:
+    with background_node('sim_bridge_demo') as node:
         for name in args.only or DEMOS:
-            module = importlib.import_module(f'ros_sim_bridge.tools.demo_{name}')
-            lines = module.run(node, args.seconds)
-            print('\n'.join(lines), flush=True)
-    except Exception as exc:  # the demo says what failed instead of a traceback wall
-        print(f'demo failed: {exc!r}', file=sys.stderr)
-        failed = True
-    finally:
-        rclpy.try_shutdown()  # wakes the executor; then its thread can end before exit
-        spinner.join(timeout=5.0)
-        executor.shutdown()
-        node.destroy_node()
+            try:
+                module = importlib.import_module(f'ros_sim_bridge.tools.demo_{name}')
+                print('\n'.join(module.run(node, args.seconds)), flush=True)
+            except Exception as exc:  # say what failed, go on with the next driver
+                print(f'{name} demo failed: {exc!r}', file=sys.stderr, flush=True)
+                failed = True
     return 1 if failed else 0
 
 

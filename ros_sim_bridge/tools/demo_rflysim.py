@@ -21,9 +21,9 @@ def run(node, seconds: float) -> list[str]:
 
     listener = Listener(node)
     for i in ids:
-        listener.listen(Odometry, f'rflysim/vehicle_{i}/odom')
-        listener.listen(NavSatFix, f'rflysim/vehicle_{i}/fix')
-    listener.listen(TFMessage, '/tf', 100)
+        listener.listen(Odometry, f'rflysim/vehicle_{i}/odom', 200)
+        listener.listen(NavSatFix, f'rflysim/vehicle_{i}/fix', 200)
+    listener.listen(TFMessage, '/tf', 600)
     listener.listen(NavSatFix, 'rflysim/map_origin', LATCHED)
     lines = [f'RflySim: rflysim_truth (config/rflysim.yaml, CopterIDs {ids}) ← rflysim_sim '
              f'({len(ids)} multicopters, {rate:.0f} Hz, {seconds:.0f} s, UDP 127.0.0.1:30101+)']
