@@ -224,3 +224,17 @@ def test_installed_executable_with_params_file(ros):
             assert wait_until(sent_and_arrived, timeout=20, interval=0.05)
         assert proc.running()
     assert proc.proc.returncode == 0
+
+
+def test_port_in_use_is_one_clear_error_and_exit_code_1():
+    import subprocess
+
+    from ros_sim_bridge.tools.launcher import executable, ros_args
+    base = free_udp_ports(1)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as taken:
+        taken.bind(('127.0.0.1', base))
+        out = subprocess.run([str(executable('rflysim_truth')),
+                              *ros_args(parameters={'base_port': base})],
+                             capture_output=True, text=True, timeout=30)
+    assert out.returncode == 1
+    assert f'cannot bind UDP 127.0.0.1:{base}' in out.stderr and 'Traceback' not in out.stderr

@@ -4,14 +4,21 @@ from __future__ import annotations
 import sys
 
 import rclpy
+import rclpy.logging
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 
 
 def run_node(node_class, argv=None) -> int:
+    """Spin one node; a node that cannot start (a port in use, a bad parameter) exits with 1
+    after one clear log line instead of a traceback."""
     rclpy.init(args=argv if argv is not None else sys.argv)
     node = None
     try:
-        node = node_class()
+        try:
+            node = node_class()
+        except (OSError, ValueError) as exc:
+            rclpy.logging.get_logger(node_class.__name__).fatal(f'cannot start: {exc}')
+            return 1
         executor = MultiThreadedExecutor()
         executor.add_node(node)
         executor.spin()

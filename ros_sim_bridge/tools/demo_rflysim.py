@@ -6,6 +6,7 @@ import time
 
 def run(node, seconds: float) -> list[str]:
     """rflysim_truth fed by the built-in sender: three multicopters at 50 Hz."""
+    from diagnostic_msgs.msg import DiagnosticArray
     from nav_msgs.msg import Odometry
     from sensor_msgs.msg import NavSatFix
     from tf2_msgs.msg import TFMessage
@@ -25,12 +26,14 @@ def run(node, seconds: float) -> list[str]:
         listener.listen(NavSatFix, f'rflysim/vehicle_{i}/fix', 200)
     listener.listen(TFMessage, '/tf', 600)
     listener.listen(NavSatFix, 'rflysim/map_origin', LATCHED)
+    listener.listen(DiagnosticArray, '/diagnostics')
     lines = [f'RflySim: rflysim_truth (config/rflysim.yaml, CopterIDs {ids}) ← rflysim_sim '
              f'({len(ids)} multicopters, {rate:.0f} Hz, {seconds:.0f} s, UDP 127.0.0.1:30101+)']
     with NodeProcess('rflysim_truth', params_file=config_file('rflysim.yaml'),
                      parameters={'copter_ids': ids}):
-        if not listener.wait_matched():
-            lines.append('  warning: not every topic was discovered within 10 s')
+        # matched topics, and the node's first /diagnostics: its ports are bound by then
+        if not (listener.wait_matched() and listener.wait_for('/diagnostics')):
+            lines.append('  warning: the node did not come up within 10 s')
         with Sender(Scene(ids), rate=rate) as sender:
             sender.run(seconds)
         time.sleep(0.5)

@@ -29,3 +29,12 @@ class Listener:
                 return True
             time.sleep(0.05)
         return False
+
+    def wait_for(self, topic: str, count: int = 1, timeout: float = 10.0) -> bool:
+        """True once ``count`` messages arrived on ``topic``."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.count.get(topic, 0) >= count:
+                return True
+            time.sleep(0.05)
+        return False

@@ -34,9 +34,10 @@ class UdpEndpoint:
         try:
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
             self.sock.bind((bind_address, port))
-        except OSError:
+        except OSError as exc:
             self.sock.close()
-            raise
+            raise OSError(exc.errno, f'cannot bind UDP {bind_address}:{port} ({self.name}): '
+                          f'{exc.strerror}') from None
         self.sock.setblocking(False)
         self.receive_buffer = self.sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
         self._ovfl = False
