@@ -23,6 +23,7 @@ import logging
 import math
 import select
 import socket
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -629,8 +630,21 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def strip_ros_args(argv: Sequence[str]) -> list:
+    """``argv`` without ROS arguments (``--ros-args … [--]``), which `ros2 launch` appends."""
+    out, inside = [], False
+    for arg in argv:
+        if arg == '--ros-args':
+            inside = True
+        elif inside and arg == '--':
+            inside = False
+        elif not inside:
+            out.append(arg)
+    return out
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(strip_ros_args(sys.argv[1:] if argv is None else argv))
     logging.basicConfig(level=args.log_level.upper(),
                         format='%(asctime)s %(name)s %(levelname)s %(message)s')
     scene = MoraiScene(args.release, ego_layout=args.ego_layout,
