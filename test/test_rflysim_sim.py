@@ -295,3 +295,12 @@ def test_cli_vehicles_and_errors(udp, capsys):
         sim.main(['--gps-origin', '1,2'])
     assert sim.main(['--vehicles', '0', '--duration', '0.01']) == 2
     assert sim.main(['--rate', '-1', '--duration', '0.01']) == 2
+
+
+def test_cli_ignores_the_ros_args_that_ros2_launch_appends():
+    from ros_sim_bridge.emulators.cli import strip_ros_args
+    assert strip_ros_args(['--ids', '1,2', '--ros-args', '-r', '__node:=x', '--params-file', 'f']) \
+        == ['--ids', '1,2']
+    assert strip_ros_args(['--ros-args', '-p', 'a:=1', '--', '--rate', '5']) == ['--rate', '5']
+    assert sim.main(['--ids', '[1]', '--duration', '0.05', '--rate', '20', '--quiet',
+                             '--ros-args', '-r', '__node:=rflysim_sim']) == 0

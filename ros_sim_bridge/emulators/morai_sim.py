@@ -35,6 +35,7 @@ from ..codec import morai
 from ..codec.binary import WRONG_SOURCE, CodecError
 from ..codec.morai import commands as cmds
 from ..codec.morai.traffic_light import TL_GREEN, TL_RED, TL_YELLOW
+from .cli import strip_ros_args
 
 LOG = logging.getLogger('morai_emulator')
 
@@ -628,19 +629,6 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f'receive {name} on this port (default {port}; -1 = off)')
     ap.add_argument('--log-level', default='INFO')
     return ap
-
-
-def strip_ros_args(argv: Sequence[str]) -> list:
-    """``argv`` without ROS arguments (``--ros-args … [--]``), which `ros2 launch` appends."""
-    out, inside = [], False
-    for arg in argv:
-        if arg == '--ros-args':
-            inside = True
-        elif inside and arg == '--':
-            inside = False
-        elif not inside:
-            out.append(arg)
-    return out
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
 from ros_sim_bridge.codec import rflysim as codec
+from ros_sim_bridge.emulators.cli import strip_ros_args
 
 G = 9.80665                     # m/s², NED gravity is (0, 0, +G)
 WGS84_A = 6378137.0
@@ -430,7 +431,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(strip_ros_args(sys.argv[1:] if argv is None else argv))
     if args.rate <= 0:
         print('rflysim_sim: --rate must be > 0', file=sys.stderr)
         return 2
