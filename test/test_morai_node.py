@@ -29,6 +29,18 @@ from ros_sim_bridge.tools.launcher import NodeProcess, config_file
 from conftest import free_udp_ports, wait_until
 
 HOST = '127.0.0.1'
+# Unit conversions of the expected values, written out here rather than taken from the bridge:
+# the Morai* messages are SI (SUPPLEMENT §1.6), the wire is km/h, deg and deg/s.
+KMH = 1000.0 / 3600.0          # m/s per km/h
+
+
+def rad(deg):
+    return deg * math.pi / 180.0
+
+
+def si(value):
+    """pytest.approx for a float32 message field."""
+    return pytest.approx(value, rel=1e-6, abs=1e-6)
 
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -183,9 +195,12 @@ def test_ego_status_in_every_view(ros, bridge):
     s = status.wait_for(1)[0]
     assert s.layout == 'ego94_notail' and not s.has_sim_time and not s.has_link_id
     assert (s.ctrl_mode, s.gear, s.map_data_id) == (2, 4, 42)
-    assert s.signed_velocity == 36.0 and s.velocity_x == 36.0        # km/h, as sent
-    assert (s.pos_x, s.pos_y, s.pos_z, s.heading) == (10.0, 20.0, 1.5, 90.0)
-    assert s.accel == 0.25 and s.accel_x == 0.5 and s.steer == -3.0
+    # SI: 36 km/h on the wire = 10 m/s; 90 deg = π/2 rad; -3 deg steer = -π/60 rad
+    assert s.signed_velocity == si(10.0) and s.velocity_x == si(10.0)
+    assert (s.velocity_y, s.velocity_z) == (0.0, 0.0)
+    assert (s.pos_x, s.pos_y, s.pos_z) == (10.0, 20.0, 1.5)
+    assert (s.roll, s.pitch, s.heading) == (0.0, 0.0, si(math.pi / 2))
+    assert s.accel == 0.25 and s.accel_x == 0.5 and s.steer == si(-math.pi / 60)
     assert (s.size_x, s.wheelbase, s.rear_overhang) == pytest.approx((4.6, 2.7, 1.0))
     assert s.header.frame_id == 'map'
 
@@ -206,6 +221,34 @@ def test_ego_status_in_every_view(ros, bridge):
     assert tr.header.frame_id == 'map' and tr.transform.translation.y == pytest.approx(20.0)
 
 
+def test_ego_status_every_converted_field_is_si(ros, bridge):
+    """The newest layout (ego216) carries every converted field: km/h → m/s, deg → rad,
+    deg/s → rad/s; m, m/s², pedals and the undocumented tyre values unchanged."""
+    sim, start = bridge
+    node, ports = start(inbound=('ego_status',))
+    status = ros.collect(MoraiEgoVehicleStatus, 'morai/ego_status')
+    wire = morai.EgoVehicleStatus(
+        layout='ego216', sec=7, nsec=5, gear=2, signed_velocity=-18.0, accel=0.0, brake=0.5,
+        pos_x=-3.0, roll=2.0, pitch=-4.5, heading=-135.0, velocity_x=-18.0, velocity_y=7.2,
+        velocity_z=-3.6, angular_velocity_x=10.0, angular_velocity_y=-20.0,
+        angular_velocity_z=45.0, accel_x=-1.5, accel_z=9.81, steer=30.0, rear_steer=-2.0,
+        link_id='L1', side_slip_angle_fl=1.5, tire_lateral_force_rr=1200.0,
+        cross_track_error=0.25)
+    Tx().send(ports['ego_status'], morai.encode_ego_status(wire))
+    s = status.wait_for(1)[0]
+    assert s.layout == 'ego216' and s.has_angular_velocity and s.has_rear_steer
+    assert (s.sec, s.nsec, s.gear, s.brake) == (7, 5, 2, 0.5)
+    assert s.signed_velocity == si(-5.0)                           # -18 km/h
+    assert (s.velocity_x, s.velocity_y, s.velocity_z) == (si(-5.0), si(2.0), si(-1.0))
+    assert (s.roll, s.pitch, s.heading) == (si(rad(2.0)), si(rad(-4.5)), si(-3 * math.pi / 4))
+    assert (s.angular_velocity_x, s.angular_velocity_y, s.angular_velocity_z) == \
+        (si(rad(10.0)), si(rad(-20.0)), si(math.pi / 4))         # deg/s → rad/s
+    assert (s.steer, s.rear_steer) == (si(math.pi / 6), si(rad(-2.0)))
+    assert (s.pos_x, s.accel_x, s.accel_z) == (-3.0, -1.5, si(9.81))  # m, m/s²: unchanged
+    assert (s.side_slip_angle_fl, s.tire_lateral_force_rr) == (1.5, 1200.0)  # as sent
+    assert s.cross_track_error == 0.25 and s.link_id == 'L1'
+
+
 def test_objects_empty_slots_markers_and_ids(ros, bridge):
     sim, start = bridge
     node, ports = start(inbound=('object_info',), object_labels=True)
@@ -221,9 +264,12 @@ def test_objects_empty_slots_markers_and_ids(ros, bridge):
     assert m.layout == 'obj68' and not m.has_sim_time
     assert [o.obj_id for o in m.objects] == [7, 101, 201, -5]        # empty slots left out
     assert (m.num_of_npcs, m.num_of_pedestrian, m.num_of_obstacle) == (1, 1, 1)
-    npc = m.objects[0]
-    assert (npc.obj_type, npc.pos_x, npc.pos_y, npc.velocity_x) == (1, 30.0, 3.5, 36.0)
+    npc, ped, obstacle = m.objects[:3]
+    assert (npc.obj_type, npc.pos_x, npc.pos_y, npc.heading) == (1, 30.0, 3.5, 0.0)
+    assert npc.velocity_x == si(10.0)                                 # 36 km/h
     assert (npc.size_x, npc.wheelbase) == pytest.approx((4.5, 2.7)) and npc.link_id == ''
+    assert (ped.heading, ped.velocity_x) == (si(math.pi / 2), si(1.0))   # 90 deg, 3.6 km/h
+    assert (obstacle.heading, obstacle.velocity_x) == (si(math.pi / 4), 0.0)
 
     arr = markers.wait_for(1)[0].markers
     assert arr[0].action == Marker.DELETEALL
@@ -288,11 +334,17 @@ def test_other_inbound_types(ros, bridge):
     pair[0, 0]['obj_type'] = pair[0, 1]['obj_type'] = 1
     pair[0, 0]['pos_x'], pair[0, 1]['pos_x'] = 60.0, 62.0
     pair[0, 0]['size_x'] = pair[0, 1]['size_x'] = 4.5
+    pair[0, 0]['heading'], pair[0, 1]['heading'] = 180.0, -90.0      # deg on the wire
+    pair[0, 0]['velocity_x'], pair[0, 1]['velocity_y'] = 54.0, -9.0  # km/h on the wire
+    pair[0, 0]['accel_x'] = -6.0                                      # m/s², unchanged
     tx.send(ports['vehicle_collision'], morai.encode_vehicle_collision(pair))
     v = vcoll.wait_for(1)[0]
     assert len(v.collisions) == 1
     assert (v.collisions[0].vehicle_a.obj_id, v.collisions[0].vehicle_b.obj_id) == (3, 4)
-    assert v.collisions[0].vehicle_b.pos_x == 62.0
+    va, vb = v.collisions[0].vehicle_a, v.collisions[0].vehicle_b
+    assert vb.pos_x == 62.0 and va.accel_x == -6.0
+    assert (va.heading, vb.heading) == (si(math.pi), si(-math.pi / 2))
+    assert (va.velocity_x, vb.velocity_y) == (si(15.0), si(-2.5))
     boxes = [m for m in vcoll_mk.wait_for(1)[0].markers if m.type == Marker.CUBE]
     assert [b.pose.position.x for b in boxes] == [60.0, 62.0]
 
@@ -310,14 +362,18 @@ def test_other_inbound_types(ros, bridge):
     egos = np.zeros(2, morai.MULTI_EGO_DTYPE)
     egos['ego_index'] = [0, 1]
     egos['pos_x'] = [5.0, 15.0]
-    egos['velocity'] = [10.0, 20.0]
+    egos['velocity'] = [36.0, 18.0]                   # km/h on the wire
+    egos['heading'] = [90.0, -45.0]                   # deg on the wire
+    egos['roll'], egos['pitch'] = [0.0, 1.0], [0.0, -2.0]
     egos['gear'] = 4
     tx.send(ports['multi_ego_setting'],
             morai.encode_multi_ego(morai.MultiEgoSetting(2, 1, egos)))
     m = multi.wait_for(1)[0]
     assert (m.num_of_ego, m.camera_index, len(m.egos)) == (2, 1, 2)
-    assert [(e.ego_index, e.pos_x, e.velocity, e.gear) for e in m.egos] == \
-        [(0, 5.0, 10.0, 4), (1, 15.0, 20.0, 4)]
+    assert [(e.ego_index, e.pos_x, e.gear) for e in m.egos] == [(0, 5.0, 4), (1, 15.0, 4)]
+    assert [(e.velocity, e.heading) for e in m.egos] == \
+        [(si(10.0), si(math.pi / 2)), (si(5.0), si(-math.pi / 4))]
+    assert (m.egos[1].roll, m.egos[1].pitch) == (si(rad(1.0)), si(rad(-2.0)))
 
 
 @pytest.mark.parametrize('stamp_source', ['sim', 'receive'])
@@ -350,6 +406,8 @@ def test_every_release_layout_is_detected(ros, bridge, stamp_source):
         assert m.has_tire_data == (layout in ('ego200', 'ego216'))
         assert m.has_rear_steer == m.has_lane_data == (layout == 'ego216')
         assert m.pos_x == pytest.approx(st.pos_x) and m.gear == st.gear
+        assert m.heading == si(rad(st.heading))
+        assert m.signed_velocity == si(st.signed_velocity * KMH)
         sim_stamp = (m.header.stamp.sec, m.header.stamp.nanosec) == (3, 250_000_000)
         assert sim_stamp == (stamped and stamp_source == 'sim')
     assert by_layout['ego200'].link_id == st.link_id
@@ -431,12 +489,13 @@ def test_unconfigured_types_are_not_opened(ros, bridge):
 
 # -- ROS → simulator ----------------------------------------------------------------------------
 
-@pytest.mark.parametrize('cmd_type, fields', [
-    (1, dict(accel=0.4, brake=0.1, steering=-0.25)),
-    (2, dict(velocity=30.0, steering=0.5)),
-    (3, dict(acceleration=-2.5, steering=0.0)),
+@pytest.mark.parametrize('cmd_type, fields, wire_velocity', [
+    (1, dict(accel=0.4, brake=0.1, steering=-0.25), 0.0),
+    (2, dict(velocity=10.0, steering=0.5), 36.0),           # 10 m/s in ROS = 36 km/h on the wire
+    (2, dict(velocity=-2.5, steering=0.0), -9.0),
+    (3, dict(acceleration=-2.5, steering=0.0), 0.0),        # m/s² both sides
 ])
-def test_ctrl_cmd_topic_sends_every_mode(ros, bridge, cmd_type, fields):
+def test_ctrl_cmd_topic_sends_every_mode(ros, bridge, cmd_type, fields, wire_velocity):
     sim, start = bridge
     node, ports = start(inbound=())
     pub = publisher(ros, MoraiCtrlCmd, 'morai/ctrl_cmd')
@@ -446,7 +505,7 @@ def test_ctrl_cmd_topic_sends_every_mode(ros, bridge, cmd_type, fields):
     # SUPPLEMENT §1.3 offsets: ctrl_mode @30, gear @31, cmd_type @32, 5 floats from @33
     assert struct.unpack_from('<BBB', data, 30) == (2, 4, cmd_type)
     velocity, acceleration, accel, brake, steering = struct.unpack_from('<5f', data, 33)
-    assert velocity == pytest.approx(fields.get('velocity', 0.0))
+    assert velocity == pytest.approx(wire_velocity, rel=1e-6)
     assert acceleration == pytest.approx(fields.get('acceleration', 0.0))
     assert (accel, brake) == pytest.approx((fields.get('accel', 0.0), fields.get('brake', 0.0)))
     assert steering == pytest.approx(fields['steering'])
@@ -517,24 +576,28 @@ def test_services_send_the_right_bytes(ros, bridge):
     data = sim.recv('set_intersection')
     assert len(data) == 40 and struct.unpack_from('<hhf', data, 30) == (3, 2, 1.5)
 
+    # angles in rad in ROS, deg on the wire (SUPPLEMENT §1.3: pos xyz, roll, pitch, heading @33)
     r = call(ros, MoraiSensorControl, 'morai/sensor_control', MoraiSensorControl.Request(
-        sensor_index=2, pos_x=1.0, pos_y=-0.5, pos_z=1.8, roll=0.0, pitch=-5.0, heading=90.0))
-    assert r.success
+        sensor_index=2, pos_x=1.0, pos_y=-0.5, pos_z=1.8, roll=math.pi / 180, pitch=-math.pi / 36,
+        heading=math.pi / 2))
+    assert r.success and 'heading=90 deg' in r.message, r.message
     data = sim.recv('sensor_control')
-    assert len(data) == 59 and struct.unpack_from('<h6f', data, 31) == \
-        (2, 1.0, -0.5, pytest.approx(1.8), 0.0, -5.0, 90.0)
+    assert len(data) == 59 and struct.unpack_from('<h6f', data, 31) == pytest.approx(
+        (2, 1.0, -0.5, 1.8, 1.0, -5.0, 90.0), rel=1e-6)
 
-    egos = [MoraiEgoSetting(ego_index=0, pos_x=1.0, heading=90.0, velocity=20.0, gear=4,
+    egos = [MoraiEgoSetting(ego_index=0, pos_x=1.0, heading=math.pi / 2, velocity=5.0, gear=4,
                             ctrl_mode=16),
-            MoraiEgoSetting(ego_index=1, pos_x=-4.0, gear=1, ctrl_mode=1)]
+            MoraiEgoSetting(ego_index=1, pos_x=-4.0, roll=-math.pi / 4, gear=1, ctrl_mode=1)]
     r = call(ros, MoraiSetMultiEgoSetting, 'morai/set_multi_ego_setting',
              MoraiSetMultiEgoSetting.Request(camera_index=1, egos=egos))
     assert r.success
     data = sim.recv('multi_ego_setting')
     assert len(data) == 683 and struct.unpack_from('<ii', data, 33) == (2, 1)
-    assert struct.unpack_from('<h7f2b', data, 41) == (0, 1.0, 0.0, 0.0, 0.0, 0.0, 90.0, 20.0,
-                                                      4, 16)
-    assert struct.unpack_from('<h', data, 41 + 32)[0] == 1
+    # record: ego_index, pos xyz, roll, pitch, heading (deg), velocity (km/h), gear, ctrl_mode
+    assert struct.unpack_from('<h7f2b', data, 41) == pytest.approx(
+        (0, 1.0, 0.0, 0.0, 0.0, 0.0, 90.0, 18.0, 4, 16), rel=1e-6)     # 5 m/s = 18 km/h
+    assert struct.unpack_from('<h7f2b', data, 41 + 32) == pytest.approx(
+        (1, -4.0, 0.0, 0.0, -45.0, 0.0, 0.0, 0.0, 1, 1), rel=1e-6)
 
 
 @pytest.mark.parametrize('srv_type, name, sim_name, request_fields, field', [
@@ -550,6 +613,7 @@ def test_services_send_the_right_bytes(ros, bridge):
     (MoraiSetIntersectionStatus, 'set_intersection_status', 'set_intersection',
      dict(intersection_index=1, intersection_status_time=-1.0), 'status_time'),
     (MoraiSensorControl, 'sensor_control', 'sensor_control', dict(pos_x=math.inf), 'pos_x'),
+    (MoraiSensorControl, 'sensor_control', 'sensor_control', dict(heading=math.nan), 'heading'),
     (MoraiSetMultiEgoSetting, 'set_multi_ego_setting', 'multi_ego_setting',
      dict(egos=[MoraiEgoSetting(ego_index=k) for k in range(21)]), 'num_of_ego'),
 ])
@@ -586,7 +650,7 @@ def test_closed_loop_ctrl_cmd_moves_the_emulated_ego(ros, bridge_obj):
         first = odom.wait_for(1, timeout=10)[0]
         assert first.pose.pose.position.x == 0.0 and first.twist.twist.linear.x == 0.0
         cmd = MoraiCtrlCmd(ctrl_mode=2, gear=4, cmd_type=MoraiCtrlCmd.CMD_TYPE_VELOCITY,
-                           velocity=36.0, steering=0.0)
+                           velocity=10.0, steering=0.0)                 # m/s (36 km/h)
 
         def moving():
             pub.publish(cmd)

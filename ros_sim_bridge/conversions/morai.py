@@ -1,18 +1,24 @@
 """MORAI SIM records ↔ ROS messages.
 
-Simulator → client: the codec's records (spec units: km/h, deg) become the custom ``Morai*``
-messages *as sent*, plus the standard views in SI / REP-103: ego ``nav_msgs/Odometry`` and the
-``map → base_link`` transform (m, m/s, rad), objects and collisions as
-``visualization_msgs/MarkerArray``.
+Units (SUPPLEMENT §1.6: "SI units in our messages are still the rule"): the codec stays in the
+wire units (km/h, deg, deg/s); this module is where they meet SI.
 
-Client → simulator: ``Morai*`` command messages / service requests become the codec's command
-dataclasses; the codec's encoders validate them (CodecError BAD_VALUE, nothing encoded).
+Simulator → client: the codec's records become the custom ``Morai*`` messages in SI / REP-103
+(km/h → m/s, deg → rad, deg/s → rad/s; m, m/s² and s unchanged), field names after the spec,
+plus the standard views: ego ``nav_msgs/Odometry`` and the ``map → base_link`` transform (m,
+m/s, rad), objects and collisions as ``visualization_msgs/MarkerArray``.  Object arrays are
+converted column-wise with numpy.
+
+Client → simulator: ``Morai*`` command messages / service requests (SI) become the codec's
+command dataclasses in wire units (m/s → km/h, rad → deg); the codec's encoders validate them
+(CodecError BAD_VALUE, nothing encoded).  Unitless values (pedals 0..1, the normalised steering
+command −1..1, enums, ids) pass through unchanged in both directions.
 
 Frames (SUPPLEMENT §1.5): MORAI positions are map ENU (x east, y north, z up); heading is the
-yaw in degrees counter-clockwise from map x.  Ego and object velocities are taken along the
-vehicle's own axes (x forward, y left, z up): MORAI's examples read ``velocity.x`` as the
-forward speed, and the emulator sends them so (inference; the document says only "x-axis
-component").
+yaw counter-clockwise from map x (deg on the wire, rad in the messages).  Ego and object
+velocities are taken along the vehicle's own axes (x forward, y left, z up): MORAI's examples
+read ``velocity.x`` as the forward speed, and the emulator sends them so (inference; the
+document says only "x-axis component").
 """
 from __future__ import annotations
 
@@ -33,7 +39,25 @@ from . import frames
 from .transforms import point, quaternion, transform as make_transform, vector3
 
 KMH_PER_MPS = 3.6
-DEG = math.pi / 180.0
+MPS_PER_KMH = 1.0 / KMH_PER_MPS
+DEG = math.pi / 180.0          # rad per deg
+RAD = 180.0 / math.pi          # deg per rad
+
+#: Wire unit → SI factor per field name, shared by every simulator → client message (the codec's
+#: names are the messages' names).  A field not listed is already SI or unitless.  The tyre values
+#: of ego200/ego216 have no documented unit and are passed through.
+TO_SI = {
+    'signed_velocity': MPS_PER_KMH, 'velocity': MPS_PER_KMH,
+    'velocity_x': MPS_PER_KMH, 'velocity_y': MPS_PER_KMH, 'velocity_z': MPS_PER_KMH,
+    'roll': DEG, 'pitch': DEG, 'heading': DEG, 'steer': DEG, 'rear_steer': DEG,
+    'angular_velocity_x': DEG, 'angular_velocity_y': DEG, 'angular_velocity_z': DEG,
+}
+#: The inverse factors (SI → wire unit), exact constants rather than 1 / TO_SI.
+FROM_SI = {name: (KMH_PER_MPS if factor == MPS_PER_KMH else RAD) for name, factor in TO_SI.items()}
+#: Wire unit of every converted field, for texts (describe()).
+WIRE_UNITS = {**{n: 'km/h' for n in TO_SI if 'velocity' in n and not n.startswith('angular')},
+              **{n: 'deg' for n in ('roll', 'pitch', 'heading', 'steer', 'rear_steer')},
+              **{n: 'deg/s' for n in TO_SI if n.startswith('angular')}}
 
 # -- colours by ObjType (RGBA) ----------------------------------------------------------------
 OBJECT_COLOURS = {
@@ -84,24 +108,51 @@ def _text(raw) -> str:
     return raw.decode('ascii', 'backslashreplace').rstrip(' ') if isinstance(raw, bytes) else raw
 
 
+def _si(name: str, value):
+    """One wire value in SI (float64; unchanged for fields that need no conversion)."""
+    factor = TO_SI.get(name)
+    return value if factor is None else float(value) * factor
+
+
 def _records_to_msgs(records: np.ndarray, names, msg_class) -> list:
-    """Structured records → messages (one tolist() for the whole array, then kwargs)."""
-    return [msg_class(**dict(zip(names, row))) for row in records[list(names)].tolist()]
+    """Structured records (wire units) → messages in SI: each column converted at once in
+    float64 (km/h → m/s, deg → rad), then one tolist() per column and kwargs per record."""
+    columns = []
+    for name in names:
+        column = records[name]
+        factor = TO_SI.get(name)
+        if factor is not None:
+            column = column.astype(np.float64) * factor
+        columns.append(column.tolist())
+    return [msg_class(**dict(zip(names, row))) for row in zip(*columns)]
 
 
-# -- simulator → client: custom messages (as sent) ---------------------------------------------
+def _records_from_msgs(msgs, names, dtype, count: int) -> np.ndarray:
+    """Messages in SI → structured records in wire units (the inverse of _records_to_msgs)."""
+    out = np.zeros(count, dtype)
+    for name in names:
+        factor = FROM_SI.get(name)
+        column = [getattr(m, name) for m in msgs]
+        if factor is None:
+            out[name] = column
+        else:
+            out[name] = np.asarray(column, dtype=np.float64) * factor
+    return out
+
+
+# -- simulator → client: custom messages (SI) ---------------------------------------------------
 
 def ego_status_msg(st: morai.EgoVehicleStatus, stamp, frame_id: str) -> MoraiEgoVehicleStatus:
     m = MoraiEgoVehicleStatus(header=_header(stamp, frame_id), layout=st.layout)
     _stamp_fields(m, st)
     for name in _EGO_ALWAYS:
-        setattr(m, name, getattr(st, name))
+        setattr(m, name, _si(name, getattr(st, name)))
     for flag, names in _EGO_OPTIONAL.items():
         present = getattr(st, names[0]) is not None
         setattr(m, flag, present)
         if present:
             for name in names:
-                setattr(m, name, float(getattr(st, name)))
+                setattr(m, name, float(_si(name, getattr(st, name))))
     m.has_link_id = st.link_id is not None
     m.link_id = st.link_id or ''
     return m
@@ -283,12 +334,14 @@ def vehicle_collision_markers(data: morai.VehicleCollisionData, stamp,
     return MarkerArray(markers=markers)
 
 
-# -- client → simulator: ROS commands → codec dataclasses ---------------------------------------
+# -- client → simulator: ROS commands (SI) → codec dataclasses (wire units) --------------------
 
 def ctrl_cmd(msg) -> morai.CtrlCmd:
+    """velocity m/s → km/h; acceleration stays m/s²; pedals and the normalised steering
+    (−1..1) are unitless."""
     return morai.CtrlCmd(ctrl_mode=msg.ctrl_mode, gear=msg.gear, cmd_type=msg.cmd_type,
-                         velocity=msg.velocity, acceleration=msg.acceleration, accel=msg.accel,
-                         brake=msg.brake, steering=msg.steering,
+                         velocity=msg.velocity * KMH_PER_MPS, acceleration=msg.acceleration,
+                         accel=msg.accel, brake=msg.brake, steering=msg.steering,
                          rear_steering=msg.rear_steering if msg.has_rear_steering else None)
 
 
@@ -322,16 +375,17 @@ def save_sensor_data(req) -> morai.SaveSensorData:
 
 
 def sensor_control(req) -> morai.SensorControl:
+    """Position m (unchanged); roll, pitch, heading rad → deg."""
     return morai.SensorControl(sensor_index=req.sensor_index, pos_x=req.pos_x, pos_y=req.pos_y,
-                               pos_z=req.pos_z, roll=req.roll, pitch=req.pitch,
-                               heading=req.heading)
+                               pos_z=req.pos_z, roll=req.roll * RAD, pitch=req.pitch * RAD,
+                               heading=req.heading * RAD)
 
 
 def multi_ego_setting(req) -> morai.MultiEgoSetting:
-    """num_of_ego = len(req.egos); more than 20 egos is refused by the encoder."""
-    egos = np.zeros(len(req.egos), morai.MULTI_EGO_DTYPE)
-    for name in _EGO_SETTING_FIELDS:
-        egos[name] = [getattr(e, name) for e in req.egos]
+    """num_of_ego = len(req.egos); more than 20 egos is refused by the encoder.  Per ego:
+    velocity m/s → km/h, roll/pitch/heading rad → deg."""
+    egos = _records_from_msgs(req.egos, _EGO_SETTING_FIELDS, morai.MULTI_EGO_DTYPE,
+                              len(req.egos))
     return morai.MultiEgoSetting(num_of_ego=len(req.egos), camera_index=req.camera_index,
                                  egos=egos)
 
@@ -350,14 +404,16 @@ COMMANDS = {
 
 
 def describe(value) -> str:
-    """A short text of a command dataclass for service answers and logs."""
+    """A short text of a command dataclass (wire units) for service answers and logs; converted
+    values carry their wire unit, e.g. ``velocity=36 km/h``."""
     parts = []
     for name in getattr(value, '__dataclass_fields__', {}):
         v = getattr(value, name)
         if isinstance(v, np.ndarray):
             parts.append(f'{name}=[{len(v)} records]')
         elif isinstance(v, float):
-            parts.append(f'{name}={v:g}')
+            unit = WIRE_UNITS.get(name)
+            parts.append(f'{name}={v:g}' + (f' {unit}' if unit else ''))
         else:
             parts.append(f'{name}={v!r}')
     return ', '.join(parts)

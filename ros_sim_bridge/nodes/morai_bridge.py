@@ -5,7 +5,7 @@ topics do not exist).  Topic names are relative to ``topic_prefix`` (default ``m
 
 | type (listen_port.*) | topic | message | frame |
 |---|---|---|---|
-| ego_status | ego_status | ros_sim_bridge/MoraiEgoVehicleStatus | map (values as sent) |
+| ego_status | ego_status | ros_sim_bridge/MoraiEgoVehicleStatus | map (SI: m/s, rad) |
 | | odom | nav_msgs/Odometry | map → base_link (ENU, m, m/s, rad) |
 | | /tf | tf2_msgs/TFMessage | map → base_link |
 | object_info | objects | ros_sim_bridge/MoraiObjectStatusList | map (occupied slots only) |
@@ -24,6 +24,9 @@ ROS → simulator (datagrams to ``sim_host``:``sim_port.<type>``): topics ``ctrl
 ``set_intersection_status``, ``scenario_load``, ``save_sensor_data``, ``sensor_control``,
 ``set_multi_ego_setting``, which answer once the datagram is sent, or with success = false and
 the reason when a value does not fit the wire (nothing is sent then).
+
+Units: every ``Morai*`` message and service is SI / REP-103 (m, m/s, m/s², rad, rad/s, s); the
+conversion layer converts from and to the wire's km/h, deg and deg/s (conversions/morai.py).
 
 Layouts are detected per datagram from ``data_length`` and the size (codec); bad datagrams are
 counted per type and kind in /diagnostics and logged rate-limited; an unknown layout is logged

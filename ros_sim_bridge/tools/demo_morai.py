@@ -90,8 +90,10 @@ def run(node, seconds: float) -> list[str]:
             while cmd_pub.get_subscription_count() == 0 and time.monotonic() < deadline:
                 time.sleep(0.05)
             serve.start()
-            script = [(0.0, 'velocity 30 km/h', dict(cmd_type=2, velocity=30.0, steering=0.0), 0),
-                      (0.5, 'steer left 0.3, left signal', dict(cmd_type=2, velocity=30.0,
+            cruise = 30.0 / 3.6     # MoraiCtrlCmd.velocity is m/s (30 km/h on the wire)
+            script = [(0.0, 'velocity 8.3 m/s (30 km/h)', dict(cmd_type=2, velocity=cruise,
+                                                               steering=0.0), 0),
+                      (0.5, 'steer left 0.3, left signal', dict(cmd_type=2, velocity=cruise,
                                                                 steering=0.3), 1),
                       (0.8, 'brake', dict(cmd_type=1, brake=1.0), 0)]
             t0 = time.monotonic()
