@@ -6,12 +6,16 @@ import sys
 import rclpy
 import rclpy.logging
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.signals import SignalHandlerOptions
 
 
 def run_node(node_class, argv=None) -> int:
     """Spin one node; a node that cannot start (a port in use, a bad parameter) exits with 1
     after one clear log line instead of a traceback."""
-    rclpy.init(args=argv if argv is not None else sys.argv)
+    # Ctrl-C / SIGINT arrives as KeyboardInterrupt (not rclpy's handler, which would invalidate
+    # the context while receive threads still publish): close() stops those threads first.
+    rclpy.init(args=argv if argv is not None else sys.argv,
+               signal_handler_options=SignalHandlerOptions.NO)
     node = None
     try:
         try:
