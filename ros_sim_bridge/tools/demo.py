@@ -14,7 +14,7 @@ import sys
 from ros_sim_bridge.tools.session import background_node, keep_dds_local
 
 # name → module with run(node, seconds) -> lines; each drives its node against its emulator
-DEMOS = ('rflysim', 'morai')
+DEMOS = ('rflysim', 'morai', 'lux')
 
 
 def main(argv=None) -> int:

@@ -8,6 +8,7 @@ the mirror-side tilt of 8-layer units.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import struct
 from dataclasses import dataclass, field
@@ -149,15 +150,26 @@ class LuxScan:
         return bit_names(self.flags, SCAN_FLAG_BITS)
 
 
-def decode_scan(body, header=None) -> LuxScan:
-    """Decode a 0x2202 body (§3).  TRUNCATED if the point count exceeds the body; trailing
-    bytes after the last point are ignored."""
+def decode_scan_wire(body, header=None) -> tuple[LuxScan, np.ndarray]:
+    """(scan header as a LuxScan whose ``points`` is empty, the points as a zero-copy
+    :data:`WIRE_POINT_DTYPE` view of ``body``): the fast path for drivers that convert the
+    wire points straight to their output layout.  Same checks as :func:`decode_scan` (mask the
+    flag byte with :data:`POINT_FLAG_MASK`, split layer/echo nibbles yourself)."""
     (number, status, sync, start, end, ticks, a0, a1, count, yaw, pitch, roll, mx, my, mz,
      flags) = unpack_from(_HEADER, body, 0, NAME, 'scan_header')
     if ticks == 0:
         raise CodecError(NAME, 'angle ticks per rotation is 0', field='ticks_per_rotation',
                          offset=22, kind=BAD_VALUE)
     wire = records(WIRE_POINT_DTYPE, body, HEADER_SIZE, count, NAME, 'points')
+    return LuxScan(number, status, sync, start, end, ticks, a0, a1, yaw, pitch, roll, mx, my, mz,
+                   flags, np.zeros(0, POINT_DTYPE)), wire
+
+
+def decode_scan(body, header=None) -> LuxScan:
+    """Decode a 0x2202 body (§3).  TRUNCATED if the point count exceeds the body; trailing
+    bytes after the last point are ignored."""
+    head, wire = decode_scan_wire(body, header)
+    count = len(wire)
     points = np.empty(count, POINT_DTYPE)
     le = wire['layer_echo']
     points['layer'] = le & 0x0F
@@ -166,8 +178,7 @@ def decode_scan(body, header=None) -> LuxScan:
     points['angle_ticks'] = wire['angle']
     points['distance_cm'] = wire['distance']
     points['echo_width_cm'] = wire['echo_width']
-    return LuxScan(number, status, sync, start, end, ticks, a0, a1, yaw, pitch, roll, mx, my, mz,
-                   flags, points)
+    return dataclasses.replace(head, points=points)
 
 
 def encode_scan(scan: LuxScan) -> bytes:

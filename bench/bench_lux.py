@@ -1,0 +1,184 @@
+"""ibeo LUX scans: bytes → published sensor_msgs/PointCloud2, points per second.
+
+Three ways through the same bytes (one 0x2202 message with 10,000 and with 60,000 points,
+4 layers, up to 3 echoes), each ending in ``publish`` on a real rclpy publisher:
+
+* driver — the ibeo_lux node's points path with its own objects: Ibeo framer → header →
+  ``decode_scan_wire`` → the node's CloudBuilder (numpy, x/y/z + fields) → PointCloud2 in the
+  node's reused buffer → the node's ``points`` publisher.  Printed beside it: the whole node
+  (``_on_event``: the same plus LuxScanInfo and the diagnostics counters);
+* loop — the naive driver: one ``struct.unpack_from`` per point, math.cos/sin, packing the same
+  24-byte points, then the same PointCloud2 and publish;
+* copy — the floor: the message's bytes copied into a PointCloud2 unchanged and published
+  (no decoding at all).  The bare ``bytes`` copy is printed too, for scale.
+
+Targets (issue): driver ≥ 50× the loop, and within 10× of the copy.  The figures are
+medians of repeated runs in this process; nothing is asserted.
+"""
+from __future__ import annotations
+
+import array
+import math
+import os
+import random
+import statistics
+import struct
+import sys
+import time
+
+os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+os.environ.setdefault('ROS_DOMAIN_ID', str(random.randint(201, 230)))
+
+import numpy as np  # noqa: E402
+
+from ros_sim_bridge.codec.ibeo import scan as S  # noqa: E402
+from ros_sim_bridge.codec.ibeo.header import decode_header, encode_message, make_framer  # noqa: E402,E501
+from ros_sim_bridge.codec.ibeo import registry  # noqa: E402
+
+SIZES = (10_000, 60_000)
+
+
+def scan_message(n: int) -> bytes:
+    rng = np.random.default_rng(n)
+    p = np.zeros(n, S.POINT_DTYPE)
+    p['layer'] = rng.integers(0, 4, n)
+    p['echo'] = rng.integers(0, 3, n)
+    p['flags'] = rng.choice([0, 0, 0, 1, 2, 4, 8], n) | 0x40
+    p['angle_ticks'] = np.sort(rng.integers(-1920, 1600, n))[::-1]
+    p['distance_cm'] = rng.integers(50, 20000, n)
+    p['echo_width_cm'] = rng.integers(10, 400, n)
+    scan = S.LuxScan(1, 0x030B, 0, 1 << 32, (1 << 32) + 343597384, 11520, 1600, -1920,
+                     points=p)
+    return encode_message(registry.SCAN, S.encode_scan(scan))
+
+
+# --- the naive loop ---------------------------------------------------------------------------
+
+_HEAD = struct.Struct('<HHHQQHhhHhhhhhhH')
+_POINT = struct.Struct('<BBhHHH')
+_OUT = struct.Struct('<5f3Bx')
+_ELEV = [math.radians(e) for e in S.DEFAULT_LAYER_ELEVATIONS_DEG]
+
+
+def loop_cloud(msg: bytes, header_cls, cloud_cls, fields):
+    body = msg[24:]
+    head = _HEAD.unpack_from(body, 0)
+    ticks, count = head[5], head[8]
+    k = 2.0 * math.pi / ticks
+    out = bytearray(24 * count)
+    for i in range(count):
+        le, fl, a, d, w, _ = _POINT.unpack_from(body, 44 + 10 * i)
+        layer, echo = le & 0x0F, le >> 4
+        h = a * k
+        r = d * 0.01
+        e = _ELEV[layer] if layer < len(_ELEV) else float('nan')
+        rc = r * math.cos(e)
+        _OUT.pack_into(out, 24 * i, rc * math.cos(h), rc * math.sin(h), r * math.sin(e), h,
+                       w * 0.01, layer, echo, fl & 0x0F)
+    m = cloud_cls()
+    m.header = header_cls(frame_id='laser')
+    m.height, m.width = 1, count
+    m.fields = fields
+    m.point_step, m.row_step = 24, 24 * count
+    m.data = array.array('B', out)
+    m.is_dense = True
+    return m
+
+
+def median_time(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main() -> int:
+    import rclpy
+    from rclpy.parameter import Parameter
+    from sensor_msgs.msg import PointCloud2
+    from std_msgs.msg import Header
+
+    from ros_sim_bridge.conversions.lux import CLOUD_DTYPE, point_fields
+    from ros_sim_bridge.nodes.ibeo_lux import IbeoLuxNode
+
+    rclpy.init()
+    # The driver node itself, its TCP client pointed at a closed port: the bench feeds bytes.
+    with __import__('socket').socket() as s:
+        s.bind(('127.0.0.1', 0))
+        dead_port = s.getsockname()[1]
+    node = IbeoLuxNode(parameter_overrides=[Parameter('port', value=dead_port),
+                                            Parameter('layers', value=4),
+                                            Parameter('start_measure_on_connect', value=False),
+                                            Parameter('min_backoff', value=5.0)])
+    pub = node.create_publisher(PointCloud2, 'bench/loop_points', 10)
+    floor_pub = node.create_publisher(PointCloud2, 'bench/copy_points', 10)
+    fields = point_fields(CLOUD_DTYPE)
+    print('ibeo LUX 0x2202 scan → published PointCloud2 (in-process, real rclpy publishers, '
+          'median of repeated runs)')
+    print(f'  {"points":>7} {"path":<34} {"ms/scan":>9} {"Mpoints/s":>10}')
+    results = {}
+    try:
+        for n in SIZES:
+            msg = scan_message(n)
+            framer = make_framer()
+
+            def node_path():
+                now = time.time_ns()
+                for event in framer.feed(msg):
+                    node._on_event(event, now)
+
+            def driver():   # the node's points path: its builder, buffer and publisher
+                for event in framer.feed(msg):
+                    decode_header(event.header)
+                    scan, wire = S.decode_scan_wire(event.body)
+                    cloud = node.builder.build_wire(scan, wire, alloc=node.cloud_buffer.points)
+                    out = node.cloud_buffer.message(cloud, Header(frame_id='laser'))
+                    del cloud
+                    node.points_pub.publish(out)
+
+            def loop():
+                pub.publish(loop_cloud(msg, Header, PointCloud2, fields))
+
+            def copy():
+                m = PointCloud2()
+                m.header = Header(frame_id='laser')
+                m.height, m.width, m.point_step = 1, n, 10
+                m.row_step = 10 * n
+                m.data = array.array('B', msg[68:])
+                floor_pub.publish(m)
+
+            for _ in range(5):
+                driver()
+                node_path()
+            t_driver = median_time(driver, 40 if n <= 10_000 else 25)
+            t_node = median_time(node_path, 40 if n <= 10_000 else 25)
+            t_loop = median_time(loop, 5 if n <= 10_000 else 3)
+            copy()
+            t_copy = median_time(copy, 40)
+            t_bytes = median_time(lambda: bytes(bytearray(msg)), 40)
+            results[n] = (t_driver, t_loop, t_copy)
+            for label, t in (('driver points path (numpy)', t_driver),
+                             ('whole node (+ scan_info, counters)', t_node),
+                             ('loop (struct.unpack per point)', t_loop),
+                             ('copy (bytes into PointCloud2)', t_copy),
+                             ('bare bytes copy (no message)', t_bytes)):
+                print(f'  {n:>7} {label:<34} {t * 1e3:>9.3f} {n / t / 1e6:>10.2f}', flush=True)
+            scans = node.stats[registry.SCAN]
+            assert scans.error_count == 0
+        print('\nratios (targets: ≥ 50× the loop; within 10× of the copy):')
+        for n, (t_driver, t_loop, t_copy) in results.items():
+            speedup, vs_copy = t_loop / t_driver, t_driver / t_copy
+            print(f'  {n:>7} points: {speedup:6.1f}× the loop '
+                  f'({"meets" if speedup >= 50 else "below"} 50×), '
+                  f'{vs_copy:5.1f}× the copy ({"within" if vs_copy <= 10 else "outside"} 10×)')
+    finally:
+        node.close()
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,536 @@
+"""ibeo LUX / SICK LD-MRS records → ROS messages.
+
+* :class:`CloudBuilder`: a 0x2202 scan's points → :data:`CLOUD_DTYPE` (x, y, z,
+  horizontal_angle, echo_width, layer, echo, flags) in the scanner frame, vectorised
+  (float32, no per-point Python), with the point filters; :func:`point_cloud` wraps it as
+  ``sensor_msgs/PointCloud2``.  Geometry as the codec's :func:`~ros_sim_bridge.codec.ibeo.scan.
+  points_xyz` (layer table, 8-layer mirror tilt), in single precision.
+* :func:`scan_info`, :func:`object_list`, :func:`vehicle_state`, :func:`vehicle_twist`.
+* :class:`MarkerTracker`: object list → ``visualization_msgs/MarkerArray`` (oriented boxes,
+  contours, labels, velocity arrows), deleting the markers of objects that vanished.
+* :func:`errors_statuses`: 0x2030 registers → ``diagnostic_msgs/DiagnosticStatus`` (ERROR for
+  the error registers, WARN for the warning registers, every named bit a key).
+"""
+from __future__ import annotations
+
+import array
+import math
+import sys
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+from geometry_msgs.msg import Point, TwistStamped
+from sensor_msgs.msg import PointCloud2
+from std_msgs.msg import ColorRGBA, Header
+from visualization_msgs.msg import Marker, MarkerArray
+
+from ..codec.ibeo import objects as lux_objects
+from ..codec.ibeo import scan as lux_scan
+from ..msg import LuxObject, LuxObjectList, LuxScanInfo, LuxVehicleState
+from .pointcloud import point_fields
+
+# --- point cloud ---------------------------------------------------------------------------
+
+#: Published point layout, 24 bytes: x, y, z (m, scanner frame), horizontal_angle (rad),
+#: echo_width (m), layer, echo, flags (low nibble of the wire flags), one zero pad byte.
+CLOUD_DTYPE = np.dtype({
+    'names': ['x', 'y', 'z', 'horizontal_angle', 'echo_width', 'layer', 'echo', 'flags'],
+    'formats': ['<f4', '<f4', '<f4', '<f4', '<f4', 'u1', 'u1', 'u1'],
+    'offsets': [0, 4, 8, 12, 16, 20, 21, 22],
+    'itemsize': 24})
+
+#: Point flag bits (low nibble of the point's flag byte, spec §3).
+FLAG_BITS = {'transparent': lux_scan.POINT_FLAG_TRANSPARENT,
+             'clutter': lux_scan.POINT_FLAG_CLUTTER,      # atmospheric: rain, fog, dust
+             'ground': lux_scan.POINT_FLAG_GROUND,
+             'dirt': lux_scan.POINT_FLAG_DIRT}
+
+
+def drop_mask(*, ground: bool = False, dirt: bool = False, clutter: bool = False,
+              transparent: bool = False) -> int:
+    """The flag bits whose points a filter drops."""
+    return ((lux_scan.POINT_FLAG_GROUND if ground else 0)
+            | (lux_scan.POINT_FLAG_DIRT if dirt else 0)
+            | (lux_scan.POINT_FLAG_CLUTTER if clutter else 0)
+            | (lux_scan.POINT_FLAG_TRANSPARENT if transparent else 0))
+
+
+class CloudBuilder:
+    """Scan points → CLOUD_DTYPE, with the layer geometry cached per scan layout.
+
+    ``layer_elevations_deg`` (layer 0 first, SUPPLEMENT §3.2); ``drop_flags`` a
+    :func:`drop_mask`; ``first_echo_only`` keeps echo 0.  Layers beyond the table get NaN
+    coordinates.  Not thread-safe: one builder per receive thread (it keeps work arrays so that
+    a scan costs no fresh allocations).
+    """
+
+    def __init__(self, layer_elevations_deg: Sequence[float] =
+                 lux_scan.DEFAULT_LAYER_ELEVATIONS_DEG, *, drop_flags: int = 0,
+                 first_echo_only: bool = False):
+        el = np.radians(np.asarray(layer_elevations_deg, np.float64))
+        if len(el) > 16:
+            raise ValueError('at most 16 layer elevations (the layer is a 4-bit field)')
+        self.elevations_deg = tuple(float(v) for v in layer_elevations_deg)
+        # cos/sin of each layer's elevation, indexed by the 4-bit layer; NaN beyond the table
+        self._cos_e = np.full(16, np.nan, np.float32)
+        self._sin_e = np.full(16, np.nan, np.float32)
+        self._cos_e[:len(el)] = np.cos(el)
+        self._sin_e[:len(el)] = np.sin(el)
+        self.drop_flags = int(drop_flags) & lux_scan.POINT_FLAG_MASK
+        self.first_echo_only = bool(first_echo_only)
+        self._capacity = 0
+
+    def _work(self, n: int):
+        if n > self._capacity:
+            cap = max(n, int(self._capacity * 1.5), 1024)
+            self._words = np.empty((4, cap), np.uint16)
+            self._idx = np.empty(cap, np.intp)
+            self._a = np.empty(cap, np.float32)
+            self._b = np.empty(cap, np.float32)
+            self._r = np.empty(cap, np.float32)
+            self._p = np.empty(cap, np.uint32)
+            self._q = np.empty(cap, np.uint32)
+            self._capacity = cap
+        return (self._words[:, :n], self._idx[:n], self._a[:n], self._b[:n], self._r[:n],
+                self._p[:n], self._q[:n])
+
+    CHUNK = 12288  # points per pass at most: the work arrays of a chunk fit in L2
+
+    def _chunk(self, scan, cols, cloud, k, tilt, down, lift) -> None:
+        f4, u2 = np.float32, np.uint16
+        words, idx, a, b, r, p, q = self._work(len(cols))
+        np.copyto(words, cols[:, :4].T)          # contiguous le|flags, angle, distance, epw
+        v = words[0]
+        h = b
+        np.multiply(words[1].view(np.int16), k, out=h, dtype=f4)
+        cloud['horizontal_angle'] = h
+        np.multiply(words[3], f4(0.01), out=a, dtype=f4)
+        cloud['echo_width'] = a
+        np.multiply(words[2], f4(0.01), out=r, dtype=f4)
+        if tilt:
+            e = lux_scan.layer_elevations(v & u2(0x0F), h, layer_elevations_deg=self.elevations_deg,
+                                          mirror_side=scan.mirror_side, beam_tilt_rad=tilt,
+                                          upside_down=down).astype(f4)
+            np.multiply(r, np.sin(e), out=cloud['z'])
+            np.multiply(r, np.cos(e), out=a)                  # a = r·cos(e)
+        else:
+            np.bitwise_and(v, u2(0x0F), out=idx, dtype=np.intp)
+            np.take(self._sin_e, idx, out=a, mode='clip')
+            np.multiply(r, a, out=cloud['z'])
+            np.take(self._cos_e, idx, out=a, mode='clip')
+            np.multiply(r, a, out=a)                          # a = r·cos(e)
+        np.cos(h, out=r)
+        np.multiply(a, r, out=cloud['x'])
+        np.sin(h, out=r)
+        np.multiply(a, r, out=cloud['y'])
+        # layer, echo, flags, pad as one little-endian uint32: 0x00FFEELL
+        np.bitwise_and(v, u2(0x000F), out=p, dtype=np.uint32)
+        if lift is not None:
+            np.add(p, lift, out=p)
+        np.bitwise_and(v, u2(0x00F0), out=q, dtype=np.uint32)
+        np.left_shift(q, np.uint32(4), out=q)
+        np.bitwise_or(p, q, out=p)
+        np.bitwise_and(v, u2(0x0F00), out=q, dtype=np.uint32)
+        np.left_shift(q, np.uint32(8), out=q)
+        np.bitwise_or(p, q, out=p)
+        if sys.byteorder != 'little':
+            p.byteswap(inplace=True)
+        cloud.view(np.uint32).reshape(len(cols), 6)[:, 5] = p
+
+    def select(self, wire: np.ndarray) -> np.ndarray:
+        """The wire points the filters keep (the same array when nothing is filtered)."""
+        keep = None
+        if self.drop_flags:
+            keep = (wire['flags'] & np.uint8(self.drop_flags)) == 0
+        if self.first_echo_only:
+            first = wire['layer_echo'] < 16          # echo = high nibble
+            keep = first if keep is None else keep & first
+        return wire if keep is None else wire[keep]
+
+    def build(self, scan: lux_scan.LuxScan, **kwargs) -> np.ndarray:
+        """:meth:`build_wire` for a scan decoded by ``decode_scan`` (POINT_DTYPE points)."""
+        pts = scan.points
+        wire = np.zeros(len(pts), lux_scan.WIRE_POINT_DTYPE)
+        wire['layer_echo'] = (pts['layer'] & 0x0F) | (pts['echo'] << 4)
+        wire['flags'] = pts['flags']
+        wire['angle'] = pts['angle_ticks']
+        wire['distance'] = pts['distance_cm']
+        wire['echo_width'] = pts['echo_width_cm']
+        return self.build_wire(scan, wire, **kwargs)
+
+    def build_wire(self, scan: lux_scan.LuxScan, wire: np.ndarray, *, eight_layer: bool = False,
+                   beam_tilt: float = 0.0, upside_down: Optional[bool] = None,
+                   alloc: Optional[Callable[[int], np.ndarray]] = None) -> np.ndarray:
+        """CLOUD_DTYPE points from the wire points of ``scan`` (decode_scan_wire), filtered.
+
+        8-layer scans: elevation tilted per mirror side as the codec's layer_elevations, layer
+        field = layer + 4 · mirror side (0..3 front, 4..7 rear).  Every step is one numpy
+        operation into a reused work array or straight into the output fields; ``alloc(n)``
+        gives the output array (e.g. :meth:`CloudBuffer.points`, the message's own buffer),
+        np.empty by default.
+        """
+        wire = np.ascontiguousarray(self.select(wire))
+        n = len(wire)
+        cloud = alloc(n) if alloc is not None else np.empty(n, CLOUD_DTYPE)
+        if n == 0:
+            return cloud
+        cols = wire.view(np.uint16).reshape(n, 5)   # le|flags<<8, angle, distance, epw, reserved
+        k = np.float32(2.0 * math.pi / scan.ticks_per_rotation)
+        down = scan.upside_down if upside_down is None else upside_down
+        lift = np.uint32(4) if eight_layer and scan.mirror_side else None
+        tilt = beam_tilt if eight_layer else 0.0
+        parts = -(-n // self.CHUNK)               # equal chunks that stay in the CPU cache
+        bounds = [n * i // parts for i in range(parts + 1)]
+        for start, stop in zip(bounds[:-1], bounds[1:]):
+            self._chunk(scan, cols[start:stop], cloud[start:stop], k, tilt, down, lift)
+        return cloud
+
+
+def _set_data(msg: PointCloud2, data: array.array) -> None:
+    """msg.data = data without the setter's copy (rosidl keeps the field in ``_data`` and the
+    setter only wraps the value in a new array.array when field checks are off)."""
+    if isinstance(getattr(type(msg), 'data', None), property) and hasattr(msg, '_data'):
+        msg._data = data
+    else:  # another rosidl generator: the documented way
+        msg.data = data
+
+
+def _fill(msg: PointCloud2, header: Header, n: int, dense: bool) -> PointCloud2:
+    msg.header = header
+    msg.height = 1
+    msg.width = n
+    msg.fields = list(_FIELDS)
+    msg.is_bigendian = False          # CLOUD_DTYPE is little-endian on every host
+    msg.point_step = CLOUD_DTYPE.itemsize
+    msg.row_step = CLOUD_DTYPE.itemsize * n
+    msg.is_dense = dense
+    return msg
+
+
+_FIELDS = point_fields(CLOUD_DTYPE)
+
+
+def _dense(cloud: np.ndarray) -> bool:
+    return not len(cloud) or bool(np.isfinite(cloud['z']).all())
+
+
+def concatenate(*clouds: np.ndarray) -> np.ndarray:
+    """CLOUD_DTYPE arrays joined byte for byte (np.concatenate would drop the pad byte)."""
+    return np.concatenate([np.ascontiguousarray(c).view(np.uint8) for c in clouds]).view(
+        CLOUD_DTYPE)
+
+
+def point_cloud(cloud: np.ndarray, header: Header) -> PointCloud2:
+    """sensor_msgs/PointCloud2 of CLOUD_DTYPE points (one row, unorganised), the same layout as
+    conversions.pointcloud.to_pointcloud2 with a single copy of the point bytes.  is_dense is
+    false only when a layer beyond the elevation table left NaN coordinates."""
+    if cloud.dtype != CLOUD_DTYPE:
+        raise TypeError(f'expected CLOUD_DTYPE points, got {cloud.dtype}')
+    data = array.array('B')
+    data.frombytes(np.ascontiguousarray(cloud).view(np.uint8).reshape(-1))
+    msg = PointCloud2()
+    _set_data(msg, data)
+    return _fill(msg, header, len(cloud), _dense(cloud))
+
+
+class CloudBuffer:
+    """One reusable PointCloud2 whose data array the points are built into directly.
+
+    rclpy serialises a message inside ``publish``, so once publish returns the buffer is free
+    for the next scan: no per-scan allocation (and page faults) of megabyte arrays, and no copy
+    between the point array and the message.  Use from one thread::
+
+        cloud = builder.build_wire(scan, wire, alloc=buf.points)
+        pub.publish(buf.message(cloud, header)); del cloud
+    """
+
+    def __init__(self):
+        self.data = array.array('B')
+        self.msg = PointCloud2()
+        _set_data(self.msg, self.data)
+
+    def points(self, n: int) -> np.ndarray:
+        """A writable CLOUD_DTYPE array of ``n`` points inside the message buffer.  Every
+        earlier array from here must be gone (the buffer is resized in place)."""
+        need = n * CLOUD_DTYPE.itemsize
+        have = len(self.data)
+        if have < need:
+            self.data.frombytes(bytes(need - have))
+        elif have > need:
+            del self.data[need:]
+        return np.frombuffer(self.data, CLOUD_DTYPE, count=n) if n else np.empty(0, CLOUD_DTYPE)
+
+    def message(self, cloud: np.ndarray, header: Header) -> PointCloud2:
+        """The message holding ``cloud`` (an array from :meth:`points`)."""
+        if len(cloud) * CLOUD_DTYPE.itemsize != len(self.data):
+            raise ValueError('cloud is not the array last returned by points()')
+        _set_data(self.msg, self.data)
+        return _fill(self.msg, header, len(cloud), _dense(cloud))
+
+
+def scan_info(scan: lux_scan.LuxScan, header: Header, *, device_id: int = 0,
+              scan_points: Optional[int] = None, published_points: int = 0,
+              eight_layer: bool = False, beam_tilt: float = 0.0,
+              sensor_time_offset: float = 0.0) -> LuxScanInfo:
+    m = LuxScanInfo()
+    m.header = header
+    m.device_id = int(device_id)
+    m.scan_number = int(scan.scan_number)
+    m.scanner_status = int(scan.scanner_status)
+    m.scanner_status_names = scan.status_names
+    m.sync_phase_offset = float(scan.sync_phase_offset_s)
+    m.scan_start_ntp = int(scan.start_ntp)
+    m.scan_end_ntp = int(scan.end_ntp)
+    m.scan_start_sensor_time = scan.start_ntp / 4294967296.0
+    m.scan_duration = float(scan.duration_s)
+    m.sensor_time_offset = float(sensor_time_offset)
+    m.angle_ticks_per_rotation = int(scan.ticks_per_rotation)
+    m.start_angle = float(scan.start_angle)
+    m.end_angle = float(scan.end_angle)
+    m.scan_points = len(scan.points) if scan_points is None else int(scan_points)
+    m.published_points = int(published_points)
+    roll, pitch, yaw = scan.mounting_rpy_rad
+    m.mounting_yaw, m.mounting_pitch, m.mounting_roll = float(yaw), float(pitch), float(roll)
+    m.mounting_x, m.mounting_y, m.mounting_z = (float(v) for v in scan.mounting_position_m)
+    m.flags = int(scan.flags)
+    m.flag_names = scan.flag_names
+    m.mirror_side = scan.mirror_side
+    m.upside_down = scan.upside_down
+    m.eight_layer = bool(eight_layer)
+    m.beam_tilt = float(beam_tilt) if eight_layer else 0.0
+    return m
+
+
+# --- objects -------------------------------------------------------------------------------
+
+# LuxObject field ← OBJECT_DTYPE field
+_OBJECT_FIELDS = (
+    ('id', 'id'), ('age', 'age'), ('prediction_age', 'prediction_age'),
+    ('relative_time', 'relative_time'),
+    ('reference_x', 'reference_x'), ('reference_y', 'reference_y'),
+    ('reference_sigma_x', 'reference_sigma_x'), ('reference_sigma_y', 'reference_sigma_y'),
+    ('closest_x', 'closest_x'), ('closest_y', 'closest_y'),
+    ('bounding_box_center_x', 'bbox_center_x'), ('bounding_box_center_y', 'bbox_center_y'),
+    ('bounding_box_size_x', 'bbox_size_x'), ('bounding_box_size_y', 'bbox_size_y'),
+    ('box_center_x', 'box_center_x'), ('box_center_y', 'box_center_y'),
+    ('box_size_x', 'box_size_x'), ('box_size_y', 'box_size_y'),
+    ('box_orientation', 'box_orientation'),
+    ('absolute_velocity_valid', 'abs_velocity_valid'),
+    ('absolute_velocity_x', 'abs_velocity_x'), ('absolute_velocity_y', 'abs_velocity_y'),
+    ('absolute_velocity_sigma_x', 'abs_velocity_sigma_x'),
+    ('absolute_velocity_sigma_y', 'abs_velocity_sigma_y'),
+    ('relative_velocity_valid', 'rel_velocity_valid'),
+    ('relative_velocity_x', 'rel_velocity_x'), ('relative_velocity_y', 'rel_velocity_y'),
+    ('classification', 'classification'), ('classification_age', 'classification_age'),
+    ('classification_certainty', 'classification_certainty'),
+)
+
+
+def object_list(lst: lux_objects.LuxObjectList, header: Header, *, device_id: int = 0
+                ) -> LuxObjectList:
+    m = LuxObjectList()
+    m.header = header
+    m.device_id = int(device_id)
+    m.scan_start_ntp = int(lst.scan_start_ntp)
+    src_names = [src for _, src in _OBJECT_FIELDS]
+    rows = lst.objects[src_names].tolist() if len(lst.objects) else []
+    out = []
+    for row, contour in zip(rows, lst.contours):
+        o = LuxObject()
+        for (dst, _), value in zip(_OBJECT_FIELDS, row):
+            setattr(o, dst, value)
+        o.classification_name = lux_objects.classification_name(o.classification)
+        o.contour = [Point(x=x, y=y, z=0.0) for x, y in np.asarray(contour).tolist()]
+        out.append(o)
+    m.objects = out
+    return m
+
+
+_CLASS_COLORS = {  # r, g, b
+    0: (0.6, 0.6, 0.6), 1: (0.8, 0.8, 0.3), 2: (0.8, 0.5, 0.2), 3: (1.0, 0.2, 0.2),
+    4: (0.2, 0.8, 1.0), 5: (0.2, 0.4, 1.0), 6: (0.6, 0.2, 1.0), 12: (0.2, 1.0, 0.6),
+}
+MARKER_NAMESPACES = ('boxes', 'contours', 'labels', 'velocities')
+
+
+def _color(classification: int, alpha: float) -> ColorRGBA:
+    r, g, b = _CLASS_COLORS.get(int(classification), (1.0, 1.0, 1.0))
+    return ColorRGBA(r=r, g=g, b=b, a=alpha)
+
+
+def _yaw_quaternion(yaw: float):
+    from geometry_msgs.msg import Quaternion
+    return Quaternion(w=math.cos(yaw / 2.0), x=0.0, y=0.0, z=math.sin(yaw / 2.0))
+
+
+def object_markers(lst: lux_objects.LuxObjectList, header: Header, *, lifetime_s: float = 0.0,
+                   box_height: float = 1.5) -> list[Marker]:
+    """ADD markers for every object: box (CUBE), contour (LINE_STRIP), label (TEXT), velocity
+    (ARROW, absolute if valid else relative if valid, else none).  Marker id = object id."""
+    from builtin_interfaces.msg import Duration
+    life = Duration(sec=int(lifetime_s), nanosec=int((lifetime_s % 1.0) * 1e9))
+    markers = []
+    o = lst.objects
+    for i in range(len(o)):
+        rec = o[i]
+        oid, cls = int(rec['id']), int(rec['classification'])
+
+        def marker(ns: str, mtype: int) -> Marker:
+            m = Marker()
+            m.header = header
+            m.ns = ns
+            m.id = oid
+            m.type = mtype
+            m.action = Marker.ADD
+            m.lifetime = life
+            m.pose.orientation.w = 1.0
+            return m
+
+        box = marker('boxes', Marker.CUBE)
+        box.pose.position.x = float(rec['box_center_x'])
+        box.pose.position.y = float(rec['box_center_y'])
+        box.pose.position.z = box_height / 2.0
+        box.pose.orientation = _yaw_quaternion(float(rec['box_orientation']))
+        box.scale.x = max(float(rec['box_size_x']), 0.05)
+        box.scale.y = max(float(rec['box_size_y']), 0.05)
+        box.scale.z = box_height
+        box.color = _color(cls, 0.35)
+        markers.append(box)
+
+        line = marker('contours', Marker.LINE_STRIP)
+        pts = [Point(x=x, y=y, z=0.0) for x, y in np.asarray(lst.contours[i]).tolist()]
+        if len(pts) == 1:
+            pts = pts * 2          # a LINE_STRIP needs two points: a degenerate segment
+        line.points = pts
+        line.scale.x = 0.05
+        line.color = _color(cls, 1.0)
+        markers.append(line)
+
+        text = marker('labels', Marker.TEXT_VIEW_FACING)
+        text.pose.position.x = float(rec['box_center_x'])
+        text.pose.position.y = float(rec['box_center_y'])
+        text.pose.position.z = box_height + 0.5
+        text.scale.z = 0.6
+        text.color = ColorRGBA(r=1.0, g=1.0, b=1.0, a=1.0)
+        text.text = f'{oid} {lux_objects.classification_name(cls)}'
+        markers.append(text)
+
+        for kind in ('abs', 'rel'):
+            if rec[f'{kind}_velocity_valid']:
+                vx, vy = float(rec[f'{kind}_velocity_x']), float(rec[f'{kind}_velocity_y'])
+                arrow = marker('velocities', Marker.ARROW)
+                x0, y0 = float(rec['reference_x']), float(rec['reference_y'])
+                arrow.points = [Point(x=x0, y=y0, z=box_height / 2.0),
+                                Point(x=x0 + vx, y=y0 + vy, z=box_height / 2.0)]
+                arrow.scale.x, arrow.scale.y, arrow.scale.z = 0.1, 0.25, 0.3
+                arrow.color = ColorRGBA(r=1.0, g=1.0, b=0.0, a=1.0) if kind == 'abs' else \
+                    ColorRGBA(r=1.0, g=0.6, b=0.0, a=1.0)
+                markers.append(arrow)
+                break
+    return markers
+
+
+class MarkerTracker:
+    """Object lists → MarkerArray, with DELETE markers for whatever the previous array showed
+    and this one does not (objects that vanished, velocities that became invalid)."""
+
+    def __init__(self, *, lifetime_s: float = 0.0, box_height: float = 1.5):
+        self.lifetime_s = lifetime_s
+        self.box_height = box_height
+        self.shown: set[tuple[str, int]] = set()
+
+    def update(self, lst: lux_objects.LuxObjectList, header: Header) -> MarkerArray:
+        adds = object_markers(lst, header, lifetime_s=self.lifetime_s,
+                              box_height=self.box_height)
+        now = {(m.ns, m.id) for m in adds}
+        deletes = []
+        for ns, mid in sorted(self.shown - now):
+            d = Marker()
+            d.header = header
+            d.ns, d.id, d.action = ns, mid, Marker.DELETE
+            deletes.append(d)
+        self.shown = now
+        return MarkerArray(markers=deletes + adds)
+
+    def clear(self, header: Header) -> MarkerArray:
+        """DELETE every marker shown (e.g. when the link drops)."""
+        deletes = []
+        for ns, mid in sorted(self.shown):
+            d = Marker()
+            d.header = header
+            d.ns, d.id, d.action = ns, mid, Marker.DELETE
+            deletes.append(d)
+        self.shown = set()
+        return MarkerArray(markers=deletes)
+
+
+# --- vehicle state -------------------------------------------------------------------------
+
+def vehicle_state(s, header: Header, *, device_id: int = 0) -> LuxVehicleState:
+    m = LuxVehicleState()
+    m.header = header
+    m.device_id = int(device_id)
+    m.timestamp_ntp = int(s.timestamp_ntp)
+    m.scan_number = int(s.scan_number)
+    m.error_flags = int(s.error_flags)
+    m.error_names = s.error_names
+    m.valid = bool(s.valid)
+    for name in ('longitudinal_velocity', 'steering_wheel_angle', 'front_wheel_angle', 'x', 'y',
+                 'course_angle', 'time_difference', 'x_difference', 'y_difference',
+                 'heading_difference', 'yaw_rate'):
+        setattr(m, name, float(getattr(s, name)))
+    return m
+
+
+def vehicle_twist(s, header: Header) -> TwistStamped:
+    """Longitudinal velocity (x) and yaw rate (z) of a (valid) vehicle state."""
+    m = TwistStamped()
+    m.header = header
+    m.twist.linear.x = float(s.longitudinal_velocity)
+    m.twist.angular.z = float(s.yaw_rate)
+    return m
+
+
+# --- errors and warnings -------------------------------------------------------------------
+
+def errors_statuses(ew, *, name_prefix: str, hardware_id: str, age_s: Optional[float] = None,
+                    hold_s: float = 1.0, seen: Optional[dict] = None) -> list[DiagnosticStatus]:
+    """Two statuses for the last 0x2030 (``ew`` None: none received yet): '<prefix>sensor
+    errors' (ERROR while error bits are set) and '<prefix>sensor warnings' (WARN while warning
+    bits are set).  Each set bit is a key (its name) with its description; registers in hex.
+    A report older than ``hold_s`` counts as cleared (the sensor repeats 0x2030 every 80 ms
+    while a condition lasts).  ``seen`` (name → count) adds how often each bit was reported."""
+    out = []
+    fresh = ew is not None and age_s is not None and age_s <= hold_s
+    for kind, level in (('errors', DiagnosticStatus.ERROR), ('warnings', DiagnosticStatus.WARN)):
+        st = DiagnosticStatus(name=f'{name_prefix}sensor {kind}', hardware_id=hardware_id)
+        bits = (ew.errors if kind == 'errors' else ew.warnings) if ew is not None else []
+        values = []
+        if ew is None:
+            st.level, st.message = DiagnosticStatus.OK, 'no 0x2030 received'
+        elif fresh and bits:
+            st.level = level
+            st.message = ', '.join(n for n, _ in bits)
+            values += [KeyValue(key=n, value=d) for n, d in bits]
+        else:
+            st.level = DiagnosticStatus.OK
+            st.message = (f'none reported for {age_s:.1f} s' if not fresh else f'no {kind}')
+        if ew is not None:
+            regs = (('error_register_1', ew.error_register_1),
+                    ('error_register_2', ew.error_register_2)) if kind == 'errors' else \
+                (('warning_register_1', ew.warning_register_1),
+                 ('warning_register_2', ew.warning_register_2))
+            values += [KeyValue(key=k, value=f'0x{v:04X}') for k, v in regs]
+            values.append(KeyValue(key='age_s', value=f'{age_s:.2f}'))
+        for n, count in sorted((seen or {}).get(kind, {}).items()):
+            values.append(KeyValue(key=f'seen.{n}', value=str(count)))
+        st.values = values
+        out.append(st)
+    return out
+
+
+__all__ = ['CLOUD_DTYPE', 'FLAG_BITS', 'drop_mask', 'CloudBuilder', 'CloudBuffer', 'concatenate',
+           'point_cloud', 'scan_info',
+           'object_list', 'object_markers', 'MarkerTracker', 'MARKER_NAMESPACES',
+           'vehicle_state', 'vehicle_twist', 'errors_statuses']
