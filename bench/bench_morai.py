@@ -12,21 +12,17 @@ this process's subscriber (header stamp = receive time vs the subscriber's clock
 """
 from __future__ import annotations
 
-import os
-import random
 import socket
 import struct
 import sys
-import threading
 import time
 
-os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-os.environ.setdefault('ROS_DOMAIN_ID', str(random.randint(201, 230)))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from ros_sim_bridge.codec import morai  # noqa: E402
-from ros_sim_bridge.emulators.morai_sim import MoraiScene  # noqa: E402
+from ros_sim_bridge.codec import morai
+from ros_sim_bridge.emulators.morai_sim import MoraiScene
+from ros_sim_bridge.tools.ports import free_udp_ports
+from ros_sim_bridge.tools.session import background_node, keep_dds_local
 
 TYPES = ('ego_status', 'object_info')
 PUBLISHED_PER_DATAGRAM = {'ego_status': 3, 'object_info': 2}   # status+odom+tf, list+markers
@@ -92,24 +88,6 @@ def decode_cost(n: int = 20_000) -> None:
             print(f'    {label:48} {t:8.2f}  ({t / base:5.1f}× the plain unpack)')
 
 
-def free_ports(count: int) -> int:
-    for _ in range(200):
-        base = random.randint(20000, 50000)
-        socks = []
-        try:
-            for i in range(count):
-                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-                socks.append(s)
-                s.bind(('127.0.0.1', base + i))
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in socks:
-                s.close()
-    raise RuntimeError('no free ports')
-
-
 class DiagnosticsReader:
     def __init__(self, node):
         from diagnostic_msgs.msg import DiagnosticArray
@@ -162,7 +140,7 @@ def send_paced(sock, ports: dict, packets: dict, rate: float, seconds: float) ->
 
 def trial(node, packets, rate: float, seconds: float, probe: bool = False) -> dict:
     from ros_sim_bridge.tools.launcher import NodeProcess
-    base = free_ports(2)
+    base = free_udp_ports(2)
     ports = {'ego_status': base, 'object_info': base + 1}
     params = {f'listen_port.{n}': 0 for n in ('traffic_light_status', 'collision',
                                                'vehicle_collision', 'intersection_status',
@@ -212,24 +190,6 @@ def trial(node, packets, rate: float, seconds: float, probe: bool = False) -> di
     return result
 
 
-def start_ros():
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
-    rclpy.init()
-    node = rclpy.create_node('bench_morai')
-    ex = SingleThreadedExecutor()
-    ex.add_node(node)
-
-    def spin():
-        try:
-            ex.spin()
-        except Exception:   # ExternalShutdownException at the end
-            pass
-    thread = threading.Thread(target=spin, daemon=True)
-    thread.start()
-    return rclpy, node, ex, thread
-
-
 def capacity(node, packets) -> None:
     print(f'\nEgo Status + Object Info together through one morai_bridge process, {SECONDS:.0f} s '
           'per rate (5 messages published per pair: status, odom, tf, objects, markers).')
@@ -272,14 +232,10 @@ def latency(node, packets) -> None:
 
 
 if __name__ == '__main__':
+    keep_dds_local((201, 230))
     decode_cost()
     rendered = render(500)
-    rclpy, bench_node, executor, spinner = start_ros()
-    try:
+    with background_node('bench_morai') as bench_node:
         latency(bench_node, rendered)
         capacity(bench_node, rendered)
-    finally:
-        rclpy.try_shutdown()
-        spinner.join(timeout=5)
-        executor.shutdown()
     sys.exit(0)

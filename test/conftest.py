@@ -121,6 +121,26 @@ class RosHarness:
                 f'no publisher matched {topic}'
         return collector
 
+    def diagnostics(self, name_part: str, predicate=lambda values: True,
+                    timeout: float = 8.0) -> dict:
+        """The key/values of the first /diagnostics status whose name contains ``name_part``
+        and whose values satisfy ``predicate``; an assertion when none arrives in time."""
+        from diagnostic_msgs.msg import DiagnosticArray
+        diag = self.collect(DiagnosticArray, '/diagnostics', 50)
+        found = {}
+
+        def check():
+            for arr in list(diag.messages):
+                for st in arr.status:
+                    if name_part in st.name:
+                        values = {kv.key: kv.value for kv in st.values}
+                        if predicate(values):
+                            found.update(values)
+                            return True
+            return False
+        assert wait_until(check, timeout), f'no /diagnostics status for {name_part!r} matched'
+        return found
+
     def cleanup(self) -> None:
         for node in list(self._owned):
             self.stop(node)

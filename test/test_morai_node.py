@@ -9,7 +9,6 @@ import threading
 
 import numpy as np
 import pytest
-from diagnostic_msgs.msg import DiagnosticArray
 from nav_msgs.msg import Odometry
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
@@ -112,21 +111,6 @@ def bridge_obj(ros):
     b.sim.close()
 
 
-def diag_values(ros, name_part, predicate, timeout=8.0):
-    diag = ros.collect(DiagnosticArray, '/diagnostics', 50)
-    found = {}
-
-    def check():
-        for arr in list(diag.messages):
-            for st in arr.status:
-                if name_part in st.name:
-                    values = {kv.key: kv.value for kv in st.values}
-                    if predicate(values):
-                        found.update(values)
-                        return True
-        return False
-    assert wait_until(check, timeout), f'no diagnostics for {name_part} matched'
-    return found
 
 
 def call(ros, srv_type, name, request, timeout=10.0):
@@ -419,7 +403,7 @@ def test_every_release_layout_is_detected(ros, bridge, stamp_source):
         assert (m.objects[0].link_id != '') == layout.startswith('obj106')
     colls = {m.layout: m for m in coll.wait_for(2)}
     assert colls['col148'].has_sim_time and not colls['col140'].has_sim_time
-    values = diag_values(ros, 'ego_status', lambda v: v.get('packets') == '6')
+    values = ros.diagnostics('ego_status', lambda v: v.get('packets') == '6')
     assert values['decode_errors'] == '0'
 
 
@@ -460,7 +444,7 @@ def test_bad_datagrams_are_counted_per_type_and_valid_ones_all_arrive(ros, bridg
     assert sorted(m.nsec + m.sec * 10**9 for m in got) == \
         [morai.decode_ego_status(d).stamp_ns for d in good]
     assert objects.wait_for(1)[0].layout == 'obj68'
-    values = diag_values(ros, 'ego_status', lambda v: v.get('decode_errors') == '7')
+    values = ros.diagnostics('ego_status', lambda v: v.get('decode_errors') == '7')
     assert values['packets'] == '17' and values['published'] == str(10 * 3)
     assert values['errors.bad_magic'] == '3'         # identifier, tail, garbage
     assert values['errors.truncated'] == '2'         # 100 bytes, empty
@@ -468,10 +452,10 @@ def test_bad_datagrams_are_counted_per_type_and_valid_ones_all_arrive(ros, bridg
     assert values['errors.unknown_layout'] == '1'
     assert values['unknown_layouts'] == '120/181'
     assert values['layout'] == 'ego152'
-    obj = diag_values(ros, 'object_info', lambda v: v.get('decode_errors') == '2')
+    obj = ros.diagnostics('object_info', lambda v: v.get('decode_errors') == '2')
     assert obj['errors.unknown_layout'] == '2' and obj['unknown_layouts'] == '1420/1472'
     assert obj['published'] == '2'
-    other = diag_values(ros, 'traffic_light_status', lambda v: True)
+    other = ros.diagnostics('traffic_light_status', lambda v: True)
     assert other['decode_errors'] == '0' and other['packets'] == '0'
 
 
@@ -537,10 +521,10 @@ def test_ctrl_cmd_rear_steering_lamps_and_refusals(ros, bridge):
     assert len(data) == 33 and data[:13] == b'#LampControl$' and data[29:31] == b'\x02\x01'
     lamps.publish(MoraiLamps(turn_signal=3))
     assert sim.nothing('lamp_control')
-    values = diag_values(ros, 'ctrl_cmd', lambda v: v.get('refused') == '4')
+    values = ros.diagnostics('ctrl_cmd', lambda v: v.get('refused') == '4')
     assert values['sent'] == '2' and values['errors.bad_value'] == '4'
     assert 'gear' in values['last_error'] or 'cmd_type' in values['last_error']
-    assert diag_values(ros, 'lamp_control', lambda v: v.get('refused') == '1')['sent'] == '1'
+    assert ros.diagnostics('lamp_control', lambda v: v.get('refused') == '1')['sent'] == '1'
 
 
 def test_services_send_the_right_bytes(ros, bridge):
@@ -625,7 +609,7 @@ def test_services_refuse_values_that_do_not_fit(ros, bridge, srv_type, name, sim
     assert not r.success
     assert r.message.startswith('refused, nothing sent') and field in r.message, r.message
     assert sim.nothing(sim_name)
-    values = diag_values(ros, f'{sim_name} (udp', lambda v: v.get('refused') == '1')
+    values = ros.diagnostics(f'{sim_name} (udp', lambda v: v.get('refused') == '1')
     assert values['sent'] == '0'
 
 

@@ -5,7 +5,6 @@ import struct
 
 import numpy as np
 import pytest
-from diagnostic_msgs.msg import DiagnosticArray
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import Imu, NavSatFix
 from tf2_msgs.msg import TFMessage
@@ -120,21 +119,6 @@ def test_several_vehicles_all_packets_arrive_and_match_the_scene(ros, node_ports
         assert (last.x, last.y, last.z) == pytest.approx(tuple(expect))
 
 
-def diag_values(ros, name_part, predicate, timeout=5.0):
-    diag = ros.collect(DiagnosticArray, '/diagnostics', 50)
-    found = {}
-
-    def check():
-        for arr in diag.messages:
-            for st in arr.status:
-                if name_part in st.name:
-                    values = {kv.key: kv.value for kv in st.values}
-                    if predicate(values):
-                        found.update(values)
-                        return True
-        return False
-    assert wait_until(check, timeout), f'no diagnostics for {name_part} matched'
-    return found
 
 
 def test_bad_packets_are_counted_and_valid_ones_around_them_all_arrive(ros, node_ports):
@@ -156,7 +140,7 @@ def test_bad_packets_are_counted_and_valid_ones_around_them_all_arrive(ros, node
             tx.send(ports[1], bad[k])
     got = truth.wait_for(10)
     assert sorted(m.runned_time for m in got) == [float(k) for k in range(10)]
-    values = diag_values(ros, 'vehicle 1', lambda v: v.get('decode_errors') == '6')
+    values = ros.diagnostics('vehicle 1', lambda v: v.get('decode_errors') == '6')
     assert values['packets'] == '16'
     assert values['errors.bad_checksum'] == '2'      # wrong checksum + garbage
     assert values['errors.wrong_source'] == '1'
@@ -164,7 +148,7 @@ def test_bad_packets_are_counted_and_valid_ones_around_them_all_arrive(ros, node
     assert values['errors.oversized'] == '1' and values['errors.truncated'] == '1'
     assert 'CopterID' in values['last_error'] or values['last_error']
     # the other vehicle's port was untouched
-    other = diag_values(ros, 'vehicle 2', lambda v: True)
+    other = ros.diagnostics('vehicle 2', lambda v: True)
     assert other['decode_errors'] == '0'
 
 

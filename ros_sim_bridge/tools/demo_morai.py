@@ -2,28 +2,10 @@
 from __future__ import annotations
 
 import math
-import random
-import socket
 import threading
 import time
 
-
-def _free_ports(count: int) -> int:
-    for _ in range(200):
-        base = random.randint(20000, 50000)
-        socks = []
-        try:
-            for i in range(count):
-                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-                socks.append(s)
-                s.bind(('127.0.0.1', base + i))
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in socks:
-                s.close()
-    raise RuntimeError('no free UDP ports on 127.0.0.1')
+from ros_sim_bridge.tools.ports import free_udp_ports
 
 
 def run(node, seconds: float) -> list[str]:
@@ -45,7 +27,7 @@ def run(node, seconds: float) -> list[str]:
 
     rate = 20.0
     inbound = [n for n in INBOUND if n != 'multi_ego_setting']
-    base = _free_ports(len(inbound))
+    base = free_udp_ports(len(inbound))
     ports = {n: base + i for i, n in enumerate(inbound)}
     # a short scripted collision every few seconds so that the collision topics show something
     scene = MoraiScene('newest', collision_period=max(seconds / 2, 1.0))
