@@ -19,15 +19,15 @@ from __future__ import annotations
 
 import array
 import math
-import os
-import random
 import statistics
 import struct
 import sys
 import time
 
-os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-os.environ.setdefault('ROS_DOMAIN_ID', str(random.randint(201, 230)))
+from ros_sim_bridge.tools.ports import BENCH_DOMAINS  # noqa: E402
+from ros_sim_bridge.tools.session import keep_dds_local  # noqa: E402
+
+keep_dds_local(BENCH_DOMAINS)
 
 import numpy as np  # noqa: E402
 

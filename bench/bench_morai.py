@@ -21,7 +21,7 @@ import numpy as np
 
 from ros_sim_bridge.codec import morai
 from ros_sim_bridge.emulators.morai_sim import MoraiScene
-from ros_sim_bridge.tools.ports import free_udp_ports
+from ros_sim_bridge.tools.ports import BENCH_DOMAINS, free_udp_ports
 from ros_sim_bridge.tools.session import background_node, keep_dds_local
 
 TYPES = ('ego_status', 'object_info')
@@ -232,7 +232,7 @@ def latency(node, packets) -> None:
 
 
 if __name__ == '__main__':
-    keep_dds_local((201, 230))
+    keep_dds_local(BENCH_DOMAINS)
     decode_cost()
     rendered = render(500)
     with background_node('bench_morai') as bench_node:

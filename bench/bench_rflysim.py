@@ -14,7 +14,7 @@ import time
 
 from ros_sim_bridge.codec import rflysim as codec
 from ros_sim_bridge.emulators.rflysim_sim import Scene, Sender
-from ros_sim_bridge.tools.ports import free_udp_ports
+from ros_sim_bridge.tools.ports import BENCH_DOMAINS, free_udp_ports
 from ros_sim_bridge.tools.session import background_node, keep_dds_local
 
 RATE = 100.0
@@ -122,7 +122,7 @@ def _capacity(node) -> None:
 
 
 if __name__ == '__main__':
-    keep_dds_local((201, 230))
+    keep_dds_local(BENCH_DOMAINS)
     decode_cost()
     capacity()
     sys.exit(0)

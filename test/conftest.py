@@ -10,15 +10,16 @@ import os
 import random
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import pytest
 
-from ros_sim_bridge.tools.ports import free_tcp_port, free_udp_ports  # noqa: F401 (re-exported)
+from ros_sim_bridge.tools.ports import TEST_DOMAINS, free_tcp_port, free_udp_ports  # noqa: F401
 
 os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 os.environ['ROS_LOCALHOST_ONLY'] = '1' if os.environ.get('ROS_DISTRO') == 'humble' else '0'
-os.environ.setdefault('ROS_DOMAIN_ID', str(random.Random(os.getpid()).randint(60, 160)))
+os.environ.setdefault('ROS_DOMAIN_ID', str(random.Random(os.getpid()).randint(*TEST_DOMAINS)))
 
 SHARED = Path(__file__).resolve().parents[1].parent / 'shared'
 
@@ -79,16 +80,30 @@ class RosHarness:
         self.context = rclpy.Context()
         rclpy.init(context=self.context)
         self.executor = MultiThreadedExecutor(num_threads=4, context=self.context)
+        self.callback_errors: list[BaseException] = []
         self._thread = threading.Thread(target=self._spin, daemon=True)
         self._thread.start()
         self.probe = self.node('test_probe')
         self._owned: list = []
 
     def _spin(self) -> None:
-        try:
-            self.executor.spin()
-        except Exception:  # shutdown while spinning
-            pass
+        """Spin until shutdown. A callback that raises must not end the thread (every later
+        test would then wait in vain): the error is kept for the test that caused it."""
+        from rclpy.executors import ExternalShutdownException
+        from rclpy._rclpy_pybind11 import InvalidHandle
+        while self.context.ok():
+            try:
+                self.executor.spin()
+                return
+            except ExternalShutdownException:
+                return
+            except InvalidHandle:
+                # a node destroyed while the executor was waiting on it (test teardown race)
+                continue
+            except Exception as exc:  # a node's callback raised
+                if not self.context.ok():
+                    return
+                self.callback_errors.append(exc)
 
     def node(self, name: str):
         node = self.rclpy.create_node(name, context=self.context)
@@ -161,8 +176,12 @@ def ros_session():
 
 @pytest.fixture
 def ros(ros_session):
-    """The session's harness; nodes started in a test are stopped after it."""
+    """The session's harness; nodes started in a test are stopped after it. A callback that
+    raised during the test is reported as a warning naming the error."""
+    ros_session.callback_errors.clear()
     yield ros_session
     ros_session.cleanup()
+    for exc in ros_session.callback_errors:
+        warnings.warn(f'a ROS callback raised during this test: {exc!r}')
     for sub in list(ros_session.probe.subscriptions):
         ros_session.probe.destroy_subscription(sub)

@@ -11,6 +11,7 @@ import importlib
 import os
 import sys
 
+from ros_sim_bridge.tools.ports import DEMO_DOMAINS
 from ros_sim_bridge.tools.session import background_node, keep_dds_local
 
 # name → module with run(node, seconds) -> lines; each drives its node against its emulator
@@ -22,7 +23,7 @@ def main(argv=None) -> int:
     parser.add_argument('--seconds', type=float, default=4.0, help='emulator time per driver')
     parser.add_argument('--only', choices=DEMOS, action='append', help='run only these demos')
     args = parser.parse_args(argv if argv is not None else sys.argv[1:])
-    keep_dds_local((161, 200))
+    keep_dds_local(DEMO_DOMAINS)
     print(f'ros_sim_bridge demo (ROS_DOMAIN_ID={os.environ["ROS_DOMAIN_ID"]}, DDS on localhost)')
     failed = False
     with background_node('sim_bridge_demo') as node:

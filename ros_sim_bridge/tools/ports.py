@@ -1,14 +1,26 @@
-"""Free loopback ports for demos, benchmarks and tests (only 127.0.0.1 is ever bound)."""
+"""Free loopback ports and DDS domains for demos, benchmarks and tests (127.0.0.1 only).
+
+DDS (RTPS) derives its UDP ports from the domain: 7400 + 250·domain + 10 + 2·participant …
+A socket that takes a port DDS is about to need can break discovery for a whole run, so the
+domains used here (25–100: ports 13650–32650) stay below both the kernel's ephemeral range
+(32768–60999, where every unbound sender and every port-0 bind lands) and the range ports are
+handed out from (50000–60000).
+"""
 from __future__ import annotations
 
 import random
 import socket
 
+TEST_DOMAINS = (70, 100)
+DEMO_DOMAINS = (45, 64)
+BENCH_DOMAINS = (25, 44)
+PORT_RANGE = (50000, 60000)
+
 
 def free_udp_ports(count: int, step: int = 1) -> int:
     """A base port such that base, base+step, … (``count`` ports) are free on 127.0.0.1 now."""
     for _ in range(200):
-        base = random.randint(20000, 60000 - count * step)
+        base = random.randint(PORT_RANGE[0], PORT_RANGE[1] - count * step)
         socks = []
         try:
             for i in range(count):
