@@ -21,10 +21,11 @@ def random_scan(n, mirror_side=0, upside_down=False, seed=0):
     return S.LuxScan(7, 0, 0, 0, 0, 11520, 5759, -5760, flags=flags, points=p)
 
 
+@pytest.mark.parametrize('n', [5000, 3 * CloudBuilder.CHUNK + 7])   # one chunk, four chunks
 @pytest.mark.parametrize('mirror_side', [0, 1])
 @pytest.mark.parametrize('eight_layer', [False, True])
-def test_builder_geometry_matches_the_codec_formula(mirror_side, eight_layer):
-    scan = random_scan(5000, mirror_side)
+def test_builder_geometry_matches_the_codec_formula(mirror_side, eight_layer, n):
+    scan = random_scan(n, mirror_side)
     assert scan.mirror_side == mirror_side
     tilt = math.radians(1.6)
     got = CloudBuilder().build(scan, eight_layer=eight_layer, beam_tilt=tilt)

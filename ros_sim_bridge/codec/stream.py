@@ -77,7 +77,9 @@ class MagicFramer:
             header, size = self._pending
             if len(self._buf) < size:
                 return events
-            events.append(Frame(header, bytes(self._buf[:size])))
+            with memoryview(self._buf) as view:   # one copy of the body, not two
+                body = bytes(view[:size])
+            events.append(Frame(header, body))
             del self._buf[:size]
             self._pending = None
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import array
 import math
-import sys
 from typing import Callable, Optional, Sequence
 
 import numpy as np
@@ -79,64 +78,54 @@ class CloudBuilder:
         self._sin_e[:len(el)] = np.sin(el)
         self.drop_flags = int(drop_flags) & lux_scan.POINT_FLAG_MASK
         self.first_echo_only = bool(first_echo_only)
+        # layer | echo << 8 | flags << 16 (the cloud's bytes 20..23, little-endian) for every
+        # value of the wire word's low 12 bits (layer, echo, flag nibbles); and with the layer
+        # raised by 4 (rear mirror side of an 8-layer unit)
+        word = np.arange(4096, dtype=np.uint32)
+        base = (word & 0xF) | ((word >> 4) & 0xF) << 8 | ((word >> 8) & 0xF) << 16
+        self._tail = {0: base.astype('<u4'), 4: (base + 4).astype('<u4')}
         self._capacity = 0
 
     def _work(self, n: int):
         if n > self._capacity:
             cap = max(n, int(self._capacity * 1.5), 1024)
-            self._words = np.empty((4, cap), np.uint16)
             self._idx = np.empty(cap, np.intp)
             self._a = np.empty(cap, np.float32)
-            self._b = np.empty(cap, np.float32)
+            self._h = np.empty(cap, np.float32)
             self._r = np.empty(cap, np.float32)
-            self._p = np.empty(cap, np.uint32)
-            self._q = np.empty(cap, np.uint32)
+            self._p = np.empty(cap, '<u4')
             self._capacity = cap
-        return (self._words[:, :n], self._idx[:n], self._a[:n], self._b[:n], self._r[:n],
-                self._p[:n], self._q[:n])
+        return self._idx[:n], self._a[:n], self._h[:n], self._r[:n], self._p[:n]
 
-    CHUNK = 12288  # points per pass at most: the work arrays of a chunk fit in L2
+    CHUNK = 12288  # points per pass at most: the work arrays of a chunk stay in the CPU cache
 
     def _chunk(self, scan, cols, cloud, k, tilt, down, lift) -> None:
-        f4, u2 = np.float32, np.uint16
-        words, idx, a, b, r, p, q = self._work(len(cols))
-        np.copyto(words, cols[:, :4].T)          # contiguous le|flags, angle, distance, epw
-        v = words[0]
-        h = b
-        np.multiply(words[1].view(np.int16), k, out=h, dtype=f4)
+        f4 = np.float32
+        idx, a, h, r, p = self._work(len(cols))
+        word, angle, distance, width = cols[:, 0], cols[:, 1].view('<i2'), cols[:, 2], cols[:, 3]
+        np.multiply(angle, k, out=h, dtype=f4)
         cloud['horizontal_angle'] = h
-        np.multiply(words[3], f4(0.01), out=a, dtype=f4)
-        cloud['echo_width'] = a
-        np.multiply(words[2], f4(0.01), out=r, dtype=f4)
+        np.multiply(width, f4(0.01), out=cloud['echo_width'], dtype=f4)
+        np.multiply(distance, f4(0.01), out=r, dtype=f4)
+        np.bitwise_and(word, 0x0F, out=idx, dtype=np.intp)             # layer
         if tilt:
-            e = lux_scan.layer_elevations(v & u2(0x0F), h, layer_elevations_deg=self.elevations_deg,
+            e = lux_scan.layer_elevations(idx, h, layer_elevations_deg=self.elevations_deg,
                                           mirror_side=scan.mirror_side, beam_tilt_rad=tilt,
                                           upside_down=down).astype(f4)
             np.multiply(r, np.sin(e), out=cloud['z'])
-            np.multiply(r, np.cos(e), out=a)                  # a = r·cos(e)
+            np.multiply(r, np.cos(e), out=a)                          # a = r·cos(e)
         else:
-            np.bitwise_and(v, u2(0x0F), out=idx, dtype=np.intp)
             np.take(self._sin_e, idx, out=a, mode='clip')
             np.multiply(r, a, out=cloud['z'])
             np.take(self._cos_e, idx, out=a, mode='clip')
-            np.multiply(r, a, out=a)                          # a = r·cos(e)
+            np.multiply(r, a, out=a)                                  # a = r·cos(e)
         np.cos(h, out=r)
         np.multiply(a, r, out=cloud['x'])
         np.sin(h, out=r)
         np.multiply(a, r, out=cloud['y'])
-        # layer, echo, flags, pad as one little-endian uint32: 0x00FFEELL
-        np.bitwise_and(v, u2(0x000F), out=p, dtype=np.uint32)
-        if lift is not None:
-            np.add(p, lift, out=p)
-        np.bitwise_and(v, u2(0x00F0), out=q, dtype=np.uint32)
-        np.left_shift(q, np.uint32(4), out=q)
-        np.bitwise_or(p, q, out=p)
-        np.bitwise_and(v, u2(0x0F00), out=q, dtype=np.uint32)
-        np.left_shift(q, np.uint32(8), out=q)
-        np.bitwise_or(p, q, out=p)
-        if sys.byteorder != 'little':
-            p.byteswap(inplace=True)
-        cloud.view(np.uint32).reshape(len(cols), 6)[:, 5] = p
+        np.bitwise_and(word, 0x0FFF, out=idx, dtype=np.intp)          # layer, echo, flags
+        np.take(self._tail[lift], idx, out=p, mode='clip')
+        cloud.view('<u4').reshape(len(cols), 6)[:, 5] = p
 
     def select(self, wire: np.ndarray) -> np.ndarray:
         """The wire points the filters keep (the same array when nothing is filtered)."""
@@ -175,10 +164,10 @@ class CloudBuilder:
         cloud = alloc(n) if alloc is not None else np.empty(n, CLOUD_DTYPE)
         if n == 0:
             return cloud
-        cols = wire.view(np.uint16).reshape(n, 5)   # le|flags<<8, angle, distance, epw, reserved
+        cols = wire.view('<u2').reshape(n, 5)   # layer|echo|flags<<8, angle, distance, epw, reserved
         k = np.float32(2.0 * math.pi / scan.ticks_per_rotation)
         down = scan.upside_down if upside_down is None else upside_down
-        lift = np.uint32(4) if eight_layer and scan.mirror_side else None
+        lift = 4 if eight_layer and scan.mirror_side else 0
         tilt = beam_tilt if eight_layer else 0.0
         parts = -(-n // self.CHUNK)               # equal chunks that stay in the CPU cache
         bounds = [n * i // parts for i in range(parts + 1)]
