@@ -265,21 +265,25 @@ class Client:
     def send(self, body):
         self.sock.sendall(ibeo.encode_message(0x2010, body))
 
+    def _read(self, wait):
+        """One read of at most ``wait`` seconds; its frames are decoded and kept."""
+        self.sock.settimeout(wait)
+        try:
+            data = self.sock.recv(65536)
+        except socket.timeout:
+            return
+        assert data, 'server closed the connection'
+        for ev in self.framer.feed(data):
+            assert isinstance(ev, Frame), ev
+            self.raw.append(ev.header + ev.body)
+            self.records.append(ibeo.decode_frame(ev))
+
     def pump(self, until, timeout=5.0):
         deadline = time.monotonic() + timeout
         while not until(self):
             left = deadline - time.monotonic()
             assert left > 0, f'timeout; got {len(self.records)} records'
-            self.sock.settimeout(min(left, 0.2))
-            try:
-                data = self.sock.recv(65536)
-            except socket.timeout:
-                continue
-            assert data, 'server closed the connection'
-            for ev in self.framer.feed(data):
-                assert isinstance(ev, Frame), ev
-                self.raw.append(ev.header + ev.body)
-                self.records.append(ibeo.decode_frame(ev))
+            self._read(min(left, 0.2))
 
     def count(self, cls):
         return sum(isinstance(r, cls) for _, r in self.records)
@@ -297,15 +301,7 @@ class Client:
         """Read whatever arrives for ``seconds``."""
         deadline = time.monotonic() + seconds
         while (left := deadline - time.monotonic()) > 0:
-            self.sock.settimeout(min(left, 0.05))
-            try:
-                data = self.sock.recv(65536)
-            except socket.timeout:
-                continue
-            assert data, 'server closed the connection'
-            for ev in self.framer.feed(data):
-                self.raw.append(ev.header + ev.body)
-                self.records.append(ibeo.decode_frame(ev))
+            self._read(min(left, 0.05))
 
     def close(self):
         self.sock.close()
