@@ -94,6 +94,8 @@ assert (SIZE_SOUT2SIMULATOR, SIZE_NETDATASHORT, _DOC.size, SIZE_SIMPLE_TIME, SIZ
         SIZE_GPS_ORIGIN, SIZE_OUT_COPTER) == (168, 200, 200, 112, 12, 32, 264)
 
 GPS_INT_SCALE = (1e7, 1e7, 1e3)  # SimpleTime PosGpsInt = (lat·1e7, lon·1e7, alt·1e3)
+#: Possible orders of PosGPS: name → indices of (lat, lon, alt) in the three values.
+GPS_ORDERS = {'lat_lon_alt': (0, 1, 2), 'lon_lat_alt': (1, 0, 2)}
 
 
 # --- records ----------------------------------------------------------------------------------
@@ -587,6 +589,7 @@ def _quat_or_euler(s: TruthState) -> tuple:
 
 
 __all__ = [
+    'GPS_ORDERS',
     'TRUTH_BASE_PORT', 'TRUTH_FORMS', 'FORM_SOUT2SIMULATOR', 'FORM_NETDATASHORT_LEGACY',
     'FORM_NETDATASHORT_DOC', 'FORM_SIMPLE_TIME', 'KNOWN_SIZES',
     'CHECKSUM_SOUT2SIMULATOR', 'CHECKSUM_SIMPLE_TIME', 'CHECKSUM_SMALL',

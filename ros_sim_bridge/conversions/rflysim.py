@@ -8,11 +8,11 @@ from nav_msgs.msg import Odometry
 from sensor_msgs.msg import Imu, NavSatFix, NavSatStatus
 from std_msgs.msg import Header
 
+from ..codec.rflysim import GPS_ORDERS
 from ..msg import RflySimCollision, RflySimTruth
 from . import frames
 from .transforms import point, quaternion, transform as make_transform, vector3
 
-GPS_ORDERS = {'lat_lon_alt': (0, 1, 2), 'lon_lat_alt': (1, 0, 2)}
 FORM_IDS = {
     'sout2simulator': RflySimTruth.FORM_SOUT2SIMULATOR,
     'netdatashort_legacy': RflySimTruth.FORM_NETDATASHORT_LEGACY,

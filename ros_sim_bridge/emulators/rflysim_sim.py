@@ -40,7 +40,6 @@ WGS84_F = 1.0 / 298.257223563
 WGS84_E2 = WGS84_F * (2.0 - WGS84_F)
 
 DEFAULT_GPS_ORIGIN = (40.0, 116.0, 50.0)   # lat deg, lon deg, alt m (an arbitrary map origin)
-GPS_ORDERS = {'lat_lon_alt': (0, 1, 2), 'lon_lat_alt': (1, 0, 2)}
 
 # CLI names of the truth forms → codec form names.
 FORMS = {
@@ -174,8 +173,8 @@ class Scene:
             raise ValueError('no vehicles')
         for i in self.copter_ids:
             codec.truth_port(i)  # range check 1..255
-        if gps_order not in GPS_ORDERS:
-            raise ValueError(f'gps_order must be one of {sorted(GPS_ORDERS)}')
+        if gps_order not in codec.GPS_ORDERS:
+            raise ValueError(f'gps_order must be one of {sorted(codec.GPS_ORDERS)}')
         if form not in codec.TRUTH_FORMS:
             raise ValueError(f'form must be one of {codec.TRUTH_FORMS}')
         self.gps_origin = tuple(float(v) for v in gps_origin)
@@ -227,7 +226,7 @@ class Scene:
                base + tilt_r + tilt_p - spin, base - tilt_r - tilt_p - spin,
                0.0, 0.0, 0.0, 0.0)
         gps = ned_to_gps(self.gps_origin, pos)
-        order = GPS_ORDERS[self.gps_order]
+        order = codec.GPS_ORDERS[self.gps_order]
         pos_gps = (gps[order[0]], gps[order[1]], gps[order[2]])
         return codec.TruthState(self.form, copter_id, self.vehicle_type, t, pos, vel,
                                 (roll, pitch, yaw), quat, rpm, acc_frd, rates, pos_gps, 0,
@@ -238,7 +237,7 @@ class Scene:
 
     def origin_gps(self) -> tuple:
         """The GPS origin in the configured order (as sent in Ue4CMDGPS)."""
-        o = GPS_ORDERS[self.gps_order]
+        o = codec.GPS_ORDERS[self.gps_order]
         return (self.gps_origin[o[0]], self.gps_origin[o[1]], self.gps_origin[o[2]])
 
 
@@ -420,7 +419,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--gps-origin', type=lambda s: _floats(s, 3, '--gps-origin'),
                    default=DEFAULT_GPS_ORIGIN, metavar='LAT,LON,ALT',
                    help='map origin, degrees and metres (default %(default)s)')
-    p.add_argument('--gps-order', choices=sorted(GPS_ORDERS), default='lat_lon_alt',
+    p.add_argument('--gps-order', choices=sorted(codec.GPS_ORDERS), default='lat_lon_alt',
                    help='order of PosGPS on the wire (default lat_lon_alt, as the document says)')
     p.add_argument('--origin-period', type=float, default=1.0, metavar='S',
                    help='seconds between GPS-origin packets (0: only at start; default 1)')
