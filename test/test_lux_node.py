@@ -116,6 +116,14 @@ class RawSensor:
         self.listener.close()
 
 
+def connected_sensor(port: int, closing: list) -> RawSensor:
+    """A RawSensor on ``port`` (closed after the test), once the driver has connected to it."""
+    sensor = RawSensor(port)
+    closing.append(sensor)
+    sensor.wait_client()
+    return sensor
+
+
 def points(rows) -> np.ndarray:
     """POINT_DTYPE from (layer, echo, flags, angle_ticks, distance_cm, echo_width_cm)."""
     p = np.zeros(len(rows), S.POINT_DTYPE)
@@ -217,9 +225,7 @@ def test_points_exact_values_4_layers_and_scan_info(ros, driver, closing):
     node, port = driver(**RAW)
     clouds = collect(ros, node, PointCloud2, 'points')
     infos = collect(ros, node, LuxScanInfo, 'scan_info')
-    sensor = RawSensor(port)
-    closing.append(sensor)
-    sensor.wait_client()
+    sensor = connected_sensor(port, closing)
     pts = points([(3, 0, 0, 0, 1000, 150),            # straight ahead, top layer, 10 m
                   (0, 1, S.POINT_FLAG_GROUND | 0x40, 2880, 2000, 30),   # 90° left, reserved bit
                   (1, 2, S.POINT_FLAG_DIRT, -1440, 550, 400),
@@ -261,9 +267,7 @@ def test_points_8_layers_two_mirror_sides_merged_with_tilt(ros, driver, closing)
     node, port = driver(**{**RAW, 'layers': 8})
     clouds = collect(ros, node, PointCloud2, 'points')
     infos = collect(ros, node, LuxScanInfo, 'scan_info')
-    sensor = RawSensor(port)
-    closing.append(sensor)
-    sensor.wait_client()
+    sensor = connected_sensor(port, closing)
     front = points([(0, 0, 0, 0, 1000, 10), (3, 0, 0, 1000, 2000, 10)])
     rear = points([(0, 0, 0, 0, 1000, 10), (2, 0, 0, -500, 3000, 10)])
     sensor.send(scan_msg(front, 20, mirror=0) + scan_msg(rear, 21, mirror=1))
@@ -295,9 +299,7 @@ def test_filters_and_first_echo(ros, driver, closing):
                   (1, 0, S.POINT_FLAG_DIRT, 8, 1200, 10), (1, 2, S.POINT_FLAG_CLUTTER, 8, 300, 10),
                   (2, 1, S.POINT_FLAG_TRANSPARENT, 16, 900, 10), (3, 0, 0x50, 16, 1500, 10)])
     for port in (port_a, port_b):
-        sensor = RawSensor(port)
-        closing.append(sensor)
-        sensor.wait_client()
+        sensor = connected_sensor(port, closing)
         sensor.send(scan_msg(pts, 1))
     kept = from_pointcloud2(a.wait_for(1)[0])
     assert list(kept['layer']) == [0, 2, 3] and list(kept['flags']) == [0, 1, 0]
@@ -429,9 +431,7 @@ def test_objects_and_markers_cleared_when_objects_vanish(ros, driver, closing):
     node, port = driver(**RAW)
     objects = collect(ros, node, LuxObjectList, 'objects')
     markers = collect(ros, node, MarkerArray, 'objects/markers')
-    sensor = RawSensor(port)
-    closing.append(sensor)
-    sensor.wait_client()
+    sensor = connected_sensor(port, closing)
     sensor.send(object_list_msg([
         (5, 5, (10.0, -2.0), (4.5, 1.8), math.radians(30.25), (3.0, -1.5),
          [(8.0, -1.0), (9.0, -3.0), (11.0, -3.0)]),
@@ -477,9 +477,7 @@ def test_vehicle_state_valid_and_invalid(ros, driver, closing):
     states = collect(ros, node, LuxVehicleState, 'vehicle_state')
     twist = collect(ros, node, TwistStamped, 'vehicle_state/twist')
     diag = Diag(ros)
-    sensor = RawSensor(port)
-    closing.append(sensor)
-    sensor.wait_client()
+    sensor = connected_sensor(port, closing)
     sensor.send(vehicle_msg(0, 12.34, 0.25))
     sensor.send(vehicle_msg(0x0800, 5.0))          # no CAN data: invalid
     sensor.send(vehicle_msg(0x0100, 7.5, -0.1))    # steering wheel angle stale: still valid
@@ -502,9 +500,7 @@ def test_vehicle_state_valid_and_invalid(ros, driver, closing):
 def test_errors_and_warnings_on_diagnostics(ros, driver, closing):
     node, port = driver(**RAW, errors_hold=30.0)
     diag = Diag(ros)
-    sensor = RawSensor(port)
-    closing.append(sensor)
-    sensor.wait_client()
+    sensor = connected_sensor(port, closing)
     ew = E.LuxErrorsWarnings(0x0002 | 0x0200, 0x0040, 0x0080, 0x0020 | 0x0400)
     sensor.send(encode_message(registry.ERRORS_WARNINGS, E.encode_errors(ew)))
     st, values = diag.wait('sensor errors', lambda st, v: level(st) == ERROR)
@@ -563,8 +559,8 @@ def test_every_command_against_the_emulator(ros, driver, closing):
                LuxSetParameter.Request(name='Scan frequency', value=20.0))   # not 12.5/25/50
     assert not bad.success and 'reply 0x8010' in bad.message
     ip_set = call(ros, LuxSetParameter, ns + 'set_parameter',
-                  LuxSetParameter.Request(name='Standard gateway', value_text='10.0.0.1'))
-    assert ip_set.success and ip_set.raw == 0x0A000001
+                  LuxSetParameter.Request(name='Standard gateway', value_text='127.0.0.2'))
+    assert ip_set.success and ip_set.raw == 0x7F000002
     raw_set = call(ros, LuxSetParameter, ns + 'set_parameter',
                    LuxSetParameter.Request(index=0x1013, value=40.0, raw=True))
     assert raw_set.success and server.scene.params[0x1013] == 40
@@ -604,9 +600,7 @@ def test_command_timeout_and_not_connected(ros, driver, closing):
     node, port = driver(**RAW, command_timeout=0.5)
     res = call(ros, LuxGetStatus, '/ibeo_lux/get_status')
     assert not res.success and 'not connected' in res.message
-    sensor = RawSensor(port)                    # connects, never answers
-    closing.append(sensor)
-    sensor.wait_client()
+    sensor = connected_sensor(port, closing)   # connects, never answers
     assert wait_until(lambda: node.client.connected, 5)
     t0 = time.monotonic()
     res = call(ros, LuxGetStatus, '/ibeo_lux/get_status')
@@ -646,9 +640,7 @@ def test_bad_input_is_counted_and_no_complete_message_is_lost(ros, driver, closi
     infos = collect(ros, node, LuxScanInfo, 'scan_info', 100)
     states = collect(ros, node, LuxVehicleState, 'vehicle_state', 100)
     diag = Diag(ros)
-    sensor = RawSensor(port)
-    closing.append(sensor)
-    sensor.wait_client()
+    sensor = connected_sensor(port, closing)
     good = [numbered_scan(k) for k in range(12)]
     # a scan whose payload holds the magic word and a plausible-looking header
     trap = points([(0, 0, 0, 0, 0, 0)] * 6)
