@@ -135,6 +135,11 @@ class Diagnostics:
         stats.error(kind, str(err), now_ns)
         self.log_limited(stats.name, kind, f'{stats.name}: dropped bad input ({kind}): {err}')
 
+    def receive_failed(self, endpoint, exc: BaseException) -> None:
+        """A receiver's error handler: log a failed socket read, rate-limited per endpoint."""
+        self.log_limited(endpoint.name, type(exc).__name__,
+                         f'{endpoint.name}: receive failed: {exc!r}', 'error')
+
     def log_limited(self, key: str, kind: str, text: str, level: str = 'warning') -> None:
         now = time.monotonic()
         with self._log_lock:

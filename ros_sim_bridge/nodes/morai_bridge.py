@@ -182,7 +182,7 @@ class MoraiBridgeNode(Node):
                                        log_interval=p.log_interval)
         prefix = p.topic_prefix.strip('/')
         self._name = (lambda n: f'{prefix}/{n}') if prefix else (lambda n: n)
-        self.receiver = UdpReceiver('morai-udp', on_error=self._on_receiver_error)
+        self.receiver = UdpReceiver('morai-udp', on_error=self.diagnostics.receive_failed)
         self.inbound: dict[str, Inbound] = {}
         self.outbound: dict[str, Outbound] = {}
         self.tx: Optional[UdpEndpoint] = None
@@ -323,7 +323,7 @@ class MoraiBridgeNode(Node):
             self._bad_input(stream, err, data, now_ns)
             return
         layout = getattr(value, 'layout', None)
-        if layout is not None and stats.extra.get('layout') != layout:
+        if layout is not None:
             stats.extra['layout'] = layout
         messages = stream.convert(value, self._stamp(value, now_ns))
         t_publish = time.time_ns()
@@ -361,10 +361,6 @@ class MoraiBridgeNode(Node):
             f'{stream.stats.name}: unknown layout, data_length {data_length} in a {len(data)}-byte '
             f'datagram (known data_length: {known}); not decoded, counted as unknown_layout: '
             f'{err}')
-
-    def _on_receiver_error(self, endpoint, exc: BaseException) -> None:
-        self.diagnostics.log_limited(endpoint.name, type(exc).__name__,
-                                     f'{endpoint.name}: receive failed: {exc!r}', 'error')
 
     # -- commands: ROS → conversions → codec → transport ---------------------------------------
     def send_command(self, name: str, ros_value) -> tuple[bool, str]:

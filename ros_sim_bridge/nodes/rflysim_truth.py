@@ -81,7 +81,7 @@ class RflySimTruthNode(Node):
         self.tf = self.create_publisher(TFMessage, '/tf', TF)
         self.map_origin = self.create_publisher(NavSatFix, f'{p.topic_prefix}/map_origin', LATCHED)
         self.vehicles: dict[int, Vehicle] = {}
-        self.receiver = UdpReceiver('rflysim-udp', on_error=self._on_receiver_error)
+        self.receiver = UdpReceiver('rflysim-udp', on_error=self.diagnostics.receive_failed)
         for copter_id in dict.fromkeys(int(i) for i in p.copter_ids):
             vehicle = Vehicle(self, copter_id, p)
             endpoint = UdpEndpoint(p.bind_address, vehicle.port, name=f'copter {copter_id}',
@@ -113,8 +113,8 @@ class RflySimTruthNode(Node):
                                                        self.p.map_frame, self.p.gps_order))
             vehicle.stats.publish()
         else:  # known forms that carry nothing we publish (outCopterStruct)
-            vehicle.stats.extra['ignored_' + type(record).__name__] = str(
-                int(vehicle.stats.extra.get('ignored_' + type(record).__name__, '0')) + 1)
+            key = 'ignored_' + type(record).__name__
+            vehicle.stats.extra[key] = str(int(vehicle.stats.extra.get(key, '0')) + 1)
 
     # codec → conversions → publishers
     def _publish_truth(self, vehicle: Vehicle, state, now_ns: int) -> None:
@@ -139,10 +139,6 @@ class RflySimTruthNode(Node):
                     vehicle.frame))
                 published += 1
         vehicle.stats.publish(published)
-
-    def _on_receiver_error(self, endpoint, exc: BaseException) -> None:
-        self.diagnostics.log_limited(endpoint.name, type(exc).__name__,
-                                     f'{endpoint.name}: receive failed: {exc!r}', 'error')
 
     def close(self) -> None:
         self.receiver.stop()
