@@ -22,6 +22,7 @@ import argparse
 import math
 import selectors
 import socket
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ from ros_sim_bridge.codec.ibeo.header import decode_header, encode_message, make
 from ros_sim_bridge.codec.ibeo.vehicle_state import LuxVehicleState, encode_vehicle_state
 from ros_sim_bridge.codec.ntp import ntp_to_unix_ns, unix_ns_to_ntp64
 from ros_sim_bridge.codec.stream import Frame
+from ros_sim_bridge.emulators.cli import strip_ros_args
 
 DEFAULT_HOST = '127.0.0.1'
 DEFAULT_PORT = 12002
@@ -745,7 +747,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument('--replay', help='hex log (one message per line) or raw Ibeo stream / .idc')
     ap.add_argument('--replay-speed', type=float, default=1.0, help='0 = as fast as possible')
     ap.add_argument('--loop', action='store_true', help='loop the replay')
-    args = ap.parse_args(argv)
+    args = ap.parse_args(strip_ros_args(sys.argv[1:] if argv is None else argv))
     scene = LuxScene(args.layers, args.rate, seed=args.seed, start_unix_ns=time.time_ns(),
                      port=args.port)
     replay = load_messages(args.replay) if args.replay else None
