@@ -252,8 +252,7 @@ class SOut2SimulatorSimpleTime:
     @property
     def pos_gps(self) -> Vec3:
         """(deg, deg, m) from the scaled integers."""
-        g = self.pos_gps_int
-        return (g[0] / 1e7, g[1] / 1e7, g[2] / 1e3)
+        return tuple(v / k for v, k in zip(self.pos_gps_int, GPS_INT_SCALE))
 
     def to_truth(self) -> TruthState:
         return TruthState(FORM_SIMPLE_TIME, self.copter_id, self.vehicle_type, self.runned_time,

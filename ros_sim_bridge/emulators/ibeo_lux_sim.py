@@ -277,8 +277,7 @@ class LuxScene:
 
     def _set_param(self, index: int, raw: int) -> None:
         p = cmd.parameter(index)
-        mask = {'u16': 0xFFFF, 'i16': 0xFFFF, 'i14': 0x3FFF}.get(p.kind, 0xFFFFFFFF)
-        self.params[index] = raw & mask
+        self.params[index] = raw & cmd.KIND_MASK.get(p.kind, 0xFFFFFFFF)
 
     def status(self) -> cmd.LuxStatus:
         return cmd.LuxStatus(

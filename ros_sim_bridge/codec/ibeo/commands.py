@@ -21,6 +21,7 @@ from typing import Optional, Union
 from ..binary import BAD_VALUE, CodecError, pack, unpack_from
 from ..ntp import unix_ns_to_ntp
 from . import registry
+from .scan import SCANNER_STATUS_BITS, bit_names
 
 COMMAND_DATA_TYPE = registry.COMMAND
 REPLY_DATA_TYPE = registry.REPLY
@@ -62,6 +63,11 @@ _STATUS_REPLY = struct.Struct('<HHHHIHHHH3H3H')   # 32 bytes (§7.1.2)
 # --- parameters (§7.2) ---------------------------------------------------------------------
 
 TICK = 2.0 * math.pi / 11520.0     # 1/32 degree in rad
+
+#: Integer parameter kinds: wire value range, and the bits they occupy in the 32-bit field.
+KIND_LIMITS = {'u32': (0, 0xFFFFFFFF), 'u16': (0, 0xFFFF), 'i16': (-0x8000, 0x7FFF),
+               'i14': (-0x2000, 0x1FFF)}
+KIND_MASK = {'u32': 0xFFFFFFFF, 'u16': 0xFFFF, 'i16': 0xFFFF, 'i14': 0x3FFF}
 
 
 @dataclass(frozen=True)
@@ -186,12 +192,10 @@ def parameter_to_raw(p: Parameter, value) -> int:
         v = int(round(value / p.scale)) if p.scale is not None else int(value)
     except (TypeError, ValueError, OverflowError):
         raise bad('not a number') from None
-    limits = {'u32': (0, 0xFFFFFFFF), 'u16': (0, 0xFFFF), 'i16': (-0x8000, 0x7FFF),
-              'i14': (-0x2000, 0x1FFF)}[p.kind]
+    limits = KIND_LIMITS[p.kind]
     if not limits[0] <= v <= limits[1]:
         raise bad(f'wire value {v} outside {limits}')
-    mask = {'u32': 0xFFFFFFFF, 'u16': 0xFFFF, 'i16': 0xFFFF, 'i14': 0x3FFF}[p.kind]
-    return v & mask
+    return v & KIND_MASK[p.kind]
 
 
 @dataclass(frozen=True)
@@ -389,7 +393,6 @@ class LuxStatus:
 
     @property
     def status_names(self) -> list[str]:
-        from .scan import SCANNER_STATUS_BITS, bit_names
         return bit_names(self.scanner_status, SCANNER_STATUS_BITS)
 
 

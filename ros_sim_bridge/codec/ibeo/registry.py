@@ -73,10 +73,6 @@ def register(data_type: int, name: str, decode, *, record: Optional[type] = None
     return entry
 
 
-def lookup(data_type: int) -> Optional[MessageType]:
-    return _BY_TYPE.get(data_type)
-
-
 def registered_types() -> list[int]:
     return sorted(_BY_TYPE)
 

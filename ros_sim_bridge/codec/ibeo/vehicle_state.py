@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from ..binary import CodecError, pack, unpack_from
 from ..ntp import ntp64_to_unix_ns
 from . import registry
+from .scan import bit_names
 
 DATA_TYPE = registry.VEHICLE_STATE
 NAME = 'ibeo_vehicle_state'
@@ -54,7 +55,7 @@ class LuxVehicleState:
 
     @property
     def error_names(self) -> list[str]:
-        names = [n for bit, n in ERROR_FLAGS.items() if self.error_flags & bit]
+        names = bit_names(self.error_flags, ERROR_FLAGS)
         other = self.error_flags & ~sum(ERROR_FLAGS) & 0xFFFF
         if other:
             names.append(f'unknown_0x{other:04X}')

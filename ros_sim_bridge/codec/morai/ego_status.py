@@ -51,6 +51,9 @@ _FIELDS = {
 }
 _STRUCTS = {name: struct_of(f) for name, f in _FIELDS.items()}
 _NAMES = {name: names_of(f) for name, f in _FIELDS.items()}
+# offset of link_id in the payload of the layouts that carry it
+_LINK_OFFSETS = {name: struct_of(f[:_NAMES[name].index('link_id')]).size
+                 for name, f in _FIELDS.items() if 'link_id' in _NAMES[name]}
 
 LAYOUTS = tuple(
     Layout(name, ID_EGO_STATUS, _STRUCTS[name].size, tail=(name != 'ego94_notail'))
@@ -123,15 +126,9 @@ def decode_ego_status(datagram) -> EgoVehicleStatus:
     fmt = _STRUCTS[layout.name]
     values = dict(zip(_NAMES[layout.name], fmt.unpack_from(datagram, layout.payload_offset)))
     if 'link_id' in values:
-        off = layout.payload_offset + fmt.size - _link_tail_bytes(layout.name) - LINK_ID_LENGTH
+        off = layout.payload_offset + _LINK_OFFSETS[layout.name]
         values['link_id'] = decode_text(datagram, off, LINK_ID_LENGTH, MESSAGE, 'link_id')
     return EgoVehicleStatus(layout=layout.name, **values)
-
-
-def _link_tail_bytes(name: str) -> int:
-    """Bytes after link_id in a layout's payload."""
-    names = _NAMES[name]
-    return 4 * (len(names) - names.index('link_id') - 1)
 
 
 def encode_ego_status(status: EgoVehicleStatus, layout: Optional[str] = None,
