@@ -27,7 +27,9 @@ from visualization_msgs.msg import Marker, MarkerArray
 from ..codec.ibeo import objects as lux_objects
 from ..codec.ibeo import scan as lux_scan
 from ..msg import LuxObject, LuxObjectList, LuxScanInfo, LuxVehicleState
+from . import frames
 from .pointcloud import point_fields
+from .transforms import quaternion
 
 # --- point cloud ---------------------------------------------------------------------------
 
@@ -38,12 +40,6 @@ CLOUD_DTYPE = np.dtype({
     'formats': ['<f4', '<f4', '<f4', '<f4', '<f4', 'u1', 'u1', 'u1'],
     'offsets': [0, 4, 8, 12, 16, 20, 21, 22],
     'itemsize': 24})
-
-#: Point flag bits (low nibble of the point's flag byte, spec §3).
-FLAG_BITS = {'transparent': lux_scan.POINT_FLAG_TRANSPARENT,
-             'clutter': lux_scan.POINT_FLAG_CLUTTER,      # atmospheric: rain, fog, dust
-             'ground': lux_scan.POINT_FLAG_GROUND,
-             'dirt': lux_scan.POINT_FLAG_DIRT}
 
 
 def drop_mask(*, ground: bool = False, dirt: bool = False, clutter: bool = False,
@@ -340,17 +336,11 @@ _CLASS_COLORS = {  # r, g, b
     0: (0.6, 0.6, 0.6), 1: (0.8, 0.8, 0.3), 2: (0.8, 0.5, 0.2), 3: (1.0, 0.2, 0.2),
     4: (0.2, 0.8, 1.0), 5: (0.2, 0.4, 1.0), 6: (0.6, 0.2, 1.0), 12: (0.2, 1.0, 0.6),
 }
-MARKER_NAMESPACES = ('boxes', 'contours', 'labels', 'velocities')
 
 
 def _color(classification: int, alpha: float) -> ColorRGBA:
     r, g, b = _CLASS_COLORS.get(int(classification), (1.0, 1.0, 1.0))
     return ColorRGBA(r=r, g=g, b=b, a=alpha)
-
-
-def _yaw_quaternion(yaw: float):
-    from geometry_msgs.msg import Quaternion
-    return Quaternion(w=math.cos(yaw / 2.0), x=0.0, y=0.0, z=math.sin(yaw / 2.0))
 
 
 def object_markers(lst: lux_objects.LuxObjectList, header: Header, *, lifetime_s: float = 0.0,
@@ -361,6 +351,7 @@ def object_markers(lst: lux_objects.LuxObjectList, header: Header, *, lifetime_s
     life = Duration(sec=int(lifetime_s), nanosec=int((lifetime_s % 1.0) * 1e9))
     markers = []
     o = lst.objects
+    box_q = frames.quat_from_euler(0.0, 0.0, o['box_orientation'].astype(np.float64))
     for i in range(len(o)):
         rec = o[i]
         oid, cls = int(rec['id']), int(rec['classification'])
@@ -380,7 +371,7 @@ def object_markers(lst: lux_objects.LuxObjectList, header: Header, *, lifetime_s
         box.pose.position.x = float(rec['box_center_x'])
         box.pose.position.y = float(rec['box_center_y'])
         box.pose.position.z = box_height / 2.0
-        box.pose.orientation = _yaw_quaternion(float(rec['box_orientation']))
+        box.pose.orientation = quaternion(box_q[i])
         box.scale.x = max(float(rec['box_size_x']), 0.05)
         box.scale.y = max(float(rec['box_size_y']), 0.05)
         box.scale.z = box_height
@@ -420,6 +411,11 @@ def object_markers(lst: lux_objects.LuxObjectList, header: Header, *, lifetime_s
     return markers
 
 
+def _deletes(header: Header, keys) -> list[Marker]:
+    """DELETE markers for (namespace, id) keys, in a stable order."""
+    return [Marker(header=header, ns=ns, id=mid, action=Marker.DELETE) for ns, mid in sorted(keys)]
+
+
 class MarkerTracker:
     """Object lists → MarkerArray, with DELETE markers for whatever the previous array showed
     and this one does not (objects that vanished, velocities that became invalid)."""
@@ -433,23 +429,13 @@ class MarkerTracker:
         adds = object_markers(lst, header, lifetime_s=self.lifetime_s,
                               box_height=self.box_height)
         now = {(m.ns, m.id) for m in adds}
-        deletes = []
-        for ns, mid in sorted(self.shown - now):
-            d = Marker()
-            d.header = header
-            d.ns, d.id, d.action = ns, mid, Marker.DELETE
-            deletes.append(d)
+        deletes = _deletes(header, self.shown - now)
         self.shown = now
         return MarkerArray(markers=deletes + adds)
 
     def clear(self, header: Header) -> MarkerArray:
         """DELETE every marker shown (e.g. when the link drops)."""
-        deletes = []
-        for ns, mid in sorted(self.shown):
-            d = Marker()
-            d.header = header
-            d.ns, d.id, d.action = ns, mid, Marker.DELETE
-            deletes.append(d)
+        deletes = _deletes(header, self.shown)
         self.shown = set()
         return MarkerArray(markers=deletes)
 
@@ -519,7 +505,7 @@ def errors_statuses(ew, *, name_prefix: str, hardware_id: str, age_s: Optional[f
     return out
 
 
-__all__ = ['CLOUD_DTYPE', 'FLAG_BITS', 'drop_mask', 'CloudBuilder', 'CloudBuffer', 'concatenate',
+__all__ = ['CLOUD_DTYPE', 'drop_mask', 'CloudBuilder', 'CloudBuffer', 'concatenate',
            'point_cloud', 'scan_info',
-           'object_list', 'object_markers', 'MarkerTracker', 'MARKER_NAMESPACES',
+           'object_list', 'object_markers', 'MarkerTracker',
            'vehicle_state', 'vehicle_twist', 'errors_statuses']

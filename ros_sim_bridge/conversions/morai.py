@@ -222,10 +222,10 @@ def ego_pose(st: morai.EgoVehicleStatus):
 
 
 def ego_odometry(st: morai.EgoVehicleStatus, stamp, frame_id: str,
-                 child_frame_id: str) -> Odometry:
+                 child_frame_id: str, pose=None) -> Odometry:
     """Pose in the map frame; twist in the vehicle frame (m/s, rad/s). Angular velocity is
-    zero for layouts without it (ego94/ego132)."""
-    position, q = ego_pose(st)
+    zero for layouts without it (ego94/ego132).  ``pose``: :func:`ego_pose` if already known."""
+    position, q = pose if pose is not None else ego_pose(st)
     m = Odometry()
     m.header = _header(stamp, frame_id)
     m.child_frame_id = child_frame_id
@@ -240,15 +240,9 @@ def ego_odometry(st: morai.EgoVehicleStatus, stamp, frame_id: str,
     return m  # simulator ground truth: covariances stay zero
 
 
-def ego_transform(st: morai.EgoVehicleStatus, stamp, parent: str, child: str):
-    position, q = ego_pose(st)
+def ego_transform(st: morai.EgoVehicleStatus, stamp, parent: str, child: str, pose=None):
+    position, q = pose if pose is not None else ego_pose(st)
     return make_transform(stamp, parent, child, position, q)
-
-
-def _yaw_quaternions(heading_deg: np.ndarray) -> np.ndarray:
-    half = np.asarray(heading_deg, dtype=np.float64) * (DEG / 2)
-    zeros = np.zeros_like(half)
-    return np.stack([np.cos(half), zeros, zeros, np.sin(half)], axis=-1)
 
 
 def _colour(rgba) -> ColorRGBA:
@@ -263,7 +257,7 @@ def _boxes(header: Header, ns: str, ids, xyz: np.ndarray, heading: np.ndarray,
            size: np.ndarray, colours) -> list:
     """CUBE markers; ``xyz`` is the box centre (n, 3), ``size`` (n, 3) with zero sizes made
     visible (0.1 m)."""
-    q = _yaw_quaternions(heading)
+    q = frames.quat_from_euler(0.0, 0.0, np.asarray(heading, dtype=np.float64) * DEG)
     size = np.where(size > 0, size, 0.1)
     out = []
     for k, (obj_id, c, qk, s, rgba) in enumerate(zip(ids, xyz.tolist(), q.tolist(), size.tolist(),

@@ -33,11 +33,10 @@ class EnuState:
 
     @classmethod
     def from_truth(cls, s) -> 'EnuState':
-        q_ned = (np.asarray(s.quat_wxyz, dtype=np.float64) if s.quat_wxyz is not None
-                 else frames.quat_from_euler(*np.asarray(s.euler, dtype=np.float64)))
+        q_ned = _quaternion_ned(s)
         q = frames.quat_positive_w(frames.quat_normalize(frames.quat_ned_frd_to_enu_flu(q_ned)))
         vel_enu = frames.ned_to_enu(s.vel_ned)
-        body = s.acc_frd is not None and s.rate_frd is not None
+        body = s.has_body_motion
         zero = np.zeros(3)
         return cls(
             position=frames.ned_to_enu(s.pos_ned),
@@ -47,6 +46,13 @@ class EnuState:
             acc_body=frames.frd_to_flu(s.acc_frd) if body else zero,
             has_body_motion=body,
         )
+
+
+def _quaternion_ned(s) -> np.ndarray:
+    """The record's FRD-in-NED quaternion (w-x-y-z), from its Euler angles when none was sent."""
+    if s.has_quaternion:
+        return np.asarray(s.quat_wxyz, dtype=np.float64)
+    return frames.quat_from_euler(*np.asarray(s.euler, dtype=np.float64))
 
 
 def _header(stamp, frame_id: str) -> Header:
@@ -64,13 +70,10 @@ def truth_msg(s, stamp, frame_id: str) -> RflySimTruth:
     m.pos_ned = [float(v) for v in s.pos_ned]
     m.vel_ned = [float(v) for v in s.vel_ned]
     m.euler = [float(v) for v in s.euler]
-    m.has_quaternion = s.quat_wxyz is not None
-    if s.quat_wxyz is not None:
-        m.quat_wxyz = [float(v) for v in s.quat_wxyz]
-    else:
-        m.quat_wxyz = [float(v) for v in frames.quat_from_euler(*s.euler)]
+    m.has_quaternion = s.has_quaternion
+    m.quat_wxyz = [float(v) for v in _quaternion_ned(s)]
     m.motor_rpm = [float(v) for v in s.motor_rpm]
-    m.has_body_motion = s.acc_frd is not None and s.rate_frd is not None
+    m.has_body_motion = s.has_body_motion
     if m.has_body_motion:
         m.acc_frd = [float(v) for v in s.acc_frd]
         m.rate_frd = [float(v) for v in s.rate_frd]

@@ -281,11 +281,12 @@ class MoraiBridgeNode(Node):
         p = self.p
 
         def step(st: morai.EgoVehicleStatus, stamp):
+            pose = convert.ego_pose(st)
             out = [(status_pub, convert.ego_status_msg(st, stamp, p.map_frame)),
-                   (odom_pub, convert.ego_odometry(st, stamp, p.map_frame, p.base_frame))]
+                   (odom_pub, convert.ego_odometry(st, stamp, p.map_frame, p.base_frame, pose))]
             if tf_pub is not None:
                 out.append((tf_pub, TFMessage(transforms=[
-                    convert.ego_transform(st, stamp, p.map_frame, p.base_frame)])))
+                    convert.ego_transform(st, stamp, p.map_frame, p.base_frame, pose)])))
             return out
         return step
 
