@@ -9,13 +9,13 @@ from __future__ import annotations
 import os
 import random
 import threading
-import time
 import warnings
 from pathlib import Path
 
 import pytest
 
 from ros_sim_bridge.tools.ports import TEST_DOMAINS, free_tcp_port, free_udp_ports  # noqa: F401
+from ros_sim_bridge.tools.session import wait_until  # noqa: F401 (re-exported)
 
 os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 os.environ['ROS_LOCALHOST_ONLY'] = '1' if os.environ.get('ROS_DISTRO') == 'humble' else '0'
@@ -30,15 +30,6 @@ def shared_path(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f'{path} not present (../shared is optional)')
     return path
-
-
-def wait_until(predicate, timeout: float = 5.0, interval: float = 0.01) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(interval)
-    return predicate()
 
 
 class Collector:

@@ -1,28 +1,10 @@
 """Demo section: ibeo LUX driver against the built-in LUX emulator."""
 from __future__ import annotations
 
-import socket
 import time
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
-
-
-def _call(node, srv_type, name, request, timeout=5.0):
-    client = node.create_client(srv_type, name)
-    try:
-        if not client.wait_for_service(timeout_sec=timeout):
-            return None
-        future = client.call_async(request)
-        deadline = time.monotonic() + timeout
-        while not future.done() and time.monotonic() < deadline:
-            time.sleep(0.02)
-        return future.result() if future.done() else None
-    finally:
-        node.destroy_client(client)
+from ros_sim_bridge.tools.ports import free_tcp_port
+from ros_sim_bridge.tools.session import call_service
 
 
 def run(node, seconds: float) -> list[str]:
@@ -38,7 +20,7 @@ def run(node, seconds: float) -> list[str]:
     from ros_sim_bridge.tools.launcher import NodeProcess, config_file
     from ros_sim_bridge.tools.listener import Listener
 
-    port = _free_port()
+    port = free_tcp_port()
     listener = Listener(node)
     listener.listen(PointCloud2, 'points')
     listener.listen(LuxScanInfo, 'scan_info', 50)
@@ -79,8 +61,8 @@ def run(node, seconds: float) -> list[str]:
                     if info is not None and listener.count['scan_info'] != seen:
                         seen = listener.count['scan_info']
                         points_per_scan.append(info.published_points)
-                status = _call(node, LuxGetStatus, '/ibeo_lux/get_status', LuxGetStatus.Request())
-                param = _call(node, LuxGetParameter, '/ibeo_lux/get_parameter',
+                status = call_service(node, LuxGetStatus, '/ibeo_lux/get_status', LuxGetStatus.Request())
+                param = call_service(node, LuxGetParameter, '/ibeo_lux/get_parameter',
                               LuxGetParameter.Request(name='Scan frequency'))
                 time.sleep(0.3)
     finally:

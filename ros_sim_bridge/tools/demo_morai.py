@@ -6,6 +6,7 @@ import threading
 import time
 
 from ros_sim_bridge.tools.ports import free_udp_ports
+from ros_sim_bridge.tools.session import call_service, wait_until
 
 
 def run(node, seconds: float) -> list[str]:
@@ -57,7 +58,6 @@ def run(node, seconds: float) -> list[str]:
                                      lambda m: count_collisions(m, 'npc'), 100)]
     cmd_pub = node.create_publisher(MoraiCtrlCmd, 'morai/ctrl_cmd', 10)
     lamp_pub = node.create_publisher(MoraiLamps, 'morai/lamps', 10)
-    scenario = node.create_client(MoraiScenarioLoad, 'morai/scenario_load')
 
     lines = [f'MORAI SIM: morai_bridge (config/morai.yaml, ports overridden to free ones) ↔ '
              f'morai_sim (release newest, {rate:.0f} Hz, {seconds:.0f} s, UDP 127.0.0.1)']
@@ -68,9 +68,7 @@ def run(node, seconds: float) -> list[str]:
                          parameters=params):
             if not listener.wait_matched(15.0):
                 lines.append('  warning: not every topic was discovered within 15 s')
-            deadline = time.monotonic() + 10
-            while cmd_pub.get_subscription_count() == 0 and time.monotonic() < deadline:
-                time.sleep(0.05)
+            wait_until(lambda: cmd_pub.get_subscription_count() > 0, 10, 0.05)
             serve.start()
             cruise = 30.0 / 3.6     # MoraiCtrlCmd.velocity is m/s (30 km/h on the wire)
             script = [(0.0, 'velocity 8.3 m/s (30 km/h)', dict(cmd_type=2, velocity=cruise,
@@ -93,16 +91,9 @@ def run(node, seconds: float) -> list[str]:
                     rows.append((t, label, listener.last.get('morai/odom'),
                                  listener.last.get('morai/ego_status')))
                 time.sleep(0.1)
-            answer = '-'
-            if scenario.wait_for_service(timeout_sec=5.0):
-                future = scenario.call_async(MoraiScenarioLoad.Request(file_name='demo_highway',
-                                                                       set_pause=False))
-                deadline = time.monotonic() + 5
-                while not future.done() and time.monotonic() < deadline:
-                    time.sleep(0.02)
-                if future.done():
-                    r = future.result()
-                    answer = f'success={r.success}'
+            r = call_service(node, MoraiScenarioLoad, 'morai/scenario_load',
+                             MoraiScenarioLoad.Request(file_name='demo_highway', set_pause=False))
+            answer = '-' if r is None else f'success={r.success}'
             time.sleep(0.3)
     finally:
         emu.stop()
@@ -113,7 +104,6 @@ def run(node, seconds: float) -> list[str]:
             node.destroy_subscription(sub)
         node.destroy_publisher(cmd_pub)
         node.destroy_publisher(lamp_pub)
-        node.destroy_client(scenario)
 
     lines.append(f'  {"t s":>5}  {"command":30} {"x m":>7} {"y m":>7} {"yaw °":>6} '
                  f'{"speed m/s":>9} {"gear":>4} {"mode":>4}')
@@ -149,7 +139,7 @@ def run(node, seconds: float) -> list[str]:
                         f'{insn.intersection_status_time:.1f} s' if insn else '-'))
     lines.append(f'  collisions: {collisions["ego"]} ego-collision messages with objects, '
                  f'{collisions["npc"]} npc-collision messages with pairs')
-    lines.append(f'  command round trip: ctrl_cmd → ego moved to x = '
+    lines.append('  command round trip: ctrl_cmd → ego moved to x = '
                  + (f'{rows[-1][2].pose.pose.position.x:.1f} m' if rows and rows[-1][2] else '-')
                  + f'; lamps → emulator turn signal {emu.scene.turn_signal}; scenario_load → '
                  f'{answer}, emulator loaded '

@@ -1,7 +1,7 @@
 """A subscriber that counts and keeps the last message per topic (demo and benchmarks)."""
 from __future__ import annotations
 
-import time
+from ros_sim_bridge.tools.session import wait_until
 
 
 class Listener:
@@ -23,18 +23,9 @@ class Listener:
 
     def wait_matched(self, timeout: float = 10.0) -> bool:
         """True once every subscription has a publisher (DDS discovery is asynchronous)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if all(s.get_publisher_count() > 0 for s in self.subs):
-                return True
-            time.sleep(0.05)
-        return False
+        return wait_until(lambda: all(s.get_publisher_count() > 0 for s in self.subs),
+                          timeout, 0.05)
 
     def wait_for(self, topic: str, count: int = 1, timeout: float = 10.0) -> bool:
         """True once ``count`` messages arrived on ``topic``."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.count.get(topic, 0) >= count:
-                return True
-            time.sleep(0.05)
-        return False
+        return wait_until(lambda: self.count.get(topic, 0) >= count, timeout, 0.05)

@@ -1,10 +1,12 @@
-"""A node spinning in a background thread, for the demo and benchmarks (not for drivers)."""
+"""A node spinning in a background thread and waiting helpers, for the demo, benchmarks and
+tests (not for drivers)."""
 from __future__ import annotations
 
 import contextlib
 import os
 import random
 import threading
+import time
 
 
 def keep_dds_local(domain_range: tuple[int, int]) -> None:
@@ -38,3 +40,26 @@ def background_node(name: str):
         thread.join(timeout=5.0)
         executor.shutdown()
         node.destroy_node()
+
+
+def wait_until(predicate, timeout: float = 5.0, interval: float = 0.01) -> bool:
+    """Poll ``predicate`` until it is true or ``timeout`` s have passed; its last answer."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return bool(predicate())
+
+
+def call_service(node, srv_type, name: str, request, timeout: float = 5.0):
+    """One call of service ``name`` from ``node`` (spinning elsewhere); None when the service
+    does not appear or answer within ``timeout`` s."""
+    client = node.create_client(srv_type, name)
+    try:
+        if not client.wait_for_service(timeout_sec=timeout):
+            return None
+        future = client.call_async(request)
+        return future.result() if wait_until(future.done, timeout, 0.02) else None
+    finally:
+        node.destroy_client(client)
