@@ -3,7 +3,6 @@ import math
 import socket
 import struct
 
-import numpy as np
 import pytest
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import Imu, NavSatFix

@@ -97,7 +97,7 @@ def encode_fixed_string(value: str, length: int, message: str, field: str,
     """``value`` NUL-padded to ``length`` bytes; CodecError if it does not fit."""
     try:
         raw = value.encode(encoding)
-    except UnicodeEncodeError as exc:
+    except UnicodeEncodeError:
         raise CodecError(message, f'{value!r} is not {encoding}', field=field) from None
     if len(raw) > length:
         raise CodecError(message, f'{len(raw)} bytes do not fit the {length}-byte field',

@@ -30,13 +30,12 @@ from std_msgs.msg import ColorRGBA, Header
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ..codec import morai
-from ..codec.morai import commands as cmds
 from ..msg import (MoraiCollisionData, MoraiCollisionObject, MoraiCollisionVehicle,
                    MoraiEgoSetting, MoraiEgoVehicleStatus, MoraiGetTrafficLightStatus,
                    MoraiIntersectionStatus, MoraiMultiEgoSetting, MoraiObjectStatus,
                    MoraiObjectStatusList, MoraiVehicleCollision, MoraiVehicleCollisionData)
 from . import frames
-from .transforms import point, quaternion, transform as make_transform, vector3
+from .transforms import point, quaternion, transform as make_transform
 
 KMH_PER_MPS = 3.6
 MPS_PER_KMH = 1.0 / KMH_PER_MPS
