@@ -3,8 +3,9 @@
 colcon does not use this file (package.xml says ament_cmake; CMakeLists.txt builds the messages
 and installs everything). It exists for machines without ROS — a simulator PC, an analysis
 box, CI of another project: ``pip install .`` gives the sans-IO codecs (decode and encode every
-supported protocol) and the built-in emulators as commands (``rflysim_sim``, ``morai_sim``,
-``ibeo_lux_sim``), with numpy as the only dependency.
+supported protocol), the socket transports they share with the nodes, and the built-in
+emulators as commands (``rflysim_sim``, ``morai_sim``, ``ibeo_lux_sim``), with numpy as the
+only dependency.
 """
 from setuptools import find_packages, setup
 from setuptools.command.build_py import build_py
@@ -29,7 +30,7 @@ setup(
     python_requires='>=3.10',
     install_requires=['numpy>=1.21'],
     packages=find_packages(include=['ros_sim_bridge', 'ros_sim_bridge.codec*',
-                                    'ros_sim_bridge.emulators*']),
+                                    'ros_sim_bridge.transport*', 'ros_sim_bridge.emulators*']),
     cmdclass={'build_py': CodecsOnly},
     entry_points={'console_scripts': [
         'rflysim_sim = ros_sim_bridge.emulators.rflysim_sim:main',

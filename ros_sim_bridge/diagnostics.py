@@ -18,8 +18,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from .codec.binary import CodecError
 from .conversions.stamps import ns_to_stamp
 
-OK, WARN, ERROR, STALE = (DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR,
-                          DiagnosticStatus.STALE)
+OK, WARN = DiagnosticStatus.OK, DiagnosticStatus.WARN
 
 
 class StreamStats:

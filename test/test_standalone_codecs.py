@@ -52,6 +52,7 @@ def test_wheel_holds_codecs_and_emulators_and_imports_without_ros(tmp_path):
     assert 'ros_sim_bridge/codec/rflysim.py' in names
     assert any(n.startswith('ros_sim_bridge/codec/morai/') for n in names)
     assert 'ros_sim_bridge/emulators/rflysim_sim.py' in names
+    assert 'ros_sim_bridge/transport/udp.py' in names
     assert not any(n.startswith(('ros_sim_bridge/nodes/', 'ros_sim_bridge/conversions/',
                                  'ros_sim_bridge/diagnostics.py', 'ros_sim_bridge/qos.py'))
                    for n in names), 'ROS parts must not be in the ROS-free distribution'

@@ -86,7 +86,7 @@ def validate_parameter(index: int, raw: int) -> bool:
     if index not in cmd.PARAMETERS or index in READ_ONLY:
         return False
     v16 = raw & 0xFFFF
-    s16 = v16 - 0x10000 if v16 & 0x8000 else v16
+    s16 = _s16(raw)
     rules = {
         0x1010: lambda: raw <= 0x7F0,
         0x1012: lambda: v16 != 0xFFFF,
@@ -264,8 +264,7 @@ class LuxScene:
             self.measuring = False
             return cmd.ack(c)
         if c in (cmd.SET_NTP_TIMESTAMP_SYNC, cmd.SET_NTP_SECONDS, cmd.SET_NTP_FRACTION):
-            now_ns = self.clock_offset_ns + int(round(self.time_s * 1e9))
-            sec, frac = divmod(unix_ns_to_ntp64(now_ns), 1 << 32)
+            sec, frac = divmod(self.ntp_at(self.time_s), 1 << 32)
             if command.ntp_seconds is not None:
                 sec = command.ntp_seconds
             if command.ntp_fraction is not None:
@@ -345,8 +344,7 @@ class LuxScene:
 
     def _scan(self, t0: float):
         p = self.params
-        start = p[0x1100] - 0x10000 if p[0x1100] & 0x8000 else p[0x1100]
-        end = p[0x1101] - 0x10000 if p[0x1101] & 0x8000 else p[0x1101]
+        start, end = _s16(p[0x1100]), _s16(p[0x1101])
         step_ticks = {12.5: 8, 25.0: 16, 50.0: 32}[self.rate_hz]
         ticks = np.arange(start, end - 1, -step_ticks, dtype=np.int64)
         h = ticks * (2 * math.pi / TICKS)
@@ -370,7 +368,7 @@ class LuxScene:
         owner_first = owners[first]
         t_glass = np.where(~opaque[None, :], tt, np.inf).min(axis=1)
 
-        mz = p[0x1202] - 0x10000 if p[0x1202] & 0x8000 else p[0x1202]
+        mz = _s16(p[0x1202])
         height = max(mz, 1) * 0.01
         tilt = self.beam_tilt_rad if self.eight_layer else 0.0
         rows = []          # (ray indices, layer, range m, flags, owner)
@@ -613,10 +611,6 @@ class LuxServer:
 
     def __exit__(self, *exc) -> None:
         self.stop()
-
-    @property
-    def client_count(self) -> int:
-        return len(self._clients)
 
     def serve_forever(self, duration: Optional[float] = None) -> None:
         deadline = None if not duration else time.monotonic() + duration

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import ipaddress
 import logging
 import math
 import select
@@ -35,6 +34,7 @@ from ..codec import morai
 from ..codec.binary import WRONG_SOURCE, CodecError
 from ..codec.morai import commands as cmds
 from ..codec.morai.traffic_light import TL_GREEN, TL_RED, TL_YELLOW
+from ..transport.udp import is_loopback
 from .cli import strip_ros_args
 
 LOG = logging.getLogger('morai_emulator')
@@ -480,13 +480,6 @@ class MoraiScene:
 # ---------------------------------------------------------------------------------------------
 # Sockets
 
-def _is_loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == 'localhost'
-
-
 class MoraiEmulator:
     """UDP front end of a :class:`MoraiScene`.
 
@@ -501,7 +494,7 @@ class MoraiEmulator:
                  recv_ports: Optional[Dict[str, int]] = None, rate: float = 20.0):
         if rate <= 0:
             raise ValueError('rate must be > 0')
-        if not _is_loopback(dest_host):
+        if not is_loopback(dest_host):
             LOG.warning('sending to non-loopback host %s (explicitly requested)', dest_host)
         self.scene = scene
         self.dest_host = dest_host

@@ -207,7 +207,7 @@ class Scene:
     def state(self, copter_id: int, t: float) -> codec.TruthState:
         path = self.paths[copter_id]
         pos, vel, acc = path.kinematics(t)
-        rot = self._rotation(path, t)
+        rot = attitude(acc, math.atan2(vel[1], vel[0]))   # as _rotation, kinematics known
         roll, pitch, yaw = euler_from_matrix(rot)
         quat = codec.quat_from_euler(roll, pitch, yaw)
         # body rates: skew(ω) = Rᵀ·dR/dt, dR/dt by a central difference
@@ -225,9 +225,7 @@ class Scene:
         rpm = (base - tilt_r + tilt_p + spin, base + tilt_r - tilt_p + spin,
                base + tilt_r + tilt_p - spin, base - tilt_r - tilt_p - spin,
                0.0, 0.0, 0.0, 0.0)
-        gps = ned_to_gps(self.gps_origin, pos)
-        order = codec.GPS_ORDERS[self.gps_order]
-        pos_gps = (gps[order[0]], gps[order[1]], gps[order[2]])
+        pos_gps = self._in_gps_order(ned_to_gps(self.gps_origin, pos))
         return codec.TruthState(self.form, copter_id, self.vehicle_type, t, pos, vel,
                                 (roll, pitch, yaw), quat, rpm, acc_frd, rates, pos_gps, 0,
                                 self.collision_target(copter_id, t))
@@ -237,8 +235,10 @@ class Scene:
 
     def origin_gps(self) -> tuple:
         """The GPS origin in the configured order (as sent in Ue4CMDGPS)."""
-        o = codec.GPS_ORDERS[self.gps_order]
-        return (self.gps_origin[o[0]], self.gps_origin[o[1]], self.gps_origin[o[2]])
+        return self._in_gps_order(self.gps_origin)
+
+    def _in_gps_order(self, lat_lon_alt) -> tuple:
+        return tuple(lat_lon_alt[i] for i in codec.GPS_ORDERS[self.gps_order])
 
 
 # --- sender -----------------------------------------------------------------------------------
@@ -329,14 +329,14 @@ class Sender:
 
     def send_packets(self, count: int, *, paced: bool = True) -> int:
         """``count`` steps (one truth datagram per vehicle each), at ``rate`` or unpaced."""
-        return self._loop(lambda k, _now: k < count, paced)
+        return self._loop(lambda k: k < count, paced)
 
     def run(self, duration: Optional[float] = None, *, stop=None) -> int:
         """Send at ``rate`` for ``duration`` s (None or ≤ 0: until ``stop()`` is true or
         KeyboardInterrupt).  Returns the number of datagrams sent."""
         end = None if duration is None or duration <= 0 else duration
 
-        def more(k, elapsed):
+        def more(k):
             if stop is not None and stop():
                 return False
             return end is None or k < round(end * self.rate)
@@ -350,7 +350,7 @@ class Sender:
         k = 0
         period = 1.0 / self.rate
         start = time.monotonic()
-        while more(k, time.monotonic() - start):
+        while more(k):
             if paced:
                 delay = start + k * period - time.monotonic()
                 if delay > 0:

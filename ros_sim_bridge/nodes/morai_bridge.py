@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import collections
 import functools
-import ipaddress
 import socket
 import struct
 import sys
@@ -65,7 +64,7 @@ from ros_sim_bridge.qos import DATA, TF
 from ros_sim_bridge.srv import (MoraiSaveSensorData, MoraiScenarioLoad, MoraiSensorControl,
                                 MoraiSetIntersectionStatus, MoraiSetMultiEgoSetting,
                                 MoraiSetTrafficLight)
-from ros_sim_bridge.transport.udp import UdpEndpoint, UdpReceiver
+from ros_sim_bridge.transport.udp import UdpEndpoint, UdpReceiver, is_loopback
 
 TYPES = morai.MESSAGE_TYPES
 #: Simulator → client types, in the table's order.  Multi Ego Setting goes both ways: MORAI's
@@ -161,13 +160,6 @@ class Outbound:
     refused: int = 0
 
 
-def _is_loopback(address: str) -> bool:
-    try:
-        return ipaddress.ip_address(address).is_loopback
-    except ValueError:
-        return False
-
-
 class MoraiBridgeNode(Node):
     def __init__(self, **kwargs):
         super().__init__('morai_bridge', **kwargs)
@@ -257,8 +249,8 @@ class MoraiBridgeNode(Node):
 
     def _open_outbound(self) -> None:
         p = self.p
-        tx_bind = p.bind_address if (_is_loopback(self.sim_ip)
-                                     or not _is_loopback(p.bind_address)) else '0.0.0.0'
+        tx_bind = p.bind_address if (is_loopback(self.sim_ip)
+                                     or not is_loopback(p.bind_address)) else '0.0.0.0'
         self.tx = UdpEndpoint(tx_bind, 0, name='morai commands', receive_buffer=1 << 16)
         for name in OUTBOUND:
             port = int(getattr(p, f'sim_port_{name}'))

@@ -31,12 +31,10 @@ class FileSource:
         self.path = Path(path)
         self.framer = framer
         self.chunk_size = chunk_size
-        self.bytes_read = 0
 
     def events(self) -> Iterator[Any]:
         self.framer.reset()
         for chunk in read_chunks(self.path, self.chunk_size):
-            self.bytes_read += len(chunk)
             yield from self.framer.feed(chunk)
 
     def play(self, on_event: Callable[[Any, int], None], *, speed: float = 1.0,

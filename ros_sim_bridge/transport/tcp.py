@@ -47,9 +47,6 @@ class TcpClient:
     def connected(self) -> bool:
         return self._connected.is_set()
 
-    def wait_connected(self, timeout: float) -> bool:
-        return self._connected.wait(timeout)
-
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
         self._thread.start()

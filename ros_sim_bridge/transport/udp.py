@@ -8,6 +8,7 @@ because the receive buffer was full (SO_RXQ_OVFL) is read with every datagram.
 from __future__ import annotations
 
 import errno
+import ipaddress
 import selectors
 import socket
 import struct
@@ -22,6 +23,14 @@ ErrorHandler = Callable[['UdpEndpoint', BaseException], None]
 MAX_DATAGRAM = 65535
 _SO_RXQ_OVFL = getattr(socket, 'SO_RXQ_OVFL', 40) if sys.platform.startswith('linux') else None
 _OVFL = struct.Struct('=I')
+
+
+def is_loopback(host: str) -> bool:
+    """True for a loopback address (127.0.0.0/8, ::1) or the name ``localhost``."""
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == 'localhost'
 
 
 class UdpEndpoint:
@@ -102,10 +111,6 @@ class UdpReceiver:
         self._endpoints.append(endpoint)
         self._selector.register(endpoint.sock, selectors.EVENT_READ, (endpoint, handler))
         return endpoint
-
-    @property
-    def endpoints(self) -> list[UdpEndpoint]:
-        return list(self._endpoints)
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
