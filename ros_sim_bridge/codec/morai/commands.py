@@ -24,13 +24,13 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..binary import BAD_VALUE, CodecError
-from .fields import (check_bool, check_enum, check_float, check_int, decode_text, encode_text)
+from .fields import INT16, check_bool, check_enum, check_float, check_int, decode_text, encode_text
 from .framing import (ID_CTRL_CMD, ID_LAMP_CONTROL, ID_SAVE_SENSOR_DATA, ID_SCENARIO_LOAD,
                       ID_SENSOR_CONTROL, ID_SET_INTERSECTION, ID_TRAFFIC_LIGHT, Layout,
                       build_frame, select_layout)
-from .traffic_light import INDEX_LENGTH, LAYOUTS as _GET_TL_LAYOUTS, TL_OFF, TL_STATUS_BITS
+from .traffic_light import (INDEX_LENGTH, LAYOUTS as _GET_TL_LAYOUTS, SET_DATA_LENGTH, TL_OFF,
+                            TL_STATUS_BITS)
 
-INT16 = (-2**15, 2**15 - 1)
 
 # ---------------------------------------------------------------------------------------------
 # Ego Ctrl Cmd
@@ -97,7 +97,8 @@ def decode_ctrl_cmd(datagram) -> CtrlCmd:
 # Set TrafficLight Ctrl
 SET_TRAFFIC_LIGHT = 'Set TrafficLight Ctrl'
 _SET_TL = struct.Struct('<h')
-SET_TL_LAYOUTS = (Layout('settl14', ID_TRAFFIC_LIGHT, INDEX_LENGTH + _SET_TL.size),)
+SET_TL_LAYOUTS = (Layout('settl14', ID_TRAFFIC_LIGHT, SET_DATA_LENGTH),)
+assert SET_DATA_LENGTH == INDEX_LENGTH + _SET_TL.size
 
 
 @dataclass

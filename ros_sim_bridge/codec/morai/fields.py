@@ -69,6 +69,9 @@ def encode_text(value, length: int, message: str, field: str, pad: bytes = b'\0'
 
 # -- value checks (all raise CodecError(kind=BAD_VALUE)) -------------------------------------
 
+INT16 = (-2**15, 2**15 - 1)
+
+
 def check_int(value, low: int, high: int, message: str, field: str) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise CodecError(message, f'{value!r} is not an integer', field=field, kind=BAD_VALUE)

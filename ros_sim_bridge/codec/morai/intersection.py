@@ -9,7 +9,7 @@ import struct
 from dataclasses import dataclass
 
 from ..binary import pack
-from .fields import check_float, check_int
+from .fields import INT16, check_float, check_int
 from .framing import ID_INTERSECTION_STATUS, Layout, build_frame, select_layout
 
 MESSAGE = 'Get Intersection Status'
@@ -31,8 +31,8 @@ def decode_intersection_status(datagram) -> IntersectionStatus:
 
 
 def encode_intersection_status(status: IntersectionStatus, aux=(0, 0, 0)) -> bytes:
-    check_int(status.index, -2**15, 2**15 - 1, MESSAGE, 'index')
-    check_int(status.status, -2**15, 2**15 - 1, MESSAGE, 'status')
+    check_int(status.index, *INT16, MESSAGE, 'index')
+    check_int(status.status, *INT16, MESSAGE, 'status')
     check_float(status.status_time, MESSAGE, 'status_time')
     body = pack(_BODY, (status.index, status.status, status.status_time), MESSAGE,
                 ('index', 'status', 'status_time'))

@@ -10,7 +10,7 @@ import struct
 from dataclasses import dataclass
 
 from ..binary import pack
-from .fields import check_int, decode_text, encode_text
+from .fields import INT16, check_int, decode_text, encode_text
 from .framing import ID_TRAFFIC_LIGHT, Layout, build_frame, select_layout
 
 MESSAGE = 'Get TrafficLight Status'
@@ -53,7 +53,7 @@ def decode_traffic_light_status(datagram) -> TrafficLightStatus:
 
 def encode_traffic_light_status(status: TrafficLightStatus, aux=(0, 0, 0)) -> bytes:
     index = encode_text(status.index, INDEX_LENGTH, MESSAGE, 'index')
-    check_int(status.type, -2**15, 2**15 - 1, MESSAGE, 'type')
-    check_int(status.status, -2**15, 2**15 - 1, MESSAGE, 'status')
+    check_int(status.type, *INT16, MESSAGE, 'type')
+    check_int(status.status, *INT16, MESSAGE, 'status')
     body = pack(_BODY, (status.type, status.status), MESSAGE, ('type', 'status'))
     return build_frame(LAYOUTS[0], index + body, MESSAGE, aux)
