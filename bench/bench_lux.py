@@ -4,9 +4,10 @@ Three ways through the same bytes (one 0x2202 message with 10,000 and with 60,00
 4 layers, up to 3 echoes), each ending in ``publish`` on a real rclpy publisher:
 
 * driver — the ibeo_lux node's points path with its own objects: Ibeo framer → header →
-  ``decode_scan_wire`` → the node's CloudBuilder (numpy, x/y/z + fields) → PointCloud2 in the
-  node's reused buffer → the node's ``points`` publisher.  Printed beside it: the whole node
-  (``_on_event``: the same plus LuxScanInfo and the diagnostics counters);
+  ``decode_scan_wire`` → the node's CloudBuilder (the compiled kernel of src/lux_cloud.c where
+  it is installed, x/y/z + fields) → PointCloud2 in the node's reused buffer → the node's
+  ``points`` publisher.  Printed beside it: the same with the builder's numpy path (the
+  fallback), and the whole node (``_on_event``: plus LuxScanInfo and the diagnostics counters);
 * loop — the naive driver: one ``struct.unpack_from`` per point, math.cos/sin, packing the same
   24-byte points, then the same PointCloud2 and publish;
 * copy — the floor: the message's bytes copied into a PointCloud2 unchanged and published
@@ -100,7 +101,7 @@ def main() -> int:
     from sensor_msgs.msg import PointCloud2
     from std_msgs.msg import Header
 
-    from ros_sim_bridge.conversions.lux import CLOUD_DTYPE, point_fields
+    from ros_sim_bridge.conversions.lux import CLOUD_DTYPE, CloudBuilder, point_fields
     from ros_sim_bridge.nodes.ibeo_lux import IbeoLuxNode
 
     rclpy.init()
@@ -115,6 +116,8 @@ def main() -> int:
     pub = node.create_publisher(PointCloud2, 'bench/loop_points', 10)
     floor_pub = node.create_publisher(PointCloud2, 'bench/copy_points', 10)
     fields = point_fields(CLOUD_DTYPE)
+    kernel = 'C kernel' if node.builder.native else 'numpy: no kernel installed'
+    numpy_builder = CloudBuilder(native=False)
     print('ibeo LUX 0x2202 scan → published PointCloud2 (in-process, real rclpy publishers, '
           'median of repeated runs)')
     print(f'  {"points":>7} {"path":<34} {"ms/scan":>9} {"Mpoints/s":>10}')
@@ -129,14 +132,18 @@ def main() -> int:
                 for event in framer.feed(msg):
                     node._on_event(event, now)
 
-            def driver():   # the node's points path: its builder, buffer and publisher
+            def driver(builder=node.builder):   # the node's points path: builder, buffer, publisher
                 for event in framer.feed(msg):
                     decode_header(event.header)
                     scan, wire = S.decode_scan_wire(event.body)
-                    cloud = node.builder.build_wire(scan, wire, alloc=node.cloud_buffer.points)
-                    out = node.cloud_buffer.message(cloud, Header(frame_id='laser'))
+                    cloud = builder.build_wire(scan, wire, alloc=node.cloud_buffer.points)
+                    out = node.cloud_buffer.message(cloud, Header(frame_id='laser'),
+                                                    dense=not builder.nan_points)
                     del cloud
                     node.points_pub.publish(out)
+
+            def driver_numpy():
+                driver(numpy_builder)
 
             def loop():
                 pub.publish(loop_cloud(msg, Header, PointCloud2, fields))
@@ -151,15 +158,18 @@ def main() -> int:
 
             for _ in range(5):
                 driver()
+                driver_numpy()
                 node_path()
             t_driver = median_time(driver, 40 if n <= 10_000 else 25)
+            t_numpy = median_time(driver_numpy, 40 if n <= 10_000 else 25)
             t_node = median_time(node_path, 40 if n <= 10_000 else 25)
             t_loop = median_time(loop, 5 if n <= 10_000 else 3)
             copy()
             t_copy = median_time(copy, 40)
             t_bytes = median_time(lambda: bytes(bytearray(msg)), 40)
             results[n] = (t_driver, t_loop, t_copy)
-            for label, t in (('driver points path (numpy)', t_driver),
+            for label, t in ((f'driver points path ({kernel})', t_driver),
+                             ('driver, numpy builder', t_numpy),
                              ('whole node (+ scan_info, counters)', t_node),
                              ('loop (struct.unpack per point)', t_loop),
                              ('copy (bytes into PointCloud2)', t_copy),

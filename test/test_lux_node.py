@@ -383,6 +383,7 @@ def test_emulator_4_layers_every_data_type(ros, driver, closing):
     assert values['decode_errors'] == '0' and float(values['rate_hz']) > 0
     st, values = diag.wait('link tcp', lambda st, v: v.get('layers') == '4 (from DeviceType)')
     assert values['connected'] == 'true' and values['sensor_clock'] == 'set'
+    assert values['point_builder'] == 'compiled kernel'      # installed by the build
 
 
 def test_emulator_8_layers_detected_from_device_type(ros, driver, closing):

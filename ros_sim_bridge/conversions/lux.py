@@ -27,7 +27,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 from ..codec.ibeo import objects as lux_objects
 from ..codec.ibeo import scan as lux_scan
 from ..msg import LuxObject, LuxObjectList, LuxScanInfo, LuxVehicleState
-from . import frames
+from . import frames, lux_native
 from .pointcloud import point_fields
 from .transforms import quaternion
 
@@ -56,22 +56,29 @@ class CloudBuilder:
 
     ``layer_elevations_deg`` (layer 0 first, SUPPLEMENT §3.2); ``drop_flags`` a
     :func:`drop_mask`; ``first_echo_only`` keeps echo 0.  Layers beyond the table get NaN
-    coordinates.  Not thread-safe: one builder per receive thread (it keeps work arrays so that
-    a scan costs no fresh allocations).
+    coordinates.  ``native`` picks the compiled kernel (:mod:`.lux_native`, the default where it
+    is installed) or numpy.  Not thread-safe: one builder per receive thread (it keeps work
+    arrays and trigonometry tables so that a scan costs no fresh allocations).
     """
 
     def __init__(self, layer_elevations_deg: Sequence[float] =
                  lux_scan.DEFAULT_LAYER_ELEVATIONS_DEG, *, drop_flags: int = 0,
-                 first_echo_only: bool = False):
+                 first_echo_only: bool = False, native: Optional[bool] = None):
         el = np.radians(np.asarray(layer_elevations_deg, np.float64))
         if len(el) > 16:
             raise ValueError('at most 16 layer elevations (the layer is a 4-bit field)')
+        if native and lux_native.KERNEL is None:
+            raise RuntimeError(f'the compiled point kernel ({lux_native.LIBRARY}) is not '
+                               'installed beside ros_sim_bridge/conversions/lux_native.py')
+        #: True: the compiled kernel builds the points (one loop); False: numpy array passes.
+        self.native = lux_native.KERNEL is not None if native is None else bool(native)
         self.elevations_deg = tuple(float(v) for v in layer_elevations_deg)
         # cos/sin of each layer's elevation, indexed by the 4-bit layer; NaN beyond the table
-        self._cos_e = np.full(16, np.nan, np.float32)
-        self._sin_e = np.full(16, np.nan, np.float32)
-        self._cos_e[:len(el)] = np.cos(el)
-        self._sin_e[:len(el)] = np.sin(el)
+        self._layer_trig = lux_native.layer_table(el)
+        self._cos_e, self._sin_e = self._layer_trig[:, 0].copy(), self._layer_trig[:, 1].copy()
+        self._trig_tables: dict = {}    # kernel tables (and their addresses) by scan layout
+        #: points of the last cloud built whose coordinates are NaN (layer beyond the table)
+        self.nan_points = 0
         self.drop_flags = int(drop_flags) & lux_scan.POINT_FLAG_MASK
         self.first_echo_only = bool(first_echo_only)
         # layer | echo << 8 | flags << 16 (the cloud's bytes 20..23, little-endian) for every
@@ -123,6 +130,32 @@ class CloudBuilder:
         np.take(self._tail[lift], idx, out=p, mode='clip')
         cloud.view('<u4').reshape(len(cols), 6)[:, 5] = p
 
+    def _trig(self, key, make) -> int:
+        """Address of a kernel table, made on first use (the table is kept alive here)."""
+        entry = self._trig_tables.get(key)
+        if entry is None:
+            if len(self._trig_tables) >= 8:     # a handful of scan layouts in practice
+                self._trig_tables.clear()
+            table = make()
+            entry = self._trig_tables[key] = (table, table.ctypes.data)
+        return entry[1]
+
+    def _native(self, scan, wire, cloud, k, tilt, down, lift) -> int:
+        if wire.dtype != lux_scan.WIRE_POINT_DTYPE or cloud.dtype != CLOUD_DTYPE \
+                or not cloud.flags.c_contiguous or not cloud.flags.writeable:
+            raise TypeError('the kernel needs WIRE_POINT_DTYPE points and a writable, '
+                            'contiguous CLOUD_DTYPE output')
+        tpr = scan.ticks_per_rotation
+        ticks = self._trig(tpr, lambda: lux_native.tick_table(tpr))
+        tilt_trig = None
+        if tilt:
+            side = scan.mirror_side
+            tilt_trig = self._trig((tpr, tilt, side, down), lambda: lux_native.tilt_table(
+                tpr, lambda h: lux_scan.mirror_side_offset(h, side, tilt, down)))
+        layers = self._trig('layers', lambda: self._layer_trig)
+        return lux_native.KERNEL(wire.ctypes.data, len(wire), cloud.ctypes.data, ticks,
+                                 tilt_trig, layers, k, lift)
+
     def select(self, wire: np.ndarray) -> np.ndarray:
         """The wire points the filters keep (the same array when nothing is filtered)."""
         keep = None
@@ -158,17 +191,22 @@ class CloudBuilder:
         wire = np.ascontiguousarray(self.select(wire))
         n = len(wire)
         cloud = alloc(n) if alloc is not None else np.empty(n, CLOUD_DTYPE)
+        self.nan_points = 0
         if n == 0:
             return cloud
-        cols = wire.view('<u2').reshape(n, 5)   # layer|echo|flags<<8, angle, distance, epw, reserved
         k = np.float32(2.0 * math.pi / scan.ticks_per_rotation)
         down = scan.upside_down if upside_down is None else upside_down
         lift = 4 if eight_layer and scan.mirror_side else 0
         tilt = beam_tilt if eight_layer else 0.0
+        if self.native:
+            self.nan_points = self._native(scan, wire, cloud, k, tilt, down, lift)
+            return cloud
+        cols = wire.view('<u2').reshape(n, 5)   # layer|echo|flags<<8, angle, distance, epw, reserved
         parts = -(-n // self.CHUNK)               # equal chunks that stay in the CPU cache
         bounds = [n * i // parts for i in range(parts + 1)]
         for start, stop in zip(bounds[:-1], bounds[1:]):
             self._chunk(scan, cols[start:stop], cloud[start:stop], k, tilt, down, lift)
+        self.nan_points = len(cloud) - int(np.count_nonzero(np.isfinite(cloud['z'])))
         return cloud
 
 
@@ -196,7 +234,9 @@ def _fill(msg: PointCloud2, header: Header, n: int, dense: bool) -> PointCloud2:
 _FIELDS = point_fields(CLOUD_DTYPE)
 
 
-def _dense(cloud: np.ndarray) -> bool:
+def _dense(cloud: np.ndarray, dense: Optional[bool]) -> bool:
+    if dense is not None:
+        return dense
     return not len(cloud) or bool(np.isfinite(cloud['z']).all())
 
 
@@ -206,17 +246,19 @@ def concatenate(*clouds: np.ndarray) -> np.ndarray:
         CLOUD_DTYPE)
 
 
-def point_cloud(cloud: np.ndarray, header: Header) -> PointCloud2:
+def point_cloud(cloud: np.ndarray, header: Header, *, dense: Optional[bool] = None
+                ) -> PointCloud2:
     """sensor_msgs/PointCloud2 of CLOUD_DTYPE points (one row, unorganised), the same layout as
     conversions.pointcloud.to_pointcloud2 with a single copy of the point bytes.  is_dense is
-    false only when a layer beyond the elevation table left NaN coordinates."""
+    false only when a layer beyond the elevation table left NaN coordinates: ``dense`` when
+    known (``not builder.nan_points``), else looked up in the points."""
     if cloud.dtype != CLOUD_DTYPE:
         raise TypeError(f'expected CLOUD_DTYPE points, got {cloud.dtype}')
     data = array.array('B')
     data.frombytes(np.ascontiguousarray(cloud).view(np.uint8).reshape(-1))
     msg = PointCloud2()
     _set_data(msg, data)
-    return _fill(msg, header, len(cloud), _dense(cloud))
+    return _fill(msg, header, len(cloud), _dense(cloud, dense))
 
 
 class CloudBuffer:
@@ -227,7 +269,7 @@ class CloudBuffer:
     between the point array and the message.  Use from one thread::
 
         cloud = builder.build_wire(scan, wire, alloc=buf.points)
-        pub.publish(buf.message(cloud, header)); del cloud
+        pub.publish(buf.message(cloud, header, dense=not builder.nan_points)); del cloud
     """
 
     def __init__(self):
@@ -246,12 +288,14 @@ class CloudBuffer:
             del self.data[need:]
         return np.frombuffer(self.data, CLOUD_DTYPE, count=n) if n else np.empty(0, CLOUD_DTYPE)
 
-    def message(self, cloud: np.ndarray, header: Header) -> PointCloud2:
-        """The message holding ``cloud`` (an array from :meth:`points`)."""
+    def message(self, cloud: np.ndarray, header: Header, *, dense: Optional[bool] = None
+                ) -> PointCloud2:
+        """The message holding ``cloud`` (an array from :meth:`points`); ``dense`` as
+        :func:`point_cloud`."""
         if len(cloud) * CLOUD_DTYPE.itemsize != len(self.data):
             raise ValueError('cloud is not the array last returned by points()')
         _set_data(self.msg, self.data)
-        return _fill(self.msg, header, len(cloud), _dense(cloud))
+        return _fill(self.msg, header, len(cloud), _dense(cloud, dense))
 
 
 def scan_info(scan: lux_scan.LuxScan, header: Header, *, device_id: int = 0,

@@ -133,6 +133,8 @@ class IbeoLuxNode(Node):
             p.layer_elevations_deg, first_echo_only=p.first_echo_only,
             drop_flags=convert.drop_mask(ground=p.drop_ground, dirt=p.drop_dirt,
                                          clutter=p.drop_clutter, transparent=p.drop_transparent))
+        self.point_builder = ('compiled kernel' if self.builder.native else
+                              'numpy (compiled kernel not installed)')
         self.cloud_buffer = convert.CloudBuffer()
         self.markers = convert.MarkerTracker(lifetime_s=p.marker_lifetime)
 
@@ -214,7 +216,8 @@ class IbeoLuxNode(Node):
                                 max_backoff=p.max_backoff)
         self.client.start()
         self.get_logger().info(f'connecting to the LUX at {p.host}:{p.port} (stamps: '
-                               f'{p.stamp_source}, layers: {p.layers or "from the sensor"})')
+                               f'{p.stamp_source}, layers: {p.layers or "from the sensor"}, '
+                               f'points: {self.point_builder})')
 
     # --- transport → codec ---------------------------------------------------------------
     def _on_event(self, event, now_ns: int) -> None:
@@ -293,7 +296,7 @@ class IbeoLuxNode(Node):
             cloud = self.builder.build_wire(scan, wire, eight_layer=eight, beam_tilt=tilt,
                                             alloc=self.cloud_buffer.points)
             n = len(cloud)
-            msg = self.cloud_buffer.message(cloud, hdr)
+            msg = self.cloud_buffer.message(cloud, hdr, dense=not self.builder.nan_points)
             del cloud                              # the buffer is reused for the next scan
             self.points_pub.publish(msg)
             published += 1
@@ -588,6 +591,7 @@ class IbeoLuxNode(Node):
             ('device_type', '' if self.device_type is None else
              f'0x{self.device_type:02X} {cmd.DEVICE_TYPES.get(self.device_type, "")}'),
             ('beam_tilt_rad', f'{self.beam_tilt:.5f}' if eight else ''),
+            ('point_builder', self.point_builder),
         ]
         if self.last_status is not None:
             s = self.last_status

@@ -203,30 +203,37 @@ def encode_scan(scan: LuxScan) -> bytes:
 
 # --- geometry ------------------------------------------------------------------------------
 
+def mirror_side_offset(h_angle, mirror_side, beam_tilt_rad: float,
+                       upside_down: bool = False) -> np.ndarray:
+    """Elevation offset (rad, up positive) of an 8-layer unit's mirror side at horizontal angle
+    ``h_angle`` (rad), SUPPLEMENT §3.2: effective tilt = beam_tilt/2·√2·sin(h/2 − π/4); the
+    front side (``mirror_side`` 0) is pitched down and the rear side (1) up by 2·effective
+    tilt, sides swapped when upside down.  ``mirror_side`` is a scalar or one per point."""
+    h = np.asarray(h_angle, dtype=np.float64)
+    eff = beam_tilt_rad / 2.0 * math.sqrt(2.0) * np.sin(0.5 * h - math.pi / 4.0)
+    direction = np.where(np.asarray(mirror_side) != 0, 1.0, -1.0)
+    if upside_down:
+        direction = -direction
+    # The pitch offset (down positive) is direction·2·eff; eff < 0 around h = 0, so the
+    # front side (direction −1) looks down and the rear side up.
+    return -direction * 2.0 * eff
+
+
 def layer_elevations(layer, h_angle, *, layer_elevations_deg: Sequence[float] =
                      DEFAULT_LAYER_ELEVATIONS_DEG, mirror_side=None, beam_tilt_rad: float = 0.0,
                      upside_down: bool = False) -> np.ndarray:
     """Elevation (rad, up positive) of each point from its layer and horizontal angle (rad).
 
     With ``mirror_side`` (0 front / 1 rear, scalar or per point) and a non-zero
-    ``beam_tilt_rad`` (8-layer units, parameter 0x3302) the mirror-side tilt of SUPPLEMENT
-    §3.2 is added: effective tilt = beam_tilt/2·√2·sin(h/2 − π/4); the front side is pitched
-    down and the rear side up by 2·effective tilt (sides swapped when upside down).  Layers
-    beyond the table get NaN.
+    ``beam_tilt_rad`` (8-layer units, parameter 0x3302) the :func:`mirror_side_offset` is
+    added.  Layers beyond the table get NaN.
     """
     table = np.radians(np.asarray(layer_elevations_deg, dtype=np.float64))
     layer = np.asarray(layer)
     inside = layer < len(table)
     elev = np.where(inside, table[np.minimum(layer, len(table) - 1)], np.nan)
     if mirror_side is not None and beam_tilt_rad:
-        h = np.asarray(h_angle, dtype=np.float64)
-        eff = beam_tilt_rad / 2.0 * math.sqrt(2.0) * np.sin(0.5 * h - math.pi / 4.0)
-        direction = np.where(np.asarray(mirror_side) != 0, 1.0, -1.0)
-        if upside_down:
-            direction = -direction
-        # The pitch offset (down positive) is direction·2·eff; eff < 0 around h = 0, so the
-        # front side (direction −1) looks down and the rear side up.
-        elev = elev - direction * 2.0 * eff
+        elev = elev + mirror_side_offset(h_angle, mirror_side, beam_tilt_rad, upside_down)
     return elev
 
 

@@ -1,0 +1,61 @@
+"""The compiled LUX point kernel (``src/lux_cloud.c``), loaded with ctypes.
+
+CMake builds it with the messages (the package compiles C already for the rosidl type
+support) and installs ``libsim_bridge_lux_cloud.so`` beside this module.  It does in one loop
+over the points what :class:`~ros_sim_bridge.conversions.lux.CloudBuilder`'s numpy path does
+in ~15 array passes; the results agree to float32 rounding (test/test_lux_cloud.py).
+
+:data:`KERNEL` is None where the library is missing (a source tree that was not built) or
+the host is big-endian (the kernel writes the little-endian cloud layout with host floats);
+the builder then uses numpy.  :func:`tables` gives the trigonometry tables the kernel reads.
+"""
+from __future__ import annotations
+
+import ctypes
+import math
+import os
+import sys
+from typing import Optional
+
+import numpy as np
+
+LIBRARY = 'libsim_bridge_lux_cloud.so'
+#: Every int16 tick value, -32768..32767: the kernel indexes the tables without a bounds check.
+TICKS = np.arange(-32768, 32768, dtype=np.float64)
+
+
+def _load(path: str) -> Optional[ctypes.CDLL]:
+    if sys.byteorder != 'little' or not os.path.exists(path):
+        return None
+    lib = ctypes.CDLL(path)
+    fn = lib.sim_bridge_lux_cloud
+    p = ctypes.c_void_p
+    fn.argtypes = [p, ctypes.c_size_t, p, p, p, p, ctypes.c_float, ctypes.c_uint8]
+    fn.restype = ctypes.c_size_t
+    return fn
+
+
+#: ``KERNEL(wire, n, out, tick_trig, tilt_trig, layer_trig, rad_per_tick, layer_offset)`` →
+#: number of NaN points; addresses as ints (``array.ctypes.data``), tilt_trig None for none.
+KERNEL = _load(os.path.join(os.path.dirname(os.path.abspath(__file__)), LIBRARY))
+
+
+def tick_table(ticks_per_rotation: int) -> np.ndarray:
+    """float32 (65536, 2): cos h, sin h of every int16 tick, h = 2π·tick / ticks_per_rotation."""
+    h = TICKS * (2.0 * math.pi / ticks_per_rotation)
+    return np.ascontiguousarray(np.stack([np.cos(h), np.sin(h)], axis=1), np.float32)
+
+
+def tilt_table(ticks_per_rotation: int, offset) -> np.ndarray:
+    """float32 (65536, 2): cos d, sin d of an elevation offset ``offset(h)`` (rad, vectorised)
+    for every int16 tick."""
+    d = offset(TICKS * (2.0 * math.pi / ticks_per_rotation))
+    return np.ascontiguousarray(np.stack([np.cos(d), np.sin(d)], axis=1), np.float32)
+
+
+def layer_table(elevations_rad: np.ndarray) -> np.ndarray:
+    """float32 (16, 2): cos e, sin e of each 4-bit layer's elevation; NaN beyond the table."""
+    table = np.full((16, 2), np.nan, np.float32)
+    table[:len(elevations_rad), 0] = np.cos(elevations_rad)
+    table[:len(elevations_rad), 1] = np.sin(elevations_rad)
+    return table
