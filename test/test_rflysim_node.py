@@ -1,5 +1,6 @@
 """rflysim_truth end to end: real UDP on 127.0.0.1 in, real DDS out."""
 import math
+import signal
 import socket
 import struct
 
@@ -207,6 +208,42 @@ def test_installed_executable_with_params_file(ros):
             assert wait_until(sent_and_arrived, timeout=20, interval=0.05)
         assert proc.running()
     assert proc.proc.returncode == 0
+
+
+def _ignore_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize('sig, preexec', [
+    (signal.SIGINT, None),             # Ctrl-C, and the first thing ros2 launch sends
+    (signal.SIGTERM, None),            # ros2 launch after its SIGINT timeout, docker stop
+    (signal.SIGINT, _ignore_sigint),   # a background job of a script inherits SIGINT ignored
+], ids=['sigint', 'sigterm', 'sigint-from-background-job'])
+def test_node_stops_cleanly_on_sigint_and_sigterm(ros, sig, preexec):
+    """The runner closes the node and exits 0 on either signal, as rclpy's own handler would
+    (a default SIGTERM would kill it mid-publish; an inherited SIG_IGN would ignore Ctrl-C)."""
+    import subprocess
+
+    from ros_sim_bridge.tools.launcher import executable, ros_args
+    base = free_udp_ports(1)
+    odom = ros.collect(Odometry, 'rflysim/vehicle_1/odom', 100, matched=False)
+    proc = subprocess.Popen([str(executable('rflysim_truth')),
+                             *ros_args(parameters={'base_port': base})],
+                            preexec_fn=preexec, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        with Sender(Scene([1]), base_port=base, rate=50.0) as sender:
+            def running():
+                sender.send_packets(1)
+                return len(odom.messages) >= 2
+            assert wait_until(running, timeout=20, interval=0.05)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0 and 'Traceback' not in err, err
 
 
 def test_port_in_use_is_one_clear_error_and_exit_code_1():
