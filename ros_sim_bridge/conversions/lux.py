@@ -75,6 +75,7 @@ class CloudBuilder:
         self.elevations_deg = tuple(float(v) for v in layer_elevations_deg)
         # cos/sin of each layer's elevation, indexed by the 4-bit layer; NaN beyond the table
         self._layer_trig = lux_native.layer_table(el)
+        self._layer_trig_address = self._layer_trig.ctypes.data
         self._cos_e, self._sin_e = self._layer_trig[:, 0].copy(), self._layer_trig[:, 1].copy()
         self._trig_tables: dict = {}    # kernel tables (and their addresses) by scan layout
         #: points of the last cloud built whose coordinates are NaN (layer beyond the table)
@@ -152,9 +153,8 @@ class CloudBuilder:
             side = scan.mirror_side
             tilt_trig = self._trig((tpr, tilt, side, down), lambda: lux_native.tilt_table(
                 tpr, lambda h: lux_scan.mirror_side_offset(h, side, tilt, down)))
-        layers = self._trig('layers', lambda: self._layer_trig)
         return lux_native.KERNEL(wire.ctypes.data, len(wire), cloud.ctypes.data, ticks,
-                                 tilt_trig, layers, k, lift)
+                                 tilt_trig, self._layer_trig_address, k, lift)
 
     def select(self, wire: np.ndarray) -> np.ndarray:
         """The wire points the filters keep (the same array when nothing is filtered)."""
