@@ -86,7 +86,8 @@ def run(node, seconds: float) -> list[str]:
     if link:
         lines.append(f'  link: connected={link.get("connected")}, connects={link.get("connects")}, '
                      f'layers={link.get("layers")}, sensor clock {link.get("sensor_clock")}, '
-                     f'offset {link.get("time_offset_s")} s')
+                     f'offset {link.get("time_offset_s")} s, points by '
+                     f'{link.get("point_builder")}')
     lines.append('  get_status: ' + (status.message if status is not None else 'no answer'))
     lines.append('  get_parameter: ' + (param.message if param is not None else 'no answer'))
     return lines
