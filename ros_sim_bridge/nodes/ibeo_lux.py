@@ -22,7 +22,6 @@ time, for the 0x2020 reply that the TCP thread hands over.
 from __future__ import annotations
 
 import collections
-import ctypes
 import sys
 import threading
 import time
@@ -83,8 +82,6 @@ PARAMETERS = {
     'max_message_bytes': (DEFAULT_MAX_BODY, 'largest message body accepted (bigger = corrupt)'),
     'publish_markers': (True, 'publish objects/markers'),
     'marker_lifetime': (0.0, 's markers live without an update in RViz (0 = until deleted)'),
-    'keep_heap': (True, 'glibc: serve large per-scan buffers from the heap instead of fresh '
-                  'mmap pages (process-wide mallopt, as ROS 2 real-time setups do)'),
     'diagnostics_period': (1.0, 's between /diagnostics messages'),
     'stale_after': (1.0, 's without scans before the scan stream is reported stale'),
     'errors_hold': (1.0, 's a 0x2030 error/warning report stays active (sensor repeats it)'),
@@ -92,21 +89,6 @@ PARAMETERS = {
 
 NTP_2000 = NTP_UNIX_OFFSET + 946_684_800     # sensor clocks before 2000 are unset
 STAMP_SOURCES = ('receive', 'sensor')
-
-
-def keep_heap(mmap_threshold: int = 64 << 20, trim_threshold: int = 128 << 20) -> bool:
-    """Make glibc serve allocations up to ``mmap_threshold`` from the heap and keep up to
-    ``trim_threshold`` of freed memory.  Otherwise every buffer above glibc's (dynamic) mmap
-    threshold (the framer's copy of a 0x2202 body, rclpy's serialisation buffer for a cloud)
-    is mmapped fresh and unmapped again, and each scan pays the page faults anew.  Process-wide
-    and idempotent; False where mallopt is unavailable (non-glibc)."""
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return False
-    m_trim_threshold, m_mmap_threshold = -1, -3          # <malloc.h>
-    return bool(mallopt(m_mmap_threshold, mmap_threshold)
-                and mallopt(m_trim_threshold, trim_threshold))
 
 
 class _Pending:
@@ -128,7 +110,6 @@ class IbeoLuxNode(Node):
         if p.layers not in (0, 4, 8):
             raise ValueError(f'layers must be 0 (ask the sensor), 4 or 8, not {p.layers}')
         self.hw = f'ibeo LUX {p.host}:{p.port}'
-        self.heap_tuned = keep_heap() if p.keep_heap else False
         self.builder = convert.CloudBuilder(
             p.layer_elevations_deg, first_echo_only=p.first_echo_only,
             drop_flags=convert.drop_mask(ground=p.drop_ground, dirt=p.drop_dirt,
