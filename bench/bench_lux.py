@@ -101,7 +101,8 @@ def main() -> int:
     from sensor_msgs.msg import PointCloud2
     from std_msgs.msg import Header
 
-    from ros_sim_bridge.conversions.lux import CLOUD_DTYPE, CloudBuilder, point_fields
+    from ros_sim_bridge.conversions.lux import CLOUD_DTYPE, CloudBuilder
+    from ros_sim_bridge.conversions.pointcloud import point_fields
     from ros_sim_bridge.nodes.ibeo_lux import IbeoLuxNode
 
     rclpy.init()
@@ -138,7 +139,7 @@ def main() -> int:
                     scan, wire = S.decode_scan_wire(event.body)
                     cloud = builder.build_wire(scan, wire, alloc=node.cloud_buffer.points)
                     out = node.cloud_buffer.message(cloud, Header(frame_id='laser'),
-                                                    dense=not builder.nan_points)
+                                                    is_dense=not builder.nan_points)
                     del cloud
                     node.points_pub.publish(out)
 

@@ -6,7 +6,7 @@ from sensor_msgs.msg import PointCloud2, PointField
 from std_msgs.msg import Header
 
 from ros_sim_bridge.codec.binary import TRUNCATED, CodecError
-from ros_sim_bridge.conversions.pointcloud import from_pointcloud2, to_pointcloud2
+from ros_sim_bridge.conversions.pointcloud import CloudBuffer, from_pointcloud2, to_pointcloud2
 from ros_sim_bridge.diagnostics import OK, WARN, StreamStats
 
 POINT = np.dtype([('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('layer', 'u1'), ('echo', 'u1'),
@@ -42,6 +42,32 @@ def test_big_endian_input_is_converted():
     pts = np.array([(1.5, -2.0)], dtype=[('x', '>f4'), ('y', '>f4')])
     back = from_pointcloud2(to_pointcloud2(pts, Header()))
     assert back['x'][0] == 1.5 and back['y'][0] == -2.0
+
+
+def test_cloud_buffer_holds_the_points_it_handed_out():
+    buf = CloudBuffer(POINT)
+    for n in (1000, 10, 2000, 0, 5):                 # grows, shrinks, empties, grows again
+        pts = buf.points(n)
+        assert pts.dtype == POINT and len(pts) == n and pts.flags.writeable
+        pts['x'] = np.arange(n)
+        pts['flags'] = 7
+        msg = buf.message(pts, Header(frame_id='laser'), is_dense=n != 5)
+        del pts                                      # the buffer is resized by the next call
+        assert (msg.width, msg.height, msg.point_step, msg.row_step) == (n, 1, 28, 28 * n)
+        assert msg.is_dense == (n != 5) and not msg.is_bigendian
+        assert [f.name for f in msg.fields] == list(POINT.names)
+        back = from_pointcloud2(deserialize_message(serialize_message(msg), PointCloud2))
+        np.testing.assert_array_equal(back['x'], np.arange(n, dtype=np.float32))
+        assert (back['flags'] == 7).all()
+
+
+def test_cloud_buffer_refuses_a_foreign_array_and_byte_order():
+    buf = CloudBuffer(POINT)
+    buf.points(4)
+    with pytest.raises(ValueError, match='last returned'):
+        buf.message(np.zeros(3, POINT), Header())
+    with pytest.raises(ValueError, match='host byte order'):
+        CloudBuffer(np.dtype([('x', '>f4' if np.little_endian else '<f4')]))
 
 
 def test_stream_stats_counts_and_levels():

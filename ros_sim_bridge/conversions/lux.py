@@ -2,8 +2,8 @@
 
 * :class:`CloudBuilder`: a 0x2202 scan's points → :data:`CLOUD_DTYPE` (x, y, z,
   horizontal_angle, echo_width, layer, echo, flags) in the scanner frame, vectorised
-  (float32, no per-point Python), with the point filters; :func:`point_cloud` wraps it as
-  ``sensor_msgs/PointCloud2``.  Geometry as the codec's :func:`~ros_sim_bridge.codec.ibeo.scan.
+  (the compiled kernel of :mod:`.lux_native`, or numpy), with the point filters, straight into
+  a :class:`~.pointcloud.CloudBuffer`.  Geometry as the codec's :func:`~ros_sim_bridge.codec.ibeo.scan.
   points_xyz` (layer table, 8-layer mirror tilt), in single precision.
 * :func:`scan_info`, :func:`object_list`, :func:`vehicle_state`, :func:`vehicle_twist`.
 * :class:`MarkerTracker`: object list → ``visualization_msgs/MarkerArray`` (oriented boxes,
@@ -13,14 +13,12 @@
 """
 from __future__ import annotations
 
-import array
 import math
 from typing import Callable, Optional, Sequence
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point, TwistStamped
-from sensor_msgs.msg import PointCloud2
 from std_msgs.msg import ColorRGBA, Header
 from visualization_msgs.msg import Marker, MarkerArray
 
@@ -28,7 +26,6 @@ from ..codec.ibeo import objects as lux_objects
 from ..codec.ibeo import scan as lux_scan
 from ..msg import LuxObject, LuxObjectList, LuxScanInfo, LuxVehicleState
 from . import frames, lux_native
-from .pointcloud import point_fields
 from .transforms import quaternion
 
 # --- point cloud ---------------------------------------------------------------------------
@@ -185,8 +182,8 @@ class CloudBuilder:
         8-layer scans: elevation tilted per mirror side as the codec's layer_elevations, layer
         field = layer + 4 · mirror side (0..3 front, 4..7 rear).  Every step is one numpy
         operation into a reused work array or straight into the output fields; ``alloc(n)``
-        gives the output array (e.g. :meth:`CloudBuffer.points`, the message's own buffer),
-        np.empty by default.
+        gives the output array (e.g. :meth:`.pointcloud.CloudBuffer.points`, the message's own
+        buffer), np.empty by default.
         """
         wire = np.ascontiguousarray(self.select(wire))
         n = len(wire)
@@ -210,33 +207,9 @@ class CloudBuilder:
         return cloud
 
 
-def _set_data(msg: PointCloud2, data: array.array) -> None:
-    """msg.data = data without the setter's copy (rosidl keeps the field in ``_data`` and the
-    setter only wraps the value in a new array.array when field checks are off)."""
-    if isinstance(getattr(type(msg), 'data', None), property) and hasattr(msg, '_data'):
-        msg._data = data
-    else:  # another rosidl generator: the documented way
-        msg.data = data
-
-
-def _fill(msg: PointCloud2, header: Header, n: int, dense: bool) -> PointCloud2:
-    msg.header = header
-    msg.height = 1
-    msg.width = n
-    msg.fields = list(_FIELDS)
-    msg.is_bigendian = False          # CLOUD_DTYPE is little-endian on every host
-    msg.point_step = CLOUD_DTYPE.itemsize
-    msg.row_step = CLOUD_DTYPE.itemsize * n
-    msg.is_dense = dense
-    return msg
-
-
-_FIELDS = point_fields(CLOUD_DTYPE)
-
-
-def _dense(cloud: np.ndarray, dense: Optional[bool]) -> bool:
-    if dense is not None:
-        return dense
+def is_dense(cloud: np.ndarray) -> bool:
+    """No NaN coordinates (a layer beyond the elevation table makes them); when the cloud came
+    from a builder, ``not builder.nan_points`` says the same without reading the points."""
     return not len(cloud) or bool(np.isfinite(cloud['z']).all())
 
 
@@ -244,58 +217,6 @@ def concatenate(*clouds: np.ndarray) -> np.ndarray:
     """CLOUD_DTYPE arrays joined byte for byte (np.concatenate would drop the pad byte)."""
     return np.concatenate([np.ascontiguousarray(c).view(np.uint8) for c in clouds]).view(
         CLOUD_DTYPE)
-
-
-def point_cloud(cloud: np.ndarray, header: Header, *, dense: Optional[bool] = None
-                ) -> PointCloud2:
-    """sensor_msgs/PointCloud2 of CLOUD_DTYPE points (one row, unorganised), the same layout as
-    conversions.pointcloud.to_pointcloud2 with a single copy of the point bytes.  is_dense is
-    false only when a layer beyond the elevation table left NaN coordinates: ``dense`` when
-    known (``not builder.nan_points``), else looked up in the points."""
-    if cloud.dtype != CLOUD_DTYPE:
-        raise TypeError(f'expected CLOUD_DTYPE points, got {cloud.dtype}')
-    data = array.array('B')
-    data.frombytes(np.ascontiguousarray(cloud).view(np.uint8).reshape(-1))
-    msg = PointCloud2()
-    _set_data(msg, data)
-    return _fill(msg, header, len(cloud), _dense(cloud, dense))
-
-
-class CloudBuffer:
-    """One reusable PointCloud2 whose data array the points are built into directly.
-
-    rclpy serialises a message inside ``publish``, so once publish returns the buffer is free
-    for the next scan: no per-scan allocation (and page faults) of megabyte arrays, and no copy
-    between the point array and the message.  Use from one thread::
-
-        cloud = builder.build_wire(scan, wire, alloc=buf.points)
-        pub.publish(buf.message(cloud, header, dense=not builder.nan_points)); del cloud
-    """
-
-    def __init__(self):
-        self.data = array.array('B')
-        self.msg = PointCloud2()
-        _set_data(self.msg, self.data)
-
-    def points(self, n: int) -> np.ndarray:
-        """A writable CLOUD_DTYPE array of ``n`` points inside the message buffer.  Every
-        earlier array from here must be gone (the buffer is resized in place)."""
-        need = n * CLOUD_DTYPE.itemsize
-        have = len(self.data)
-        if have < need:
-            self.data.frombytes(bytes(need - have))
-        elif have > need:
-            del self.data[need:]
-        return np.frombuffer(self.data, CLOUD_DTYPE, count=n) if n else np.empty(0, CLOUD_DTYPE)
-
-    def message(self, cloud: np.ndarray, header: Header, *, dense: Optional[bool] = None
-                ) -> PointCloud2:
-        """The message holding ``cloud`` (an array from :meth:`points`); ``dense`` as
-        :func:`point_cloud`."""
-        if len(cloud) * CLOUD_DTYPE.itemsize != len(self.data):
-            raise ValueError('cloud is not the array last returned by points()')
-        _set_data(self.msg, self.data)
-        return _fill(self.msg, header, len(cloud), _dense(cloud, dense))
 
 
 def scan_info(scan: lux_scan.LuxScan, header: Header, *, device_id: int = 0,

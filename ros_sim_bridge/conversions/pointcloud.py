@@ -1,10 +1,14 @@
 """sensor_msgs/PointCloud2 straight from a numpy structured array, and back.
 
 The fields are the dtype's fields (name, offset, type); ``data`` is the array's bytes, with no
-per-point Python work.  (sensor_msgs_py is not available everywhere, so this is self-contained.)
+per-point Python work and one copy at most: :func:`to_pointcloud2` copies the points into the
+message once, :class:`CloudBuffer` lets a builder write them into a reused message directly.
+(sensor_msgs_py is not available everywhere, so this is self-contained.)
 """
 from __future__ import annotations
 
+import array
+import functools
 import sys
 
 import numpy as np
@@ -33,25 +37,84 @@ def point_fields(dtype: np.dtype) -> list[PointField]:
     return fields
 
 
-def to_pointcloud2(points: np.ndarray, header, *, is_dense: bool = True) -> PointCloud2:
-    """A 1-row (unorganised) PointCloud2 holding ``points`` (a structured array)."""
-    points = np.ascontiguousarray(points)
-    dtype = points.dtype
-    if any(dtype.fields[n][0].base.byteorder not in ('=', '|', '<' if _LITTLE else '>')
-           for n in dtype.names):
-        dtype = dtype.newbyteorder('=')
-        points = points.astype(dtype)
-    msg = PointCloud2()
+_cached_fields = functools.lru_cache(maxsize=32)(point_fields)
+
+
+def _host_order(dtype: np.dtype) -> bool:
+    return all(dtype.fields[n][0].base.byteorder in ('=', '|', '<' if _LITTLE else '>')
+               for n in dtype.names)
+
+
+def _set_data(msg: PointCloud2, data: array.array) -> None:
+    """msg.data = data without the setter's copy (rosidl keeps the field in ``_data`` and the
+    setter only wraps the value in a new array.array when field checks are off)."""
+    if isinstance(getattr(type(msg), 'data', None), property) and hasattr(msg, '_data'):
+        msg._data = data
+    else:  # another rosidl generator: the documented way
+        msg.data = data
+
+
+def _fill(msg: PointCloud2, header, dtype: np.dtype, n: int, is_dense: bool) -> PointCloud2:
     msg.header = header
     msg.height = 1
-    msg.width = len(points)
-    msg.fields = point_fields(dtype)
-    msg.is_bigendian = not _LITTLE
+    msg.width = n
+    msg.fields = list(_cached_fields(dtype))
+    msg.is_bigendian = not _LITTLE            # the dtype is in host order (checked by callers)
     msg.point_step = dtype.itemsize
-    msg.row_step = dtype.itemsize * len(points)
-    msg.data = points.tobytes()
+    msg.row_step = dtype.itemsize * n
     msg.is_dense = is_dense
     return msg
+
+
+def to_pointcloud2(points: np.ndarray, header, *, is_dense: bool = True) -> PointCloud2:
+    """A 1-row (unorganised) PointCloud2 holding a copy of ``points`` (a structured array;
+    fields in another byte order are converted to the host's)."""
+    points = np.ascontiguousarray(points)
+    if not _host_order(points.dtype):
+        points = points.astype(points.dtype.newbyteorder('='))
+    data = array.array('B')
+    data.frombytes(points.view(np.uint8).reshape(-1))
+    msg = PointCloud2()
+    _set_data(msg, data)
+    return _fill(msg, header, points.dtype, len(points), is_dense)
+
+
+class CloudBuffer:
+    """One reusable PointCloud2 whose data array a builder writes the points into directly.
+
+    rclpy serialises a message inside ``publish``, so once publish returns the buffer is free
+    for the next cloud: no per-cloud allocation (and page faults) of megabyte arrays, and no
+    copy between the point array and the message.  Use from one thread::
+
+        points = buf.points(n)          # fill it in place
+        pub.publish(buf.message(points, header)); del points
+    """
+
+    def __init__(self, dtype: np.dtype):
+        self.dtype = np.dtype(dtype)
+        if not _host_order(self.dtype):
+            raise ValueError(f'{self.dtype} is not in host byte order')
+        self.data = array.array('B')
+        self.msg = PointCloud2()
+        _set_data(self.msg, self.data)
+
+    def points(self, n: int) -> np.ndarray:
+        """A writable array of ``n`` points inside the message buffer.  Every earlier array from
+        here must be gone (the buffer is resized in place)."""
+        need = n * self.dtype.itemsize
+        have = len(self.data)
+        if have < need:
+            self.data.frombytes(bytes(need - have))
+        elif have > need:
+            del self.data[need:]
+        return np.frombuffer(self.data, self.dtype, count=n) if n else np.empty(0, self.dtype)
+
+    def message(self, points: np.ndarray, header, *, is_dense: bool = True) -> PointCloud2:
+        """The message holding ``points`` (the array last returned by :meth:`points`)."""
+        if points.dtype != self.dtype or len(points) * self.dtype.itemsize != len(self.data):
+            raise ValueError('points is not the array last returned by points()')
+        _set_data(self.msg, self.data)
+        return _fill(self.msg, header, self.dtype, len(points), is_dense)
 
 
 def from_pointcloud2(msg: PointCloud2) -> np.ndarray:

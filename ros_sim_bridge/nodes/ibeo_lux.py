@@ -46,6 +46,7 @@ from ros_sim_bridge.codec.ibeo.header import (DEFAULT_MAX_BODY, decode_header, e
                                               make_framer)
 from ros_sim_bridge.codec.ntp import NTP_UNIX_OFFSET, ntp64_to_unix_ns, unix_ns_to_ntp
 from ros_sim_bridge.conversions import lux as convert
+from ros_sim_bridge.conversions.pointcloud import CloudBuffer, to_pointcloud2
 from ros_sim_bridge.conversions.stamps import ns_to_stamp, stamp_to_ns
 from ros_sim_bridge.diagnostics import Diagnostics, StreamStats
 from ros_sim_bridge.msg import LuxObjectList, LuxScanInfo, LuxVehicleState
@@ -116,7 +117,7 @@ class IbeoLuxNode(Node):
                                          clutter=p.drop_clutter, transparent=p.drop_transparent))
         self.point_builder = ('compiled kernel' if self.builder.native else
                               'numpy (compiled kernel not installed)')
-        self.cloud_buffer = convert.CloudBuffer()
+        self.cloud_buffer = CloudBuffer(convert.CLOUD_DTYPE)
         self.markers = convert.MarkerTracker(lifetime_s=p.marker_lifetime)
 
         # publishers
@@ -264,8 +265,9 @@ class IbeoLuxNode(Node):
                     and (scan.scan_number - half[0].scan_number) & 0xFFFF == 1)
             if pair:
                 self._half = None
-                self.points_pub.publish(convert.point_cloud(convert.concatenate(half[1], cloud),
-                                                            half[2]))
+                both = convert.concatenate(half[1], cloud)
+                self.points_pub.publish(to_pointcloud2(both, half[2],
+                                                       is_dense=convert.is_dense(both)))
                 published += 1
             else:
                 if half is not None:               # its partner never came: publish it alone
@@ -277,7 +279,7 @@ class IbeoLuxNode(Node):
             cloud = self.builder.build_wire(scan, wire, eight_layer=eight, beam_tilt=tilt,
                                             alloc=self.cloud_buffer.points)
             n = len(cloud)
-            msg = self.cloud_buffer.message(cloud, hdr, dense=not self.builder.nan_points)
+            msg = self.cloud_buffer.message(cloud, hdr, is_dense=not self.builder.nan_points)
             del cloud                              # the buffer is reused for the next scan
             self.points_pub.publish(msg)
             published += 1
@@ -292,7 +294,8 @@ class IbeoLuxNode(Node):
         if half is not None:
             with self._lock:
                 self.unpaired_halves += 1
-            self.points_pub.publish(convert.point_cloud(half[1], half[2]))
+            self.points_pub.publish(to_pointcloud2(half[1], half[2],
+                                                   is_dense=convert.is_dense(half[1])))
 
     def _on_objects(self, header, body, now_ns: int, stats: StreamStats) -> None:
         lst = lux_objects.decode_objects(body, header)
