@@ -3,8 +3,9 @@
 * :class:`CloudBuilder`: a 0x2202 scan's points → :data:`CLOUD_DTYPE` (x, y, z,
   horizontal_angle, echo_width, layer, echo, flags) in the scanner frame, vectorised
   (the compiled kernel of :mod:`.lux_native`, or numpy), with the point filters, straight into
-  a :class:`~.pointcloud.CloudBuffer`.  Geometry as the codec's :func:`~ros_sim_bridge.codec.ibeo.scan.
-  points_xyz` (layer table, 8-layer mirror tilt), in single precision.
+  a :class:`~.pointcloud.CloudBuffer`.  Geometry as the codec's
+  :func:`~ros_sim_bridge.codec.ibeo.scan.points_xyz` (layer table, 8-layer mirror tilt), in
+  single precision.
 * :func:`scan_info`, :func:`object_list`, :func:`vehicle_state`, :func:`vehicle_twist`.
 * :class:`MarkerTracker`: object list → ``visualization_msgs/MarkerArray`` (oriented boxes,
   contours, labels, velocity arrows), deleting the markers of objects that vanished.

@@ -7,7 +7,8 @@ in ~15 array passes; the results agree to float32 rounding (test/test_lux_cloud.
 
 :data:`KERNEL` is None where the library is missing (a source tree that was not built) or
 the host is big-endian (the kernel writes the little-endian cloud layout with host floats);
-the builder then uses numpy.  :func:`tables` gives the trigonometry tables the kernel reads.
+the builder then uses numpy.  :func:`tick_table`, :func:`tilt_table` and :func:`layer_table`
+make the trigonometry tables the kernel reads.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import ctypes
 import math
 import os
 import sys
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -24,7 +25,7 @@ LIBRARY = 'libsim_bridge_lux_cloud.so'
 TICKS = np.arange(-32768, 32768, dtype=np.float64)
 
 
-def _load(path: str) -> Optional[ctypes.CDLL]:
+def _load(path: str) -> Optional[Callable[..., int]]:
     if sys.byteorder != 'little' or not os.path.exists(path):
         return None
     lib = ctypes.CDLL(path)
