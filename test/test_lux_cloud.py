@@ -111,16 +111,27 @@ def test_wire_bytes_written_from_the_spec_table(native):
 
 @pytest.mark.parametrize('native', PATHS)
 def test_each_scan_layout_gets_its_own_tables(native):
-    # the kernel caches trigonometry per ticks-per-rotation and mirror side: switching
-    # between layouts must not reuse another layout's table
+    # the kernel caches trigonometry per ticks-per-rotation and tilt direction (mirror side,
+    # flipped when upside down): switching between layouts must not reuse a wrong table
     builder = CloudBuilder(native=native)
     tilt = math.radians(1.6)
-    for tpr, side in [(11520, 0), (5760, 0), (11520, 1), (11520, 0), (5760, 1)]:
-        scan = dataclass_replace(random_scan(500, side, seed=tpr + side), ticks_per_rotation=tpr)
+    for tpr, side, down in [(11520, 0, False), (5760, 0, False), (11520, 1, False),
+                            (11520, 0, False), (5760, 1, False), (11520, 1, True),
+                            (11520, 0, True), (11520, 1, False)]:
+        scan = dataclass_replace(random_scan(500, side, down, seed=tpr + side),
+                                 ticks_per_rotation=tpr)
         got = builder.build(scan, eight_layer=True, beam_tilt=tilt)
         want = S.scan_cloud(scan, eight_layer=True, beam_tilt_rad=tilt)
         for f in ('x', 'y', 'z'):
             np.testing.assert_allclose(got[f], want[f], rtol=1e-5, atol=2e-4)
+
+
+def test_kernel_refuses_an_output_of_another_length():
+    scan = random_scan(100)
+    builder = CloudBuilder(native=True)
+    with pytest.raises(TypeError, match='same length'):
+        builder.build(scan, alloc=lambda n: np.empty(n - 1, CLOUD_DTYPE))
+    assert len(builder.build(scan, alloc=lambda n: np.empty(n, CLOUD_DTYPE))) == 100
 
 
 @pytest.mark.parametrize('native', PATHS)

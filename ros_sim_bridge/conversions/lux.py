@@ -74,7 +74,7 @@ class CloudBuilder:
         # cos/sin of each layer's elevation, indexed by the 4-bit layer; NaN beyond the table
         self._layer_trig = lux_native.layer_table(el)
         self._layer_trig_address = self._layer_trig.ctypes.data
-        self._cos_e, self._sin_e = self._layer_trig[:, 0].copy(), self._layer_trig[:, 1].copy()
+        self._cos_e, self._sin_e = self._layer_trig.T     # views for the numpy path
         self._trig_tables: dict = {}    # kernel tables (and their addresses) by scan layout
         #: points of the last cloud built whose coordinates are NaN (layer beyond the table)
         self.nan_points = 0
@@ -140,17 +140,21 @@ class CloudBuilder:
         return entry[1]
 
     def _native(self, scan, wire, cloud, k, tilt, down, lift) -> int:
+        # the kernel writes len(wire) points into cloud's memory: refuse anything else
         if wire.dtype != lux_scan.WIRE_POINT_DTYPE or cloud.dtype != CLOUD_DTYPE \
-                or not cloud.flags.c_contiguous or not cloud.flags.writeable:
+                or len(cloud) != len(wire) or not cloud.flags.c_contiguous \
+                or not cloud.flags.writeable:
             raise TypeError('the kernel needs WIRE_POINT_DTYPE points and a writable, '
-                            'contiguous CLOUD_DTYPE output')
+                            'contiguous CLOUD_DTYPE output of the same length')
         tpr = scan.ticks_per_rotation
         ticks = self._trig(tpr, lambda: lux_native.tick_table(tpr))
         tilt_trig = None
         if tilt:
             side = scan.mirror_side
-            tilt_trig = self._trig((tpr, tilt, side, down), lambda: lux_native.tilt_table(
-                tpr, lambda h: lux_scan.mirror_side_offset(h, side, tilt, down)))
+            # the offset's sign depends on the side, flipped when upside down: one table each
+            rear_up = bool(side) != bool(down)
+            tilt_trig = self._trig((tpr, tilt, rear_up),
+                                   lambda: lux_native.tilt_table(tpr, side, tilt, down))
         return lux_native.KERNEL(wire.ctypes.data, len(wire), cloud.ctypes.data, ticks,
                                  tilt_trig, self._layer_trig_address, k, lift)
 

@@ -20,6 +20,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from ..codec.ibeo import scan as lux_scan
+
 LIBRARY = 'libsim_bridge_lux_cloud.so'
 #: Every int16 tick value, -32768..32767: the kernel indexes the tables without a bounds check.
 TICKS = np.arange(-32768, 32768, dtype=np.float64)
@@ -41,22 +43,30 @@ def _load(path: str) -> Optional[Callable[..., int]]:
 KERNEL = _load(os.path.join(os.path.dirname(os.path.abspath(__file__)), LIBRARY))
 
 
+def _cos_sin(angle: np.ndarray) -> np.ndarray:
+    """float32 (len, 2): cos, sin of each angle (rad), rows contiguous as the kernel reads."""
+    return np.ascontiguousarray(np.stack([np.cos(angle), np.sin(angle)], axis=1), np.float32)
+
+
+def _tick_angles(ticks_per_rotation: int) -> np.ndarray:
+    return TICKS * (2.0 * math.pi / ticks_per_rotation)
+
+
 def tick_table(ticks_per_rotation: int) -> np.ndarray:
     """float32 (65536, 2): cos h, sin h of every int16 tick, h = 2π·tick / ticks_per_rotation."""
-    h = TICKS * (2.0 * math.pi / ticks_per_rotation)
-    return np.ascontiguousarray(np.stack([np.cos(h), np.sin(h)], axis=1), np.float32)
+    return _cos_sin(_tick_angles(ticks_per_rotation))
 
 
-def tilt_table(ticks_per_rotation: int, offset) -> np.ndarray:
-    """float32 (65536, 2): cos d, sin d of an elevation offset ``offset(h)`` (rad, vectorised)
-    for every int16 tick."""
-    d = offset(TICKS * (2.0 * math.pi / ticks_per_rotation))
-    return np.ascontiguousarray(np.stack([np.cos(d), np.sin(d)], axis=1), np.float32)
+def tilt_table(ticks_per_rotation: int, mirror_side: int, beam_tilt_rad: float,
+               upside_down: bool) -> np.ndarray:
+    """float32 (65536, 2): cos d, sin d of the 8-layer mirror-side elevation offset d(h)
+    (codec ``mirror_side_offset``) at every int16 tick."""
+    return _cos_sin(lux_scan.mirror_side_offset(_tick_angles(ticks_per_rotation), mirror_side,
+                                                beam_tilt_rad, upside_down))
 
 
 def layer_table(elevations_rad: np.ndarray) -> np.ndarray:
     """float32 (16, 2): cos e, sin e of each 4-bit layer's elevation; NaN beyond the table."""
     table = np.full((16, 2), np.nan, np.float32)
-    table[:len(elevations_rad), 0] = np.cos(elevations_rad)
-    table[:len(elevations_rad), 1] = np.sin(elevations_rad)
+    table[:len(elevations_rad)] = _cos_sin(elevations_rad)
     return table
