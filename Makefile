@@ -3,7 +3,7 @@
 # (CMake refuses exported include paths inside the source directory).
 VENV      ?= $(HOME)/.cache/ros_sim_bridge/venv
 RUN       := scripts/with-venv.sh $(VENV)
-SOURCES   := $(shell find CMakeLists.txt package.xml cmake msg srv src launch config ros_sim_bridge \
+SOURCES   := $(shell find CMakeLists.txt package.xml cmake msg srv launch config ros_sim_bridge \
                -type f -not -path '*/__pycache__/*' 2>/dev/null)
 # Separate trees (e.g. two builds side by side): make test BUILD_BASE=/tmp/b INSTALL_BASE=/tmp/i
 BUILD_BASE   ?= build

@@ -29,12 +29,14 @@ setup(
     license='Apache-2.0',
     python_requires='>=3.10',
     install_requires=['numpy>=1.21'],
-    packages=find_packages(include=['ros_sim_bridge', 'ros_sim_bridge.codec*',
-                                    'ros_sim_bridge.transport*', 'ros_sim_bridge.emulators*']),
+    # everything except the ROS parts: ros_sim_bridge.ros, every <source>.ros, and the tools
+    packages=find_packages(include=['ros_sim_bridge', 'ros_sim_bridge.*'],
+                           exclude=['ros_sim_bridge.ros', 'ros_sim_bridge.*.ros',
+                                    'ros_sim_bridge.tools']),
     cmdclass={'build_py': CodecsOnly},
     entry_points={'console_scripts': [
-        'rflysim_sim = ros_sim_bridge.emulators.rflysim_sim:main',
-        'morai_sim = ros_sim_bridge.emulators.morai_sim:main',
-        'ibeo_lux_sim = ros_sim_bridge.emulators.ibeo_lux_sim:main',
+        'rflysim_sim = ros_sim_bridge.rflysim.emulator:main',
+        'morai_sim = ros_sim_bridge.morai.emulator:main',
+        'ibeo_lux_sim = ros_sim_bridge.ibeo.emulator:main',
     ]},
 )

@@ -32,9 +32,9 @@ keep_dds_local(BENCH_DOMAINS)
 
 import numpy as np  # noqa: E402
 
-from ros_sim_bridge.codec.ibeo import scan as S  # noqa: E402
-from ros_sim_bridge.codec.ibeo.header import decode_header, encode_message, make_framer  # noqa: E402,E501
-from ros_sim_bridge.codec.ibeo import registry  # noqa: E402
+from ros_sim_bridge.ibeo.codec import scan as S  # noqa: E402
+from ros_sim_bridge.ibeo.codec.header import decode_header, encode_message, make_framer  # noqa: E402,E501
+from ros_sim_bridge.ibeo.codec import registry  # noqa: E402
 
 SIZES = (10_000, 60_000)
 
@@ -101,9 +101,9 @@ def main() -> int:
     from sensor_msgs.msg import PointCloud2
     from std_msgs.msg import Header
 
-    from ros_sim_bridge.conversions.lux import CLOUD_DTYPE, CloudBuilder
-    from ros_sim_bridge.conversions.pointcloud import point_fields
-    from ros_sim_bridge.nodes.ibeo_lux import IbeoLuxNode
+    from ros_sim_bridge.ibeo.ros.conversions import CLOUD_DTYPE, CloudBuilder
+    from ros_sim_bridge.ros.pointcloud import point_fields
+    from ros_sim_bridge.ibeo.ros.node import IbeoLuxNode
 
     rclpy.init()
     # The driver node itself, its TCP client pointed at a closed port: the bench feeds bytes.

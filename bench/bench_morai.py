@@ -19,8 +19,8 @@ import time
 
 import numpy as np
 
-from ros_sim_bridge.codec import morai
-from ros_sim_bridge.emulators.morai_sim import MoraiScene
+from ros_sim_bridge.morai import codec as morai
+from ros_sim_bridge.morai.emulator import MoraiScene
 from ros_sim_bridge.tools.ports import BENCH_DOMAINS, free_udp_ports
 from ros_sim_bridge.tools.session import background_node, keep_dds_local
 
@@ -45,7 +45,7 @@ def render(count: int) -> dict[str, list[bytes]]:
 
 
 def decode_cost(n: int = 20_000) -> None:
-    from ros_sim_bridge.conversions import morai as convert
+    from ros_sim_bridge.morai.ros import conversions as convert
     from builtin_interfaces.msg import Time
     packets = render(200)
     ego_raw = struct.Struct('<iibbfi24f38s12f')   # the ego200 payload, 200 B

@@ -12,8 +12,8 @@ import struct
 import sys
 import time
 
-from ros_sim_bridge.codec import rflysim as codec
-from ros_sim_bridge.emulators.rflysim_sim import Scene, Sender
+from ros_sim_bridge.rflysim import codec
+from ros_sim_bridge.rflysim.emulator import Scene, Sender
 from ros_sim_bridge.tools.ports import BENCH_DOMAINS, free_udp_ports
 from ros_sim_bridge.tools.session import background_node, keep_dds_local
 

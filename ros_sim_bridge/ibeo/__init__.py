@@ -1,0 +1,1 @@
+"""ibeo LUX / SICK LD-MRS / Ibeo ECU: codec (package), session, emulator, and the ROS driver in ros/."""

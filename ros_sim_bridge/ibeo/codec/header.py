@@ -1,0 +1,133 @@
+"""Ibeo data header (interface spec §2.4): 24 bytes, big-endian, in front of every message.
+
+=====  ======  ==========================================================
+offset  type    field
+=====  ======  ==========================================================
+0       u32     magic word 0xAFFEC0C2
+4       u32     size of the previous message (files only; 0 live)
+8       u32     size of this message's body (header excluded)
+12      u8      reserved
+13      u8      device id
+14      u16     data type
+16      NTP64   time the message was created
+=====  ======  ==========================================================
+
+Also the stream-framer factory: :func:`make_framer` gives a
+:class:`~ros_sim_bridge.core.framer.MagicFramer` that refuses implausible headers (a data type
+outside the Ibeo range, a size no layout of a known type can have, a body above ``max_body``)
+so that a magic word inside a payload does not derail the stream (SUPPLEMENT §3.3).
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from ros_sim_bridge.core.binary import BAD_MAGIC, BAD_VALUE, CodecError, pack, unpack_from
+from ros_sim_bridge.core.ntp import ntp64_to_unix_ns
+from ros_sim_bridge.core.framer import MagicFramer
+
+MAGIC = 0xAFFEC0C2
+MAGIC_BYTES = MAGIC.to_bytes(4, 'big')
+HEADER_SIZE = 24
+#: Bodies up to 4 MiB: a FUSION 0x2205 can reach ~1.84 MB (65,535 points × 28 B), an image more.
+DEFAULT_MAX_BODY = 4 << 20
+#: Every data type the documents name lies in 0x1000..0x9FFF (0x1002 CAN … 0x9002 odometry).
+PLAUSIBLE_TYPES = range(0x1000, 0xA000)
+
+_HEADER = struct.Struct('>IIIBBHQ')
+_NAME = 'ibeo_header'
+
+
+@dataclass(frozen=True)
+class IbeoHeader:
+    """One decoded data header. ``ntp`` is the raw NTP64 value (seconds << 32 | fraction)."""
+    data_type: int
+    size: int
+    device_id: int = 0
+    ntp: int = 0
+    previous_size: int = 0
+    reserved: int = 0
+
+    @property
+    def stamp_ns(self) -> int:
+        """Header time as Unix ns (meaningless, possibly negative, if the sensor clock is unset)."""
+        return ntp64_to_unix_ns(self.ntp)
+
+    @property
+    def ntp_seconds(self) -> float:
+        """Header time as NTP seconds (float): useful when the sensor clock counts from power-up."""
+        return self.ntp / 4294967296.0
+
+
+def decode_header(data, offset: int = 0) -> IbeoHeader:
+    """The header at ``offset`` of ``data`` (§2.4); CodecError(BAD_MAGIC) on a wrong magic word."""
+    magic, prev, size, reserved, device, dtype, ntp = unpack_from(_HEADER, data, offset, _NAME,
+                                                                  'header')
+    if magic != MAGIC:
+        raise CodecError(_NAME, f'magic 0x{magic:08X}, expected 0x{MAGIC:08X}', field='magic',
+                         offset=offset, kind=BAD_MAGIC)
+    return IbeoHeader(data_type=dtype, size=size, device_id=device, ntp=ntp,
+                      previous_size=prev, reserved=reserved)
+
+
+def encode_header(header: IbeoHeader) -> bytes:
+    return pack(_HEADER, (MAGIC, header.previous_size, header.size, header.reserved,
+                          header.device_id, header.data_type, header.ntp), _NAME,
+                ('magic', 'previous_size', 'size', 'reserved', 'device_id', 'data_type', 'ntp'))
+
+
+def encode_message(data_type: int, body: bytes, *, device_id: int = 0, ntp: int = 0,
+                   previous_size: int = 0) -> bytes:
+    """Header + body: one complete Ibeo message ready for the wire or a file."""
+    return encode_header(IbeoHeader(data_type=data_type, size=len(body), device_id=device_id,
+                                    ntp=ntp, previous_size=previous_size)) + bytes(body)
+
+
+def check_plausible(header: IbeoHeader) -> None:
+    """CodecError(BAD_VALUE) for a header no real peer sends (a false sync on payload bytes).
+
+    Checks the data type range and, for registered types, the type's size limits.  Unknown
+    types inside the range pass: the caller skips them by size (the framer refuses bodies
+    above its ``max_body`` as OVERSIZED).
+    """
+    if header.data_type not in PLAUSIBLE_TYPES:
+        raise CodecError(_NAME, f'data type 0x{header.data_type:04X} outside the Ibeo range',
+                         field='data_type', offset=14, kind=BAD_VALUE)
+    from .registry import size_limits  # late import: the registry imports this module
+    limits = size_limits(header.data_type)
+    if limits is not None:
+        low, high = limits
+        if header.size < low or (high is not None and header.size > high):
+            raise CodecError(_NAME, f'size {header.size} impossible for data type '
+                             f'0x{header.data_type:04X} (allowed {low}..{high})',
+                             field='size', offset=8, kind=BAD_VALUE)
+
+
+def make_framer(max_body: int = DEFAULT_MAX_BODY, *, name: str = 'ibeo',
+                plausibility: bool = True) -> MagicFramer:
+    """A MagicFramer for Ibeo streams (TCP or a raw ``.idc`` byte stream).
+
+    Frames come back with ``frame.header`` (24 bytes, decode with :func:`decode_header`) and
+    ``frame.body``.  Implausible headers resynchronise at the next byte (see
+    :func:`check_plausible`); set ``plausibility=False`` to trust every magic word.
+    """
+    def body_size(raw: bytes) -> int:
+        header = decode_header(raw)
+        if plausibility:
+            check_plausible(header)
+        return header.size
+
+    return MagicFramer(name, MAGIC_BYTES, HEADER_SIZE, body_size, max_body)
+
+
+def split_messages(data: bytes, max_body: int = DEFAULT_MAX_BODY) -> tuple[list, list]:
+    """Frames and errors of a complete in-memory byte stream (convenience for files/tests)."""
+    from ros_sim_bridge.core.framer import Frame
+    events = make_framer(max_body).feed(bytes(data))
+    return ([e for e in events if isinstance(e, Frame)],
+            [e for e in events if isinstance(e, CodecError)])
+
+
+__all__ = ['MAGIC', 'MAGIC_BYTES', 'HEADER_SIZE', 'DEFAULT_MAX_BODY', 'PLAUSIBLE_TYPES',
+           'IbeoHeader', 'decode_header', 'encode_header', 'encode_message', 'check_plausible',
+           'make_framer', 'split_messages']

@@ -1,0 +1,1 @@
+"""ibeo → ROS: conversions and the node (needs rclpy)."""

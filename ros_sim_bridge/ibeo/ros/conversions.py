@@ -1,0 +1,482 @@
+"""ibeo LUX / SICK LD-MRS records → ROS messages.
+
+* :class:`CloudBuilder`: a 0x2202 scan's points → :data:`CLOUD_DTYPE` (x, y, z,
+  horizontal_angle, echo_width, layer, echo, flags) in the scanner frame, vectorised
+  (the compiled kernel of :mod:`.lux_native`, or numpy), with the point filters, straight into
+  a :class:`~.pointcloud.CloudBuffer`.  Geometry as the codec's
+  :func:`~ros_sim_bridge.ibeo.codec.scan.points_xyz` (layer table, 8-layer mirror tilt), in
+  single precision.
+* :func:`scan_info`, :func:`object_list`, :func:`vehicle_state`, :func:`vehicle_twist`.
+* :class:`MarkerTracker`: object list → ``visualization_msgs/MarkerArray`` (oriented boxes,
+  contours, labels, velocity arrows), deleting the markers of objects that vanished.
+* :func:`errors_statuses`: 0x2030 registers → ``diagnostic_msgs/DiagnosticStatus`` (ERROR for
+  the error registers, WARN for the warning registers, every named bit a key).
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+from geometry_msgs.msg import Point, TwistStamped
+from std_msgs.msg import ColorRGBA, Header
+from visualization_msgs.msg import Marker, MarkerArray
+
+from ros_sim_bridge.ibeo.codec import objects as lux_objects
+from ros_sim_bridge.ibeo.codec import scan as lux_scan
+from ros_sim_bridge.msg import LuxObject, LuxObjectList, LuxScanInfo, LuxVehicleState
+from ros_sim_bridge.core import frames
+from ros_sim_bridge.ibeo.ros import lux_native
+from ros_sim_bridge.ros.geometry import quaternion
+
+# --- point cloud ---------------------------------------------------------------------------
+
+#: Published point layout, 24 bytes: x, y, z (m, scanner frame), horizontal_angle (rad),
+#: echo_width (m), layer, echo, flags (low nibble of the wire flags), one zero pad byte.
+CLOUD_DTYPE = np.dtype({
+    'names': ['x', 'y', 'z', 'horizontal_angle', 'echo_width', 'layer', 'echo', 'flags'],
+    'formats': ['<f4', '<f4', '<f4', '<f4', '<f4', 'u1', 'u1', 'u1'],
+    'offsets': [0, 4, 8, 12, 16, 20, 21, 22],
+    'itemsize': 24})
+
+
+def drop_mask(*, ground: bool = False, dirt: bool = False, clutter: bool = False,
+              transparent: bool = False) -> int:
+    """The flag bits whose points a filter drops."""
+    return ((lux_scan.POINT_FLAG_GROUND if ground else 0)
+            | (lux_scan.POINT_FLAG_DIRT if dirt else 0)
+            | (lux_scan.POINT_FLAG_CLUTTER if clutter else 0)
+            | (lux_scan.POINT_FLAG_TRANSPARENT if transparent else 0))
+
+
+class CloudBuilder:
+    """Scan points → CLOUD_DTYPE, with the layer geometry cached per scan layout.
+
+    ``layer_elevations_deg`` (layer 0 first, SUPPLEMENT §3.2); ``drop_flags`` a
+    :func:`drop_mask`; ``first_echo_only`` keeps echo 0.  Layers beyond the table get NaN
+    coordinates.  ``native`` picks the compiled kernel (:mod:`.lux_native`, the default where it
+    is installed) or numpy.  Not thread-safe: one builder per receive thread (it keeps work
+    arrays and trigonometry tables so that a scan costs no fresh allocations).
+    """
+
+    def __init__(self, layer_elevations_deg: Sequence[float] =
+                 lux_scan.DEFAULT_LAYER_ELEVATIONS_DEG, *, drop_flags: int = 0,
+                 first_echo_only: bool = False, native: Optional[bool] = None):
+        el = np.radians(np.asarray(layer_elevations_deg, np.float64))
+        if len(el) > 16:
+            raise ValueError('at most 16 layer elevations (the layer is a 4-bit field)')
+        if native and lux_native.KERNEL is None:
+            raise RuntimeError(f'the compiled point kernel ({lux_native.LIBRARY}) is not '
+                               'installed beside ros_sim_bridge/ibeo/ros/lux_native.py')
+        #: True: the compiled kernel builds the points (one loop); False: numpy array passes.
+        self.native = lux_native.KERNEL is not None if native is None else bool(native)
+        self.elevations_deg = tuple(float(v) for v in layer_elevations_deg)
+        # cos/sin of each layer's elevation, indexed by the 4-bit layer; NaN beyond the table
+        self._layer_trig = lux_native.layer_table(el)
+        self._layer_trig_address = self._layer_trig.ctypes.data
+        self._cos_e, self._sin_e = self._layer_trig.T     # views for the numpy path
+        self._trig_tables: dict = {}    # kernel tables (and their addresses) by scan layout
+        #: points of the last cloud built whose coordinates are NaN (layer beyond the table)
+        self.nan_points = 0
+        self.drop_flags = int(drop_flags) & lux_scan.POINT_FLAG_MASK
+        self.first_echo_only = bool(first_echo_only)
+        # layer | echo << 8 | flags << 16 (the cloud's bytes 20..23, little-endian) for every
+        # value of the wire word's low 12 bits (layer, echo, flag nibbles); and with the layer
+        # raised by 4 (rear mirror side of an 8-layer unit)
+        word = np.arange(4096, dtype=np.uint32)
+        base = (word & 0xF) | ((word >> 4) & 0xF) << 8 | ((word >> 8) & 0xF) << 16
+        self._tail = {0: base.astype('<u4'), 4: (base + 4).astype('<u4')}
+        self._capacity = 0
+
+    def _work(self, n: int):
+        if n > self._capacity:
+            cap = max(n, int(self._capacity * 1.5), 1024)
+            self._idx = np.empty(cap, np.intp)
+            self._a = np.empty(cap, np.float32)
+            self._h = np.empty(cap, np.float32)
+            self._r = np.empty(cap, np.float32)
+            self._p = np.empty(cap, '<u4')
+            self._capacity = cap
+        return self._idx[:n], self._a[:n], self._h[:n], self._r[:n], self._p[:n]
+
+    CHUNK = 12288  # points per pass at most: the work arrays of a chunk stay in the CPU cache
+
+    def _chunk(self, scan, cols, cloud, k, tilt, down, lift) -> None:
+        f4 = np.float32
+        idx, a, h, r, p = self._work(len(cols))
+        word, angle, distance, width = cols[:, 0], cols[:, 1].view('<i2'), cols[:, 2], cols[:, 3]
+        np.multiply(angle, k, out=h, dtype=f4)
+        cloud['horizontal_angle'] = h
+        np.multiply(width, f4(0.01), out=cloud['echo_width'], dtype=f4)
+        np.multiply(distance, f4(0.01), out=r, dtype=f4)
+        np.bitwise_and(word, 0x0F, out=idx, dtype=np.intp)             # layer
+        if tilt:
+            e = lux_scan.layer_elevations(idx, h, layer_elevations_deg=self.elevations_deg,
+                                          mirror_side=scan.mirror_side, beam_tilt_rad=tilt,
+                                          upside_down=down).astype(f4)
+            np.multiply(r, np.sin(e), out=cloud['z'])
+            np.multiply(r, np.cos(e), out=a)                          # a = r·cos(e)
+        else:
+            np.take(self._sin_e, idx, out=a, mode='clip')
+            np.multiply(r, a, out=cloud['z'])
+            np.take(self._cos_e, idx, out=a, mode='clip')
+            np.multiply(r, a, out=a)                                  # a = r·cos(e)
+        np.cos(h, out=r)
+        np.multiply(a, r, out=cloud['x'])
+        np.sin(h, out=r)
+        np.multiply(a, r, out=cloud['y'])
+        np.bitwise_and(word, 0x0FFF, out=idx, dtype=np.intp)          # layer, echo, flags
+        np.take(self._tail[lift], idx, out=p, mode='clip')
+        cloud.view('<u4').reshape(len(cols), 6)[:, 5] = p
+
+    def _trig(self, key, make) -> int:
+        """Address of a kernel table, made on first use (the table is kept alive here)."""
+        entry = self._trig_tables.get(key)
+        if entry is None:
+            if len(self._trig_tables) >= 8:     # a handful of scan layouts in practice
+                self._trig_tables.clear()
+            table = make()
+            entry = self._trig_tables[key] = (table, table.ctypes.data)
+        return entry[1]
+
+    def _native(self, scan, wire, cloud, k, tilt, down, lift) -> int:
+        # the kernel writes len(wire) points into cloud's memory: refuse anything else
+        if wire.dtype != lux_scan.WIRE_POINT_DTYPE or cloud.dtype != CLOUD_DTYPE \
+                or len(cloud) != len(wire) or not cloud.flags.c_contiguous \
+                or not cloud.flags.writeable:
+            raise TypeError('the kernel needs WIRE_POINT_DTYPE points and a writable, '
+                            'contiguous CLOUD_DTYPE output of the same length')
+        tpr = scan.ticks_per_rotation
+        ticks = self._trig(tpr, lambda: lux_native.tick_table(tpr))
+        tilt_trig = None
+        if tilt:
+            side = scan.mirror_side
+            # the offset's sign depends on the side, flipped when upside down: one table each
+            rear_up = bool(side) != bool(down)
+            tilt_trig = self._trig((tpr, tilt, rear_up),
+                                   lambda: lux_native.tilt_table(tpr, side, tilt, down))
+        return lux_native.KERNEL(wire.ctypes.data, len(wire), cloud.ctypes.data, ticks,
+                                 tilt_trig, self._layer_trig_address, k, lift)
+
+    def select(self, wire: np.ndarray) -> np.ndarray:
+        """The wire points the filters keep (the same array when nothing is filtered)."""
+        keep = None
+        if self.drop_flags:
+            keep = (wire['flags'] & np.uint8(self.drop_flags)) == 0
+        if self.first_echo_only:
+            first = wire['layer_echo'] < 16          # echo = high nibble
+            keep = first if keep is None else keep & first
+        return wire if keep is None else wire[keep]
+
+    def build(self, scan: lux_scan.LuxScan, **kwargs) -> np.ndarray:
+        """:meth:`build_wire` for a scan decoded by ``decode_scan`` (POINT_DTYPE points)."""
+        pts = scan.points
+        wire = np.zeros(len(pts), lux_scan.WIRE_POINT_DTYPE)
+        wire['layer_echo'] = (pts['layer'] & 0x0F) | (pts['echo'] << 4)
+        wire['flags'] = pts['flags']
+        wire['angle'] = pts['angle_ticks']
+        wire['distance'] = pts['distance_cm']
+        wire['echo_width'] = pts['echo_width_cm']
+        return self.build_wire(scan, wire, **kwargs)
+
+    def build_wire(self, scan: lux_scan.LuxScan, wire: np.ndarray, *, eight_layer: bool = False,
+                   beam_tilt: float = 0.0, upside_down: Optional[bool] = None,
+                   alloc: Optional[Callable[[int], np.ndarray]] = None) -> np.ndarray:
+        """CLOUD_DTYPE points from the wire points of ``scan`` (decode_scan_wire), filtered.
+
+        8-layer scans: elevation tilted per mirror side as the codec's layer_elevations, layer
+        field = layer + 4 · mirror side (0..3 front, 4..7 rear).  Every step is one numpy
+        operation into a reused work array or straight into the output fields; ``alloc(n)``
+        gives the output array (e.g. :meth:`.pointcloud.CloudBuffer.points`, the message's own
+        buffer), np.empty by default.
+        """
+        wire = np.ascontiguousarray(self.select(wire))
+        n = len(wire)
+        cloud = alloc(n) if alloc is not None else np.empty(n, CLOUD_DTYPE)
+        self.nan_points = 0
+        if n == 0:
+            return cloud
+        k = np.float32(2.0 * math.pi / scan.ticks_per_rotation)
+        down = scan.upside_down if upside_down is None else upside_down
+        lift = 4 if eight_layer and scan.mirror_side else 0
+        tilt = beam_tilt if eight_layer else 0.0
+        if self.native:
+            self.nan_points = self._native(scan, wire, cloud, k, tilt, down, lift)
+            return cloud
+        cols = wire.view('<u2').reshape(n, 5)   # layer|echo|flags<<8, angle, distance, epw, reserved
+        parts = -(-n // self.CHUNK)               # equal chunks that stay in the CPU cache
+        bounds = [n * i // parts for i in range(parts + 1)]
+        for start, stop in zip(bounds[:-1], bounds[1:]):
+            self._chunk(scan, cols[start:stop], cloud[start:stop], k, tilt, down, lift)
+        self.nan_points = len(cloud) - int(np.count_nonzero(np.isfinite(cloud['z'])))
+        return cloud
+
+
+def is_dense(cloud: np.ndarray) -> bool:
+    """No NaN coordinates (a layer beyond the elevation table makes them); when the cloud came
+    from a builder, ``not builder.nan_points`` says the same without reading the points."""
+    return not len(cloud) or bool(np.isfinite(cloud['z']).all())
+
+
+def concatenate(*clouds: np.ndarray) -> np.ndarray:
+    """CLOUD_DTYPE arrays joined byte for byte (np.concatenate would drop the pad byte)."""
+    return np.concatenate([np.ascontiguousarray(c).view(np.uint8) for c in clouds]).view(
+        CLOUD_DTYPE)
+
+
+def scan_info(scan: lux_scan.LuxScan, header: Header, *, device_id: int = 0,
+              scan_points: Optional[int] = None, published_points: int = 0,
+              eight_layer: bool = False, beam_tilt: float = 0.0,
+              sensor_time_offset: float = 0.0) -> LuxScanInfo:
+    m = LuxScanInfo()
+    m.header = header
+    m.device_id = int(device_id)
+    m.scan_number = int(scan.scan_number)
+    m.scanner_status = int(scan.scanner_status)
+    m.scanner_status_names = scan.status_names
+    m.sync_phase_offset = float(scan.sync_phase_offset_s)
+    m.scan_start_ntp = int(scan.start_ntp)
+    m.scan_end_ntp = int(scan.end_ntp)
+    m.scan_start_sensor_time = scan.start_ntp / 4294967296.0
+    m.scan_duration = float(scan.duration_s)
+    m.sensor_time_offset = float(sensor_time_offset)
+    m.angle_ticks_per_rotation = int(scan.ticks_per_rotation)
+    m.start_angle = float(scan.start_angle)
+    m.end_angle = float(scan.end_angle)
+    m.scan_points = len(scan.points) if scan_points is None else int(scan_points)
+    m.published_points = int(published_points)
+    roll, pitch, yaw = scan.mounting_rpy_rad
+    m.mounting_yaw, m.mounting_pitch, m.mounting_roll = float(yaw), float(pitch), float(roll)
+    m.mounting_x, m.mounting_y, m.mounting_z = (float(v) for v in scan.mounting_position_m)
+    m.flags = int(scan.flags)
+    m.flag_names = scan.flag_names
+    m.mirror_side = scan.mirror_side
+    m.upside_down = scan.upside_down
+    m.eight_layer = bool(eight_layer)
+    m.beam_tilt = float(beam_tilt) if eight_layer else 0.0
+    return m
+
+
+# --- objects -------------------------------------------------------------------------------
+
+# LuxObject field ← OBJECT_DTYPE field
+_OBJECT_FIELDS = (
+    ('id', 'id'), ('age', 'age'), ('prediction_age', 'prediction_age'),
+    ('relative_time', 'relative_time'),
+    ('reference_x', 'reference_x'), ('reference_y', 'reference_y'),
+    ('reference_sigma_x', 'reference_sigma_x'), ('reference_sigma_y', 'reference_sigma_y'),
+    ('closest_x', 'closest_x'), ('closest_y', 'closest_y'),
+    ('bounding_box_center_x', 'bbox_center_x'), ('bounding_box_center_y', 'bbox_center_y'),
+    ('bounding_box_size_x', 'bbox_size_x'), ('bounding_box_size_y', 'bbox_size_y'),
+    ('box_center_x', 'box_center_x'), ('box_center_y', 'box_center_y'),
+    ('box_size_x', 'box_size_x'), ('box_size_y', 'box_size_y'),
+    ('box_orientation', 'box_orientation'),
+    ('absolute_velocity_valid', 'abs_velocity_valid'),
+    ('absolute_velocity_x', 'abs_velocity_x'), ('absolute_velocity_y', 'abs_velocity_y'),
+    ('absolute_velocity_sigma_x', 'abs_velocity_sigma_x'),
+    ('absolute_velocity_sigma_y', 'abs_velocity_sigma_y'),
+    ('relative_velocity_valid', 'rel_velocity_valid'),
+    ('relative_velocity_x', 'rel_velocity_x'), ('relative_velocity_y', 'rel_velocity_y'),
+    ('classification', 'classification'), ('classification_age', 'classification_age'),
+    ('classification_certainty', 'classification_certainty'),
+)
+
+
+def object_list(lst: lux_objects.LuxObjectList, header: Header, *, device_id: int = 0
+                ) -> LuxObjectList:
+    m = LuxObjectList()
+    m.header = header
+    m.device_id = int(device_id)
+    m.scan_start_ntp = int(lst.scan_start_ntp)
+    src_names = [src for _, src in _OBJECT_FIELDS]
+    rows = lst.objects[src_names].tolist() if len(lst.objects) else []
+    out = []
+    for row, contour in zip(rows, lst.contours):
+        o = LuxObject()
+        for (dst, _), value in zip(_OBJECT_FIELDS, row):
+            setattr(o, dst, value)
+        o.classification_name = lux_objects.classification_name(o.classification)
+        o.contour = [Point(x=x, y=y, z=0.0) for x, y in np.asarray(contour).tolist()]
+        out.append(o)
+    m.objects = out
+    return m
+
+
+_CLASS_COLORS = {  # r, g, b
+    0: (0.6, 0.6, 0.6), 1: (0.8, 0.8, 0.3), 2: (0.8, 0.5, 0.2), 3: (1.0, 0.2, 0.2),
+    4: (0.2, 0.8, 1.0), 5: (0.2, 0.4, 1.0), 6: (0.6, 0.2, 1.0), 12: (0.2, 1.0, 0.6),
+}
+
+
+def _color(classification: int, alpha: float) -> ColorRGBA:
+    r, g, b = _CLASS_COLORS.get(int(classification), (1.0, 1.0, 1.0))
+    return ColorRGBA(r=r, g=g, b=b, a=alpha)
+
+
+def object_markers(lst: lux_objects.LuxObjectList, header: Header, *, lifetime_s: float = 0.0,
+                   box_height: float = 1.5) -> list[Marker]:
+    """ADD markers for every object: box (CUBE), contour (LINE_STRIP), label (TEXT), velocity
+    (ARROW, absolute if valid else relative if valid, else none).  Marker id = object id."""
+    from builtin_interfaces.msg import Duration
+    life = Duration(sec=int(lifetime_s), nanosec=int((lifetime_s % 1.0) * 1e9))
+    markers = []
+    o = lst.objects
+    box_q = frames.quat_from_euler(0.0, 0.0, o['box_orientation'].astype(np.float64))
+    for i in range(len(o)):
+        rec = o[i]
+        oid, cls = int(rec['id']), int(rec['classification'])
+
+        def marker(ns: str, mtype: int) -> Marker:
+            m = Marker()
+            m.header = header
+            m.ns = ns
+            m.id = oid
+            m.type = mtype
+            m.action = Marker.ADD
+            m.lifetime = life
+            m.pose.orientation.w = 1.0
+            return m
+
+        box = marker('boxes', Marker.CUBE)
+        box.pose.position.x = float(rec['box_center_x'])
+        box.pose.position.y = float(rec['box_center_y'])
+        box.pose.position.z = box_height / 2.0
+        box.pose.orientation = quaternion(box_q[i])
+        box.scale.x = max(float(rec['box_size_x']), 0.05)
+        box.scale.y = max(float(rec['box_size_y']), 0.05)
+        box.scale.z = box_height
+        box.color = _color(cls, 0.35)
+        markers.append(box)
+
+        line = marker('contours', Marker.LINE_STRIP)
+        pts = [Point(x=x, y=y, z=0.0) for x, y in np.asarray(lst.contours[i]).tolist()]
+        if len(pts) == 1:
+            pts = pts * 2          # a LINE_STRIP needs two points: a degenerate segment
+        line.points = pts
+        line.scale.x = 0.05
+        line.color = _color(cls, 1.0)
+        markers.append(line)
+
+        text = marker('labels', Marker.TEXT_VIEW_FACING)
+        text.pose.position.x = float(rec['box_center_x'])
+        text.pose.position.y = float(rec['box_center_y'])
+        text.pose.position.z = box_height + 0.5
+        text.scale.z = 0.6
+        text.color = ColorRGBA(r=1.0, g=1.0, b=1.0, a=1.0)
+        text.text = f'{oid} {lux_objects.classification_name(cls)}'
+        markers.append(text)
+
+        for kind in ('abs', 'rel'):
+            if rec[f'{kind}_velocity_valid']:
+                vx, vy = float(rec[f'{kind}_velocity_x']), float(rec[f'{kind}_velocity_y'])
+                arrow = marker('velocities', Marker.ARROW)
+                x0, y0 = float(rec['reference_x']), float(rec['reference_y'])
+                arrow.points = [Point(x=x0, y=y0, z=box_height / 2.0),
+                                Point(x=x0 + vx, y=y0 + vy, z=box_height / 2.0)]
+                arrow.scale.x, arrow.scale.y, arrow.scale.z = 0.1, 0.25, 0.3
+                arrow.color = ColorRGBA(r=1.0, g=1.0, b=0.0, a=1.0) if kind == 'abs' else \
+                    ColorRGBA(r=1.0, g=0.6, b=0.0, a=1.0)
+                markers.append(arrow)
+                break
+    return markers
+
+
+def _deletes(header: Header, keys) -> list[Marker]:
+    """DELETE markers for (namespace, id) keys, in a stable order."""
+    return [Marker(header=header, ns=ns, id=mid, action=Marker.DELETE) for ns, mid in sorted(keys)]
+
+
+class MarkerTracker:
+    """Object lists → MarkerArray, with DELETE markers for whatever the previous array showed
+    and this one does not (objects that vanished, velocities that became invalid)."""
+
+    def __init__(self, *, lifetime_s: float = 0.0, box_height: float = 1.5):
+        self.lifetime_s = lifetime_s
+        self.box_height = box_height
+        self.shown: set[tuple[str, int]] = set()
+
+    def update(self, lst: lux_objects.LuxObjectList, header: Header) -> MarkerArray:
+        adds = object_markers(lst, header, lifetime_s=self.lifetime_s,
+                              box_height=self.box_height)
+        now = {(m.ns, m.id) for m in adds}
+        deletes = _deletes(header, self.shown - now)
+        self.shown = now
+        return MarkerArray(markers=deletes + adds)
+
+    def clear(self, header: Header) -> MarkerArray:
+        """DELETE every marker shown (e.g. when the link drops)."""
+        deletes = _deletes(header, self.shown)
+        self.shown = set()
+        return MarkerArray(markers=deletes)
+
+
+# --- vehicle state -------------------------------------------------------------------------
+
+def vehicle_state(s, header: Header, *, device_id: int = 0) -> LuxVehicleState:
+    m = LuxVehicleState()
+    m.header = header
+    m.device_id = int(device_id)
+    m.timestamp_ntp = int(s.timestamp_ntp)
+    m.scan_number = int(s.scan_number)
+    m.error_flags = int(s.error_flags)
+    m.error_names = s.error_names
+    m.valid = bool(s.valid)
+    for name in ('longitudinal_velocity', 'steering_wheel_angle', 'front_wheel_angle', 'x', 'y',
+                 'course_angle', 'time_difference', 'x_difference', 'y_difference',
+                 'heading_difference', 'yaw_rate'):
+        setattr(m, name, float(getattr(s, name)))
+    return m
+
+
+def vehicle_twist(s, header: Header) -> TwistStamped:
+    """Longitudinal velocity (x) and yaw rate (z) of a (valid) vehicle state."""
+    m = TwistStamped()
+    m.header = header
+    m.twist.linear.x = float(s.longitudinal_velocity)
+    m.twist.angular.z = float(s.yaw_rate)
+    return m
+
+
+# --- errors and warnings -------------------------------------------------------------------
+
+def errors_statuses(ew, *, name_prefix: str, hardware_id: str, age_s: Optional[float] = None,
+                    hold_s: float = 1.0, seen: Optional[dict] = None) -> list[DiagnosticStatus]:
+    """Two statuses for the last 0x2030 (``ew`` None: none received yet): '<prefix>sensor
+    errors' (ERROR while error bits are set) and '<prefix>sensor warnings' (WARN while warning
+    bits are set).  Each set bit is a key (its name) with its description; registers in hex.
+    A report older than ``hold_s`` counts as cleared (the sensor repeats 0x2030 every 80 ms
+    while a condition lasts).  ``seen`` (name → count) adds how often each bit was reported."""
+    out = []
+    fresh = ew is not None and age_s is not None and age_s <= hold_s
+    for kind, level in (('errors', DiagnosticStatus.ERROR), ('warnings', DiagnosticStatus.WARN)):
+        st = DiagnosticStatus(name=f'{name_prefix}sensor {kind}', hardware_id=hardware_id)
+        bits = (ew.errors if kind == 'errors' else ew.warnings) if ew is not None else []
+        values = []
+        if ew is None:
+            st.level, st.message = DiagnosticStatus.OK, 'no 0x2030 received'
+        elif fresh and bits:
+            st.level = level
+            st.message = ', '.join(n for n, _ in bits)
+            values += [KeyValue(key=n, value=d) for n, d in bits]
+        else:
+            st.level = DiagnosticStatus.OK
+            st.message = (f'none reported for {age_s:.1f} s' if not fresh else f'no {kind}')
+        if ew is not None:
+            regs = (('error_register_1', ew.error_register_1),
+                    ('error_register_2', ew.error_register_2)) if kind == 'errors' else \
+                (('warning_register_1', ew.warning_register_1),
+                 ('warning_register_2', ew.warning_register_2))
+            values += [KeyValue(key=k, value=f'0x{v:04X}') for k, v in regs]
+            values.append(KeyValue(key='age_s', value=f'{age_s:.2f}'))
+        for n, count in sorted((seen or {}).get(kind, {}).items()):
+            values.append(KeyValue(key=f'seen.{n}', value=str(count)))
+        st.values = values
+        out.append(st)
+    return out
+
+
+__all__ = ['CLOUD_DTYPE', 'drop_mask', 'CloudBuilder', 'CloudBuffer', 'concatenate',
+           'point_cloud', 'scan_info',
+           'object_list', 'object_markers', 'MarkerTracker',
+           'vehicle_state', 'vehicle_twist', 'errors_statuses']

@@ -1,0 +1,93 @@
+"""Demo section: ibeo LUX driver against the built-in LUX emulator."""
+from __future__ import annotations
+
+import time
+
+from ros_sim_bridge.tools.ports import free_tcp_port
+from ros_sim_bridge.tools.session import call_service
+
+
+def run(node, seconds: float) -> list[str]:
+    """ibeo_lux (installed executable, config/ibeo_lux.yaml) ← LuxServer (4 layers, 12.5 Hz)."""
+    from diagnostic_msgs.msg import DiagnosticArray
+    from geometry_msgs.msg import TwistStamped
+    from sensor_msgs.msg import PointCloud2
+    from visualization_msgs.msg import MarkerArray
+
+    from ros_sim_bridge.ibeo.emulator import LuxScene, LuxServer
+    from ros_sim_bridge.msg import LuxObjectList, LuxScanInfo, LuxVehicleState
+    from ros_sim_bridge.srv import LuxGetParameter, LuxGetStatus
+    from ros_sim_bridge.tools.launcher import NodeProcess, config_file
+    from ros_sim_bridge.tools.listener import Listener
+
+    port = free_tcp_port()
+    listener = Listener(node)
+    listener.listen(PointCloud2, 'points')
+    listener.listen(LuxScanInfo, 'scan_info', 50)
+    listener.listen(LuxObjectList, 'objects')
+    listener.listen(MarkerArray, 'objects/markers')
+    listener.listen(LuxVehicleState, 'vehicle_state')
+    listener.listen(TwistStamped, 'vehicle_state/twist')
+    warnings: dict[str, int] = {}
+    link: dict[str, str] = {}
+
+    def on_diag(msg):
+        for st in msg.status:
+            if st.name.endswith('sensor warnings'):
+                for kv in st.values:
+                    if kv.key.startswith('W-') or kv.key.startswith('E-'):
+                        warnings[kv.key] = warnings.get(kv.key, 0) + 1
+            elif ': link tcp' in st.name and st.name.startswith('ibeo_lux'):
+                link.update({kv.key: kv.value for kv in st.values})
+    diag_sub = node.create_subscription(DiagnosticArray, '/diagnostics', on_diag, 50)
+    points_per_scan: list[int] = []
+
+    lines = [f'ibeo LUX: ibeo_lux (config/ibeo_lux.yaml, port {port}) ← LuxServer (4 layers, '
+             f'12.5 Hz, {seconds:.0f} s, TCP 127.0.0.1:{port})']
+    status = param = None
+    try:
+        with NodeProcess('ibeo_lux', params_file=config_file('ibeo_lux.yaml'),
+                         parameters={'port': port, 'min_backoff': 0.1, 'max_backoff': 0.5}):
+            if not listener.wait_matched():
+                lines.append('  warning: not every topic was discovered within 10 s')
+            scene = LuxScene(layers=4, rate_hz=12.5, seed=1, warning_period_s=1.5,
+                             start_unix_ns=time.time_ns())
+            with LuxServer(scene, port=port):
+                deadline = time.monotonic() + seconds
+                seen = 0
+                while time.monotonic() < deadline:
+                    time.sleep(0.05)
+                    info = listener.last.get('scan_info')
+                    if info is not None and listener.count['scan_info'] != seen:
+                        seen = listener.count['scan_info']
+                        points_per_scan.append(info.published_points)
+                status = call_service(node, LuxGetStatus, '/ibeo_lux/get_status', LuxGetStatus.Request())
+                param = call_service(node, LuxGetParameter, '/ibeo_lux/get_parameter',
+                              LuxGetParameter.Request(name='Scan frequency'))
+                time.sleep(0.3)
+    finally:
+        node.destroy_subscription(diag_sub)
+    c = listener.count
+    pts = (f'{min(points_per_scan)}–{max(points_per_scan)} points per scan'
+           if points_per_scan else 'no scans')
+    lines.append(f'  scans: {c["points"]} clouds, {c["scan_info"]} scan_info ({pts})')
+    objs = listener.last.get('objects')
+    if objs is not None:
+        kinds = ', '.join(f'{o.id}:{o.classification_name}' for o in objs.objects)
+        lines.append(f'  objects: {c["objects"]} lists, {c["objects/markers"]} marker arrays; '
+                     f'last list: {len(objs.objects)} objects ({kinds})')
+    vs = listener.last.get('vehicle_state')
+    if vs is not None:
+        lines.append(f'  vehicle state: {c["vehicle_state"]} messages ({c["vehicle_state/twist"]}'
+                     f' twists), last: valid={vs.valid}, v={vs.longitudinal_velocity:.2f} m/s, '
+                     f'dt={vs.time_difference:.3f} s')
+    lines.append('  sensor warnings seen on /diagnostics: '
+                 + (', '.join(f'{k}×{v}' for k, v in sorted(warnings.items())) or 'none'))
+    if link:
+        lines.append(f'  link: connected={link.get("connected")}, connects={link.get("connects")}, '
+                     f'layers={link.get("layers")}, sensor clock {link.get("sensor_clock")}, '
+                     f'offset {link.get("time_offset_s")} s, points by '
+                     f'{link.get("point_builder")}')
+    lines.append('  get_status: ' + (status.message if status is not None else 'no answer'))
+    lines.append('  get_parameter: ' + (param.message if param is not None else 'no answer'))
+    return lines

@@ -1,0 +1,607 @@
+"""ibeo LUX / SICK LD-MRS driver over TCP (executable ``ibeo_lux``).
+
+| direction | name | type | notes |
+|---|---|---|---|
+| pub | points | sensor_msgs/PointCloud2 | 0x2202; x y z horizontal_angle echo_width layer echo flags |
+| pub | scan_info | ros_sim_bridge/LuxScanInfo | scan header of every 0x2202 |
+| pub | objects | ros_sim_bridge/LuxObjectList | 0x2221, SI units, invalid velocities NaN |
+| pub | objects/markers | visualization_msgs/MarkerArray | boxes, contours, labels, velocities |
+| pub | vehicle_state | ros_sim_bridge/LuxVehicleState | 0x2805, ``valid`` per spec §5 |
+| pub | vehicle_state/twist | geometry_msgs/TwistStamped | valid vehicle states only |
+| pub | /diagnostics | diagnostic_msgs/DiagnosticArray | link, per type, sensor errors/warnings |
+| srv | ~/reset, ~/save_config, ~/reset_defaults, ~/start_measure, ~/stop_measure | ros_sim_bridge/LuxCommand | |
+| srv | ~/get_status | ros_sim_bridge/LuxGetStatus | |
+| srv | ~/get_parameter, ~/set_parameter | ros_sim_bridge/LuxGetParameter, LuxSetParameter | by index or name |
+| srv | ~/set_ntp_time | ros_sim_bridge/LuxSetNtpTime | |
+
+Transport → codec → conversions → publishers: the shared TcpClient (reconnect with back-off)
+feeds the Ibeo framer; every complete message is dispatched by data type on the TCP thread.
+Commands are sent from service callbacks (a reentrant callback group) which wait, one at a
+time, for the 0x2020 reply that the TCP thread hands over.
+"""
+from __future__ import annotations
+
+import collections
+import sys
+import threading
+import time
+from typing import Optional
+
+from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+from geometry_msgs.msg import TwistStamped
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.node import Node
+from sensor_msgs.msg import PointCloud2
+from std_msgs.msg import Header
+from visualization_msgs.msg import MarkerArray
+
+from ros_sim_bridge.core.binary import CodecError
+from ros_sim_bridge.ibeo.codec import commands as cmd
+from ros_sim_bridge.ibeo.codec import errors_warnings as lux_errors
+from ros_sim_bridge.ibeo.codec import objects as lux_objects
+from ros_sim_bridge.ibeo.codec import registry
+from ros_sim_bridge.ibeo.codec import scan as lux_scan
+from ros_sim_bridge.ibeo.codec import vehicle_state as lux_vehicle
+from ros_sim_bridge.ibeo.codec.header import (DEFAULT_MAX_BODY, decode_header, encode_message,
+                                              make_framer)
+from ros_sim_bridge.core.ntp import NTP_UNIX_OFFSET, ntp64_to_unix_ns, unix_ns_to_ntp
+from ros_sim_bridge.ibeo.ros import conversions as convert
+from ros_sim_bridge.ros.pointcloud import CloudBuffer, to_pointcloud2
+from ros_sim_bridge.ros.stamps import ns_to_stamp, stamp_to_ns
+from ros_sim_bridge.ros.diagnostics import Diagnostics, StreamStats
+from ros_sim_bridge.msg import LuxObjectList, LuxScanInfo, LuxVehicleState
+from ros_sim_bridge.ros.runner import run_node
+from ros_sim_bridge.ros.params import declare_parameters
+from ros_sim_bridge.ros.qos import DATA
+from ros_sim_bridge.srv import (LuxCommand, LuxGetParameter, LuxGetStatus, LuxSetNtpTime,
+                                LuxSetParameter)
+from ros_sim_bridge.core.tcp import TcpClient
+
+PARAMETERS = {
+    'host': ('127.0.0.1', 'sensor address (a real LUX ships with 192.168.0.1, see the README)'),
+    'port': (12002, 'sensor TCP port'),
+    'frame_id': ('laser', 'scanner frame of points, scan_info, objects and markers (FLU)'),
+    'vehicle_frame_id': ('base_link', 'frame of vehicle_state and vehicle_state/twist'),
+    'stamp_source': ('receive', "'receive': host clock at reception; 'sensor': the message's "
+                     'NTP time (falls back to receive time while the sensor clock is unset)'),
+    'layers': (0, '0: ask the sensor (DeviceType 0x3301, BeamTilt 0x3302) on connect; 4 or 8'),
+    'layer_elevations_deg': ([-1.2, -0.4, 0.4, 1.2], 'elevation of layers 0..3 (deg, layer 0 '
+                             'lowest; SUPPLEMENT §3.2)'),
+    'beam_tilt': (float(lux_scan.DEFAULT_8_LAYER_BEAM_TILT_RAD),
+                  'rad; 8-layer mirror tilt when the sensor does not report BeamTilt'),
+    'merge_mirror_sides': (True, '8-layer units: one cloud from two consecutive mirror sides'),
+    'drop_ground': (False, 'drop points flagged ground'),
+    'drop_dirt': (False, 'drop points flagged dirt'),
+    'drop_clutter': (False, 'drop points flagged clutter (atmospheric: rain, fog, spray)'),
+    'drop_transparent': (False, 'drop points flagged transparent'),
+    'first_echo_only': (False, 'keep echo 0 only'),
+    'start_measure_on_connect': (True, 'send Start Measure after every (re)connect'),
+    'command_timeout': (2.0, 's a command service waits for the reply'),
+    'connect_timeout': (2.0, 's per connection attempt'),
+    'min_backoff': (0.25, 's before the first reconnect attempt'),
+    'max_backoff': (8.0, 's between reconnect attempts at most (doubling)'),
+    'max_message_bytes': (DEFAULT_MAX_BODY, 'largest message body accepted (bigger = corrupt)'),
+    'publish_markers': (True, 'publish objects/markers'),
+    'marker_lifetime': (0.0, 's markers live without an update in RViz (0 = until deleted)'),
+    'diagnostics_period': (1.0, 's between /diagnostics messages'),
+    'stale_after': (1.0, 's without scans before the scan stream is reported stale'),
+    'errors_hold': (1.0, 's a 0x2030 error/warning report stays active (sensor repeats it)'),
+}
+
+NTP_2000 = NTP_UNIX_OFFSET + 946_684_800     # sensor clocks before 2000 are unset
+STAMP_SOURCES = ('receive', 'sensor')
+
+
+class _Pending:
+    """One command waiting for its reply."""
+
+    def __init__(self, command_id: int):
+        self.command_id = command_id
+        self.event = threading.Event()
+        self.reply: Optional[cmd.LuxReply] = None
+        self.error = ''
+
+
+class IbeoLuxNode(Node):
+    def __init__(self, **kwargs):
+        super().__init__('ibeo_lux', **kwargs)
+        self.p = p = declare_parameters(self, PARAMETERS)
+        if p.stamp_source not in STAMP_SOURCES:
+            raise ValueError(f'stamp_source must be one of {STAMP_SOURCES}, not {p.stamp_source!r}')
+        if p.layers not in (0, 4, 8):
+            raise ValueError(f'layers must be 0 (ask the sensor), 4 or 8, not {p.layers}')
+        self.hw = f'ibeo LUX {p.host}:{p.port}'
+        self.builder = convert.CloudBuilder(
+            p.layer_elevations_deg, first_echo_only=p.first_echo_only,
+            drop_flags=convert.drop_mask(ground=p.drop_ground, dirt=p.drop_dirt,
+                                         clutter=p.drop_clutter, transparent=p.drop_transparent))
+        self.point_builder = ('compiled kernel' if self.builder.native else
+                              'numpy (compiled kernel not installed)')
+        self.cloud_buffer = CloudBuffer(convert.CLOUD_DTYPE)
+        self.markers = convert.MarkerTracker(lifetime_s=p.marker_lifetime)
+
+        # publishers
+        self.points_pub = self.create_publisher(PointCloud2, 'points', DATA)
+        self.scan_info_pub = self.create_publisher(LuxScanInfo, 'scan_info', DATA)
+        self.objects_pub = self.create_publisher(LuxObjectList, 'objects', DATA)
+        self.markers_pub = self.create_publisher(MarkerArray, 'objects/markers', DATA)
+        self.vehicle_pub = self.create_publisher(LuxVehicleState, 'vehicle_state', DATA)
+        self.twist_pub = self.create_publisher(TwistStamped, 'vehicle_state/twist', DATA)
+
+        # diagnostics: one stream per data type, the link, the sensor's registers
+        self.diagnostics = Diagnostics(self, period=p.diagnostics_period)
+        d = self.diagnostics
+        self.stats = {
+            registry.SCAN: d.stream('scan (0x2202)', self.hw, stale_after=p.stale_after),
+            registry.OBJECTS: d.stream('objects (0x2221)', self.hw, stale_after=p.stale_after,
+                                       expected=False),
+            registry.VEHICLE_STATE: d.stream('vehicle state (0x2805)', self.hw,
+                                             stale_after=p.stale_after, expected=False),
+            registry.ERRORS_WARNINGS: d.stream('errors and warnings (0x2030)', self.hw,
+                                               stale_after=p.stale_after, expected=False),
+            registry.REPLY: d.stream('command replies (0x2020)', self.hw,
+                                     stale_after=p.stale_after, expected=False),
+        }
+        self.link = StreamStats(f'{self.get_name()}: link tcp {p.host}:{p.port}', self.hw,
+                                stale_after=p.stale_after)
+        d.add_source(self._link_status)
+        d.add_source(self._sensor_status)
+        self._lock = threading.Lock()            # counters shared with the diagnostics timer
+        self.skipped: collections.Counter[str] = collections.Counter()
+        self.seen: dict[str, collections.Counter] = {'errors': collections.Counter(),
+                                                     'warnings': collections.Counter()}
+        self.last_errors: Optional[tuple[lux_errors.LuxErrorsWarnings, int]] = None
+        self.time_offset_s: Optional[float] = None
+        self.sensor_clock_set: Optional[bool] = None
+        self.stamp_fallbacks = 0
+        self.invalid_vehicle_states = 0
+        self.unpaired_halves = 0
+        self.unsolicited_replies = 0
+        self.commands_sent = 0
+        self.device_type: Optional[int] = None
+        self.detected_eight: Optional[bool] = None
+        self.beam_tilt = float(p.beam_tilt)
+        self.last_status: Optional[cmd.LuxStatus] = None
+        self._half = None                        # first mirror side of an 8-layer frame
+
+        # commands: one outstanding at a time, the TCP thread hands the reply over
+        self._command_lock = threading.Lock()
+        self._pending: Optional[_Pending] = None
+        group = ReentrantCallbackGroup()
+        for name, command_id in (('reset', cmd.RESET), ('save_config', cmd.SAVE_CONFIG),
+                                 ('reset_defaults', cmd.RESET_DEFAULTS),
+                                 ('start_measure', cmd.START_MEASURE),
+                                 ('stop_measure', cmd.STOP_MEASURE)):
+            self.create_service(LuxCommand, f'~/{name}',
+                                lambda req, res, c=command_id: self._srv_simple(c, res),
+                                callback_group=group)
+        self.create_service(LuxGetStatus, '~/get_status', self._srv_get_status,
+                            callback_group=group)
+        self.create_service(LuxGetParameter, '~/get_parameter', self._srv_get_parameter,
+                            callback_group=group)
+        self.create_service(LuxSetParameter, '~/set_parameter', self._srv_set_parameter,
+                            callback_group=group)
+        self.create_service(LuxSetNtpTime, '~/set_ntp_time', self._srv_set_ntp_time,
+                            callback_group=group)
+
+        self._handlers = {
+            registry.SCAN: self._on_scan,
+            registry.OBJECTS: self._on_objects,
+            registry.VEHICLE_STATE: self._on_vehicle_state,
+            registry.ERRORS_WARNINGS: self._on_errors,
+            registry.REPLY: self._on_reply,
+        }
+        self.client = TcpClient(p.host, p.port, make_framer(p.max_message_bytes), self._on_event,
+                                name='ibeo-lux-tcp', on_connect=self._on_connect,
+                                on_disconnect=self._on_disconnect,
+                                connect_timeout=p.connect_timeout, min_backoff=p.min_backoff,
+                                max_backoff=p.max_backoff)
+        self.client.start()
+        self.get_logger().info(f'connecting to the LUX at {p.host}:{p.port} (stamps: '
+                               f'{p.stamp_source}, layers: {p.layers or "from the sensor"}, '
+                               f'points: {self.point_builder})')
+
+    # --- transport → codec ---------------------------------------------------------------
+    def _on_event(self, event, now_ns: int) -> None:
+        if isinstance(event, CodecError):          # framing: garbage, false sync, oversized
+            self.diagnostics.bad_input(self.link, event, now_ns)
+            return
+        size = len(event.header) + len(event.body)
+        self.link.packet(size, now_ns)
+        header = decode_header(event.header)
+        if header.ntp and header.data_type != registry.REPLY:   # data messages: the sensor clock
+            self._note_clock(header.ntp, now_ns)
+        handler = self._handlers.get(header.data_type)
+        if handler is None:                        # skipped by size, counted by type
+            key = f'0x{header.data_type:04X} {registry.type_name(header.data_type)}'
+            with self._lock:
+                self.skipped[key] += 1
+            return
+        stats = self.stats[header.data_type]
+        stats.packet(size, now_ns)
+        try:
+            handler(header, event.body, now_ns, stats)
+        except CodecError as err:
+            self.diagnostics.bad_input(stats, err, now_ns)
+            if header.data_type == registry.REPLY:
+                self._reply_failed(event.body, f'malformed reply: {err}')
+        except Exception as exc:  # never let one message end the receive thread
+            if not self.context.ok():   # shutting down (Ctrl-C): publishers are gone
+                return
+            stats.error('internal_error', repr(exc), now_ns)
+            self.diagnostics.log_limited(stats.name, 'internal_error',
+                                         f'{stats.name}: failed to handle a message: {exc!r}',
+                                         'error')
+
+    def _note_clock(self, ntp: int, now_ns: int) -> None:
+        self.sensor_clock_set = (ntp >> 32) >= NTP_2000
+        self.time_offset_s = (ntp64_to_unix_ns(ntp) - now_ns) / 1e9
+
+    def _stamp(self, ntp: int, now_ns: int):
+        if self.p.stamp_source == 'sensor':
+            if (ntp >> 32) >= NTP_2000:
+                return ns_to_stamp(ntp64_to_unix_ns(ntp))
+            self.stamp_fallbacks += 1
+            self.diagnostics.log_limited('stamp', 'unset_clock', 'stamp_source is sensor but the '
+                                         'sensor clock is unset: using the receive time')
+        return ns_to_stamp(now_ns)
+
+    def _eight_layer(self) -> bool:
+        if self.p.layers:
+            return self.p.layers == 8
+        return bool(self.detected_eight)
+
+    # --- codec → conversions → publishers ------------------------------------------------
+    def _on_scan(self, header, body, now_ns: int, stats: StreamStats) -> None:
+        scan, wire = lux_scan.decode_scan_wire(body, header)
+        eight = self._eight_layer()
+        tilt = self.beam_tilt if eight else 0.0
+        hdr = Header(stamp=self._stamp(scan.start_ntp, now_ns), frame_id=self.p.frame_id)
+        published = 1
+        if eight and self.p.merge_mirror_sides:
+            cloud = self.builder.build_wire(scan, wire, eight_layer=True, beam_tilt=tilt)
+            half = self._half
+            pair = (half is not None and half[0].mirror_side != scan.mirror_side
+                    and (scan.scan_number - half[0].scan_number) & 0xFFFF == 1)
+            if pair:
+                self._half = None
+                both = convert.concatenate(half[1], cloud)
+                self.points_pub.publish(to_pointcloud2(both, half[2],
+                                                       is_dense=convert.is_dense(both)))
+                published += 1
+            else:
+                if half is not None:               # its partner never came: publish it alone
+                    self._publish_half()
+                    published += 1
+                self._half = (scan, cloud, hdr)
+            n = len(cloud)
+        else:
+            cloud = self.builder.build_wire(scan, wire, eight_layer=eight, beam_tilt=tilt,
+                                            alloc=self.cloud_buffer.points)
+            n = len(cloud)
+            msg = self.cloud_buffer.message(cloud, hdr, is_dense=not self.builder.nan_points)
+            del cloud                              # the buffer is reused for the next scan
+            self.points_pub.publish(msg)
+            published += 1
+        self.scan_info_pub.publish(convert.scan_info(
+            scan, hdr, device_id=header.device_id, scan_points=len(wire), published_points=n,
+            eight_layer=eight,
+            beam_tilt=tilt, sensor_time_offset=self.time_offset_s or 0.0))
+        stats.publish(published)
+
+    def _publish_half(self) -> None:
+        half, self._half = self._half, None
+        if half is not None:
+            with self._lock:
+                self.unpaired_halves += 1
+            self.points_pub.publish(to_pointcloud2(half[1], half[2],
+                                                   is_dense=convert.is_dense(half[1])))
+
+    def _on_objects(self, header, body, now_ns: int, stats: StreamStats) -> None:
+        lst = lux_objects.decode_objects(body, header)
+        hdr = Header(stamp=self._stamp(lst.scan_start_ntp, now_ns), frame_id=self.p.frame_id)
+        self.objects_pub.publish(convert.object_list(lst, hdr, device_id=header.device_id))
+        published = 1
+        if self.p.publish_markers:
+            self.markers_pub.publish(self.markers.update(lst, hdr))
+            published += 1
+        stats.publish(published)
+
+    def _on_vehicle_state(self, header, body, now_ns: int, stats: StreamStats) -> None:
+        vs = lux_vehicle.decode_vehicle_state(body, header)
+        hdr = Header(stamp=self._stamp(vs.timestamp_ntp, now_ns),
+                     frame_id=self.p.vehicle_frame_id)
+        self.vehicle_pub.publish(convert.vehicle_state(vs, hdr, device_id=header.device_id))
+        if vs.valid:
+            self.twist_pub.publish(convert.vehicle_twist(vs, hdr))
+            stats.publish(2)
+        else:
+            with self._lock:
+                self.invalid_vehicle_states += 1
+            stats.extra['invalid'] = str(self.invalid_vehicle_states)
+            stats.extra['last_invalid_flags'] = ', '.join(vs.error_names)
+            self.diagnostics.log_limited('vehicle', 'invalid', 'invalid vehicle state (error '
+                                         f'flags {", ".join(vs.error_names)}): not used for '
+                                         'vehicle_state/twist')
+            stats.publish(1)
+
+    def _on_errors(self, header, body, now_ns: int, stats: StreamStats) -> None:
+        ew = lux_errors.decode_errors(body, header)
+        with self._lock:
+            self.last_errors = (ew, now_ns)
+            for n in ew.error_names:
+                self.seen['errors'][n] += 1
+            for n in ew.warning_names:
+                self.seen['warnings'][n] += 1
+        if ew.has_error:
+            self.diagnostics.log_limited('sensor', 'error', 'sensor errors: '
+                                         + ', '.join(ew.error_names), 'error')
+        stats.publish()
+
+    def _on_reply(self, header, body, now_ns: int, stats: StreamStats) -> None:
+        reply = cmd.decode_reply(body, header)
+        pending = self._pending
+        if pending is not None and reply.command_id == pending.command_id:
+            pending.reply = reply
+            pending.event.set()
+            stats.publish()
+        else:
+            with self._lock:
+                self.unsolicited_replies += 1
+
+    def _reply_failed(self, body: bytes, text: str) -> None:
+        pending = self._pending
+        if pending is not None and len(body) >= 2:
+            rid = int.from_bytes(body[:2], 'little') & ~cmd.FAILED
+            if rid == pending.command_id:
+                pending.error = text
+                pending.event.set()
+
+    # --- link ----------------------------------------------------------------------------
+    def _on_connect(self) -> None:
+        """On the TCP thread before it reads: replies can only be waited for elsewhere."""
+        self.get_logger().info(f'connected to {self.p.host}:{self.p.port} '
+                               f'(connection {self.client.connects})')
+        threading.Thread(target=self._connected_tasks, name='ibeo-lux-connect',
+                         daemon=True).start()
+
+    def _connected_tasks(self) -> None:
+        log = self.get_logger()
+        if self.p.start_measure_on_connect:
+            reply, err = self._command(cmd.encode_start_measure(), cmd.START_MEASURE)
+            if reply is None or not reply.success:
+                log.warning(f'start measure: {err or "refused by the sensor"}')
+        if self.p.layers == 0:
+            reply, err = self._command(cmd.encode_get_parameter(0x3301), cmd.GET_PARAMETER)
+            if reply is None or not reply.success or reply.parameter is None:
+                log.warning(f'could not read DeviceType (0x3301): {err or "refused"}; '
+                            'assuming 4 layers (set the layers parameter)')
+                self.detected_eight = False
+                return
+            self.device_type = int(reply.parameter.value)
+            eight = self.device_type in cmd.EIGHT_LAYER_DEVICE_TYPES
+            if eight:
+                reply, err = self._command(cmd.encode_get_parameter(0x3302), cmd.GET_PARAMETER)
+                if reply is not None and reply.success and reply.parameter is not None \
+                        and reply.parameter.value:
+                    self.beam_tilt = float(reply.parameter.value)
+            self.detected_eight = eight
+            log.info(f'device type 0x{self.device_type:02X} '
+                     f'({cmd.DEVICE_TYPES.get(self.device_type, "unknown")}): '
+                     f'{8 if eight else 4} layers' + (f', beam tilt {self.beam_tilt:.4f} rad'
+                                                      if eight else ''))
+
+    def _on_disconnect(self, reason: str) -> None:
+        self.get_logger().warning(f'link to {self.p.host}:{self.p.port} lost: {reason}; '
+                                  'reconnecting')
+        self._reply_failed_all(f'link lost: {reason}')
+        self._publish_half()
+        if self.p.publish_markers and self.markers.shown:
+            self.markers_pub.publish(self.markers.clear(
+                Header(stamp=ns_to_stamp(time.time_ns()), frame_id=self.p.frame_id)))
+
+    def _reply_failed_all(self, text: str) -> None:
+        pending = self._pending
+        if pending is not None:
+            pending.error = text
+            pending.event.set()
+
+    # --- commands ------------------------------------------------------------------------
+    def _command(self, body: bytes, command_id: int, *, reply: bool = True
+                 ) -> tuple[Optional[cmd.LuxReply], str]:
+        """Send one 0x2010 and wait for its 0x2020: (reply, '') or (None, why not)."""
+        timeout = float(self.p.command_timeout)
+        name = cmd.COMMAND_NAMES.get(command_id, f'0x{command_id:04X}')
+        if not self._command_lock.acquire(timeout=timeout):
+            return None, f'{name}: another command is still waiting for its reply'
+        try:
+            if not self.client.connected:
+                return None, (f'{name}: not connected to {self.p.host}:{self.p.port}'
+                              + (f' ({self.client.last_failure})' if self.client.last_failure
+                                 else ''))
+            pending = _Pending(command_id)
+            self._pending = pending
+            if not self.client.send(encode_message(registry.COMMAND, body)):
+                return None, f'{name}: send failed ({self.client.last_failure})'
+            with self._lock:
+                self.commands_sent += 1
+            if not reply:
+                return None, ''
+            if not pending.event.wait(timeout):
+                return None, f'{name}: no reply within {timeout:.1f} s'
+            if pending.reply is None:
+                return None, f'{name}: {pending.error}'
+            return pending.reply, ''
+        finally:
+            self._pending = None
+            self._command_lock.release()
+
+    @staticmethod
+    def _result(res, reply: Optional[cmd.LuxReply], err: str, what: str):
+        """Fill success/message of a response; True when the sensor accepted the command."""
+        if reply is None:
+            res.success, res.message = False, err
+        elif not reply.success:
+            res.success = False
+            res.message = f'sensor refused {what} (reply 0x{reply.reply_id:04X})'
+        else:
+            res.success, res.message = True, f'{what}: ok'
+        return res.success
+
+    def _srv_simple(self, command_id: int, res):
+        name = cmd.COMMAND_NAMES[command_id]
+        res.command_id = command_id
+        body = cmd.encode_command(command_id)
+        if command_id == cmd.RESET:                 # §7.1.1: no reply
+            reply, err = self._command(body, command_id, reply=False)
+            res.success = not err
+            res.message = err or 'reset sent (the LUX does not reply to Reset; it restarts)'
+            return res
+        reply, err = self._command(body, command_id)
+        res.reply_id = reply.reply_id if reply is not None else 0
+        self._result(res, reply, err, name)
+        return res
+
+    def _srv_get_status(self, req, res):
+        reply, err = self._command(cmd.encode_get_status(), cmd.GET_STATUS)
+        if self._result(res, reply, err, 'get_status') and reply.status is not None:
+            s = reply.status
+            self.last_status = s
+            res.firmware_version = s.firmware_version_str
+            res.fpga_version = s.fpga_version_str
+            res.firmware_version_raw = s.firmware_version
+            res.fpga_version_raw = s.fpga_version
+            res.scanner_status = s.scanner_status
+            res.scanner_status_names = s.status_names
+            res.temperature = float(s.temperature_c)
+            res.temperature_raw = s.temperature_raw
+            res.serial_number = s.serial_number
+            res.fpga_date = s.fpga_date
+            res.dsp_date = s.dsp_date
+            res.message = (f'firmware {s.firmware_version_str}, FPGA {s.fpga_version_str}, '
+                           f'{s.temperature_c:.1f} °C, serial {s.serial_number}')
+        return res
+
+    @staticmethod
+    def _parameter(req) -> cmd.Parameter:
+        return cmd.parameter(req.name.strip() if req.name.strip() else int(req.index))
+
+    def _srv_get_parameter(self, req, res):
+        try:
+            p = self._parameter(req)
+        except CodecError as exc:
+            res.success, res.message = False, str(exc.detail)
+            return res
+        res.index, res.name, res.kind, res.unit = p.index, p.name, p.kind, p.unit
+        reply, err = self._command(cmd.encode_get_parameter(p.index), cmd.GET_PARAMETER)
+        if not self._result(res, reply, err, f'get_parameter {p.name} (0x{p.index:04X})'):
+            return res
+        value = reply.parameter
+        if value is None or value.index != p.index:
+            res.success = False
+            res.message = (f'reply for parameter 0x{value.index:04X}, asked 0x{p.index:04X}'
+                           if value is not None else 'reply without a parameter')
+            return res
+        res.raw = int(value.raw)
+        if isinstance(value.value, str):
+            res.value, res.value_text = float('nan'), value.value
+        else:
+            res.value, res.value_text = float(value.value), f'{value.value:g}'
+        res.message = f'{p.name} = {res.value_text}{" " + p.unit if p.unit else ""}'
+        return res
+
+    def _srv_set_parameter(self, req, res):
+        try:
+            p = self._parameter(req)
+            res.index, res.name = p.index, p.name
+            if req.raw:
+                raw = int(req.value) & 0xFFFFFFFF
+            elif req.value_text.strip():
+                text = req.value_text.strip()
+                raw = cmd.parameter_to_raw(p, text if p.kind == 'ip' else float(text))
+            else:
+                if p.kind == 'ip':
+                    raise CodecError('ibeo_command', 'an IP address goes in value_text',
+                                     field=p.name)
+                raw = cmd.parameter_to_raw(p, req.value)
+        except (CodecError, ValueError) as exc:
+            res.success = False
+            res.message = str(getattr(exc, 'detail', exc))
+            return res
+        res.raw = raw
+        reply, err = self._command(cmd.encode_set_parameter(p.index, raw, raw=True),
+                                   cmd.SET_PARAMETER)
+        self._result(res, reply, err, f'set_parameter {p.name} (0x{p.index:04X}) = 0x{raw:X}')
+        return res
+
+    def _srv_set_ntp_time(self, req, res):
+        ns = time.time_ns() if req.use_host_time else stamp_to_ns(req.time)
+        seconds, fraction = unix_ns_to_ntp(ns)
+        res.seconds, res.fraction = seconds & 0xFFFFFFFF, fraction
+        reply, err = self._command(cmd.encode_set_ntp_time(res.seconds, fraction),
+                                   cmd.SET_NTP_TIMESTAMP_SYNC)
+        self._result(res, reply, err, 'set_ntp_time')
+        return res
+
+    # --- diagnostics ---------------------------------------------------------------------
+    def _link_status(self) -> list[DiagnosticStatus]:
+        c = self.client
+        st = self.link.status()
+        if not c.connected:
+            st.level = DiagnosticStatus.ERROR
+            st.message = 'not connected' + (f': {c.last_failure}' if c.last_failure else '')
+        with self._lock:
+            skipped = sorted(self.skipped.items())
+            counters = [('skipped_messages', str(sum(self.skipped.values()))),
+                        ('invalid_vehicle_states', str(self.invalid_vehicle_states)),
+                        ('unpaired_mirror_sides', str(self.unpaired_halves)),
+                        ('commands_sent', str(self.commands_sent)),
+                        ('unsolicited_replies', str(self.unsolicited_replies))]
+        eight = self._eight_layer()
+        values = [
+            ('connected', str(c.connected).lower()), ('connects', str(c.connects)),
+            ('failures', str(c.failures)), ('last_failure', c.last_failure),
+            ('bytes_received', str(c.bytes_received)),
+            ('garbage_bytes', str(c.framer.garbage_bytes)),
+            *counters,
+            ('stamp_source', self.p.stamp_source),
+            ('stamp_fallbacks', str(self.stamp_fallbacks)),
+            ('time_offset_s', '' if self.time_offset_s is None else f'{self.time_offset_s:.6f}'),
+            ('sensor_clock', {None: 'unknown', True: 'set',
+                              False: 'unset (counts from power-up)'}[self.sensor_clock_set]),
+            ('layers', ('8' if eight else '4') + (' (configured)' if self.p.layers else
+                                                  ' (from DeviceType)' if self.device_type
+                                                  is not None else ' (not detected yet)')),
+            ('device_type', '' if self.device_type is None else
+             f'0x{self.device_type:02X} {cmd.DEVICE_TYPES.get(self.device_type, "")}'),
+            ('beam_tilt_rad', f'{self.beam_tilt:.5f}' if eight else ''),
+            ('point_builder', self.point_builder),
+        ]
+        if self.last_status is not None:
+            s = self.last_status
+            values += [('firmware', s.firmware_version_str), ('fpga', s.fpga_version_str),
+                       ('temperature_c', f'{s.temperature_c:.1f}'), ('serial', s.serial_number)]
+        values += [(f'skipped.{k}', str(v)) for k, v in skipped]
+        st.values = list(st.values) + [KeyValue(key=k, value=v) for k, v in values]
+        return [st]
+
+    def _sensor_status(self) -> list[DiagnosticStatus]:
+        with self._lock:
+            last = self.last_errors
+            seen = {k: dict(v) for k, v in self.seen.items()}
+        ew, age = (None, None) if last is None else (last[0], (time.time_ns() - last[1]) / 1e9)
+        return convert.errors_statuses(ew, name_prefix=f'{self.get_name()}: ',
+                                       hardware_id=self.hw, age_s=age,
+                                       hold_s=self.p.errors_hold, seen=seen)
+
+    def close(self) -> None:
+        self.client.stop()
+        self._reply_failed_all('driver shutting down')
+
+
+def main(argv=None) -> int:
+    return run_node(IbeoLuxNode, argv)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""morai → ROS: conversions and the node (needs rclpy)."""

@@ -1,0 +1,1 @@
+"""rflysim → ROS: conversions and the node (needs rclpy)."""

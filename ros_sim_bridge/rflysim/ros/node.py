@@ -1,0 +1,152 @@
+"""RflySim ground-truth receiver (executable ``rflysim_truth``).
+
+| direction | topic | type | frame |
+|---|---|---|---|
+| pub | rflysim/vehicle_<id>/truth | ros_sim_bridge/RflySimTruth | NED / FRD, as sent |
+| pub | rflysim/vehicle_<id>/odom | nav_msgs/Odometry | map (ENU) → vehicle_<id>/base_link (FLU) |
+| pub | rflysim/vehicle_<id>/imu | sensor_msgs/Imu | vehicle_<id>/base_link (FLU) |
+| pub | rflysim/vehicle_<id>/fix | sensor_msgs/NavSatFix | vehicle_<id>/base_link |
+| pub | rflysim/vehicle_<id>/collision | ros_sim_bridge/RflySimCollision | vehicle_<id>/base_link |
+| pub | rflysim/map_origin | sensor_msgs/NavSatFix (latched) | map |
+| pub | /tf | tf2_msgs/TFMessage | map → vehicle_<id>/base_link |
+| pub | /diagnostics | diagnostic_msgs/DiagnosticArray | one status per vehicle port |
+
+Transport: one UDP port per vehicle, ``base_port + 2·(id − 1)`` (SUPPLEMENT §2.1).
+"""
+from __future__ import annotations
+
+import functools
+import sys
+
+from rclpy.node import Node
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import Imu, NavSatFix
+from tf2_msgs.msg import TFMessage
+
+from ros_sim_bridge.rflysim import codec as rflysim
+from ros_sim_bridge.core.binary import CodecError
+from ros_sim_bridge.rflysim.ros import conversions as convert
+from ros_sim_bridge.ros.stamps import ns_to_stamp, seconds_to_stamp
+from ros_sim_bridge.ros.diagnostics import Diagnostics
+from ros_sim_bridge.msg import RflySimCollision, RflySimTruth
+from ros_sim_bridge.ros.runner import run_node
+from ros_sim_bridge.ros.params import declare_parameters
+from ros_sim_bridge.ros.qos import DATA, LATCHED, TF
+from ros_sim_bridge.core.udp import UdpEndpoint, UdpReceiver
+
+PARAMETERS = {
+    'copter_ids': ([1], 'CopterIDs to receive; one UDP port each'),
+    'bind_address': ('127.0.0.1', 'local address the UDP ports bind to (0.0.0.0: all)'),
+    'base_port': (rflysim.TRUTH_BASE_PORT, 'port of CopterID 1; ID n uses base_port + 2·(n − 1)'),
+    'receive_buffer_bytes': (4 << 20, 'SO_RCVBUF per port'),
+    'topic_prefix': ('rflysim', 'namespace of the per-vehicle topics'),
+    'map_frame': ('map', 'ENU world frame (origin = RflySim map centre)'),
+    'base_frame': ('vehicle_{id}/base_link', 'FLU body frame; {id} is the CopterID'),
+    'publish_tf': (True, 'publish map → base_frame on /tf'),
+    'stamp_source': ('receive', "header stamps: 'receive' (host clock) or 'sim' (runnedTime)"),
+    'gps_order': ('lat_lon_alt', "order of PosGPS: 'lat_lon_alt' (document) or 'lon_lat_alt'"),
+    'diagnostics_period': (1.0, 's between /diagnostics messages'),
+    'stale_after': (1.0, 's without data before a vehicle is reported stale'),
+}
+
+
+class Vehicle:
+    """Publishers and counters of one CopterID."""
+
+    def __init__(self, node: 'RflySimTruthNode', copter_id: int, p):
+        ns = f'{p.topic_prefix}/vehicle_{copter_id}'
+        self.copter_id = copter_id
+        self.frame = p.base_frame.format(id=copter_id)
+        self.truth = node.create_publisher(RflySimTruth, f'{ns}/truth', DATA)
+        self.odom = node.create_publisher(Odometry, f'{ns}/odom', DATA)
+        self.imu = node.create_publisher(Imu, f'{ns}/imu', DATA)
+        self.fix = node.create_publisher(NavSatFix, f'{ns}/fix', DATA)
+        self.collision = node.create_publisher(RflySimCollision, f'{ns}/collision', DATA)
+        self.port = rflysim.truth_port(copter_id, p.base_port)
+        self.last_target = None  # collision target of the previous truth packet
+        self.stats = node.diagnostics.stream(f'vehicle {copter_id} (udp {self.port})',
+                                             f'rflysim copter {copter_id}',
+                                             stale_after=p.stale_after)
+
+
+class RflySimTruthNode(Node):
+    def __init__(self, **kwargs):
+        super().__init__('rflysim_truth', **kwargs)
+        self.p = p = declare_parameters(self, PARAMETERS)
+        if p.stamp_source not in ('receive', 'sim'):
+            raise ValueError(f"stamp_source must be 'receive' or 'sim', not {p.stamp_source!r}")
+        if p.gps_order not in convert.GPS_ORDERS:
+            raise ValueError(f'gps_order must be one of {sorted(convert.GPS_ORDERS)}')
+        self.diagnostics = Diagnostics(self, period=p.diagnostics_period)
+        self.tf = self.create_publisher(TFMessage, '/tf', TF)
+        self.map_origin = self.create_publisher(NavSatFix, f'{p.topic_prefix}/map_origin', LATCHED)
+        self.vehicles: dict[int, Vehicle] = {}
+        self.receiver = UdpReceiver('rflysim-udp', on_error=self.diagnostics.receive_failed)
+        for copter_id in dict.fromkeys(int(i) for i in p.copter_ids):
+            vehicle = Vehicle(self, copter_id, p)
+            endpoint = UdpEndpoint(p.bind_address, vehicle.port, name=f'copter {copter_id}',
+                                   receive_buffer=p.receive_buffer_bytes)
+            self.receiver.add(endpoint, functools.partial(self._on_datagram, vehicle, endpoint))
+            self.vehicles[copter_id] = vehicle
+        self.receiver.start()
+        self.get_logger().info(
+            f'listening on {p.bind_address} for CopterIDs '
+            + ', '.join(f'{v.copter_id} (udp {v.port})' for v in self.vehicles.values()))
+
+    # transport → codec
+    def _on_datagram(self, vehicle: Vehicle, endpoint: UdpEndpoint, data: bytes, now_ns: int):
+        vehicle.stats.packet(len(data), now_ns)
+        vehicle.stats.set_drops(endpoint.kernel_drops)
+        try:
+            record = rflysim.decode(data, expected_copter_id=vehicle.copter_id)
+        except CodecError as err:
+            self.diagnostics.bad_input(vehicle.stats, err, now_ns)
+            return
+        if isinstance(record, rflysim.TruthState):
+            self._publish_truth(vehicle, record, now_ns)
+        elif isinstance(record, rflysim.CrashNotice):
+            msg = convert.collision_msg(record, ns_to_stamp(now_ns), vehicle.frame)
+            vehicle.collision.publish(msg)
+            vehicle.stats.publish()
+        elif isinstance(record, rflysim.GpsOrigin):
+            self.map_origin.publish(convert.origin_fix(record, ns_to_stamp(now_ns),
+                                                       self.p.map_frame, self.p.gps_order))
+            vehicle.stats.publish()
+        else:  # known forms that carry nothing we publish (outCopterStruct)
+            key = 'ignored_' + type(record).__name__
+            vehicle.stats.extra[key] = str(int(vehicle.stats.extra.get(key, '0')) + 1)
+
+    # codec → conversions → publishers
+    def _publish_truth(self, vehicle: Vehicle, state, now_ns: int) -> None:
+        p = self.p
+        stamp = (seconds_to_stamp(state.runned_time) if p.stamp_source == 'sim'
+                 else ns_to_stamp(now_ns))
+        enu = convert.EnuState.from_truth(state)
+        vehicle.truth.publish(convert.truth_msg(state, stamp, p.map_frame))
+        vehicle.odom.publish(convert.odometry(enu, stamp, p.map_frame, vehicle.frame))
+        vehicle.imu.publish(convert.imu(enu, state, stamp, vehicle.frame))
+        vehicle.fix.publish(convert.nav_sat_fix(state, stamp, vehicle.frame, p.gps_order))
+        published = 4
+        if p.publish_tf:
+            self.tf.publish(TFMessage(transforms=[
+                convert.transform(enu, stamp, p.map_frame, vehicle.frame)]))
+            published += 1
+        if state.collision_target != vehicle.last_target:  # publish changes, not every packet
+            vehicle.last_target = state.collision_target
+            if state.collision_target is not None:
+                vehicle.collision.publish(convert.collision_msg(
+                    rflysim.CrashNotice(state.copter_id, state.collision_target), stamp,
+                    vehicle.frame))
+                published += 1
+        vehicle.stats.publish(published)
+
+    def close(self) -> None:
+        self.receiver.stop()
+
+
+def main(argv=None) -> int:
+    return run_node(RflySimTruthNode, argv)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

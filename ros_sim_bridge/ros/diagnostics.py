@@ -1,0 +1,162 @@
+"""Per-stream counters published on /diagnostics, and rate-limited logging of bad input.
+
+A node makes one :class:`Diagnostics` and asks it for a :class:`StreamStats` per stream (a
+vehicle, a message type, a link).  Receive threads record packets, errors and drops; a timer
+publishes one ``diagnostic_msgs/DiagnosticStatus`` per stream with its rate, packet and byte
+counts, errors by kind, drops and last error.  A bad packet is logged at most once per
+``log_interval`` per stream and kind, with the number suppressed in between.
+"""
+from __future__ import annotations
+
+import collections
+import threading
+import time
+from typing import Callable, Optional
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+
+from ros_sim_bridge.core.binary import CodecError
+from ros_sim_bridge.ros.stamps import ns_to_stamp
+
+OK, WARN = DiagnosticStatus.OK, DiagnosticStatus.WARN
+
+
+class StreamStats:
+    """Counters of one stream. Thread-safe; cheap enough to call per packet."""
+
+    RATE_WINDOW_S = 2.0
+
+    def __init__(self, name: str, hardware_id: str, *, stale_after: float = 2.0,
+                 expected: bool = True):
+        self.name = name
+        self.hardware_id = hardware_id
+        self.stale_after = stale_after
+        self.expected = expected        # silent streams are WARN only when data is expected
+        self.packets = 0
+        self.bytes = 0
+        self.published = 0
+        self.drops = 0
+        self.errors: collections.Counter[str] = collections.Counter()
+        self.last_error = ''
+        self.last_error_ns = 0
+        self.last_packet_ns = 0
+        self.extra: dict[str, str] = {}
+        self._times: collections.deque[int] = collections.deque()
+        self._lock = threading.Lock()
+
+    def packet(self, nbytes: int, now_ns: Optional[int] = None) -> None:
+        now = now_ns or time.time_ns()
+        with self._lock:
+            self.packets += 1
+            self.bytes += nbytes
+            self.last_packet_ns = now
+            self._times.append(now)
+
+    def publish(self, n: int = 1) -> None:
+        with self._lock:
+            self.published += n
+
+    def error(self, kind: str, text: str, now_ns: Optional[int] = None) -> None:
+        with self._lock:
+            self.errors[kind] += 1
+            self.last_error = text
+            self.last_error_ns = now_ns or time.time_ns()
+
+    def set_drops(self, total: int) -> None:
+        with self._lock:
+            self.drops = total
+
+    def rate(self, now_ns: Optional[int] = None) -> float:
+        now = now_ns or time.time_ns()
+        window = int(self.RATE_WINDOW_S * 1e9)
+        with self._lock:
+            while self._times and self._times[0] < now - window:
+                self._times.popleft()
+            return len(self._times) / self.RATE_WINDOW_S
+
+    @property
+    def error_count(self) -> int:
+        return sum(self.errors.values())
+
+    def status(self, now_ns: Optional[int] = None) -> DiagnosticStatus:
+        now = now_ns or time.time_ns()
+        rate = self.rate(now)
+        level, text = OK, 'receiving'
+        age = (now - self.last_packet_ns) / 1e9 if self.last_packet_ns else None
+        if age is None:
+            level, text = (WARN if self.expected else OK), 'no data yet'
+        elif age > self.stale_after:
+            level, text = (WARN if self.expected else OK), f'no data for {age:.1f} s'
+        if self.last_error_ns and now - self.last_error_ns < self.stale_after * 1e9:
+            level, text = max(level, WARN), f'bad input: {self.last_error}'
+        values = [
+            ('rate_hz', f'{rate:.2f}'),
+            ('packets', str(self.packets)),
+            ('bytes', str(self.bytes)),
+            ('published', str(self.published)),
+            ('decode_errors', str(self.error_count)),
+            ('drops', str(self.drops)),
+            ('last_error', self.last_error),
+        ]
+        values += [(f'errors.{k}', str(v)) for k, v in sorted(self.errors.items())]
+        values += sorted(self.extra.items())
+        return DiagnosticStatus(level=level, name=self.name, message=text,
+                                hardware_id=self.hardware_id,
+                                values=[KeyValue(key=k, value=v) for k, v in values])
+
+
+class Diagnostics:
+    """Publishes every registered stream (and extra status sources) on /diagnostics."""
+
+    def __init__(self, node, *, period: float = 1.0, log_interval: float = 5.0):
+        self.node = node
+        self.prefix = node.get_name()
+        self.log_interval = log_interval
+        self.streams: list[StreamStats] = []
+        self.sources: list[Callable[[], list[DiagnosticStatus]]] = []
+        self._last_log: dict[tuple[str, str], float] = {}
+        self._suppressed: collections.Counter[tuple[str, str]] = collections.Counter()
+        self._log_lock = threading.Lock()
+        self.pub = node.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        self.timer = node.create_timer(period, self.publish)
+
+    def stream(self, name: str, hardware_id: str = '', **kwargs) -> StreamStats:
+        stats = StreamStats(f'{self.prefix}: {name}', hardware_id or self.prefix, **kwargs)
+        self.streams.append(stats)
+        return stats
+
+    def add_source(self, source: Callable[[], list[DiagnosticStatus]]) -> None:
+        self.sources.append(source)
+
+    def bad_input(self, stats: StreamStats, err: BaseException, now_ns: Optional[int] = None) -> None:
+        """Count a bad packet on ``stats`` and log it, rate-limited per stream and kind."""
+        kind = err.kind if isinstance(err, CodecError) else type(err).__name__
+        stats.error(kind, str(err), now_ns)
+        self.log_limited(stats.name, kind, f'{stats.name}: dropped bad input ({kind}): {err}')
+
+    def receive_failed(self, endpoint, exc: BaseException) -> None:
+        """A receiver's error handler: log a failed socket read, rate-limited per endpoint."""
+        self.log_limited(endpoint.name, type(exc).__name__,
+                         f'{endpoint.name}: receive failed: {exc!r}', 'error')
+
+    def log_limited(self, key: str, kind: str, text: str, level: str = 'warning') -> None:
+        now = time.monotonic()
+        with self._log_lock:
+            last = self._last_log.get((key, kind))
+            if last is not None and now - last < self.log_interval:
+                self._suppressed[(key, kind)] += 1
+                return
+            self._last_log[(key, kind)] = now
+            suppressed = self._suppressed.pop((key, kind), 0)
+        if suppressed:
+            text += f' (+{suppressed} more like it in the last {self.log_interval:.0f} s)'
+        getattr(self.node.get_logger(), level)(text)
+
+    def publish(self) -> None:
+        now = time.time_ns()
+        msg = DiagnosticArray()
+        msg.header.stamp = ns_to_stamp(now)
+        msg.status = [s.status(now) for s in self.streams]
+        for source in self.sources:
+            msg.status.extend(source())
+        self.pub.publish(msg)

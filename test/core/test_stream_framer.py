@@ -1,0 +1,72 @@
+"""MagicFramer: resync after garbage, false magic inside bodies, split reads, absurd sizes."""
+import struct
+
+from ros_sim_bridge.core.binary import BAD_MAGIC, OVERSIZED, CodecError
+from ros_sim_bridge.core.framer import Frame, MagicFramer
+
+MAGIC = b'\xaf\xfe\xc0\xc2'
+
+
+def body_size(header: bytes) -> int:
+    (size,) = struct.unpack_from('>I', header, 4)
+    if header[8] != 0x42:
+        raise CodecError('test', 'implausible type byte', kind=BAD_MAGIC)
+    return size
+
+
+def framer(max_body=1000):
+    return MagicFramer('test', MAGIC, 9, body_size, max_body)
+
+
+def msg(body: bytes) -> bytes:
+    return MAGIC + struct.pack('>I', len(body)) + b'\x42' + body
+
+
+def frames(events):
+    return [e.body for e in events if isinstance(e, Frame)]
+
+
+def errors(events):
+    return [e for e in events if isinstance(e, CodecError)]
+
+
+def test_back_to_back_messages():
+    assert frames(framer().feed(msg(b'one') + msg(b'') + msg(b'three'))) == [b'one', b'', b'three']
+
+
+def test_garbage_before_and_between():
+    f = framer()
+    events = f.feed(b'\x00junk' + msg(b'a') + b'\xaf\xfe' + msg(b'b'))
+    assert frames(events) == [b'a', b'b']
+    assert [e.kind for e in errors(events)] == [BAD_MAGIC, BAD_MAGIC]
+    assert f.garbage_bytes == 7
+
+
+def test_every_split_point_survives():
+    stream = b'zz' + msg(b'hello') + msg(MAGIC + b'inside') + b'q' + msg(b'x' * 50)
+    for cut in range(len(stream)):
+        f = framer()
+        events = f.feed(stream[:cut]) + f.feed(stream[cut:])
+        assert frames(events) == [b'hello', MAGIC + b'inside', b'x' * 50], cut
+
+
+def test_false_sync_resumes_at_next_byte():
+    # A magic word followed by an implausible header, then a real message starting inside it.
+    fake = MAGIC + b'\x00\x00'
+    events = framer().feed(fake + msg(b'real'))
+    assert frames(events) == [b'real']
+
+
+def test_absurd_size_is_refused_not_buffered():
+    f = framer(max_body=100)
+    events = f.feed(MAGIC + struct.pack('>I', 4_000_000_000) + b'\x42' + msg(b'ok'))
+    assert frames(events) == [b'ok']
+    assert OVERSIZED in [e.kind for e in errors(events)]
+    assert f.buffered == 0
+
+
+def test_truncated_message_waits_then_reset_drops_it():
+    f = framer()
+    assert frames(f.feed(msg(b'complete')[:-2])) == []
+    f.reset()  # e.g. the link dropped mid-message
+    assert frames(f.feed(msg(b'next'))) == [b'next']

@@ -1,0 +1,136 @@
+"""Shared transports over real sockets on 127.0.0.1 and real files."""
+import socket
+import struct
+import threading
+import time
+
+from ros_sim_bridge.core.framer import Frame, MagicFramer
+from ros_sim_bridge.core.file_source import FileSource
+from ros_sim_bridge.core.tcp import TcpClient
+from ros_sim_bridge.core.udp import UdpEndpoint, UdpReceiver
+
+from conftest import free_tcp_port, wait_until
+
+MAGIC = b'MSG!'
+
+
+def framer():
+    return MagicFramer('test', MAGIC, 8, lambda h: struct.unpack_from('>I', h, 4)[0], 1 << 20)
+
+
+def msg(body: bytes, stamp: int = 0) -> bytes:
+    return MAGIC + struct.pack('>I', len(body) + 8) + struct.pack('>Q', stamp) + body
+
+
+def test_udp_receiver_delivers_every_datagram_and_survives_handler_errors():
+    got, errors = [], []
+    receiver = UdpReceiver(on_error=lambda ep, exc: errors.append(exc))
+
+    def handler(data, stamp):
+        if data == b'boom':
+            raise RuntimeError('handler bug')
+        got.append((data, stamp))
+
+    a = receiver.add(UdpEndpoint('127.0.0.1', 0, name='a'), handler)
+    b = receiver.add(UdpEndpoint('127.0.0.1', 0, name='b'), handler)
+    receiver.start()
+    tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        for i in range(500):
+            tx.sendto(b'a%d' % i, ('127.0.0.1', a.port))
+            tx.sendto(b'b%d' % i, ('127.0.0.1', b.port))
+            if i == 250:
+                tx.sendto(b'boom', ('127.0.0.1', a.port))
+        assert wait_until(lambda: len(got) == 1000)
+    finally:
+        tx.close()
+        receiver.stop()
+    assert {d for d, _ in got} == {b'a%d' % i for i in range(500)} | {b'b%d' % i for i in range(500)}
+    assert all(abs(s - time.time_ns()) < 10e9 for _, s in got)
+    assert len(errors) == 1 and 'handler bug' in str(errors[0])
+    assert a.receive_buffer >= 1 << 20 or a.receive_buffer > 0
+
+
+def test_udp_kernel_drop_counter_counts_overflow():
+    ep = UdpEndpoint('127.0.0.1', 0, receive_buffer=4096)
+    tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        for _ in range(2000):  # nobody reads: the small buffer overflows
+            tx.sendto(b'x' * 1000, ('127.0.0.1', ep.port))
+        received = ep.drain(limit=10000)
+        tx.sendto(b'last', ('127.0.0.1', ep.port))
+        assert wait_until(lambda: bool(received.extend(ep.drain()) or received[-1][0] == b'last'))
+    finally:
+        tx.close()
+        ep.close()
+    assert 0 < len(received) < 2001
+    assert ep.kernel_drops == 2001 - len(received)
+
+
+class Server:
+    """A TCP server on 127.0.0.1 that sends what the test gives it."""
+
+    def __init__(self, port: int):
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(('127.0.0.1', port))
+        self.sock.listen()
+        self.sock.settimeout(5)
+
+    def accept(self):
+        conn, _ = self.sock.accept()
+        return conn
+
+    def close(self):
+        self.sock.close()
+
+
+def test_tcp_client_connects_late_reconnects_and_frames():
+    port = free_tcp_port()
+    events, connects, drops = [], [], []
+    client = TcpClient('127.0.0.1', port, framer(), lambda e, t: events.append(e),
+                       on_connect=lambda: connects.append(1), on_disconnect=drops.append,
+                       min_backoff=0.05, max_backoff=0.2)
+    client.start()
+    try:
+        time.sleep(0.3)  # sensor is off: the client keeps trying
+        assert client.failures >= 1 and not client.connected
+        server = Server(port)
+        conn = server.accept()
+        assert wait_until(lambda: client.connected)
+        conn.sendall(b'junk' + msg(b'one') + msg(b'two')[:10])  # second cut mid-message
+        assert wait_until(lambda: len([e for e in events if isinstance(e, Frame)]) == 1)
+        conn.close()  # sensor vanishes mid-message
+        conn = server.accept()  # and comes back
+        conn.sendall(msg(b'three'))
+        assert wait_until(lambda: len([e for e in events if isinstance(e, Frame)]) == 2)
+        assert client.send(b'command')
+        assert conn.recv(100) == b'command'
+        conn.close()
+        server.close()
+    finally:
+        client.stop()
+    bodies = [e.body[8:] for e in events if isinstance(e, Frame)]
+    assert bodies == [b'one', b'three']  # the partial 'two' is not invented
+    assert len(connects) == 2 and len(drops) >= 1
+
+
+def test_tcp_send_when_disconnected_is_false_not_an_exception():
+    client = TcpClient('127.0.0.1', free_tcp_port(), framer(), lambda e, t: None)
+    assert client.send(b'x') is False
+
+
+def test_file_source_reads_and_paces(tmp_path):
+    path = tmp_path / 'rec.bin'
+    path.write_bytes(b'\x00' + msg(b'a', 0) + msg(b'b', 100_000_000) + msg(b'c', 200_000_000))
+    src = FileSource(path, framer(), chunk_size=7)
+    assert [e.body[8:] for e in src.events() if isinstance(e, Frame)] == [b'a', b'b', b'c']
+    got = []
+    start = time.monotonic()
+    n = src.play(lambda e, t: got.append(e), speed=2.0,
+                 stamp_ns=lambda e: struct.unpack_from('>Q', e.body)[0] if isinstance(e, Frame) else None)
+    elapsed = time.monotonic() - start
+    assert n == 4 and 0.08 < elapsed < 1.0  # 200 ms of recording at 2x
+    stop = threading.Event()
+    stop.set()
+    assert src.play(lambda e, t: None, stop=stop) == 0

@@ -1,0 +1,150 @@
+"""The driver's float32 point builder agrees with the codec's float64 formula (4 and 8 layers).
+
+Both of its paths: the compiled kernel (src/lux_cloud.c, installed by the build) and numpy.
+"""
+import math
+import struct
+import sys
+from dataclasses import replace as dataclass_replace
+
+import numpy as np
+import pytest
+
+from ros_sim_bridge.ibeo.codec import scan as S
+from ros_sim_bridge.ibeo.ros import lux_native
+from ros_sim_bridge.ibeo.ros.conversions import CLOUD_DTYPE, CloudBuilder, drop_mask, is_dense
+
+PATHS = [pytest.param(True, id='kernel'), pytest.param(False, id='numpy')]
+
+
+def test_the_build_installed_the_kernel():
+    # colcon build compiles src/lux_cloud.c next to lux_native.py; only a big-endian host
+    # goes without it (the kernel writes host floats into the little-endian layout).
+    assert sys.byteorder != 'little' or lux_native.KERNEL is not None
+    assert CloudBuilder().native == (lux_native.KERNEL is not None)
+
+
+def random_scan(n, mirror_side=0, upside_down=False, seed=0):
+    rng = np.random.default_rng(seed)
+    p = np.zeros(n, S.POINT_DTYPE)
+    p['layer'] = rng.integers(0, 4, n)
+    p['echo'] = rng.integers(0, 3, n)
+    p['flags'] = rng.choice([0, 1, 2, 4, 8], n)
+    p['angle_ticks'] = rng.integers(-5760, 5760, n)
+    p['distance_cm'] = rng.integers(1, 65535, n)
+    p['echo_width_cm'] = rng.integers(0, 500, n)
+    status = S.STATUS_UPSIDE_DOWN if upside_down else 0
+    return S.LuxScan(7, status, 0, 0, 0, 11520, 5759, -5760,
+                     flags=S.SCAN_FLAG_MIRROR_SIDE if mirror_side else 0, points=p)
+
+
+@pytest.mark.parametrize('native', PATHS)
+@pytest.mark.parametrize('n', [5000, 3 * CloudBuilder.CHUNK + 7])   # one chunk, four chunks
+@pytest.mark.parametrize('mirror_side, upside_down', [(0, False), (1, False), (0, True)])
+@pytest.mark.parametrize('eight_layer', [False, True])
+def test_builder_geometry_matches_the_codec_formula(mirror_side, upside_down, eight_layer, n,
+                                                     native):
+    scan = random_scan(n, mirror_side, upside_down)
+    assert scan.mirror_side == mirror_side and scan.upside_down == upside_down
+    tilt = math.radians(1.6)
+    builder = CloudBuilder(native=native)
+    got = builder.build(scan, eight_layer=eight_layer, beam_tilt=tilt)
+    want = S.scan_cloud(scan, eight_layer=eight_layer, beam_tilt_rad=tilt)
+    assert builder.nan_points == 0
+    assert got.dtype == CLOUD_DTYPE
+    for f in ('x', 'y', 'z'):
+        np.testing.assert_allclose(got[f], want[f], rtol=1e-5, atol=2e-4)  # float32: < 0.2 mm
+    np.testing.assert_allclose(got['horizontal_angle'], want['angle'], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(got['echo_width'], want['echo_width'], rtol=1e-6)
+    np.testing.assert_array_equal(got['layer'], want['layer'])
+    np.testing.assert_array_equal(got['echo'], want['echo'])
+    np.testing.assert_array_equal(got['flags'], want['flags'])
+    assert not got.view(np.uint8).reshape(-1, 24)[:, 23].any()
+
+
+@pytest.mark.parametrize('native', PATHS)
+def test_known_point_by_hand(native):
+    # layer 3 (+1.2°), 90° left (2880 ticks of 11520), 12.34 m
+    p = np.zeros(1, S.POINT_DTYPE)
+    p['layer'], p['angle_ticks'], p['distance_cm'], p['echo_width_cm'] = 3, 2880, 1234, 56
+    cloud = CloudBuilder(native=native).build(S.LuxScan(1, 0, 0, 0, 0, 11520, 0, 0,
+                                                        points=p))[0]
+    e = math.radians(1.2)
+    assert cloud['x'] == pytest.approx(0.0, abs=1e-5)
+    assert cloud['y'] == pytest.approx(12.34 * math.cos(e), rel=1e-6)
+    assert cloud['z'] == pytest.approx(12.34 * math.sin(e), rel=1e-6)
+    assert cloud['horizontal_angle'] == pytest.approx(math.pi / 2)
+    assert cloud['echo_width'] == pytest.approx(0.56)
+
+
+def wire_point(layer_echo, flags, angle, distance, width):
+    """One scan point as spec §3 lays it out: u8 layer|echo<<4, u8 flags, i16 angle (ticks),
+    u16 distance (cm), u16 echo pulse width (cm), u16 reserved; little-endian."""
+    return struct.pack('<BBhHHH', layer_echo, flags, angle, distance, width, 0xBEEF)
+
+
+def cloud_records(cloud):
+    """The published bytes, read by the README's point-field table (offsets 0..23)."""
+    raw = np.ascontiguousarray(cloud).tobytes()
+    return [struct.unpack_from('<5f4B', raw, 24 * i) for i in range(len(cloud))]
+
+
+@pytest.mark.parametrize('native', PATHS)
+def test_wire_bytes_written_from_the_spec_table(native):
+    # tick 11520 of a rotation: 1/32°.  -1440 ticks = 45° right; 0x61 = echo 6, layer 1;
+    # flags 0x4C: reserved bit 0x40 (real LD-MRS) masked, ground|dirt kept.
+    body = (wire_point(0x61, 0x4C, -1440, 2000, 123) + wire_point(0x00, 0x01, 0, 100, 0)
+            + wire_point(0x23, 0x00, 5760, 65535, 65535))
+    wire = np.frombuffer(body, S.WIRE_POINT_DTYPE)
+    scan = S.LuxScan(1, 0, 0, 0, 0, 11520, 5760, -1440)
+    recs = cloud_records(CloudBuilder(native=native).build_wire(scan, wire))
+    e = [math.radians(d) for d in S.DEFAULT_LAYER_ELEVATIONS_DEG]
+    c45 = math.cos(math.pi / 4)
+    want = [(20 * math.cos(e[1]) * c45, -20 * math.cos(e[1]) * c45, 20 * math.sin(e[1]),
+             -math.pi / 4, 1.23, 1, 6, 0x0C, 0),
+            (math.cos(e[0]), 0.0, math.sin(e[0]), 0.0, 0.0, 0, 0, 0x01, 0),
+            (-655.35 * math.cos(e[3]), 0.0, 655.35 * math.sin(e[3]), math.pi, 655.35, 3, 2, 0, 0)]
+    for got, exp in zip(recs, want):
+        assert got[:5] == pytest.approx(exp[:5], rel=1e-6, abs=1e-4)
+        assert got[5:] == exp[5:]
+
+
+@pytest.mark.parametrize('native', PATHS)
+def test_each_scan_layout_gets_its_own_tables(native):
+    # the kernel caches trigonometry per ticks-per-rotation and tilt direction (mirror side,
+    # flipped when upside down): switching between layouts must not reuse a wrong table
+    builder = CloudBuilder(native=native)
+    tilt = math.radians(1.6)
+    for tpr, side, down in [(11520, 0, False), (5760, 0, False), (11520, 1, False),
+                            (11520, 0, False), (5760, 1, False), (11520, 1, True),
+                            (11520, 0, True), (11520, 1, False)]:
+        scan = dataclass_replace(random_scan(500, side, down, seed=tpr + side),
+                                 ticks_per_rotation=tpr)
+        got = builder.build(scan, eight_layer=True, beam_tilt=tilt)
+        want = S.scan_cloud(scan, eight_layer=True, beam_tilt_rad=tilt)
+        for f in ('x', 'y', 'z'):
+            np.testing.assert_allclose(got[f], want[f], rtol=1e-5, atol=2e-4)
+
+
+def test_kernel_refuses_an_output_of_another_length():
+    scan = random_scan(100)
+    builder = CloudBuilder(native=True)
+    with pytest.raises(TypeError, match='same length'):
+        builder.build(scan, alloc=lambda n: np.empty(n - 1, CLOUD_DTYPE))
+    assert len(builder.build(scan, alloc=lambda n: np.empty(n, CLOUD_DTYPE))) == 100
+
+
+@pytest.mark.parametrize('native', PATHS)
+def test_layer_beyond_the_table_is_nan_and_filters_drop_points(native):
+    scan = random_scan(2000, seed=3)
+    scan.points['layer'][:10] = 9
+    builder = CloudBuilder(native=native)
+    cloud = builder.build(scan)
+    assert np.isnan(cloud['x'][:10]).all() and np.isfinite(cloud['x'][10:]).all()
+    assert builder.nan_points == 10
+    assert not is_dense(cloud) and is_dense(cloud[10:])
+    kept = CloudBuilder(drop_flags=drop_mask(ground=True, clutter=True), first_echo_only=True,
+                        native=native).build(scan)
+    expect = ((scan.points['flags'] & (S.POINT_FLAG_GROUND | S.POINT_FLAG_CLUTTER)) == 0) \
+        & (scan.points['echo'] == 0)
+    assert len(kept) == int(expect.sum()) and (kept['echo'] == 0).all()

@@ -1,0 +1,57 @@
+"""Launch and config files are checked statically here (no `launch` package on PyPI):
+every launched executable is installed, every params file exists, and every parameter in a
+config file is declared by its node with the same type (rclpy refuses 1 for a float)."""
+import ast
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+CMAKE = (REPO / 'CMakeLists.txt').read_text()
+EXECUTABLES = dict(re.findall(r'^\s+(\w+)=([\w.]+)\s*$', CMAKE, re.M))
+LAUNCH_FILES = sorted((REPO / 'launch').glob('*.launch.py'))
+CONFIG_FILES = sorted((REPO / 'config').glob('*.yaml'))
+
+
+def test_executables_point_at_modules_with_main():
+    assert EXECUTABLES, 'no executables registered in CMakeLists.txt'
+    for name, module in EXECUTABLES.items():
+        path = REPO / (module.replace('.', '/') + '.py')
+        if not path.exists():
+            pytest.fail(f'executable {name}: {path} missing')
+        assert 'def main(' in path.read_text(), f'{module} has no main()'
+
+
+@pytest.mark.parametrize('path', LAUNCH_FILES, ids=lambda p: p.name)
+def test_launch_file(path):
+    tree = ast.parse(path.read_text())
+    assert any(isinstance(n, ast.FunctionDef) and n.name == 'generate_launch_description'
+               for n in tree.body)
+    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
+        for kw in call.keywords:
+            if kw.arg == 'executable' and isinstance(kw.value, ast.Constant):
+                assert kw.value.value in EXECUTABLES, f'{kw.value.value} is not installed'
+            if kw.arg == 'package' and isinstance(kw.value, ast.Constant):
+                assert kw.value.value == 'ros_sim_bridge'
+    for const in (n for n in ast.walk(tree) if isinstance(n, ast.Constant)):
+        if isinstance(const.value, str) and const.value.endswith('.yaml'):
+            assert (REPO / 'config' / const.value).exists(), const.value
+
+
+@pytest.mark.parametrize('path', CONFIG_FILES, ids=lambda p: p.name)
+def test_config_parameters_are_declared_with_their_types(path):
+    data = yaml.safe_load(path.read_text())
+    for node_name, section in data.items():
+        params = section['ros__parameters']
+        module = importlib.import_module(EXECUTABLES[node_name])
+        declared = module.PARAMETERS
+        for key, value in params.items():
+            assert key in declared, f'{path.name}: {node_name} declares no parameter {key!r}'
+            default = declared[key][0]
+            assert type(value) is type(default), \
+                f'{path.name}: {key} is {type(value).__name__}, declared {type(default).__name__}'
+            if isinstance(default, list) and default and value:
+                assert type(value[0]) is type(default[0]), f'{path.name}: {key} element type'
