@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from ros_sim_bridge.core.binary import TRUNCATED, UNKNOWN_LAYOUT, CodecError
-from ros_sim_bridge.ibeo import codec as ibeo
 from ros_sim_bridge.ibeo.codec import frame_end as FE
 from ros_sim_bridge.ibeo.codec import gps_imu as G
 from ros_sim_bridge.ibeo.codec import objects_ecu as O

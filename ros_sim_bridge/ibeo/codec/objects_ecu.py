@@ -11,7 +11,7 @@ the contour (offset 170) are not described by the document: they are skipped.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np

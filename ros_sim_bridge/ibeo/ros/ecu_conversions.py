@@ -12,7 +12,6 @@ vehicle → scanner.  GPS headings (north = 0, counter-clockwise, π/2 = west) b
 from __future__ import annotations
 
 import math
-from typing import Optional
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue

@@ -1,0 +1,100 @@
+"""Ibeo ``.idc`` → rosbag2 MCAP: MB/s and messages/s of ``ibeo_idc to-bag`` on a scan-heavy
+recording, next to a plain read of the same file in the same run.
+
+The recording (written by :mod:`ros_sim_bridge.ibeo.ecu_recording`): 6 scanners, one 0x2205
+scan of 60,000 points (1.7 MB) per frame at 12.5 Hz, plus objects 0x2280, GPS, GpsImu,
+odometry, vehicle states, device status, images and frame ends.  Measured:
+
+* read — the file read in 8 MiB blocks (``readinto``, page cache warm): the disk floor;
+* index — :class:`~ros_sim_bridge.ibeo.idc.IdcReader`'s one pass (headers only);
+* decode — index + every message decoded to its record (numpy structured arrays);
+* to-bag — the whole conversion (decode → ROS messages → CDR → MCAP) as the CLI does it,
+  without the progress bar.
+
+Target (issue #11): to-bag within 10× of the read.  Medians of a few runs; nothing asserted.
+"""
+from __future__ import annotations
+
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ros_sim_bridge.ibeo.ecu_recording import write_recording
+from ros_sim_bridge.ibeo.idc import IdcReader
+from ros_sim_bridge.ibeo.idc_cli import convert
+
+SECONDS = 4.0
+SCANNERS = 6
+POINTS = 60_000
+RUNS = 3
+
+
+def timed(fn) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def main() -> int:
+    work = Path(tempfile.mkdtemp(prefix='bench_idc_'))
+    try:
+        path = work / 'drive.idc'
+        n_written = write_recording(path, seconds=SECONDS, scanners=SCANNERS, points=POINTS)
+        size = path.stat().st_size
+        with IdcReader(path) as r:
+            n = len(r)
+        assert n == n_written
+
+        buf = bytearray(8 << 20)
+
+        def read():
+            with open(path, 'rb', buffering=0) as f:
+                while f.readinto(buf):
+                    pass
+
+        def index():
+            with IdcReader(path) as r:
+                r.entries
+
+        def decode():
+            with IdcReader(path) as r:
+                for e in r.entries:
+                    try:
+                        r.decode(e)
+                    except Exception:
+                        pass
+
+        count = [0]
+
+        def to_bag():
+            out = work / f'bag{count[0]}'
+            count[0] += 1
+            with IdcReader(path) as r:
+                convert(r, out, progress=False)
+            shutil.rmtree(out)
+
+        read()                                     # warm the page cache
+        rows = []
+        for name, fn in (('read', read), ('index', index), ('decode', decode),
+                         ('to-bag', to_bag)):
+            t = statistics.median(timed(fn) for _ in range(RUNS))
+            rows.append((name, t))
+        print(f'.idc → MCAP: {size / 1e6:.1f} MB, {n} messages '
+              f'({SCANNERS} scanners, 0x2205 at {POINTS:,} points, {SECONDS:.0f} s at 12.5 Hz)')
+        base = rows[0][1]
+        for name, t in rows:
+            print(f'  {name:<7} {t * 1e3:8.1f} ms  {size / 1e6 / t:9.1f} MB/s  '
+                  f'{n / t:10.0f} msgs/s  {t / base:6.1f}× read')
+        ratio = rows[-1][1] / base
+        verdict = 'met' if ratio <= 10 else 'NOT met'
+        print(f'  to-bag / read = {ratio:.1f}× (target ≤ 10×: {verdict})')
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
