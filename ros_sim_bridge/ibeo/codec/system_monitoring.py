@@ -7,6 +7,7 @@ big-endian UINT16 of those 2 bytes (bits 0..7 in its low byte).
 """
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 
 from ros_sim_bridge.core.binary import pack, unpack_from
@@ -88,8 +89,7 @@ LAYOUT_6705 = FixedLayout(SYSTEM_STATUS_6705, 'sysmon_system_status', '>Q7B',
                           SystemStatus).register()
 assert (LAYOUT_6700.size, LAYOUT_6701.size, LAYOUT_6705.size) == (16, 14, 15)
 
-import struct as _struct  # noqa: E402
-_LEVEL = _struct.Struct('>B')
+_LEVEL = struct.Struct('>B')
 
 
 def _trace_decoder(data_type: int):
