@@ -9,7 +9,13 @@ import pytest
 
 from ros_sim_bridge.core.binary import BAD_VALUE, TRUNCATED, UNKNOWN_LAYOUT, CodecError
 from ros_sim_bridge.ibeo import codec as ibeo
+from ros_sim_bridge.ibeo.codec import can_message as CAN
 from ros_sim_bridge.ibeo.codec import frame_end as FE
+from ros_sim_bridge.ibeo.codec import frame_index as FI
+from ros_sim_bridge.ibeo.codec import meta_information as MI
+from ros_sim_bridge.ibeo.codec import object_association as OA
+from ros_sim_bridge.ibeo.codec import point_cloud_plane as PCP
+from ros_sim_bridge.ibeo.codec import time_record as TR
 from ros_sim_bridge.ibeo.codec import gps_imu as G
 from ros_sim_bridge.ibeo.codec import image as IM
 from ros_sim_bridge.ibeo.codec import measurement_list as ML
@@ -507,7 +513,7 @@ def test_set_filter_bad_input():
 
 
 def test_undocumented_types_are_unknown_layout_not_fatal():
-    for data_type in (0x2209, 0x7100, 0x2850):
+    for data_type in (0x2209, 0x7100, 0x2850, 0x6970):
         with pytest.raises(CodecError) as e:
             ibeo.decode_message(data_type, b'\x00' * 40)
         assert e.value.kind == UNKNOWN_LAYOUT
@@ -523,3 +529,111 @@ def test_undocumented_types_are_unknown_layout_not_fatal():
 def test_fixed_records_round_trip(record):
     data_type, body = ibeo.encode_record(record)
     assert ibeo.decode_message(data_type, body) == record
+
+
+# --- §25 frame index, §28 point cloud plane, §29 meta information, §30 CAN, §31, §32 ------
+
+def test_frame_index_6130_golden():
+    body = bytearray(128 + 2 * 17)
+    body[0], body[1] = 1, 2
+    body[2:19] = b'FRAMEINDEX_HEADER'
+    put(body, 19, 'QQ', 2, 999)
+    body[35] = 1
+    put(body, 36, 'H', 2)
+    put(body, 38, 'HBHB', 0x2205, 1, 0x2280, 1)
+    put(body, 128, 'QQB', 0, 100, 1)
+    put(body, 145, 'QQB', 4096, 200, 2)
+    fi = ibeo.decode_message(0x6130, bytes(body))
+    assert (fi.major_version, fi.minor_version, fi.last_timestamp) == (1, 2, 999)
+    assert fi.trigger_belongs_to_new_frame and fi.triggers == ((0x2205, 1), (0x2280, 1))
+    assert fi.entries.tolist() == [(0, 100, 1), (4096, 200, 2)]
+    assert FI.encode_frame_index(fi) == bytes(body)
+    bad = bytearray(body)
+    put(bad, 19, 'Q', 10 ** 12)                            # absurd frame count
+    with pytest.raises(CodecError) as e:
+        FI.decode_frame_index(bytes(bad))
+    assert (e.value.field, e.value.offset, e.value.kind) == ('frame_indices', 128, TRUNCATED)
+    bad = bytearray(body)
+    bad[2:5] = b'XXX'
+    with pytest.raises(CodecError):
+        FI.decode_frame_index(bytes(bad))
+
+
+def test_point_cloud_plane_7510_golden():
+    body = bytearray(48 + 2 * 20)
+    put(body, 0, 'HHddf', 1, 3, 0.2, 0.9, 35.0)
+    put(body, 24, 'fff', 0.5, 0.0, 0.0)
+    put(body, 44, 'I', 2)
+    put(body, 48, 'ffffI', 1.0, 2.0, 3.0, 0.5, 0x10)
+    put(body, 68, 'ffffI', -1.0, -2.0, -3.0, 1.5, 0x20)
+    pc = ibeo.decode_message(0x7510, bytes(body))
+    assert (pc.points_kind, pc.points_type, pc.reference_longitude, pc.reference_latitude) == \
+        (1, 3, 0.2, 0.9)
+    assert (pc.reference_altitude, pc.plane_yaw) == (35.0, 0.5)
+    assert pc.points.tolist() == [(1, 2, 3, 0.5, 0x10), (-1, -2, -3, 1.5, 0x20)]
+    assert PCP.encode_point_cloud_plane(pc) == bytes(body)
+    put(body, 2, 'H', 9)
+    with pytest.raises(CodecError) as e:
+        PCP.decode_point_cloud_plane(bytes(body))
+    assert e.value.field == 'points_type'
+
+
+def test_meta_information_7110_golden():
+    version = struct.pack('>HI', 2, 5_007_003) + struct.pack('>H', 3) + b'abc'
+    ecu = struct.pack('>H', 4) + b'ECU1'
+    body = struct.pack('>I', 3) + struct.pack('>HQI', 1, 7, len(version)) + version \
+        + struct.pack('>HQI', 4, 8, len(ecu)) + ecu + struct.pack('>HQI', 3, 9, 2) + b'\x00\x01'
+    ml = ibeo.decode_message(0x7110, body)
+    v, e, s = ml.elements
+    assert (v.info_type, v.timestamp_ntp) == (1, 7)
+    assert v.value == {'software_type': 2, 'version': 5_007_003, 'major': 5, 'minor': 7,
+                       'patch': 3, 'extra': 'abc'}
+    assert (e.value, s.value) == ('ECU1', 1)
+    assert MI.encode_meta_information(ml) == body
+    with pytest.raises(CodecError) as err:
+        MI.decode_meta_information(body[:-1])
+    assert err.value.field == 'elements[2].payload'
+
+
+def test_can_message_1002_golden():
+    body = bytes([0x30, 0xAA, 0xBB, 0xCC, 0x00]) + struct.pack('>HIQB', 0x8123, 500, 77, 4)
+    m = ibeo.decode_message(0x1002, body)
+    assert (m.data, m.can_id, m.device_time_us, m.receive_ntp, m.device_id) == \
+        (b'\xaa\xbb\xcc', 0x123, 500, 77, 4)
+    assert CAN.encode_can_message(m) == body
+    with pytest.raises(CodecError) as e:
+        CAN.decode_can_message(bytes([0x90]) + body[1:])
+    assert e.value.field == 'length'
+    with pytest.raises(CodecError) as e:
+        CAN.decode_can_message(body[:-1])
+    assert e.value.kind == TRUNCATED
+
+
+def test_object_association_4001_golden():
+    body = bytes([1, 2]) + struct.pack('>H', 3) + bytes([4, 5]) + struct.pack('>HI', 6, 2) \
+        + b'\xff' * 8 + struct.pack('>IIQQf', 10, 20, 30, 40, 0.5) \
+        + struct.pack('>IIQQf', 11, 21, 31, 41, 1.0)
+    a = ibeo.decode_message(0x4001, body)
+    assert (a.reference_object_list_id, a.reference_device_interface_version,
+            a.dut_device_type, a.dut_device_interface_version) == (1, 3, 5, 6)
+    assert a.associations.tolist() == [(10, 20, 30, 40, 0.5), (11, 21, 31, 41, 1.0)]
+    assert OA.encode_object_association(a) == body
+    with pytest.raises(CodecError) as e:
+        OA.decode_object_association(body[:-1])
+    assert (e.value.field, e.value.offset) == ('associations', 20)
+
+
+def test_time_record_9000_golden_both_fix_mode_widths():
+    ext, internal = struct.pack('>QQ', 100, 200), struct.pack('>QQ', 110, 210)
+    head = bytes([1, 5, 2, 2]) + struct.pack('>I', 2)
+    one = head + ext + internal + bytes([3, 2]) + bytes(16)
+    eight = head + ext + internal + struct.pack('>QQ', 3, 2) + bytes(16)
+    for body in (one, eight):
+        t = ibeo.decode_message(0x9000, body)
+        assert (t.external_clock_id, t.external_clock_name, t.internal_clock_name) == (1, 5, 2)
+        assert t.external_ntp.tolist() == [100, 200] and t.internal_ntp.tolist() == [110, 210]
+        assert t.fix_modes.tolist() == [3, 2]
+    assert TR.encode_time_record(ibeo.decode_message(0x9000, one)) == one
+    with pytest.raises(CodecError) as e:
+        TR.decode_time_record(head[:4] + struct.pack('>I', 10 ** 6) + bytes(40))
+    assert e.value.kind == TRUNCATED and e.value.field == 'vector_size'
