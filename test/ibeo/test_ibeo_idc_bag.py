@@ -104,7 +104,8 @@ def test_idc_to_bag_every_message_read_back_equal(recording, tmp_path):
     with IdcReader(recording) as reader:
         report = convert(reader, tmp_path / 'bag', namespace='/ibeo', progress=False,
                          writer=tee)
-        scans = [reader.decode(e) for e in [e for e in reader.entries if e.data_type == 0x2205][:-1]]
+        good_scans = [e for e in reader.entries if e.data_type == 0x2205][:-1]   # not the bad one
+        scans = [reader.decode(e) for e in good_scans]
         objs = [reader.decode(e) for e in reader.entries if e.data_type == 0x2280]
     tee.bag.close()
     assert report.undecodable == {(0x2209, 'unknown_layout'): 1, (0x2205, 'truncated'): 1}
