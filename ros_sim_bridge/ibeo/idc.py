@@ -214,9 +214,10 @@ class IdcReader:
         return entries
 
     # --- access -------------------------------------------------------------------------
-    def body(self, entry: IdcEntry) -> bytes:
-        """The body bytes of ``entry`` (a copy: records never pin the mapped file)."""
-        return self._data[entry.body_offset:entry.end]
+    def body(self, entry: IdcEntry) -> memoryview:
+        """The body bytes of ``entry``: a view into the mapped file, no copy (the decoders copy
+        what they keep; a view still alive at :meth:`close` keeps the mapping until it goes)."""
+        return memoryview(self._data)[entry.body_offset:entry.end]
 
     def header(self, entry: IdcEntry) -> IbeoHeader:
         return IbeoHeader(data_type=entry.data_type, size=entry.size, device_id=entry.device_id,

@@ -80,7 +80,8 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
 
     from ros_sim_bridge.ibeo.ros.ecu_conversions import IbeoToRos, ntp_to_ns
     from ros_sim_bridge.ros.bag import BagWriter
-    conv = converter or IbeoToRos(namespace=namespace)
+    from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
+    conv = converter or IbeoToRos(namespace=namespace, serialized_clouds=True)
     report = ConversionReport()
     bag = writer or BagWriter(out)
     bar = tqdm(total=reader.file_size, unit='B', unit_scale=True, disable=not progress,
@@ -100,7 +101,10 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
                     report.without_ros_form[entry.data_type] += 1
                 t_ns = ntp_to_ns(entry.ntp)
                 for topic, msg in pairs:
-                    bag.write_msg(topic, t_ns, msg)
+                    if isinstance(msg, CdrMessage):
+                        bag.write(topic, t_ns, msg.data, msg.type_name)
+                    else:
+                        bag.write_msg(topic, t_ns, msg)
                     report.written[topic] += 1
             bar.update(entry.end - done)
             done = entry.end

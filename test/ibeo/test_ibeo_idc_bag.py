@@ -62,6 +62,13 @@ class Tee:
         self.sent.append((topic, t_ns, msg))
         self.bag.write_msg(topic, t_ns, msg)
 
+    def write(self, topic, t_ns, cdr, msgtype):            # pre-serialised (the clouds)
+        from rclpy.serialization import deserialize_message
+        from sensor_msgs.msg import PointCloud2
+        assert msgtype == 'sensor_msgs/msg/PointCloud2'
+        self.sent.append((topic, t_ns, deserialize_message(bytes(cdr), PointCloud2)))
+        self.bag.write(topic, t_ns, cdr, msgtype)
+
 
 def same(ros, dec, path='msg', f32=False):
     """rclpy message ``ros`` equals mcap-decoded ``dec`` field by field (NaN == NaN; float32

@@ -37,6 +37,7 @@ from ros_sim_bridge.msg import (IbeoObject, IbeoObjectList, IbeoObjectProperty, 
                                 IbeoScanInfo, IbeoScannerInfo)
 from ros_sim_bridge.ros.geometry import quaternion, transform
 from ros_sim_bridge.ros.pointcloud import to_pointcloud2
+from ros_sim_bridge.ros.pointcloud_cdr import pointcloud2_cdr
 from ros_sim_bridge.ros.stamps import ns_to_stamp
 
 NAN = float('nan')
@@ -60,18 +61,23 @@ def _header(ntp: int, frame_id: str) -> Header:
 # --- scans ---------------------------------------------------------------------------------
 
 def scan_clouds(scan: se.EcuScan, *, stamp_ntp: int, vehicle_frame: str = 'base_link',
-                scanner_frame: str = 'ibeo_scanner_{device_id}') -> list:
+                scanner_frame: str = 'ibeo_scanner_{device_id}', serialized: bool = False
+                ) -> list:
     """[(frame, PointCloud2)]: one cloud in ``vehicle_frame`` for a scan in vehicle
-    coordinates, else one per device id in its scanner frame.  Fields: :data:`CLOUD_DTYPE`."""
+    coordinates, else one per device id in its scanner frame.  Fields: :data:`CLOUD_DTYPE`.
+    With ``serialized`` the clouds come as :class:`~ros_sim_bridge.ros.pointcloud_cdr.CdrMessage`
+    (CDR bytes straight from the points: for bags and raw publishing)."""
     pts = scan.points
     if scan.vehicle_coordinates:
-        return [(vehicle_frame, to_pointcloud2(pts, _header(stamp_ntp, vehicle_frame)))]
-    out = []
-    for dev in np.unique(pts['device_id']) if len(pts) else scan.scanners['device_id'][:1]:
-        frame = scanner_frame.format(device_id=int(dev))
-        out.append((frame, to_pointcloud2(pts[pts['device_id'] == dev],
-                                          _header(stamp_ntp, frame))))
-    return out
+        parts = [(vehicle_frame, pts)]
+    else:
+        devs = np.unique(pts['device_id']) if len(pts) else scan.scanners['device_id'][:1]
+        parts = [(scanner_frame.format(device_id=int(d)), pts[pts['device_id'] == d])
+                 for d in devs]
+    if serialized:
+        t_ns = ntp_to_ns(stamp_ntp)
+        return [(frame, pointcloud2_cdr(p, frame, t_ns)) for frame, p in parts]
+    return [(frame, to_pointcloud2(p, _header(stamp_ntp, frame))) for frame, p in parts]
 
 
 def scan_info(scan: se.EcuScan, header: Header, *, device_id: int = 0) -> IbeoScanInfo:
@@ -361,16 +367,18 @@ TOPICS = {
 class IbeoToRos:
     """(IbeoHeader, record) → [(topic, message)] for every type with a ROS form.  Topics per
     :data:`TOPICS` (relative ones under ``namespace``).  Types without one (frame end, IDC
-    trailer, measurement list, commands) give []."""
+    trailer, measurement list, commands) give [].  With ``serialized_clouds`` the ECU clouds
+    are :class:`~ros_sim_bridge.ros.pointcloud_cdr.CdrMessage` (bytes, not rclpy messages)."""
 
     def __init__(self, *, namespace: str = '', vehicle_frame: str = 'base_link',
                  scanner_frame: str = 'ibeo_scanner_{device_id}', odom_frame: str = 'odom',
                  gps_frame: str = 'gps', imu_frame: str = 'imu', camera_frame: str = 'camera',
-                 lux_frame: str = 'laser'):
+                 lux_frame: str = 'laser', serialized_clouds: bool = False):
         self.ns = namespace.rstrip('/')
         self.vehicle_frame, self.scanner_frame = vehicle_frame, scanner_frame
         self.odom_frame, self.gps_frame, self.imu_frame = odom_frame, gps_frame, imu_frame
         self.camera_frame, self.lux_frame = camera_frame, lux_frame
+        self.serialized_clouds = serialized_clouds
         self._tf_sent: dict = {}
         self._lux_builder = None
 
@@ -384,12 +392,12 @@ class IbeoToRos:
         dev = header.device_id
         if isinstance(record, se.EcuScan):
             stamp = record.start_ntp or h_ntp
-            for frame, cloud in scan_clouds(record, stamp_ntp=stamp,
-                                            vehicle_frame=self.vehicle_frame,
-                                            scanner_frame=self.scanner_frame):
-                out.append((self.topic('points'), cloud))
+            clouds = scan_clouds(record, stamp_ntp=stamp, vehicle_frame=self.vehicle_frame,
+                                 scanner_frame=self.scanner_frame,
+                                 serialized=self.serialized_clouds)
+            out += [(self.topic('points'), cloud) for _, cloud in clouds]
             out.append((self.topic('scan_info'),
-                        scan_info(record, out[0][1].header if out else _header(stamp, ''),
+                        scan_info(record, _header(stamp, clouds[0][0] if clouds else ''),
                                   device_id=dev)))
             new = [t for t in scanner_transforms(record, stamp_ntp=stamp,
                                                  vehicle_frame=self.vehicle_frame,
