@@ -70,9 +70,7 @@ def main() -> int:
                     except Exception:
                         pass
 
-        from rclpy.serialization import serialize_message
-
-        from ros_sim_bridge.ros.bag import BagWriter, type_name, typestore
+        from ros_sim_bridge.ros.bag import BagWriter, typestore
         t0 = time.perf_counter()
         store = typestore()
         store_s = time.perf_counter() - t0
@@ -80,11 +78,10 @@ def main() -> int:
         cdr: list = []
 
         class Keep(BagWriter):
-            def write_msg(self, topic, t_ns, msg):
-                data = serialize_message(msg)
-                if len(cdr) < 100_000:
-                    cdr.append((topic, t_ns, data, type_name(msg)))
-                self.write(topic, t_ns, data, type_name(msg))
+            """Keeps every CDR message it writes (rclpy-serialised or pre-serialised)."""
+            def write(self, topic, t_ns, data, msgtype=None):
+                cdr.append((topic, t_ns, data, msgtype or self._connections[topic].msgtype))
+                super().write(topic, t_ns, data, msgtype)
 
         def to_bag():
             out = work / f'bag{count[0]}'
