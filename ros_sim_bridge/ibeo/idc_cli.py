@@ -71,11 +71,13 @@ class ConversionReport:
         self.undecodable: Counter = Counter()      # (data type, kind) → count
         self.without_ros_form: Counter = Counter()
         self.first_errors: list = []
+        self.interrupted = False
 
 
 def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool = True,
-            converter=None, writer=None) -> ConversionReport:
-    """Write every convertible message of ``reader`` to the bag folder ``out``."""
+            converter=None, writer=None, should_stop=lambda: False) -> ConversionReport:
+    """Write every convertible message of ``reader`` to the bag folder ``out``; stops between
+    two messages once ``should_stop()`` is true (the bag is closed either way)."""
     from tqdm import tqdm
 
     from ros_sim_bridge.ibeo.ros.ecu_conversions import IbeoToRos, ntp_to_ns
@@ -89,6 +91,9 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
     done = 0
     try:
         for entry in reader.entries:
+            if should_stop():
+                report.interrupted = True
+                break
             try:
                 record = reader.decode(entry)
             except CodecError as exc:
@@ -121,15 +126,21 @@ def cmd_to_bag(args) -> int:
     if out.exists():
         print(f'ibeo_idc: {out} exists; a bag is written to a new folder', file=sys.stderr)
         return 2
-    with IdcReader(args.file, max_body=args.max_body) as reader:
+    stop = []
+
+    def _stop(*_):
+        stop.append(True)
+    for sig in (signal.SIGINT, signal.SIGTERM):
         try:
-            report = convert(reader, out, namespace=args.namespace,
-                             progress=not args.no_progress)
-        except KeyboardInterrupt:
-            print('ibeo_idc: interrupted; the bag holds what was converted so far',
-                  file=sys.stderr)
-            return 0
+            signal.signal(sig, _stop)      # finish the message at hand, close the bag, exit 0
+        except ValueError:                 # not the main thread (called from a test)
+            pass
+    with IdcReader(args.file, max_body=args.max_body) as reader:
+        report = convert(reader, out, namespace=args.namespace, progress=not args.no_progress,
+                         should_stop=lambda: bool(stop))
         s = reader.summary()
+    if report.interrupted or stop:
+        print('ibeo_idc: interrupted; the bag holds what was converted so far', file=sys.stderr)
     print(f'wrote {sum(report.written.values())} messages to {out}')
     for topic, n in sorted(report.written.items()):
         print(f'  {topic:<32} {n:>8}')

@@ -209,3 +209,24 @@ def test_installed_cli_info_and_to_bag_on_a_damaged_file(tmp_path):
                            capture_output=True, text=True, timeout=120)
     assert again.returncode == 2 and 'exists' in again.stderr
     assert registry.type_name(0x2205) == 'ecu_scan_2205'
+
+
+def test_installed_cli_to_bag_interrupted_exits_0_with_a_closed_bag(tmp_path):
+    import signal
+    import time
+    from ros_sim_bridge.tools.launcher import executable
+    src = tmp_path / 'big.idc'
+    write_recording(src, seconds=3.0, scanners=6, points=60_000)        # ≈ 63 MB
+    bag = tmp_path / 'bag'
+    proc = subprocess.Popen([str(executable('ibeo_idc')), 'to-bag', str(src), str(bag)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not any(bag.glob('*.mcap')) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert proc.poll() is None, 'finished before it could be interrupted'
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert 'interrupted' in err
+    meta = yaml.safe_load((bag / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
+    assert 0 <= meta['message_count']
