@@ -8,7 +8,8 @@ steps along the previous-size chain.  Damage (garbage, a corrupt header, a size 
 the end of the file) is skipped by resynchronising on the next magic word that starts a
 confirmed message; every skipped region is reported as :class:`Damage` (where, how many bytes,
 why).  A broken previous-size chain between two intact, adjacent messages is reported as a
-:class:`ChainBreak` and costs nothing.  :class:`IdcWriter` writes files (tests, demo, bench).
+:class:`ChainBreak` and costs nothing (a previous size of 0 counts as "not set", as in live
+captures written to a file).  :class:`IdcWriter` writes files (tests, demo, bench).
 
 A candidate message is accepted when its header is plausible
 (:func:`~ros_sim_bridge.ibeo.codec.header.check_plausible`, body below ``max_body``, inside the
@@ -205,7 +206,8 @@ class IdcReader:
             if damage_at is not None:
                 self.damages.append(Damage(damage_at, pos - damage_at, damage_reason))
                 damage_at = None
-            elif entries and entries[-1].end == pos and entry.previous_size != entries[-1].size:
+            elif (entries and entries[-1].end == pos and entry.previous_size
+                  and entry.previous_size != entries[-1].size):   # 0: not set (live capture)
                 self.chain_breaks.append(ChainBreak(pos, entries[-1].size, entry.previous_size))
             entries.append(entry)
             pos = entry.end

@@ -206,3 +206,41 @@ def test_magic_word_inside_a_payload_does_not_split_a_message(tmp_path):
     with IdcReader(tmp_path / 'b.idc') as r:
         intact(r, raws)
         assert [(d.offset, d.skipped) for d in r.damages] == [(0, 13)]
+
+
+LDMRS = ('20120921-200352_record.hexlog', '20120921-200644_record.hexlog')
+
+
+def real_messages():
+    from conftest import shared_path
+    out = []
+    for name in LDMRS:
+        path = shared_path('samples', 'ibeo', 'raulexposito-ldmrs', name)
+        out += [bytes.fromhex(line.strip()) for line in path.read_text().splitlines()
+                if line.strip()]
+    return out
+
+
+def test_real_ldmrs_capture_as_an_idc_file(tmp_path):
+    """The real LD-MRS messages (SUPPLEMENT §3.1) back to back as a raw capture file: every
+    message indexed and decoded; previous size 0 (live data) is not a chain break; damage in
+    the middle and a torn end lose only the damaged messages."""
+    msgs = real_messages()
+    assert len(msgs) == 200
+    (tmp_path / 'ldmrs.idc').write_bytes(b''.join(msgs))
+    with IdcReader(tmp_path / 'ldmrs.idc') as r:
+        assert [r.raw(e) for e in r] == msgs
+        assert not r.damages and not r.chain_breaks
+        s = r.summary()
+        assert (s.types[0x2202], s.types[0x2030]) == (71, 129)
+        scans = [r.decode(e) for e in r if e.data_type == 0x2202]
+        assert all(740 <= len(sc.points) <= 780 for sc in scans)
+    bad = bytearray(b''.join(msgs[:50]) + b'\x00' * 33 + b''.join(msgs[50:]))
+    start = len(b''.join(msgs[:120])) + 33
+    bad[start + 8:start + 12] = b'\x7f\xff\xff\xff'          # message 120: absurd size
+    (tmp_path / 'bad.idc').write_bytes(bytes(bad) + msgs[0][:100])
+    with IdcReader(tmp_path / 'bad.idc') as r:
+        assert [r.raw(e) for e in r] == msgs[:120] + msgs[121:]
+        assert [(d.offset, d.skipped) for d in r.damages] == [
+            (len(b''.join(msgs[:50])), 33), (start, len(msgs[120])),
+            (len(bad), 100)]

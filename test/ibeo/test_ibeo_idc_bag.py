@@ -230,3 +230,27 @@ def test_installed_cli_to_bag_interrupted_exits_0_with_a_closed_bag(tmp_path):
     assert 'interrupted' in err
     meta = yaml.safe_load((bag / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
     assert 0 <= meta['message_count']
+
+
+def test_real_ldmrs_capture_to_bag(tmp_path):
+    """Real LD-MRS bytes (SUPPLEMENT §3.1) as an .idc → bag through the LUX conversions: one
+    cloud and one scan info per real scan, the 0x2030s on /diagnostics."""
+    from conftest import shared_path
+    msgs = []
+    for name in ('20120921-200352_record.hexlog', '20120921-200644_record.hexlog'):
+        text = shared_path('samples', 'ibeo', 'raulexposito-ldmrs', name).read_text()
+        msgs += [bytes.fromhex(x.strip()) for x in text.splitlines() if x.strip()]
+    (tmp_path / 'real.idc').write_bytes(b''.join(msgs))
+    with IdcReader(tmp_path / 'real.idc') as reader:
+        report = convert(reader, tmp_path / 'bag', progress=False)
+        points = [len(reader.decode(e).points) for e in reader if e.data_type == 0x2202]
+    assert not report.undecodable
+    assert report.written['/points'] == report.written['/scan_info'] == 71
+    assert report.written['/diagnostics'] == 129
+    from mcap.reader import make_reader
+    from mcap_ros2.decoder import DecoderFactory
+    with open(next((tmp_path / 'bag').glob('*.mcap')), 'rb') as f:
+        clouds = [d for _, ch, _, d in make_reader(f, decoder_factories=[DecoderFactory()])
+                  .iter_decoded_messages(topics=['/points'], log_time_order=False)]
+    assert [c.width for c in clouds] == points
+    assert all(c.header.frame_id == 'laser' for c in clouds)
