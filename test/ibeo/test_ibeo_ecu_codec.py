@@ -10,6 +10,7 @@ import pytest
 from ros_sim_bridge.core.binary import BAD_VALUE, TRUNCATED, UNKNOWN_LAYOUT, CodecError
 from ros_sim_bridge.ibeo import codec as ibeo
 from ros_sim_bridge.ibeo.codec import can_message as CAN
+from ros_sim_bridge.ibeo.codec import carriage_way as CW
 from ros_sim_bridge.ibeo.codec import frame_end as FE
 from ros_sim_bridge.ibeo.codec import frame_index as FI
 from ros_sim_bridge.ibeo.codec import meta_information as MI
@@ -513,7 +514,7 @@ def test_set_filter_bad_input():
 
 
 def test_undocumented_types_are_unknown_layout_not_fatal():
-    for data_type in (0x2209, 0x7100, 0x2850, 0x6970):
+    for data_type in (0x2209, 0x7100, 0x2850):
         with pytest.raises(CodecError) as e:
             ibeo.decode_message(data_type, b'\x00' * 40)
         assert e.value.kind == UNKNOWN_LAYOUT
@@ -637,3 +638,41 @@ def test_time_record_9000_golden_both_fix_mode_widths():
     with pytest.raises(CodecError) as e:
         TR.decode_time_record(head[:4] + struct.pack('>I', 10 ** 6) + bytes(40))
     assert e.value.kind == TRUNCATED and e.value.field == 'vector_size'
+
+
+def test_carriage_way_6970_golden():
+    """One carriage way, one segment, two lanes (the second with two lane segments), §26."""
+    def lane_segment(k):
+        b = bytearray(86)
+        put(b, 0, 'QQQQQ', 100 + k, 101 + k, 99 + k, 0, 7)
+        b[40:46] = bytes([1, 2, 3, 4, 1, 0])
+        put(b, 46, 'ddd', 13.4 + k, 52.5, 90.0)
+        put(b, 70, 'ffff', 0.0, 1.75, 0.0, -1.75)
+        return bytes(b)
+    body = struct.pack('>Q', 1) + struct.pack('>QHBQ', 555, 255, 1, 1) \
+        + struct.pack('>QBQQ', 9, 2, 10, 8) \
+        + struct.pack('>BQBBBBBQ', 0, 4000, 1, 0, 0, 0, 1, 1) + lane_segment(0) \
+        + struct.pack('>BQBBBBBQ', 1, 4001, 4, 1, 1, 0, 0, 2) + lane_segment(1) + lane_segment(2)
+    cw = ibeo.decode_message(0x6970, body)
+    (way,) = cw.ways
+    assert (way.id, way.national_id, way.type) == (555, 255, 1)
+    (seg,) = way.segments
+    assert (seg.id, seg.next_id, seg.previous_id, len(seg.lanes)) == (9, 10, 8, 2)
+    a, b = seg.lanes
+    assert (a.id, a.lane_id, a.type, a.right_lane, len(a.segments)) == (0, 4000, 1, 1, 1)
+    assert (b.lane_id, b.type, b.next_lane, len(b.segments)) == (4001, 4, 1, 2)
+    ls = b.segments[1]
+    assert (ls['id'], ls['next_id'], ls['previous_id'], ls['right_id']) == (102, 103, 101, 7)
+    assert (ls['marking_left'], ls['marking_right'], ls['border_left'], ls['border_right'],
+            ls['next_in_new_segment']) == (1, 2, 3, 4, 1)
+    assert (ls['longitude_deg'], ls['latitude_deg'], ls['course_angle_deg']) == (15.4, 52.5, 90.0)
+    assert (ls['offset_left_y'], ls['offset_right_y']) == (1.75, -1.75)
+    assert CW.encode_carriage_ways(cw) == body
+    bad = bytearray(body)
+    put(bad, 0, 'Q', 2 ** 60)                                 # absurd way count
+    with pytest.raises(CodecError) as e:
+        CW.decode_carriage_ways(bytes(bad))
+    assert (e.value.field, e.value.offset, e.value.kind) == ('carriage_ways', 8, TRUNCATED)
+    with pytest.raises(CodecError) as e:
+        CW.decode_carriage_ways(body[:-1])
+    assert e.value.kind == TRUNCATED and 'lanes[1].segments' in e.value.field

@@ -8,7 +8,7 @@ modules (ECU 0x2205, 0x2280, 0x2403, ``.idc`` types) register themselves the sam
 """
 from . import header, registry  # noqa: F401  (registry first: the type modules use it)
 from . import commands, errors_warnings, objects, scan, vehicle_state  # noqa: F401
-from . import (can_message, frame_end, frame_index, gps_imu, image,  # noqa: F401
+from . import (can_message, carriage_way, frame_end, frame_index, gps_imu, image,  # noqa: F401
                measurement_list, meta_information, object_association, objects_ecu,
                odometry, point_cloud_plane, scan_ecu, set_filter, system_monitoring,
                time_record, vehicle_state_ecu)
