@@ -227,7 +227,8 @@ def _covariance(sx: float, sy: float, sz: float) -> list:
     return c
 
 
-_SBAS = {3, 4, 5}
+_SBAS = {3, 4, 5}                     # 0x2604 source types: SBAS, Omnistar VBS/HP
+_GBAS = {6, 7, 8}                     # GBAS, RTK float, RTK integer
 
 
 def navsatfix(lat_deg: float, lon_deg: float, alt: float, header: Header, *, sigmas=None,
@@ -246,9 +247,8 @@ def navsatfix(lat_deg: float, lon_deg: float, alt: float, header: Header, *, sig
 
 def gps_fix(g: gi.PositionWgs84, header: Header) -> NavSatFix:
     """0x2604: latitude/longitude rad → deg; east/north/up sigmas from lon/lat/alt sigmas."""
-    status = (NavSatStatus.STATUS_GBAS_FIX if g.source_type in (6, 7, 8)
+    status = (NavSatStatus.STATUS_GBAS_FIX if g.source_type in _GBAS
               else NavSatStatus.STATUS_SBAS_FIX if g.source_type in _SBAS
-              else NavSatStatus.STATUS_NO_FIX if g.source_type == 0 and not g.latitude
               else NavSatStatus.STATUS_FIX)
     return navsatfix(math.degrees(g.latitude), math.degrees(g.longitude), g.altitude, header,
                      sigmas=(g.longitude_sigma, g.latitude_sigma, g.altitude_sigma),
