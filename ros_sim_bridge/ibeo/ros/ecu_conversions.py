@@ -399,13 +399,16 @@ class IbeoToRos:
             out.append((self.topic('scan_info'),
                         scan_info(record, _header(stamp, clouds[0][0] if clouds else ''),
                                   device_id=dev)))
-            new = [t for t in scanner_transforms(record, stamp_ntp=stamp,
-                                                 vehicle_frame=self.vehicle_frame,
-                                                 scanner_frame=self.scanner_frame)
-                   if self._tf_sent.get(t.child_frame_id) != _pose_key(t)]
-            if new:
-                for t in new:
-                    self._tf_sent[t.child_frame_id] = _pose_key(t)
+            mounts = record.scanners[['device_id', 'mounting_yaw', 'mounting_pitch',
+                                      'mounting_roll', 'mounting_x', 'mounting_y',
+                                      'mounting_z']].tolist()
+            if any(self._tf_sent.get(m[0]) != m for m in mounts):   # new or moved scanners
+                new = [t for t, m in zip(scanner_transforms(record, stamp_ntp=stamp,
+                                                            vehicle_frame=self.vehicle_frame,
+                                                            scanner_frame=self.scanner_frame),
+                                         mounts) if self._tf_sent.get(m[0]) != m]
+                for m in mounts:
+                    self._tf_sent[m[0]] = m
                 out.append((self.topic('tf_static'), TFMessage(transforms=new)))
         elif isinstance(record, oe.EcuObjectList):
             msg = object_list(record, _header(record.mid_scan_ntp or h_ntp, self.vehicle_frame),
@@ -486,11 +489,6 @@ class IbeoToRos:
             return [(self.topic('diagnostics'),
                      DiagnosticArray(header=_header(header.ntp, ''), status=statuses))]
         return []
-
-
-def _pose_key(t) -> tuple:
-    tr, q = t.transform.translation, t.transform.rotation
-    return (t.header.frame_id, tr.x, tr.y, tr.z, q.x, q.y, q.z, q.w)
 
 
 __all__ = ['CLOUD_DTYPE', 'ntp_to_ns', 'scan_clouds', 'scan_info', 'scanner_transforms',
