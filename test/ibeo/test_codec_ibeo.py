@@ -579,13 +579,17 @@ def test_parameter_lookup_and_bad_values():
 # --- registry -------------------------------------------------------------------------------
 
 def test_registry_unknown_types():
-    for t in (0x2209, 0x7100, 0x2205, 0x1234):
+    for t in (0x2209, 0x7100, 0x2850, 0x1234):      # 0x2205 is decoded since #11
         with pytest.raises(CodecError) as e:
             ibeo.decode_message(t, b'\x00' * 8)
         assert e.value.kind == UNKNOWN_LAYOUT
     assert ibeo.type_name(0x2205) == 'ecu_scan_2205'
-    assert set(ibeo.registry.registered_types()) == {0x2010, 0x2020, 0x2030, 0x2202, 0x2221,
-                                                     0x2805}
+    assert set(ibeo.registry.registered_types()) == {
+        0x2010, 0x2020, 0x2030, 0x2202, 0x2221, 0x2805,
+        # ECU / FUSION types (#11)
+        0x1100, 0x2204, 0x2205, 0x2225, 0x2280, 0x2281, 0x2291, 0x2403, 0x2604, 0x2806, 0x2807,
+        0x2808, 0x2821, 0x6120, 0x6400, 0x6410, 0x6420, 0x6430, 0x6700, 0x6701, 0x6705,
+        0x9001, 0x9002, 0x1002, 0x4001, 0x6130, 0x6970, 0x7110, 0x7510, 0x9000}
 
 
 def test_registry_encode_record_message():

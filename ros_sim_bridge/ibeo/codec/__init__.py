@@ -8,6 +8,10 @@ modules (ECU 0x2205, 0x2280, 0x2403, ``.idc`` types) register themselves the sam
 """
 from . import header, registry  # noqa: F401  (registry first: the type modules use it)
 from . import commands, errors_warnings, objects, scan, vehicle_state  # noqa: F401
+from . import (can_message, carriage_way, frame_end, frame_index, gps_imu, image,  # noqa: F401
+               measurement_list, meta_information, object_association, objects_ecu,
+               odometry, point_cloud_plane, scan_ecu, set_filter, system_monitoring,
+               time_record, vehicle_state_ecu)
 from .header import (DEFAULT_MAX_BODY, HEADER_SIZE, MAGIC, IbeoHeader, decode_header,  # noqa: F401
                      encode_header, encode_message, make_framer, split_messages)
 from .registry import (decode_frame, decode_message, encode_record,  # noqa: F401

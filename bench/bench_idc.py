@@ -1,0 +1,125 @@
+"""Ibeo ``.idc`` → rosbag2 MCAP: MB/s and messages/s of ``ibeo_idc to-bag`` on a scan-heavy
+recording, next to a plain read of the same file in the same run.
+
+The recording (written by :mod:`ros_sim_bridge.ibeo.ecu_recording`): 6 scanners, one 0x2205
+scan of 60,000 points (1.7 MB) per frame at 12.5 Hz, plus objects 0x2280, GPS, GpsImu,
+odometry, vehicle states, device status, images and frame ends.  Measured:
+
+* read — the file read in 8 MiB blocks (``readinto``, page cache warm): the disk floor;
+* index — :class:`~ros_sim_bridge.ibeo.idc.IdcReader`'s one pass (headers only);
+* decode — index + every message decoded to its record (numpy structured arrays);
+* to-bag — the whole conversion (decode → ROS messages → CDR → MCAP) as the CLI does it,
+  without the progress bar, the bag type store built beforehand (its one-time cost, about a
+  second, is printed separately);
+* bag floor — the shared :class:`~ros_sim_bridge.ros.bag.BagWriter` (rosbags' MCAP writer)
+  writing the very CDR bytes the conversion produced, nothing else: what the writer alone costs.
+
+Target (issue #11): to-bag within 10× of the read.  Medians of a few runs; nothing asserted.
+"""
+from __future__ import annotations
+
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ros_sim_bridge.ibeo.ecu_recording import write_recording
+from ros_sim_bridge.ibeo.idc import IdcReader
+from ros_sim_bridge.ibeo.idc_cli import convert
+
+SECONDS = 4.0
+SCANNERS = 6
+POINTS = 60_000
+RUNS = 3
+
+
+def timed(fn) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def main() -> int:
+    work = Path(tempfile.mkdtemp(prefix='bench_idc_'))
+    try:
+        path = work / 'drive.idc'
+        n_written = write_recording(path, seconds=SECONDS, scanners=SCANNERS, points=POINTS)
+        size = path.stat().st_size
+        with IdcReader(path) as r:
+            n = len(r)
+        assert n == n_written
+
+        buf = bytearray(8 << 20)
+
+        def read():
+            with open(path, 'rb', buffering=0) as f:
+                while f.readinto(buf):
+                    pass
+
+        def index():
+            with IdcReader(path) as r:
+                r.entries
+
+        def decode():
+            with IdcReader(path) as r:
+                for e in r.entries:
+                    try:
+                        r.decode(e)
+                    except Exception:
+                        pass
+
+        from ros_sim_bridge.ros.bag import BagWriter, typestore
+        t0 = time.perf_counter()
+        store = typestore()
+        store_s = time.perf_counter() - t0
+        count = [0]
+        cdr: list = []
+
+        class Keep(BagWriter):
+            """Keeps every CDR message it writes (rclpy-serialised or pre-serialised)."""
+            def write(self, topic, t_ns, data, msgtype=None):
+                cdr.append((topic, t_ns, data, msgtype or self._connections[topic].msgtype))
+                super().write(topic, t_ns, data, msgtype)
+
+        def to_bag():
+            out = work / f'bag{count[0]}'
+            count[0] += 1
+            cdr.clear()
+            with IdcReader(path) as r, Keep(out, store=store) as w:
+                convert(r, out, progress=False, writer=w)
+            shutil.rmtree(out)
+
+        def bag_floor():
+            out = work / f'floor{count[0]}'
+            count[0] += 1
+            with BagWriter(out, store=store) as w:
+                for topic, t_ns, data, kind in cdr:
+                    w.write(topic, t_ns, data, kind)
+            shutil.rmtree(out)
+
+        read()                                     # warm the page cache
+        rows = []
+        for name, fn in (('read', read), ('index', index), ('decode', decode),
+                         ('to-bag', to_bag), ('floor', bag_floor)):
+            t = statistics.median(timed(fn) for _ in range(RUNS))
+            rows.append((name, t))
+        print(f'.idc → MCAP: {size / 1e6:.1f} MB, {n} messages '
+              f'({SCANNERS} scanners, 0x2205 at {POINTS:,} points, {SECONDS:.0f} s at 12.5 Hz)')
+        base = rows[0][1]
+        for name, t in rows:
+            print(f'  {name:<7} {t * 1e3:8.1f} ms  {size / 1e6 / t:9.1f} MB/s  '
+                  f'{n / t:10.0f} msgs/s  {t / base:6.1f}× read')
+        print(f'  (bag type store, once per conversion: {store_s * 1e3:.0f} ms; floor = '
+              f'BagWriter alone writing the same {len(cdr)} CDR messages)')
+        ratio = rows[3][1] / base
+        verdict = 'met' if ratio <= 10 else 'NOT met'
+        print(f'  to-bag / read = {ratio:.1f}× (target ≤ 10×: {verdict})')
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

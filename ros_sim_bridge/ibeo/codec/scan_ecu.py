@@ -1,0 +1,194 @@
+"""Ibeo FUSION SYSTEM / ECU scan data, data types 0x2204 and 0x2205 (spec §8, §9; big-endian).
+
+Body = 24-byte scan header + scanner infos (40 B each in 0x2204, 148 B each in 0x2205, the
+latter with eight resolution sectors) + 28-byte scan points.  Points carry the device id of the
+scanner that measured them; they are decoded in one go into :data:`POINT_DTYPE` (host byte
+order, same 28-byte layout as the wire, reserved bytes not named).
+
+Fields other drivers get wrong (SUPPLEMENT §3.3): the point flags are UINT16 at offset 24 and
+the point time offset UINT32 µs at offset 20; scan flag bits 9/10/11 are 0x200/0x400/0x800.
+A message can hold up to 65,535 points (≈1.84 MB): nothing here assumes 64 KiB.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ros_sim_bridge.core.binary import CodecError, pack, records, unpack_from
+from ros_sim_bridge.core.ntp import ntp64_to_unix_ns
+from . import registry
+
+SCAN_2204 = 0x2204
+SCAN_2205 = 0x2205
+NAME = 'ibeo_ecu_scan'
+
+_HEADER = struct.Struct('>QIIHHB3x')
+HEADER_SIZE = _HEADER.size            # 24
+assert HEADER_SIZE == 24
+
+# Scan flags (header, §8/§9).
+SCAN_FLAG_GROUND_LABELED = 0x0001
+SCAN_FLAG_DIRT_LABELED = 0x0002
+SCAN_FLAG_RAIN_LABELED = 0x0004
+SCAN_FLAG_FUSED = 0x0200              # bit 9
+SCAN_FLAG_MIRROR_REAR = 0x0400        # bit 10
+SCAN_FLAG_VEHICLE_COORDINATES = 0x0800  # bit 11: 0 = scanner, 1 = vehicle coordinates
+
+# Point flags (§9 "Scan point", UINT16).
+POINT_FLAG_GROUND = 0x0001
+POINT_FLAG_DIRT = 0x0002
+POINT_FLAG_RAIN = 0x0004
+POINT_FLAG_ROAD_MARKING = 0x0008
+POINT_FLAG_CURBSTONE = 0x0080
+POINT_FLAG_GUARD_RAIL = 0x0088
+POINT_FLAG_TRANSPARENT = 0x1000
+
+SCANNER_TYPES = {3: 'alasca_xt', 4: 'ecu', 5: 'lux_prototype', 6: 'lux'}
+
+
+def _layout(fields, itemsize: int, order: str) -> np.dtype:
+    """A structured dtype with explicit offsets (reserved bytes left unnamed)."""
+    names = [f[0] for f in fields]
+    formats = [np.dtype(f[1]).newbyteorder(order) if not isinstance(f[1], list)
+               else np.dtype([(n, np.dtype(t).newbyteorder(order)) for n, t in f[1]])
+               for f in fields]
+    formats = [(fmt, f[3]) if len(f) > 3 else fmt for fmt, f in zip(formats, fields)]
+    return np.dtype({'names': names, 'formats': formats, 'offsets': [f[2] for f in fields],
+                     'itemsize': itemsize})
+
+
+_POINT_FIELDS = [('x', 'f4', 0), ('y', 'f4', 4), ('z', 'f4', 8), ('echo_width', 'f4', 12),
+                 ('device_id', 'u1', 16), ('layer', 'u1', 17), ('echo', 'u1', 18),
+                 ('time_offset_us', 'u4', 20), ('flags', 'u2', 24)]
+#: Wire layout of a scan point (§8/§9, 28 B, big-endian): x/y/z/echo width in m, device id,
+#: layer, echo, time offset (µs after the scan start), flags (POINT_FLAG_*).
+WIRE_POINT_DTYPE = _layout(_POINT_FIELDS, 28, '>')
+#: Decoded points: the same fields in host byte order (what :class:`EcuScan` holds).
+POINT_DTYPE = _layout(_POINT_FIELDS, 28, '=')
+
+_MOUNTING = [('yaw', 'f4'), ('pitch', 'f4'), ('roll', 'f4'), ('x', 'f4'), ('y', 'f4'),
+             ('z', 'f4')]
+_INFO_2204 = ([('device_id', 'u1', 0), ('scanner_type', 'u1', 1), ('scan_number', 'u2', 2),
+               ('start_angle', 'f4', 8), ('end_angle', 'f4', 12)]
+              + [(f'mounting_{n}', t, 16 + 4 * i) for i, (n, t) in enumerate(_MOUNTING)])
+_INFO_2205 = ([('device_id', 'u1', 0), ('scanner_type', 'u1', 1), ('scan_number', 'u2', 2),
+               ('start_angle', 'f4', 8), ('end_angle', 'f4', 12),
+               ('start_ntp', 'u8', 16), ('end_ntp', 'u8', 24),
+               ('device_start_ntp', 'u8', 32), ('device_end_ntp', 'u8', 40),
+               ('frequency', 'f4', 48), ('beam_tilt', 'f4', 52), ('scan_flags', 'u4', 56)]
+              + [(f'mounting_{n}', t, 60 + 4 * i) for i, (n, t) in enumerate(_MOUNTING)]
+              + [('resolutions', [('start_angle', 'f4'), ('resolution', 'f4')], 84, (8,))])
+#: Scanner info of 0x2204 (§8, 40 B): angles rad, mounting rad / m.
+WIRE_INFO_2204_DTYPE = _layout(_INFO_2204, 40, '>')
+INFO_2204_DTYPE = _layout(_INFO_2204, 40, '=')
+#: Scanner info of 0x2205 (§9, 148 B): also the scanner's own start/end times (host and
+#: device clocks, NTP64), frequency Hz, beam tilt rad, scan flags and 8 resolution sectors
+#: (start angle rad, resolution rad; valid only where resolution > 0).
+WIRE_INFO_2205_DTYPE = _layout(_INFO_2205, 148, '>')
+INFO_2205_DTYPE = _layout(_INFO_2205, 148, '=')
+assert WIRE_POINT_DTYPE.itemsize == 28 and WIRE_INFO_2205_DTYPE.itemsize == 148
+
+_INFO = {SCAN_2204: (WIRE_INFO_2204_DTYPE, INFO_2204_DTYPE),
+         SCAN_2205: (WIRE_INFO_2205_DTYPE, INFO_2205_DTYPE)}
+
+
+@dataclass(frozen=True, eq=False)
+class EcuScan:
+    """One 0x2205 scan (the 0x2204 one is :class:`EcuScan2204`).  ``scanners`` is an array of
+    :data:`INFO_2205_DTYPE` (or INFO_2204_DTYPE), ``points`` of :data:`POINT_DTYPE`."""
+    start_ntp: int
+    end_offset_us: int
+    flags: int
+    scan_number: int
+    scanners: np.ndarray = field(default_factory=lambda: np.zeros(0, INFO_2205_DTYPE))
+    points: np.ndarray = field(default_factory=lambda: np.zeros(0, POINT_DTYPE))
+
+    DATA_TYPE = SCAN_2205
+
+    @property
+    def vehicle_coordinates(self) -> bool:
+        """True when the points are in vehicle coordinates (flag bit 11), else scanner's."""
+        return bool(self.flags & SCAN_FLAG_VEHICLE_COORDINATES)
+
+    @property
+    def fused(self) -> bool:
+        return bool(self.flags & SCAN_FLAG_FUSED)
+
+    @property
+    def mirror_side(self) -> int:
+        return 1 if self.flags & SCAN_FLAG_MIRROR_REAR else 0
+
+    @property
+    def start_ns(self) -> int:
+        return ntp64_to_unix_ns(self.start_ntp)
+
+    @property
+    def device_ids(self) -> list[int]:
+        return [int(d) for d in self.scanners['device_id']]
+
+    def __len__(self) -> int:
+        return len(self.points)
+
+
+@dataclass(frozen=True, eq=False)
+class EcuScan2204(EcuScan):
+    """One 0x2204 scan (FUSION SYSTEM ≤ 2.1): 40-byte scanner infos, same points."""
+    scanners: np.ndarray = field(default_factory=lambda: np.zeros(0, INFO_2204_DTYPE))
+    DATA_TYPE = SCAN_2204
+
+
+def _decode(data_type: int, body) -> EcuScan:
+    start, end_off, flags, number, n_points, n_infos = unpack_from(_HEADER, body, 0, NAME,
+                                                                   'scan_header')
+    wire_info, info = _INFO[data_type]
+    infos = records(wire_info, body, HEADER_SIZE, n_infos, NAME, 'scanner_infos')
+    at = HEADER_SIZE + n_infos * wire_info.itemsize
+    wire = records(WIRE_POINT_DTYPE, body, at, n_points, NAME, 'points')
+    cls = EcuScan if data_type == SCAN_2205 else EcuScan2204
+    return cls(start, end_off, flags, number, infos.astype(info), wire.astype(POINT_DTYPE))
+
+
+def decode_scan_2205(body, header=None) -> EcuScan:
+    """Decode a 0x2205 body (§9); TRUNCATED (field ``scanner_infos`` / ``points``, with the
+    offset) when the counts need more bytes than the body has."""
+    return _decode(SCAN_2205, body)
+
+
+def decode_scan_2204(body, header=None) -> EcuScan2204:
+    """Decode a 0x2204 body (§8)."""
+    return _decode(SCAN_2204, body)
+
+
+def encode_scan(scan: EcuScan) -> bytes:
+    """The body of ``scan`` (0x2205, or 0x2204 for an :class:`EcuScan2204`)."""
+    wire_info, _ = _INFO[scan.DATA_TYPE]
+    infos, pts = np.asarray(scan.scanners), np.asarray(scan.points)
+    if len(pts) > 0xFFFF:
+        raise CodecError(NAME, f'{len(pts)} points do not fit the 16-bit count', field='points')
+    if len(infos) > 0xFF:
+        raise CodecError(NAME, f'{len(infos)} scanner infos do not fit the 8-bit count',
+                         field='scanner_infos')
+    head = pack(_HEADER, (scan.start_ntp, scan.end_offset_us, scan.flags, scan.scan_number,
+                          len(pts), len(infos)), NAME)
+    w_info = np.zeros(len(infos), wire_info)
+    for name in wire_info.names:
+        w_info[name] = infos[name]
+    w_pts = np.zeros(len(pts), WIRE_POINT_DTYPE)
+    for name in WIRE_POINT_DTYPE.names:
+        w_pts[name] = pts[name]
+    return head + w_info.tobytes() + w_pts.tobytes()
+
+
+def make_scanners(count: int, data_type: int = SCAN_2205) -> np.ndarray:
+    """A zeroed scanner-info array to fill in before encoding."""
+    return np.zeros(count, _INFO[data_type][1])
+
+
+registry.register(SCAN_2205, 'ecu_scan_2205', decode_scan_2205, record=EcuScan,
+                  encode=encode_scan, min_size=HEADER_SIZE,
+                  max_size=HEADER_SIZE + 0xFF * 148 + 0xFFFF * 28)
+registry.register(SCAN_2204, 'ecu_scan_2204', decode_scan_2204, record=EcuScan2204,
+                  encode=encode_scan, min_size=HEADER_SIZE,
+                  max_size=HEADER_SIZE + 0xFF * 40 + 0xFFFF * 28)

@@ -1,0 +1,318 @@
+"""``.idc`` recordings: Ibeo messages (spec §2.4 header + body) back to back in a file, each
+header carrying the body size of the previous message ("size of previous message", the Ibeo
+SDK's ``sizeOfPrevMessage``: without the header), usually ending with an IDC trailer 0x6120.
+
+ROS-free.  :class:`IdcReader` memory-maps the file and builds a one-pass index (offset, data
+type, device, NTP time, size) that serves sequential reads, seek by index or time and backward
+steps along the previous-size chain.  Damage (garbage, a corrupt header, a size that runs past
+the end of the file) is skipped by resynchronising on the next magic word that starts a
+confirmed message; every skipped region is reported as :class:`Damage` (where, how many bytes,
+why).  A broken previous-size chain between two intact, adjacent messages is reported as a
+:class:`ChainBreak` and costs nothing (a previous size of 0 counts as "not set", as in live
+captures written to a file).  :class:`IdcWriter` writes files (tests, demo, bench).
+
+A candidate message is accepted when its header is plausible
+(:func:`~ros_sim_bridge.ibeo.codec.header.check_plausible`, body below ``max_body``, inside the
+file) and one of these confirms it: it ends at the end of the file; a magic word follows it;
+the next header's previous-size field equals its size (the next magic word is the damaged
+part); its own previous-size field links it to the intact message right before it; or its
+registered decoder accepts the body.  A magic word inside the declared body whose header
+says the body ends there marks the size field as corrupt: the message is skipped, the ones
+after it are kept.
+"""
+from __future__ import annotations
+
+import bisect
+import mmap
+import os
+import struct
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator, Optional, Union
+
+from ros_sim_bridge.core.binary import CodecError
+from ros_sim_bridge.core.ntp import ntp64_to_unix_ns
+from .codec import registry
+from .codec.header import (DEFAULT_MAX_BODY, HEADER_SIZE, MAGIC_BYTES, IbeoHeader,
+                           check_plausible, decode_header, encode_message)
+
+_U32 = struct.Struct('>I')
+IDC_TRAILER = 0x6120
+
+
+@dataclass(frozen=True)
+class IdcEntry:
+    """One message of the index: header offset in the file, data type, device id, NTP64 time,
+    body size and the header's previous-size field."""
+    offset: int
+    data_type: int
+    device_id: int
+    ntp: int
+    size: int
+    previous_size: int
+
+    @property
+    def body_offset(self) -> int:
+        return self.offset + HEADER_SIZE
+
+    @property
+    def end(self) -> int:
+        return self.offset + HEADER_SIZE + self.size
+
+    @property
+    def stamp_ns(self) -> int:
+        return ntp64_to_unix_ns(self.ntp)
+
+
+@dataclass(frozen=True)
+class Damage:
+    """``skipped`` bytes from ``offset`` that hold no confirmed message; ``reason`` says what
+    was wrong where the damage starts."""
+    offset: int
+    skipped: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class ChainBreak:
+    """The header at ``offset`` says the previous body had ``found`` bytes, it had ``expected``."""
+    offset: int
+    expected: int
+    found: int
+
+
+@dataclass
+class IdcSummary:
+    """What ``ibeo_idc info`` prints."""
+    path: str
+    file_size: int
+    messages: int
+    types: Counter = field(default_factory=Counter)
+    devices: Counter = field(default_factory=Counter)
+    first_ntp: Optional[int] = None
+    last_ntp: Optional[int] = None
+    damages: list = field(default_factory=list)
+    chain_breaks: list = field(default_factory=list)
+
+    @property
+    def duration_s(self) -> float:
+        if self.first_ntp is None:
+            return 0.0
+        return (self.last_ntp - self.first_ntp) / 4294967296.0
+
+    @property
+    def bytes_skipped(self) -> int:
+        return sum(d.skipped for d in self.damages)
+
+
+class IdcReader:
+    """Read an ``.idc`` file (context manager).  ``entries`` is the index, ``damages`` and
+    ``chain_breaks`` what the indexing pass found (built on first use)."""
+
+    def __init__(self, path: Union[str, Path], *, max_body: int = DEFAULT_MAX_BODY):
+        self.path = Path(path)
+        self.max_body = max_body
+        self._file = open(self.path, 'rb')
+        self.file_size = os.fstat(self._file.fileno()).st_size
+        self._data = (mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
+                      if self.file_size else b'')
+        self._entries: Optional[list[IdcEntry]] = None
+        self.damages: list[Damage] = []
+        self.chain_breaks: list[ChainBreak] = []
+        self._times: Optional[list[int]] = None
+
+    # --- life cycle ---------------------------------------------------------------------
+    def close(self) -> None:
+        if isinstance(self._data, mmap.mmap):
+            try:
+                self._data.close()
+            except BufferError:       # a caller still holds a view: the GC unmaps it later
+                pass
+        self._data = b''
+        self._file.close()
+
+    def __enter__(self) -> 'IdcReader':
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # --- index --------------------------------------------------------------------------
+    @property
+    def entries(self) -> list[IdcEntry]:
+        if self._entries is None:
+            self._entries = self._build_index()
+        return self._entries
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def _candidate(self, pos: int, prev: Optional[IdcEntry] = None
+                   ) -> tuple[Optional[IdcEntry], str]:
+        """The message at ``pos`` if it is confirmed, else (None, why not)."""
+        data, n = self._data, self.file_size
+        if pos + HEADER_SIZE > n:
+            return None, f'{n - pos} bytes left, a header needs {HEADER_SIZE}'
+        if data[pos:pos + 4] != MAGIC_BYTES:
+            return None, f'no magic word (0x{bytes(data[pos:pos + 4]).hex()})'
+        try:
+            h = decode_header(data, pos)
+            check_plausible(h)
+        except CodecError as exc:
+            return None, str(exc)
+        if h.size > self.max_body:
+            return None, f'declared size {h.size} above the {self.max_body}-byte limit'
+        end = pos + HEADER_SIZE + h.size
+        if end > n:
+            return None, f'declared size {h.size} runs {end - n} bytes past the end of the file'
+        entry = IdcEntry(pos, h.data_type, h.device_id, h.ntp, h.size, h.previous_size)
+        if end == n or data[end:end + 4] == MAGIC_BYTES:
+            return entry, ''
+        if end + 8 <= n and _U32.unpack_from(data, end + 4)[0] == h.size:
+            return entry, ''
+        # A message inside the declared body that names the real end of this one: the size
+        # field is corrupt (trusting it would swallow the messages after it).
+        q = data.find(MAGIC_BYTES, pos + HEADER_SIZE, end)
+        while q >= 0:
+            if q + 8 <= n and _U32.unpack_from(data, q + 4)[0] == q - pos - HEADER_SIZE:
+                return None, (f'declared size {h.size}, but the message at {q} says this '
+                              f'body has {q - pos - HEADER_SIZE} bytes')
+            q = data.find(MAGIC_BYTES, q + 1, end)
+        if prev is not None and prev.end == pos and h.previous_size == prev.size:
+            return entry, ''          # linked to the intact message before it
+        if h.data_type in registry.registered_types():
+            try:
+                registry.decode_message(h.data_type, data[pos + HEADER_SIZE:end], h)
+                return entry, ''
+            except CodecError as exc:
+                return None, f'unconfirmed: no magic word follows and the body does not ' \
+                             f'decode ({exc})'
+        return None, 'unconfirmed: no magic word follows its declared end'
+
+    def _build_index(self) -> list[IdcEntry]:
+        data, n = self._data, self.file_size
+        entries: list[IdcEntry] = []
+        pos = 0
+        damage_at, damage_reason = None, ''
+        while pos < n:
+            entry, why = self._candidate(pos, entries[-1] if entries else None)
+            if entry is None:
+                if damage_at is None:
+                    damage_at, damage_reason = pos, why
+                nxt = data.find(MAGIC_BYTES, pos + 1)
+                pos = n if nxt < 0 else nxt
+                continue
+            if damage_at is not None:
+                self.damages.append(Damage(damage_at, pos - damage_at, damage_reason))
+                damage_at = None
+            elif (entries and entries[-1].end == pos and entry.previous_size
+                  and entry.previous_size != entries[-1].size):   # 0: not set (live capture)
+                self.chain_breaks.append(ChainBreak(pos, entries[-1].size, entry.previous_size))
+            entries.append(entry)
+            pos = entry.end
+        if damage_at is not None:
+            self.damages.append(Damage(damage_at, n - damage_at, damage_reason))
+        return entries
+
+    # --- access -------------------------------------------------------------------------
+    def body(self, entry: IdcEntry) -> memoryview:
+        """The body bytes of ``entry``: a view into the mapped file, no copy (the decoders copy
+        what they keep; a view still alive at :meth:`close` keeps the mapping until it goes)."""
+        return memoryview(self._data)[entry.body_offset:entry.end]
+
+    def header(self, entry: IdcEntry) -> IbeoHeader:
+        return IbeoHeader(data_type=entry.data_type, size=entry.size, device_id=entry.device_id,
+                          ntp=entry.ntp, previous_size=entry.previous_size)
+
+    def raw(self, entry: IdcEntry) -> bytes:
+        """Header + body bytes of ``entry`` as in the file."""
+        return bytes(self._data[entry.offset:entry.end])
+
+    def decode(self, entry: IdcEntry):
+        """The typed record of ``entry``; CodecError (e.g. UNKNOWN_LAYOUT) when it has none."""
+        return registry.decode_message(entry.data_type, self.body(entry), self.header(entry))
+
+    def __iter__(self) -> Iterator[IdcEntry]:
+        return iter(self.entries)
+
+    def __getitem__(self, i: int) -> IdcEntry:
+        return self.entries[i]
+
+    def index_at_time(self, ntp: int) -> int:
+        """Index of the first message whose NTP time is ≥ ``ntp`` (times as recorded; files are
+        in time order, ties keep file order)."""
+        if self._times is None:
+            self._times = [e.ntp for e in self.entries]
+        return bisect.bisect_left(self._times, ntp)
+
+    def index_of_offset(self, offset: int) -> int:
+        """Index of the message whose header is at ``offset`` (ValueError if none)."""
+        offsets = [e.offset for e in self.entries]
+        i = bisect.bisect_left(offsets, offset)
+        if i == len(offsets) or offsets[i] != offset:
+            raise ValueError(f'no message at offset {offset}')
+        return i
+
+    def previous(self, entry: IdcEntry) -> Optional[IdcEntry]:
+        """The message before ``entry`` found by the previous-size chain alone (no index), or
+        None at the start of the file or when the chain is broken there."""
+        if entry.offset == 0:
+            return None
+        at = entry.offset - HEADER_SIZE - entry.previous_size
+        if at < 0:
+            return None
+        cand, _ = self._candidate(at)
+        return cand if cand is not None and cand.end == entry.offset else None
+
+    def summary(self) -> IdcSummary:
+        s = IdcSummary(str(self.path), self.file_size, len(self.entries),
+                       damages=list(self.damages), chain_breaks=list(self.chain_breaks))
+        for e in self.entries:
+            s.types[e.data_type] += 1
+            s.devices[e.device_id] += 1
+        times = [e.ntp for e in self.entries if e.data_type != IDC_TRAILER and e.ntp]
+        if times:
+            s.first_ntp, s.last_ntp = min(times), max(times)
+        return s
+
+
+class IdcWriter:
+    """Write an ``.idc`` file: messages back to back with the previous-size chain, the IDC
+    trailer 0x6120 on :meth:`close` (unless ``trailer=False``)."""
+
+    def __init__(self, path: Union[str, Path], *, trailer: bool = True):
+        self.path = Path(path)
+        self._file = open(self.path, 'wb')
+        self._previous = 0
+        self._trailer = trailer
+        self.messages = 0
+        self.bytes = 0
+
+    def write(self, data_type: int, body: bytes, *, device_id: int = 0, ntp: int = 0) -> int:
+        """Append one message; returns its offset."""
+        at = self.bytes
+        msg = encode_message(data_type, body, device_id=device_id, ntp=ntp,
+                             previous_size=self._previous)
+        self._file.write(msg)
+        self._previous = len(body)
+        self.messages += 1
+        self.bytes += len(msg)
+        return at
+
+    def write_record(self, record, *, device_id: int = 0, ntp: int = 0) -> int:
+        data_type, body = registry.encode_record(record)
+        return self.write(data_type, body, device_id=device_id, ntp=ntp)
+
+    def close(self) -> None:
+        if self._file.closed:
+            return
+        if self._trailer:
+            self.write(IDC_TRAILER, b'', ntp=0)
+        self._file.close()
+
+    def __enter__(self) -> 'IdcWriter':
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

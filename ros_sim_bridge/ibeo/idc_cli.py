@@ -1,0 +1,210 @@
+"""``ibeo_idc``: inspect and convert Ibeo ``.idc`` recordings.
+
+    ibeo_idc info drive.idc                 # types, counts, time span, devices, damage
+    ibeo_idc to-bag drive.idc drive_bag     # rosbag2 folder (metadata.yaml + MCAP)
+    ibeo_idc make-demo demo.idc             # a synthetic ECU recording to try it on
+
+``info`` needs no ROS at all.  ``to-bag`` converts every message with a ROS form through
+:class:`~ros_sim_bridge.ibeo.ros.ecu_conversions.IbeoToRos` (the topics and types listed in the
+README) and writes them with the suite's :class:`~ros_sim_bridge.ros.bag.BagWriter`, log time =
+the Ibeo header's NTP time.  Damaged regions and messages that do not decode are reported and
+skipped; the conversion goes on.  Ctrl-C / SIGTERM close the bag cleanly (exit 0).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import signal
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Optional, Sequence
+
+from ros_sim_bridge.core.binary import CodecError
+from ros_sim_bridge.core.cli import strip_ros_args
+from ros_sim_bridge.core.ntp import NTP_UNIX_OFFSET
+from ros_sim_bridge.ibeo.codec import registry
+from ros_sim_bridge.ibeo.idc import IdcReader, IdcSummary
+
+
+def format_ntp(ntp: Optional[int]) -> str:
+    if ntp is None:
+        return '-'
+    sec = ntp >> 32
+    if sec >= NTP_UNIX_OFFSET:
+        t = datetime.datetime.fromtimestamp((ntp / 4294967296.0) - NTP_UNIX_OFFSET,
+                                            datetime.timezone.utc)
+        return t.isoformat(timespec='milliseconds')
+    return f'{ntp / 4294967296.0:.3f} s after power-up (clock not set)'
+
+
+def format_summary(s: IdcSummary) -> str:
+    lines = [f'file:      {s.path}', f'size:      {s.file_size} bytes',
+             f'messages:  {s.messages}',
+             f'start:     {format_ntp(s.first_ntp)}', f'end:       {format_ntp(s.last_ntp)}',
+             f'duration:  {s.duration_s:.3f} s', 'types:']
+    decodable = set(registry.registered_types())
+    for dt, n in sorted(s.types.items()):
+        mark = '' if dt in decodable else '  (not decoded: skipped by size)'
+        lines.append(f'  0x{dt:04X} {registry.type_name(dt):<28} {n:>8}{mark}')
+    lines.append('devices:   ' + (', '.join(f'{d} ({n} messages)'
+                                            for d, n in sorted(s.devices.items())) or '-'))
+    lines.append(f'damage:    {len(s.damages)} region(s), {s.bytes_skipped} bytes skipped')
+    for d in s.damages:
+        lines.append(f'  at byte {d.offset}: {d.skipped} bytes skipped ({d.reason})')
+    if s.chain_breaks:
+        lines.append(f'previous-size chain broken {len(s.chain_breaks)} time(s):')
+        for c in s.chain_breaks[:20]:
+            lines.append(f'  at byte {c.offset}: says {c.found}, previous body was {c.expected}')
+    return '\n'.join(lines)
+
+
+def cmd_info(args) -> int:
+    with IdcReader(args.file, max_body=args.max_body) as reader:
+        print(format_summary(reader.summary()))
+    return 0
+
+
+class ConversionReport:
+    def __init__(self):
+        self.written: Counter = Counter()
+        self.undecodable: Counter = Counter()      # (data type, kind) → count
+        self.without_ros_form: Counter = Counter()
+        self.first_errors: list = []
+        self.interrupted = False
+
+
+def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool = True,
+            converter=None, writer=None, should_stop=lambda: False) -> ConversionReport:
+    """Write every convertible message of ``reader`` to the bag folder ``out``; stops between
+    two messages once ``should_stop()`` is true (the bag is closed either way)."""
+    from tqdm import tqdm
+
+    from ros_sim_bridge.ibeo.ros.ecu_conversions import IbeoToRos, ntp_to_ns
+    from ros_sim_bridge.ros.bag import BagWriter
+    from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
+    conv = converter or IbeoToRos(namespace=namespace, serialized_clouds=True)
+    report = ConversionReport()
+    bag = writer or BagWriter(out)
+    bar = tqdm(total=reader.file_size, unit='B', unit_scale=True, disable=not progress,
+               desc=Path(reader.path).name)
+    done = 0
+    try:
+        for entry in reader.entries:
+            if should_stop():
+                report.interrupted = True
+                break
+            try:
+                record = reader.decode(entry)
+            except CodecError as exc:
+                report.undecodable[(entry.data_type, exc.kind)] += 1
+                if len(report.first_errors) < 10:
+                    report.first_errors.append((entry.offset, str(exc)))
+            else:
+                pairs = conv.convert(reader.header(entry), record)
+                if not pairs:
+                    report.without_ros_form[entry.data_type] += 1
+                t_ns = ntp_to_ns(entry.ntp)
+                for topic, msg in pairs:
+                    if isinstance(msg, CdrMessage):
+                        bag.write(topic, t_ns, msg.data, msg.type_name)
+                    else:
+                        bag.write_msg(topic, t_ns, msg)
+                    report.written[topic] += 1
+            bar.update(entry.end - done)
+            done = entry.end
+    finally:
+        bar.update(reader.file_size - done)
+        bar.close()
+        if writer is None:
+            bag.close()
+    return report
+
+
+def cmd_to_bag(args) -> int:
+    out = Path(args.out)
+    if out.exists():
+        print(f'ibeo_idc: {out} exists; a bag is written to a new folder', file=sys.stderr)
+        return 2
+    stop = []
+
+    def _stop(*_):
+        stop.append(True)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            signal.signal(sig, _stop)      # finish the message at hand, close the bag, exit 0
+        except ValueError:                 # not the main thread (called from a test)
+            pass
+    with IdcReader(args.file, max_body=args.max_body) as reader:
+        report = convert(reader, out, namespace=args.namespace, progress=not args.no_progress,
+                         should_stop=lambda: bool(stop))
+        s = reader.summary()
+    if report.interrupted or stop:
+        print('ibeo_idc: interrupted; the bag holds what was converted so far', file=sys.stderr)
+    print(f'wrote {sum(report.written.values())} messages to {out}')
+    for topic, n in sorted(report.written.items()):
+        print(f'  {topic:<32} {n:>8}')
+    for (dt, kind), n in sorted(report.undecodable.items()):
+        print(f'  skipped {n} × 0x{dt:04X} {registry.type_name(dt)} ({kind})')
+    for dt, n in sorted(report.without_ros_form.items()):
+        print(f'  {n} × 0x{dt:04X} {registry.type_name(dt)} have no ROS form')
+    for offset, text in report.first_errors:
+        print(f'  at byte {offset}: {text}')
+    if s.damages:
+        print(f'damage: {len(s.damages)} region(s), {s.bytes_skipped} bytes skipped')
+        for d in s.damages:
+            print(f'  at byte {d.offset}: {d.skipped} bytes ({d.reason})')
+    return 0
+
+
+def cmd_make_demo(args) -> int:
+    from ros_sim_bridge.ibeo.ecu_recording import write_recording
+    n = write_recording(args.file, seconds=args.seconds, scanners=args.scanners,
+                        points=args.points)
+    print(f'wrote {n} messages to {args.file}')
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog='ibeo_idc', description=__doc__.split('\n')[0])
+    p.add_argument('--max-body', type=int, default=16 << 20,
+                   help='largest message body accepted (bytes, default 16 MiB)')
+    sub = p.add_subparsers(dest='command', required=True)
+    info = sub.add_parser('info', help='types, counts, time span, devices, damage')
+    info.add_argument('file')
+    info.set_defaults(run=cmd_info)
+    bag = sub.add_parser('to-bag', help='convert to a rosbag2 folder (MCAP)')
+    bag.add_argument('file')
+    bag.add_argument('out', help='new bag folder')
+    bag.add_argument('--namespace', default='/ibeo', help='prefix of the relative topics')
+    bag.add_argument('--no-progress', action='store_true', help='no progress bar')
+    bag.set_defaults(run=cmd_to_bag)
+    demo = sub.add_parser('make-demo', help='write a synthetic ECU recording')
+    demo.add_argument('file')
+    demo.add_argument('--seconds', type=float, default=4.0)
+    demo.add_argument('--scanners', type=int, default=3)
+    demo.add_argument('--points', type=int, default=6000, help='points per 0x2205 scan')
+    demo.set_defaults(run=cmd_make_demo)
+    return p
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = parser().parse_args(strip_ros_args(sys.argv[1:] if argv is None else argv))
+
+    def _term(*_):
+        raise KeyboardInterrupt
+    try:
+        signal.signal(signal.SIGTERM, _term)
+    except ValueError:          # not the main thread (called from a test)
+        pass
+    try:
+        return args.run(args)
+    except FileNotFoundError as exc:
+        print(f'ibeo_idc: {exc}', file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

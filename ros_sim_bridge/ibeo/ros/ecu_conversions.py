@@ -1,0 +1,497 @@
+"""Ibeo ECU / FUSION SYSTEM records → ROS messages, and :class:`IbeoToRos`, the dispatcher
+from (Ibeo header, record) to (topic, message) pairs that ``ibeo_idc to-bag`` uses (LUX types
+through the existing :mod:`.conversions`, called read-only).
+
+Frames (REP-103): ECU positions are ISO 8855 (x forward, y left, z up) = FLU, so they pass
+through unchanged.  A scan in vehicle coordinates (scan flag bit 11) goes out in
+``vehicle_frame``; one in scanner coordinates in ``scanner_frame`` formatted with the device id
+(one cloud per scanner).  Scanner mounting poses become static transforms
+vehicle → scanner.  GPS headings (north = 0, counter-clockwise, π/2 = west) become ENU yaw
+(east = 0) by adding π/2.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import Point, TwistStamped
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import CompressedImage, Image, Imu, NavSatFix, NavSatStatus
+from std_msgs.msg import ColorRGBA, Header
+from tf2_msgs.msg import TFMessage
+from visualization_msgs.msg import Marker, MarkerArray
+
+from ros_sim_bridge.core import frames
+from ros_sim_bridge.core.ntp import NTP_UNIX_OFFSET, ntp64_to_unix_ns
+from ros_sim_bridge.ibeo.codec import frame_end as fe
+from ros_sim_bridge.ibeo.codec import gps_imu as gi
+from ros_sim_bridge.ibeo.codec import image as im
+from ros_sim_bridge.ibeo.codec import objects_ecu as oe
+from ros_sim_bridge.ibeo.codec import odometry as od
+from ros_sim_bridge.ibeo.codec import scan_ecu as se
+from ros_sim_bridge.ibeo.codec import system_monitoring as sm
+from ros_sim_bridge.ibeo.codec import typed_values as tv
+from ros_sim_bridge.ibeo.codec import vehicle_state_ecu as ve
+from ros_sim_bridge.msg import (IbeoObject, IbeoObjectList, IbeoObjectProperty, IbeoOdometry,
+                                IbeoScanInfo, IbeoScannerInfo)
+from ros_sim_bridge.ros.geometry import quaternion, transform
+from ros_sim_bridge.ros.pointcloud import to_pointcloud2
+from ros_sim_bridge.ros.pointcloud_cdr import pointcloud2_cdr
+from ros_sim_bridge.ros.stamps import ns_to_stamp
+
+NAN = float('nan')
+#: Published ECU point layout: the codec's POINT_DTYPE as is (28 bytes: x, y, z, echo_width
+#: [m], device_id, layer, echo, time_offset_us [µs after the scan start], flags (UINT16)).
+CLOUD_DTYPE = se.POINT_DTYPE
+
+
+def ntp_to_ns(ntp: int) -> int:
+    """Unix ns of an NTP64 time; a clock that was never set (seconds since power-up, before
+    1970) gives its seconds since power-up instead of a negative time."""
+    if (ntp >> 32) >= NTP_UNIX_OFFSET:
+        return ntp64_to_unix_ns(ntp)
+    return (ntp * 1_000_000_000) >> 32
+
+
+def _header(ntp: int, frame_id: str) -> Header:
+    return Header(stamp=ns_to_stamp(ntp_to_ns(ntp)), frame_id=frame_id)
+
+
+# --- scans ---------------------------------------------------------------------------------
+
+def scan_clouds(scan: se.EcuScan, *, stamp_ntp: int, vehicle_frame: str = 'base_link',
+                scanner_frame: str = 'ibeo_scanner_{device_id}', serialized: bool = False
+                ) -> list:
+    """[(frame, PointCloud2)]: one cloud in ``vehicle_frame`` for a scan in vehicle
+    coordinates, else one per device id in its scanner frame.  Fields: :data:`CLOUD_DTYPE`.
+    With ``serialized`` the clouds come as :class:`~ros_sim_bridge.ros.pointcloud_cdr.CdrMessage`
+    (CDR bytes straight from the points: for bags and raw publishing)."""
+    pts = scan.points
+    if scan.vehicle_coordinates:
+        parts = [(vehicle_frame, pts)]
+    else:
+        devs = np.unique(pts['device_id']) if len(pts) else scan.scanners['device_id'][:1]
+        parts = [(scanner_frame.format(device_id=int(d)), pts[pts['device_id'] == d])
+                 for d in devs]
+    if serialized:
+        t_ns = ntp_to_ns(stamp_ntp)
+        return [(frame, pointcloud2_cdr(p, frame, t_ns)) for frame, p in parts]
+    return [(frame, to_pointcloud2(p, _header(stamp_ntp, frame))) for frame, p in parts]
+
+
+def scan_info(scan: se.EcuScan, header: Header, *, device_id: int = 0) -> IbeoScanInfo:
+    m = IbeoScanInfo(header=header, data_type=scan.DATA_TYPE, device_id=int(device_id),
+                     scan_start_ntp=int(scan.start_ntp),
+                     scan_end_offset_us=int(scan.end_offset_us), flags=int(scan.flags),
+                     scan_number=int(scan.scan_number), scan_points=len(scan.points))
+    names = scan.scanners.dtype.names
+    for row in scan.scanners:
+        s = IbeoScannerInfo()
+        for name in ('device_id', 'scanner_type', 'scan_number'):
+            setattr(s, name, int(row[name]))
+        for name in ('start_angle', 'end_angle', 'mounting_yaw', 'mounting_pitch',
+                     'mounting_roll', 'mounting_x', 'mounting_y', 'mounting_z'):
+            setattr(s, name, float(row[name]))
+        if 'resolutions' in names:
+            for name in ('start_ntp', 'end_ntp', 'device_start_ntp', 'device_end_ntp',
+                         'scan_flags'):
+                setattr(s, name, int(row[name]))
+            s.frequency, s.beam_tilt = float(row['frequency']), float(row['beam_tilt'])
+            s.resolution_start_angles = row['resolutions']['start_angle'].astype(np.float32)
+            s.resolutions = row['resolutions']['resolution'].astype(np.float32)
+        m.scanners.append(s)
+    return m
+
+
+def scanner_transforms(scan: se.EcuScan, *, stamp_ntp: int, vehicle_frame: str = 'base_link',
+                       scanner_frame: str = 'ibeo_scanner_{device_id}') -> list:
+    """vehicle → scanner TransformStamped per scanner info (mounting yaw/pitch/roll, x/y/z)."""
+    out = []
+    stamp = ns_to_stamp(ntp_to_ns(stamp_ntp))
+    for row in scan.scanners:
+        q = frames.quat_from_euler(float(row['mounting_roll']), float(row['mounting_pitch']),
+                                 float(row['mounting_yaw']))
+        out.append(transform(stamp, vehicle_frame,
+                             scanner_frame.format(device_id=int(row['device_id'])),
+                             (row['mounting_x'], row['mounting_y'], row['mounting_z']), q))
+    return out
+
+
+# --- objects -------------------------------------------------------------------------------
+
+_INT_FIELDS = ('id', 'flags', 'age', 'timestamp_ntp', 'prediction_age', 'classification',
+               'closest_point_index', 'reference_point_location', 'priority')
+_FLOAT_FIELDS = tuple(n for n in IbeoObject.get_fields_and_field_types()
+                      if IbeoObject.get_fields_and_field_types()[n] == 'float')
+_RENAMED = {'classification_quality': 'classification_certainty',
+            'classification_age': 'classification_age_ms'}
+
+
+def _property(key: int, type_id: int, value) -> IbeoObjectProperty:
+    p = IbeoObjectProperty(key=int(key), type_id=int(type_id))
+    if type_id == tv.STRING:
+        p.value, p.text = NAN, str(value)
+    else:
+        p.value = NAN if value is None else float(value)
+    return p
+
+
+def object_list(lst: oe.EcuObjectList, header: Header, *, device_id: int = 0) -> IbeoObjectList:
+    """Every field of every object; box centres of 0x2281 from the reference point."""
+    m = IbeoObjectList(header=header, data_type=lst.DATA_TYPE, device_id=int(device_id),
+                       mid_scan_ntp=int(lst.mid_scan_ntp))
+    if isinstance(lst, oe.EcuObjectList2281):
+        m.object_list_id, m.device_type = int(lst.object_list_id), int(lst.device_type)
+        m.device_interface_version = int(lst.device_interface_version)
+        m.post_processed = bool(lst.post_processed)
+    o = lst.objects
+    names = set(o.dtype.names)
+    centers = lst.box_centers() if len(o) else np.zeros((0, 2))
+    ints = [n for n in _INT_FIELDS if n in names]
+    floats = [n for n in _FLOAT_FIELDS if n in names]
+    int_rows = o[ints].tolist() if len(o) else []
+    float_rows = o[floats].tolist() if len(o) and floats else [()] * len(o)
+    missing = [n for n in _FLOAT_FIELDS if n not in names]
+    props = list(lst.properties) or [[] for _ in range(len(o))]
+    for i in range(len(o)):
+        obj = IbeoObject()
+        for name, value in zip(ints, int_rows[i]):
+            setattr(obj, name, value)
+        for name, value in zip(floats, float_rows[i]):
+            setattr(obj, name, value)
+        for name in missing:
+            setattr(obj, name, NAN)
+        for dst in ('classification_quality', 'classification_age'):
+            src = dst if dst in names else _RENAMED[dst]
+            setattr(obj, dst, int(o[src][i]))
+        obj.box_center_x, obj.box_center_y = float(centers[i, 0]), float(centers[i, 1])
+        obj.classification_name = oe.classification_name(obj.classification)
+        obj.contour = [Point(x=x, y=y, z=0.0) for x, y in lst.contours[i].tolist()]
+        obj.properties = [_property(*p) for p in props[i]]
+        m.objects.append(obj)
+    return m
+
+
+_CLASS_COLORS = {3: (1.0, 0.2, 0.2), 4: (1.0, 0.6, 0.0), 5: (0.2, 0.6, 1.0),
+                 6: (0.4, 0.2, 1.0), 12: (0.3, 0.8, 0.3)}
+
+
+def object_markers(msg: IbeoObjectList, *, lifetime_s: float = 0.25,
+                   box_height: float = 1.5) -> MarkerArray:
+    """Oriented boxes (namespace ``ecu_objects``) and contours (``ecu_contours``) of an
+    :class:`IbeoObjectList`, one id per tracking id; markers expire after ``lifetime_s``."""
+    out = MarkerArray()
+    life = ns_to_stamp(int(lifetime_s * 1e9))
+    for o in msg.objects:
+        r, g, b = _CLASS_COLORS.get(o.classification, (0.7, 0.7, 0.7))
+        box = Marker(header=msg.header, ns='ecu_objects', id=int(o.id) & 0x7FFFFFFF,
+                     type=Marker.CUBE, action=Marker.ADD)
+        box.pose.position = Point(x=float(o.box_center_x), y=float(o.box_center_y),
+                                  z=box_height / 2)
+        box.pose.orientation = quaternion(frames.quat_from_euler(0.0, 0.0, float(o.course_angle)))
+        box.scale.x = max(float(o.box_size_x), 0.05) if math.isfinite(o.box_size_x) else 0.05
+        box.scale.y = max(float(o.box_size_y), 0.05) if math.isfinite(o.box_size_y) else 0.05
+        box.scale.z = box_height
+        box.color = ColorRGBA(r=r, g=g, b=b, a=0.5)
+        box.lifetime.sec, box.lifetime.nanosec = life.sec, life.nanosec
+        out.markers.append(box)
+        if o.contour:
+            line = Marker(header=msg.header, ns='ecu_contours', id=int(o.id) & 0x7FFFFFFF,
+                          type=Marker.LINE_STRIP, action=Marker.ADD)
+            line.points = list(o.contour)
+            line.scale.x = 0.05
+            line.color = ColorRGBA(r=r, g=g, b=b, a=1.0)
+            line.pose.orientation.w = 1.0
+            line.lifetime = box.lifetime
+            out.markers.append(line)
+    return out
+
+
+# --- vehicle states, GPS, IMU, odometry ----------------------------------------------------
+
+def vehicle_odometry(s, header: Header, *, child_frame: str = 'base_link') -> Odometry:
+    """0x2806/0x2807: position (distance x/y from the origin, m), course angle as yaw,
+    longitudinal velocity and yaw rate, in ``header.frame_id`` (odometry frame)."""
+    m = Odometry(header=header, child_frame_id=child_frame)
+    m.pose.pose.position.x, m.pose.pose.position.y = s.distance_x_m, s.distance_y_m
+    m.pose.pose.orientation = quaternion(frames.quat_from_euler(0.0, 0.0, float(s.course_angle)))
+    m.twist.twist.linear.x = float(s.longitudinal_velocity)
+    m.twist.twist.angular.z = float(s.yaw_rate)
+    return m
+
+
+def _covariance(sx: float, sy: float, sz: float) -> list:
+    c = [0.0] * 9
+    c[0], c[4], c[8] = float(sx) ** 2, float(sy) ** 2, float(sz) ** 2
+    return c
+
+
+_SBAS = {3, 4, 5}                     # 0x2604 source types: SBAS, Omnistar VBS/HP
+_GBAS = {6, 7, 8}                     # GBAS, RTK float, RTK integer
+
+
+def navsatfix(lat_deg: float, lon_deg: float, alt: float, header: Header, *, sigmas=None,
+              status: int = NavSatStatus.STATUS_FIX) -> NavSatFix:
+    m = NavSatFix(header=header, latitude=float(lat_deg), longitude=float(lon_deg),
+                  altitude=float(alt))
+    m.status.status = status
+    m.status.service = NavSatStatus.SERVICE_GPS
+    if sigmas is not None and all(math.isfinite(s) and s > 0 for s in sigmas):
+        m.position_covariance = _covariance(*sigmas)
+        m.position_covariance_type = NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
+    else:
+        m.position_covariance_type = NavSatFix.COVARIANCE_TYPE_UNKNOWN
+    return m
+
+
+def gps_fix(g: gi.PositionWgs84, header: Header) -> NavSatFix:
+    """0x2604: latitude/longitude rad → deg; east/north/up sigmas from lon/lat/alt sigmas."""
+    status = (NavSatStatus.STATUS_GBAS_FIX if g.source_type in _GBAS
+              else NavSatStatus.STATUS_SBAS_FIX if g.source_type in _SBAS
+              else NavSatStatus.STATUS_FIX)
+    return navsatfix(math.degrees(g.latitude), math.degrees(g.longitude), g.altitude, header,
+                     sigmas=(g.longitude_sigma, g.latitude_sigma, g.altitude_sigma),
+                     status=status)
+
+
+def gps_imu_fix(g: gi.GpsImu, header: Header) -> NavSatFix:
+    status = NavSatStatus.STATUS_GBAS_FIX if g.ins_quality == 3 else NavSatStatus.STATUS_FIX
+    return navsatfix(math.degrees(g.latitude), math.degrees(g.longitude), g.altitude, header,
+                     sigmas=(g.longitude_sigma, g.latitude_sigma, g.altitude_sigma),
+                     status=status)
+
+
+def gps_imu_imu(g: gi.GpsImu, header: Header) -> Imu:
+    """0x9001 → Imu in FLU: orientation roll/pitch and ENU yaw (north-based yaw + π/2),
+    rates roll/pitch/yaw, accelerations longitudinal/cross/vertical, covariances from the
+    sigmas."""
+    m = Imu(header=header)
+    m.orientation = quaternion(frames.quat_from_euler(g.roll_angle, g.pitch_angle,
+                                                    g.yaw_angle + math.pi / 2))
+    m.orientation_covariance = _covariance(g.roll_angle_sigma, g.pitch_angle_sigma,
+                                           g.yaw_angle_sigma)
+    m.angular_velocity.x, m.angular_velocity.y, m.angular_velocity.z = \
+        g.roll_rate, g.pitch_rate, g.yaw_rate
+    m.angular_velocity_covariance = _covariance(g.roll_rate_sigma, g.pitch_rate_sigma,
+                                                g.yaw_rate_sigma)
+    m.linear_acceleration.x = g.longitudinal_acceleration
+    m.linear_acceleration.y = g.cross_acceleration
+    m.linear_acceleration.z = g.vertical_acceleration
+    m.linear_acceleration_covariance = _covariance(g.longitudinal_acceleration_sigma,
+                                                   g.cross_acceleration_sigma,
+                                                   g.vertical_acceleration_sigma)
+    return m
+
+
+def odometry(o: od.EcuOdometry, header: Header) -> IbeoOdometry:
+    m = IbeoOdometry(header=header)
+    for name in IbeoOdometry.get_fields_and_field_types():
+        if name != 'header':
+            setattr(m, name, getattr(o, name))
+    return m
+
+
+def twist(velocity: float, yaw_rate: float, header: Header) -> TwistStamped:
+    m = TwistStamped(header=header)
+    m.twist.linear.x, m.twist.angular.z = float(velocity), float(yaw_rate)
+    return m
+
+
+# --- image ---------------------------------------------------------------------------------
+
+def image(img: im.EcuImage, header: Header):
+    """JPEG/MJPEG → CompressedImage ('jpeg'); GRAY8 → Image ('mono8'); None for YUV."""
+    if img.image_format in (im.JPEG, im.MJPEG):
+        return CompressedImage(header=header, format='jpeg', data=img.data)
+    if img.image_format == im.GRAY8 and len(img.data) == img.width * img.height:
+        return Image(header=header, height=img.height, width=img.width, encoding='mono8',
+                     is_bigendian=0, step=img.width, data=img.data)
+    return None
+
+
+# --- status --------------------------------------------------------------------------------
+
+_LEVELS = {0: DiagnosticStatus.WARN, 1: DiagnosticStatus.OK, 2: DiagnosticStatus.WARN,
+           3: DiagnosticStatus.ERROR}
+
+
+def status(record, *, device_id: int = 0, prefix: str = 'ibeo: ') -> DiagnosticStatus:
+    """0x6700 / 0x6701 / 0x6705 / traces → one DiagnosticStatus (state 0 initialising = WARN,
+    1 OK, 2 WARN, 3 ERROR; trace: error → ERROR, warning → WARN, else OK)."""
+    st = DiagnosticStatus(hardware_id=f'ibeo device {device_id}')
+    if isinstance(record, sm.TraceMessage):
+        st.name = f'{prefix}trace'
+        st.level = {1: DiagnosticStatus.ERROR, 2: DiagnosticStatus.WARN}.get(
+            record.level, DiagnosticStatus.OK)
+        st.message = record.text
+        st.values = [KeyValue(key='level', value=str(record.level))]
+        return st
+    st.level = _LEVELS.get(record.state, DiagnosticStatus.ERROR)
+    state = sm.STATES.get(record.state, str(record.state))
+    if isinstance(record, sm.DeviceStatus):
+        kind = sm.DEVICE_TYPES.get(record.device_type, str(record.device_type))
+        st.name = f'{prefix}device {record.device_id} ({kind})'
+        bits = sm.bit_names(record.state_information, sm.STATE_INFO_BITS)
+        extra = [('type_information', record.type_information)]
+    elif isinstance(record, sm.CanStatus):
+        st.name = f'{prefix}CAN message 0x{record.message_id:X} (device {record.device_id})'
+        bits = sm.bit_names(record.state_information, sm.STATE_INFO_BITS)
+        extra = []
+    else:
+        st.name = f'{prefix}system'
+        bits = sm.bit_names(record.state_information, sm.SYSTEM_INFO_BITS)
+        extra = [('cpu_usage', record.cpu_usage), ('ram_usage', record.ram_usage),
+                 ('hdd_usage', record.hdd_usage)]
+    st.message = state + (': ' + ', '.join(bits) if bits else '')
+    st.values = [KeyValue(key='state_information', value=f'0x{record.state_information:04X}')] \
+        + [KeyValue(key=k, value=str(v)) for k, v in extra]
+    return st
+
+
+# --- dispatcher ----------------------------------------------------------------------------
+
+#: Topic of each output (relative; the CLI prefixes a namespace).
+TOPICS = {
+    'points': 'points', 'scan_info': 'ecu/scan_info', 'tf_static': '/tf_static',
+    'lux_scan_info': 'scan_info', 'objects': 'ecu/objects', 'lux_objects': 'objects',
+    'markers': 'objects/markers', 'lux_vehicle_state': 'vehicle_state',
+    'lux_twist': 'vehicle_state/twist', 'vehicle_odometry': 'vehicle_state/odometry',
+    'vehicle_fix': 'vehicle_state/fix', 'vehicle_twist': 'vehicle_state/twist',
+    'gps_fix': 'gps/fix', 'gps_imu_fix': 'gps_imu/fix', 'imu': 'imu/data',
+    'odometry': 'odometry', 'odometry_twist': 'odometry/twist',
+    'image_compressed': 'image/compressed', 'image': 'image', 'diagnostics': '/diagnostics',
+}
+
+
+class IbeoToRos:
+    """(IbeoHeader, record) → [(topic, message)] for every type with a ROS form.  Topics per
+    :data:`TOPICS` (relative ones under ``namespace``).  Types without one (frame end, IDC
+    trailer, measurement list, commands) give [].  With ``serialized_clouds`` the ECU clouds
+    are :class:`~ros_sim_bridge.ros.pointcloud_cdr.CdrMessage` (bytes, not rclpy messages)."""
+
+    def __init__(self, *, namespace: str = '', vehicle_frame: str = 'base_link',
+                 scanner_frame: str = 'ibeo_scanner_{device_id}', odom_frame: str = 'odom',
+                 gps_frame: str = 'gps', imu_frame: str = 'imu', camera_frame: str = 'camera',
+                 lux_frame: str = 'laser', serialized_clouds: bool = False):
+        self.ns = namespace.rstrip('/')
+        self.vehicle_frame, self.scanner_frame = vehicle_frame, scanner_frame
+        self.odom_frame, self.gps_frame, self.imu_frame = odom_frame, gps_frame, imu_frame
+        self.camera_frame, self.lux_frame = camera_frame, lux_frame
+        self.serialized_clouds = serialized_clouds
+        self._tf_sent: dict = {}
+        self._lux_builder = None
+
+    def topic(self, key: str) -> str:
+        t = TOPICS[key]
+        return t if t.startswith('/') else f'{self.ns}/{t}'
+
+    def convert(self, header, record) -> list:
+        out: list = []
+        h_ntp = header.ntp
+        dev = header.device_id
+        if isinstance(record, se.EcuScan):
+            stamp = record.start_ntp or h_ntp
+            clouds = scan_clouds(record, stamp_ntp=stamp, vehicle_frame=self.vehicle_frame,
+                                 scanner_frame=self.scanner_frame,
+                                 serialized=self.serialized_clouds)
+            out += [(self.topic('points'), cloud) for _, cloud in clouds]
+            out.append((self.topic('scan_info'),
+                        scan_info(record, _header(stamp, clouds[0][0] if clouds else ''),
+                                  device_id=dev)))
+            mounts = record.scanners[['device_id', 'mounting_yaw', 'mounting_pitch',
+                                      'mounting_roll', 'mounting_x', 'mounting_y',
+                                      'mounting_z']].tolist()
+            if any(self._tf_sent.get(m[0]) != m for m in mounts):   # new or moved scanners
+                new = [t for t, m in zip(scanner_transforms(record, stamp_ntp=stamp,
+                                                            vehicle_frame=self.vehicle_frame,
+                                                            scanner_frame=self.scanner_frame),
+                                         mounts) if self._tf_sent.get(m[0]) != m]
+                for m in mounts:
+                    self._tf_sent[m[0]] = m
+                out.append((self.topic('tf_static'), TFMessage(transforms=new)))
+        elif isinstance(record, oe.EcuObjectList):
+            msg = object_list(record, _header(record.mid_scan_ntp or h_ntp, self.vehicle_frame),
+                              device_id=dev)
+            out += [(self.topic('objects'), msg), (self.topic('markers'), object_markers(msg))]
+        elif isinstance(record, (ve.EcuVehicleState2806, ve.EcuVehicleState2807)):
+            hdr = _header(record.timestamp_ntp or h_ntp, self.odom_frame)
+            out.append((self.topic('vehicle_odometry'),
+                        vehicle_odometry(record, hdr, child_frame=self.vehicle_frame)))
+        elif isinstance(record, ve.EcuVehicleState2808):
+            hdr = _header(record.timestamp_ntp or h_ntp, self.gps_frame)
+            out.append((self.topic('vehicle_fix'),
+                        navsatfix(record.latitude_deg, record.longitude_deg, record.altitude,
+                                  hdr, sigmas=(record.sigma_x, record.sigma_y, NAN))))
+            out.append((self.topic('vehicle_twist'),
+                        twist(record.longitudinal_velocity, record.yaw_rate,
+                              _header(record.timestamp_ntp or h_ntp, self.vehicle_frame))))
+        elif isinstance(record, gi.PositionWgs84):
+            out.append((self.topic('gps_fix'),
+                        gps_fix(record, _header(record.timestamp_ntp or h_ntp, self.gps_frame))))
+        elif isinstance(record, gi.GpsImu):
+            t = record.measurement_time_ecu_ntp or h_ntp
+            out.append((self.topic('gps_imu_fix'), gps_imu_fix(record, _header(t, self.gps_frame))))
+            out.append((self.topic('imu'), gps_imu_imu(record, _header(t, self.imu_frame))))
+        elif isinstance(record, od.EcuOdometry):
+            t = record.measurement_time_ecu_ntp or h_ntp
+            hdr = _header(t, self.vehicle_frame)
+            out.append((self.topic('odometry'), odometry(record, hdr)))
+            out.append((self.topic('odometry_twist'), twist(record.velocity, record.yaw_rate,
+                                                            hdr)))
+        elif isinstance(record, im.EcuImage):
+            msg = image(record, _header(record.timestamp_ntp or h_ntp, self.camera_frame))
+            if msg is not None:
+                key = 'image_compressed' if isinstance(msg, CompressedImage) else 'image'
+                out.append((self.topic(key), msg))
+        elif isinstance(record, (sm.DeviceStatus, sm.CanStatus, sm.SystemStatus,
+                                 sm.TraceMessage)):
+            out.append((self.topic('diagnostics'),
+                        DiagnosticArray(header=_header(h_ntp, ''),
+                                        status=[status(record, device_id=dev)])))
+        elif isinstance(record, fe.FrameEndSeparator):
+            pass
+        else:
+            out += self._lux(header, record)
+        return out
+
+    def _lux(self, header, record) -> list:
+        """LUX types through the existing conversions (read-only use)."""
+        from ros_sim_bridge.ibeo.codec import errors_warnings as lux_ew
+        from ros_sim_bridge.ibeo.codec import objects as lux_objects
+        from ros_sim_bridge.ibeo.codec import scan as lux_scan
+        from ros_sim_bridge.ibeo.codec import vehicle_state as lux_vs
+        from ros_sim_bridge.ibeo.ros import conversions as lux
+        dev = header.device_id
+        if isinstance(record, lux_scan.LuxScan):
+            if self._lux_builder is None:
+                self._lux_builder = lux.CloudBuilder()
+            hdr = _header(record.start_ntp or header.ntp, self.lux_frame)
+            cloud = self._lux_builder.build(record)
+            return [(self.topic('points'), to_pointcloud2(cloud, hdr,
+                                                          is_dense=lux.is_dense(cloud))),
+                    (self.topic('lux_scan_info'),
+                     lux.scan_info(record, hdr, device_id=dev, published_points=len(cloud)))]
+        if isinstance(record, lux_objects.LuxObjectList):
+            hdr = _header(record.scan_start_ntp or header.ntp, self.lux_frame)
+            return [(self.topic('lux_objects'), lux.object_list(record, hdr, device_id=dev)),
+                    (self.topic('markers'), MarkerArray(markers=lux.object_markers(record, hdr)))]
+        if isinstance(record, lux_vs.LuxVehicleState):
+            hdr = _header(record.timestamp_ntp or header.ntp, self.vehicle_frame)
+            out = [(self.topic('lux_vehicle_state'), lux.vehicle_state(record, hdr,
+                                                                       device_id=dev))]
+            if record.valid:
+                out.append((self.topic('lux_twist'), lux.vehicle_twist(record, hdr)))
+            return out
+        if isinstance(record, lux_ew.LuxErrorsWarnings):
+            statuses = lux.errors_statuses(record, name_prefix='ibeo: ',
+                                           hardware_id=f'ibeo device {dev}', age_s=0.0)
+            return [(self.topic('diagnostics'),
+                     DiagnosticArray(header=_header(header.ntp, ''), status=statuses))]
+        return []
+
+
+__all__ = ['CLOUD_DTYPE', 'ntp_to_ns', 'scan_clouds', 'scan_info', 'scanner_transforms',
+           'object_list', 'object_markers', 'vehicle_odometry', 'navsatfix', 'gps_fix',
+           'gps_imu_fix', 'gps_imu_imu', 'odometry', 'twist', 'image', 'status', 'TOPICS',
+           'IbeoToRos']

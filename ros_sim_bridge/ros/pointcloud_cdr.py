@@ -1,0 +1,92 @@
+"""sensor_msgs/PointCloud2 serialised straight to CDR from a numpy structured array.
+
+For writers that want the bytes, not the message (bags; ``publisher.publish(cdr)`` takes
+serialised bytes too): one copy of the points into the result, no rclpy message and no rclpy
+serialisation pass over megabytes of point data.  The bytes are CDR little-endian with the
+4-byte encapsulation header, the same message as ``rclpy.serialization.serialize_message`` of
+:func:`~.pointcloud.to_pointcloud2` for the same points (tested; only the alignment padding
+differs: zero here, uninitialised there).
+"""
+from __future__ import annotations
+
+import struct
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+
+from .pointcloud import _cached_fields, _host_order
+
+TYPE_NAME = 'sensor_msgs/msg/PointCloud2'
+_ENCAPSULATION = b'\x00\x01\x00\x00'          # CDR, little-endian
+_LITTLE = sys.byteorder == 'little'
+
+
+@dataclass(frozen=True)
+class CdrMessage:
+    """A message already serialised: its ``pkg/msg/Name`` and CDR bytes."""
+    type_name: str
+    data: bytes
+
+
+class _Cdr:
+    """Little-endian CDR into a bytearray; alignment counted after the encapsulation header."""
+
+    def __init__(self):
+        self.buf = bytearray(_ENCAPSULATION)
+
+    def align(self, n: int) -> None:
+        pad = -(len(self.buf) - 4) % n
+        if pad:
+            self.buf += bytes(pad)
+
+    def u32(self, v: int) -> None:
+        self.align(4)
+        self.buf += struct.pack('<I', v)
+
+    def i32(self, v: int) -> None:
+        self.align(4)
+        self.buf += struct.pack('<i', v)
+
+    def u8(self, v: int) -> None:
+        self.buf.append(v & 0xFF)
+
+    def string(self, s: str) -> None:
+        raw = s.encode('utf-8') + b'\0'
+        self.u32(len(raw))
+        self.buf += raw
+
+
+def pointcloud2_cdr(points: np.ndarray, frame_id: str, stamp_ns: int, *,
+                    is_dense: bool = True) -> CdrMessage:
+    """The CDR of a 1-row PointCloud2 holding ``points`` (fields from the dtype)."""
+    points = np.ascontiguousarray(points)
+    if not _host_order(points.dtype):
+        points = points.astype(points.dtype.newbyteorder('='))
+    sec, nanosec = divmod(int(stamp_ns), 1_000_000_000)
+    c = _Cdr()
+    c.i32(sec)
+    c.u32(nanosec)
+    c.string(frame_id)
+    c.u32(1)                                   # height
+    c.u32(len(points))                         # width
+    fields = _cached_fields(points.dtype)
+    c.u32(len(fields))
+    for f in fields:
+        c.string(f.name)
+        c.u32(f.offset)
+        c.u8(f.datatype)
+        c.u32(f.count)
+    c.u8(0 if _LITTLE else 1)                  # is_bigendian
+    step = points.dtype.itemsize
+    c.u32(step)                                # point_step
+    c.u32(step * len(points))                  # row_step
+    c.u32(step * len(points))                  # data length
+    head = len(c.buf)
+    out = bytearray(head + step * len(points) + 1)
+    out[:head] = c.buf
+    if len(points):
+        np.frombuffer(out, np.uint8, step * len(points), head)[:] = \
+            points.view(np.uint8).reshape(-1)
+    out[-1] = 1 if is_dense else 0
+    return CdrMessage(TYPE_NAME, out)

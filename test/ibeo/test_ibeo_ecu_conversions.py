@@ -1,0 +1,120 @@
+"""ibeo/ros/ecu_conversions.py: what the ROS messages mean (units, frames, conventions),
+checked against hand-computed values, not only that they survive a bag."""
+import math
+
+import numpy as np
+import pytest
+from diagnostic_msgs.msg import DiagnosticStatus
+from sensor_msgs.msg import NavSatFix, NavSatStatus
+
+from ros_sim_bridge.core import frames
+from ros_sim_bridge.core.ntp import NTP_UNIX_OFFSET
+from ros_sim_bridge.ibeo.codec import gps_imu as gi
+from ros_sim_bridge.ibeo.codec import image as im
+from ros_sim_bridge.ibeo.codec import objects_ecu as oe
+from ros_sim_bridge.ibeo.codec import scan_ecu as se
+from ros_sim_bridge.ibeo.codec import system_monitoring as sm
+from ros_sim_bridge.ibeo.codec import vehicle_state_ecu as ve
+from ros_sim_bridge.ibeo.codec.header import IbeoHeader
+from ros_sim_bridge.ibeo.ros import ecu_conversions as ec
+from ros_sim_bridge.ros.pointcloud import from_pointcloud2
+from std_msgs.msg import Header
+
+
+def yaw_of(q) -> float:
+    return float(frames.quat_to_euler(np.array([q.w, q.x, q.y, q.z]))[2])
+
+
+def test_time_policy_unset_clock_gives_time_since_power_up():
+    assert ec.ntp_to_ns((NTP_UNIX_OFFSET + 10) << 32 | (1 << 31)) == 10_500_000_000
+    assert ec.ntp_to_ns(141 << 32) == 141_000_000_000          # the LD-MRS's unset clock
+
+
+def test_gps_fix_degrees_status_and_covariance():
+    g = gi.PositionWgs84(latitude=math.radians(52.5), longitude=math.radians(-13.25),
+                         altitude=40.0, latitude_sigma=2.0, longitude_sigma=1.0,
+                         altitude_sigma=3.0, source_type=8)
+    fix = ec.gps_fix(g, Header(frame_id='gps'))
+    assert (fix.latitude, fix.longitude, fix.altitude) == pytest.approx((52.5, -13.25, 40.0))
+    assert fix.status.status == NavSatStatus.STATUS_GBAS_FIX          # RTK integer
+    assert list(fix.position_covariance) == [1.0, 0, 0, 0, 4.0, 0, 0, 0, 9.0]   # E, N, U
+    assert fix.position_covariance_type == NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
+    unknown = ec.gps_fix(gi.PositionWgs84(), Header())
+    assert unknown.position_covariance_type == NavSatFix.COVARIANCE_TYPE_UNKNOWN
+
+
+def test_gps_imu_orientation_is_enu_and_rates_flu():
+    g = gi.GpsImu(yaw_angle=0.0, roll_angle=0.1, pitch_angle=-0.05, yaw_rate=0.2,
+                  roll_rate=0.01, longitudinal_acceleration=1.5, cross_acceleration=-0.5,
+                  vertical_acceleration=9.81, yaw_angle_sigma=0.1)
+    imu = ec.gps_imu_imu(g, Header(frame_id='imu'))
+    assert yaw_of(imu.orientation) == pytest.approx(math.pi / 2)      # heading north = ENU +y
+    west = ec.gps_imu_imu(gi.GpsImu(yaw_angle=math.pi / 2), Header())
+    assert abs(yaw_of(west.orientation)) == pytest.approx(math.pi)     # π/2 = west (§33)
+    assert (imu.angular_velocity.z, imu.angular_velocity.x) == (0.2, 0.01)
+    assert (imu.linear_acceleration.x, imu.linear_acceleration.y,
+            imu.linear_acceleration.z) == (1.5, -0.5, 9.81)
+    assert imu.orientation_covariance[8] == pytest.approx(0.01)
+
+
+def test_objects_2281_fields_missing_in_the_type_are_nan_and_centre_from_reference():
+    o = oe.make_objects(1, oe.OBJECTS_2281)
+    o['id'] = 70000
+    o['reference_point_location'] = 3                                 # rear/right
+    o['reference_point_x'], o['reference_point_y'] = 10.0, 2.0
+    o['box_size_x'], o['box_size_y'] = 4.0, 2.0
+    o['classification'], o['classification_quality'], o['classification_age_ms'] = 12, 55, 900
+    lst = oe.EcuObjectList2281(1, o, [np.zeros((0, 2), np.float32)], [[(300, 4, 32)]])
+    msg = ec.object_list(lst, Header(frame_id='base_link'), device_id=5)
+    (obj,) = msg.objects
+    assert (obj.id, obj.classification_name, obj.classification_quality,
+            obj.classification_age) == (70000, 'underdrivable', 55, 900)
+    assert (obj.box_center_x, obj.box_center_y) == (12.0, 3.0)       # 2 m ahead, 1 m left
+    assert math.isnan(obj.bounding_box_center_x) and math.isnan(obj.box_center_sigma_x)
+    assert [(p.key, p.type_id, p.value) for p in obj.properties] == [(300, 4, 32.0)]
+    markers = ec.object_markers(msg).markers
+    assert markers[0].pose.position.x == 12.0 and markers[0].scale.x == 4.0
+
+
+def test_scan_frames_follow_the_coordinate_flag():
+    pts = np.zeros(3, se.POINT_DTYPE)
+    pts['device_id'] = [1, 2, 1]
+    conv = ec.IbeoToRos(namespace='/e')
+    out = conv.convert(IbeoHeader(0x2205, 0, 1, 5 << 32),
+                       se.EcuScan(5 << 32, 0, se.SCAN_FLAG_VEHICLE_COORDINATES, 1,
+                                  se.make_scanners(2), pts))
+    topics = [t for t, _ in out]
+    assert topics == ['/e/points', '/e/ecu/scan_info', '/tf_static']
+    assert out[0][1].header.frame_id == 'base_link' and out[0][1].width == 3
+    # the same mounting again: no second /tf_static
+    again = conv.convert(IbeoHeader(0x2205, 0, 1, 6 << 32),
+                         se.EcuScan(6 << 32, 0, 0, 2, se.make_scanners(2), pts))
+    assert [t for t, _ in again] == ['/e/points', '/e/points', '/e/ecu/scan_info']
+    assert [m.header.frame_id for t, m in again[:2]] == ['ibeo_scanner_1', 'ibeo_scanner_2']
+    assert from_pointcloud2(again[0][1])['device_id'].tolist() == [1, 1]
+
+
+def test_vehicle_state_odometry_units():
+    s = ve.EcuVehicleState2807(distance_x=123456, distance_y=-5000, course_angle=0.5,
+                               longitudinal_velocity=3.0, yaw_rate=0.1)
+    odom = ec.vehicle_odometry(s, Header(frame_id='odom'))
+    assert (odom.pose.pose.position.x, odom.pose.pose.position.y) == \
+        pytest.approx((12.3456, -0.5))
+    assert yaw_of(odom.pose.pose.orientation) == pytest.approx(0.5)
+    assert (odom.twist.twist.linear.x, odom.twist.twist.angular.z) == (3.0, 0.1)
+
+
+def test_image_and_status():
+    jpeg = ec.image(im.EcuImage(im.JPEG, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 1, 2, 2, b'\xff\xd8'),
+                    Header())
+    assert jpeg.format == 'jpeg' and bytes(jpeg.data) == b'\xff\xd8'
+    gray = ec.image(im.EcuImage(im.GRAY8, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 1, 2, 2, b'abcd'),
+                    Header())
+    assert (gray.encoding, gray.width, gray.step) == ('mono8', 2, 2)
+    assert ec.image(im.EcuImage(im.YUV422, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 1, 2, 2, b''),
+                    Header()) is None
+    st = ec.status(sm.DeviceStatus(4, 1, 1, 3, 0x80, 0))
+    assert st.level == DiagnosticStatus.ERROR and 'timeout' in st.message
+    assert 'device 4 (scanner)' in st.name
+    assert ec.status(sm.SystemStatus(state=1)).level == DiagnosticStatus.OK
+    assert ec.status(sm.TraceMessage(0x6410, 2, 'x')).level == DiagnosticStatus.WARN
