@@ -21,6 +21,28 @@ from ros_sim_bridge.ros.stamps import ns_to_stamp
 OK, WARN = DiagnosticStatus.OK, DiagnosticStatus.WARN
 
 
+def log(logger, level: str, text: str) -> None:
+    """Log ``text`` at ``level`` ('debug' … 'fatal'; anything else is 'error') and never raise.
+
+    rclpy keys each logging call site by file and line and raises ValueError when one site logs
+    at another severity ('Logger severity cannot be changed between calls.'); a helper that
+    takes the level as an argument must therefore call each severity from its own line.
+    """
+    try:
+        if level == 'debug':
+            logger.debug(text)
+        elif level == 'info':
+            logger.info(text)
+        elif level in ('warning', 'warn'):
+            logger.warning(text)
+        elif level == 'fatal':
+            logger.fatal(text)
+        else:
+            logger.error(text)
+    except Exception:   # a log line must never end the thread that writes it
+        pass
+
+
 class StreamStats:
     """Counters of one stream. Thread-safe; cheap enough to call per packet."""
 
@@ -150,7 +172,7 @@ class Diagnostics:
             suppressed = self._suppressed.pop((key, kind), 0)
         if suppressed:
             text += f' (+{suppressed} more like it in the last {self.log_interval:.0f} s)'
-        getattr(self.node.get_logger(), level)(text)
+        log(self.node.get_logger(), level, text)
 
     def publish(self) -> None:
         now = time.time_ns()

@@ -1,0 +1,81 @@
+"""rflysim_truth under faults, through real UDP sockets and DDS (issue #10).
+
+Datagrams are built field by field at the SUPPLEMENT §2.2 offsets (SOut2Simulator, 168 bytes).
+"""
+import ctypes
+import math
+import socket
+import struct
+import threading
+
+import pytest
+
+from ros_sim_bridge.msg import RflySimTruth
+from ros_sim_bridge.rflysim import codec
+from ros_sim_bridge.rflysim.ros import conversions
+from ros_sim_bridge.rflysim.ros.node import RflySimTruthNode
+
+from conftest import free_udp_ports, wait_until
+
+
+def truth_168(copter_id=1, t=1.0, pos=(1.0, 2.0, -3.0)):
+    """SOut2Simulator: checksum 123456789 @0, copterID @4, vehicleType @8, reserv @12, VelE @16,
+    AngEuler @28, AngQuatern @40, MotorRPMS @56, AccB @88, RateB @100, runnedTime f64 @112,
+    PosE f64×3 @120, PosGPS f64×3 @144."""
+    b = bytearray(168)
+    struct.pack_into('<4i', b, 0, 123456789, copter_id, 3, 0)
+    struct.pack_into('<4f', b, 40, 1.0, 0.0, 0.0, 0.0)
+    struct.pack_into('<d', b, 112, t)
+    struct.pack_into('<3d', b, 120, *pos)
+    struct.pack_into('<3d', b, 144, 40.0, 116.0, 50.0)
+    return bytes(b)
+
+
+class Tx:
+    def __init__(self, port):
+        self.port = port
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+
+    def send(self, data):
+        self.sock.sendto(data, ('127.0.0.1', self.port))
+
+
+@pytest.fixture
+def truth_node(ros):
+    def start(**params):
+        base = free_udp_ports(1, step=2)
+        node = ros.start(RflySimTruthNode, {'copter_ids': [1], 'base_port': base,
+                                            'diagnostics_period': 0.2, **params})
+        truth = ros.collect(RflySimTruth, 'rflysim/vehicle_1/truth', 1000)
+        return node, Tx(codec.truth_port(1, base)), truth
+    return start
+
+
+def _raise_once(monkeypatch, module, name):
+    """Make ``module.name`` raise RuntimeError on its next call only (a handler bug)."""
+    real = getattr(module, name)
+    fired = threading.Event()
+
+    def broken(*args, **kwargs):
+        if not fired.is_set():
+            fired.set()
+            raise RuntimeError('injected handler fault')
+        return real(*args, **kwargs)
+    monkeypatch.setattr(module, name, broken)
+    return fired
+
+
+def test_warning_then_error_from_the_shared_log_path_keeps_the_node_publishing(
+        ros, truth_node, monkeypatch):
+    """Defect 2: bad input logs a warning, a handler fault then logs an error through the same
+    helper; the receive thread must survive both and later truth must still be published."""
+    node, tx, truth = truth_node()
+    tx.send(b'\x00' * 7)                                   # bad input: warning
+    assert wait_until(lambda: node.vehicles[1].stats.error_count == 1, 5)
+    fired = _raise_once(monkeypatch, conversions, 'odometry')
+    tx.send(truth_168(t=1.0))                              # handler fault: error
+    assert wait_until(fired.is_set, 5)
+    for k in range(2, 6):
+        tx.send(truth_168(t=float(k)))
+    got = truth.wait_for(5, timeout=10)                    # the faulty one was published too
+    assert {m.runned_time for m in got} >= {2.0, 3.0, 4.0, 5.0}
