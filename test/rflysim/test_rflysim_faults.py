@@ -79,3 +79,34 @@ def test_warning_then_error_from_the_shared_log_path_keeps_the_node_publishing(
         tx.send(truth_168(t=float(k)))
     got = truth.wait_for(5, timeout=10)                    # the faulty one was published too
     assert {m.runned_time for m in got} >= {2.0, 3.0, 4.0, 5.0}
+
+
+def kill_thread(name: str) -> None:
+    """Raise SystemExit inside the running thread called ``name`` (no guard catches it)."""
+    [thread] = [t for t in threading.enumerate() if t.name == name and t.is_alive()]
+    assert ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident),
+                                                      ctypes.py_object(SystemExit)) == 1
+    thread.join(5)
+    assert not thread.is_alive()
+
+
+def test_killed_receive_thread_shows_error_on_diagnostics_and_is_rebuilt(ros, truth_node):
+    """Defect 3: a receive thread that ends anyway turns /diagnostics ERROR, and the link is
+    rebuilt: truth sent afterwards is published again."""
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+    node, tx, truth = truth_node()
+    tx.send(truth_168(t=1.0))
+    truth.wait_for(1)
+    diag = ros.collect(DiagnosticArray, '/diagnostics', 100)
+    kill_thread('rflysim-udp')
+
+    def thread_error():
+        return any(st.level == DiagnosticStatus.ERROR and 'rflysim_truth' in st.name
+                   and 'thread' in st.name for arr in list(diag.messages) for st in arr.status)
+    assert wait_until(thread_error, 10), 'no ERROR status for the dead receive thread'
+    for k in range(2, 5):
+        tx.send(truth_168(t=float(k)))
+    got = truth.wait_for(4, timeout=10)
+    assert {m.runned_time for m in got} == {1.0, 2.0, 3.0, 4.0}
+    values = ros.diagnostics('thread', lambda v: v.get('thread_deaths') == '1')
+    assert 'SystemExit' in values['last_death']
