@@ -110,3 +110,22 @@ def test_killed_receive_thread_shows_error_on_diagnostics_and_is_rebuilt(ros, tr
     assert {m.runned_time for m in got} == {1.0, 2.0, 3.0, 4.0}
     values = ros.diagnostics('thread', lambda v: v.get('thread_deaths') == '1')
     assert 'SystemExit' in values['last_death']
+
+
+BAD_TIMES = [math.nan, math.inf, -math.inf, 9.3e18, 1e300, -1.0, float(2**31)]
+
+
+def test_sim_stamps_that_no_ros_time_holds_are_counted_not_published(ros, truth_node):
+    """Defect 4: stamp_source sim with runnedTime NaN, ±Inf, > int32 seconds or negative is bad
+    input: counted as bad_value, nothing published for it; the valid packets around it are."""
+    node, tx, truth = truth_node(stamp_source='sim')
+    for k, bad in enumerate(BAD_TIMES):
+        tx.send(truth_168(t=float(k)))
+        tx.send(truth_168(t=bad))
+    tx.send(truth_168(t=100.25))
+    got = truth.wait_for(len(BAD_TIMES) + 1, timeout=10)
+    assert sorted(m.runned_time for m in got) == [float(k) for k in range(len(BAD_TIMES))] + [100.25]
+    assert (got[-1].header.stamp.sec, got[-1].header.stamp.nanosec) == (100, 250_000_000)
+    values = ros.diagnostics('vehicle 1', lambda v: v.get('errors.bad_value') == str(len(BAD_TIMES)))
+    assert 'runnedTime' in values['last_error']
+    assert node.receiver.health.handler_errors == 0     # rejected, not a handler fault

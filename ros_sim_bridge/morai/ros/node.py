@@ -52,7 +52,7 @@ from visualization_msgs.msg import MarkerArray
 from ros_sim_bridge.morai import codec as morai
 from ros_sim_bridge.core.binary import UNKNOWN_LAYOUT, CodecError
 from ros_sim_bridge.morai.ros import conversions as convert
-from ros_sim_bridge.ros.stamps import ns_to_stamp
+from ros_sim_bridge.ros.stamps import ns_to_stamp, sec_nsec_to_stamp
 from ros_sim_bridge.ros.diagnostics import Diagnostics, StreamStats
 from ros_sim_bridge.msg import (MoraiCollisionData, MoraiCtrlCmd, MoraiEgoVehicleStatus,
                                 MoraiGetTrafficLightStatus, MoraiIntersectionStatus, MoraiLamps,
@@ -318,7 +318,12 @@ class MoraiBridgeNode(Node):
         layout = getattr(value, 'layout', None)
         if layout is not None:
             stats.extra['layout'] = layout
-        messages = stream.convert(value, self._stamp(value, now_ns))
+        try:
+            stamp = self._stamp(value, now_ns)
+        except CodecError as err:    # a sim time no stamp can hold: bad input, not published
+            self.diagnostics.bad_input(stats, err, now_ns)
+            return
+        messages = stream.convert(value, stamp)
         t_publish = time.time_ns()
         for publisher, msg in messages:
             publisher.publish(msg)
@@ -326,10 +331,11 @@ class MoraiBridgeNode(Node):
         stats.publish(len(messages))
 
     def _stamp(self, value, now_ns: int) -> Time:
+        """The packet's sim time (stamp_source sim, where the layout has one; StampError when
+        sec or nsec is negative or out of range) or the receive time."""
         sec, nsec = getattr(value, 'sec', None), getattr(value, 'nsec', None)
-        if self.p.stamp_source == 'sim' and sec is not None and 0 <= nsec < 1_000_000_000 \
-                and -2**31 <= sec < 2**31:
-            return Time(sec=int(sec), nanosec=int(nsec))
+        if self.p.stamp_source == 'sim' and sec is not None and nsec is not None:
+            return sec_nsec_to_stamp(sec, nsec, source='MORAI')
         return ns_to_stamp(now_ns)
 
     def _bad_input(self, stream: Inbound, err: CodecError, data: bytes, now_ns: int) -> None:

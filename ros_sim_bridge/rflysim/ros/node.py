@@ -99,11 +99,13 @@ class RflySimTruthNode(Node):
         vehicle.stats.set_drops(endpoint.kernel_drops)
         try:
             record = rflysim.decode(data, expected_copter_id=vehicle.copter_id)
-        except CodecError as err:
+            if isinstance(record, rflysim.TruthState):
+                stamp = self._truth_stamp(record, now_ns)
+        except CodecError as err:   # bad bytes, or a runnedTime no stamp can hold
             self.diagnostics.bad_input(vehicle.stats, err, now_ns)
             return
         if isinstance(record, rflysim.TruthState):
-            self._publish_truth(vehicle, record, now_ns)
+            self._publish_truth(vehicle, record, stamp)
         elif isinstance(record, rflysim.CrashNotice):
             msg = convert.collision_msg(record, ns_to_stamp(now_ns), vehicle.frame)
             vehicle.collision.publish(msg)
@@ -117,10 +119,15 @@ class RflySimTruthNode(Node):
             vehicle.stats.extra[key] = str(int(vehicle.stats.extra.get(key, '0')) + 1)
 
     # codec → conversions → publishers
-    def _publish_truth(self, vehicle: Vehicle, state, now_ns: int) -> None:
+    def _truth_stamp(self, state, now_ns: int):
+        """The header stamp: runnedTime (stamp_source sim; StampError when NaN, ±Inf, negative
+        or beyond int32 seconds) or the receive time."""
+        if self.p.stamp_source == 'sim':
+            return seconds_to_stamp(state.runned_time, source='RflySim', field='runnedTime')
+        return ns_to_stamp(now_ns)
+
+    def _publish_truth(self, vehicle: Vehicle, state, stamp) -> None:
         p = self.p
-        stamp = (seconds_to_stamp(state.runned_time) if p.stamp_source == 'sim'
-                 else ns_to_stamp(now_ns))
         enu = convert.EnuState.from_truth(state)
         vehicle.truth.publish(convert.truth_msg(state, stamp, p.map_frame))
         vehicle.odom.publish(convert.odometry(enu, stamp, p.map_frame, vehicle.frame))
