@@ -27,6 +27,11 @@ class TcpClient:
     ``health`` and reported to ``on_error`` (rate-limited to the log when there is none); the
     stream goes on.  Should the thread end anyway, it is recorded and rebuilt
     (core.supervise).
+
+    Reconnecting: after a failure the next attempt waits ``min_backoff``, doubling up to
+    ``max_backoff``, but never longer than ``reconnect_within`` (1 s): a peer that listens again
+    is served within about a second of it, and a peer that is down sees at most one connection
+    attempt per ``reconnect_within`` (issue #10, defect 6).  ``reconnect_within`` 0 lifts the cap.
     """
 
     def __init__(self, host: str, port: int, framer, on_event: EventHandler, *,
@@ -35,7 +40,8 @@ class TcpClient:
                  on_disconnect: Optional[Callable[[str], None]] = None,
                  on_error: Optional[ErrorHandler] = None,
                  connect_timeout: float = 2.0, min_backoff: float = 0.25,
-                 max_backoff: float = 8.0, read_size: int = 1 << 16):
+                 max_backoff: float = 8.0, reconnect_within: float = 1.0,
+                 read_size: int = 1 << 16):
         self.host, self.port = host, port
         self.framer = framer
         self.on_event = on_event
@@ -45,6 +51,7 @@ class TcpClient:
         self.name = name
         self.connect_timeout = connect_timeout
         self.min_backoff, self.max_backoff = min_backoff, max_backoff
+        self.reconnect_within = reconnect_within
         self.read_size = read_size
         self.connects = 0            # successful connections so far
         self.failures = 0            # failed connection attempts and dropped links
@@ -127,7 +134,7 @@ class TcpClient:
             except OSError as exc:
                 self.failures += 1
                 self.last_failure = f'connect to {self.host}:{self.port}: {exc.strerror or exc}'
-                if self._stop.wait(backoff):
+                if self._stop.wait(self._wait(backoff)):
                     break
                 backoff = min(backoff * 2, self.max_backoff)
                 continue
@@ -148,8 +155,14 @@ class TcpClient:
             self.last_failure = reason
             if self.on_disconnect is not None:
                 self._call(self.on_disconnect, reason)
-            if self._stop.wait(backoff):
+            if self._stop.wait(self._wait(backoff)):
                 break
+
+    def _wait(self, backoff: float) -> float:
+        """The pause before the next attempt: the back-off, capped at ``reconnect_within``."""
+        if self.reconnect_within > 0:
+            return min(backoff, self.reconnect_within)
+        return backoff
 
     def _serve(self, sock: socket.socket) -> str:
         if self.on_connect is not None:

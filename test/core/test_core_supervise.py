@@ -158,3 +158,24 @@ def test_file_source_play_survives_a_raising_handler(tmp_path):
     src = FileSource(path, framer(), on_error=lambda e, exc: errors.append(exc))
     assert src.play(on_event, speed=0) == 3
     assert got == [b'a', b'b'] and src.health.handler_errors == 1 and len(errors) == 1
+
+
+def test_tcp_client_is_back_soon_after_a_long_outage_and_does_not_hammer():
+    """Defect 6: the back-off may double to 8 s (ibeo's configuration), but a peer that listens
+    again after a 4 s outage is served again soon (the bench measures it: bench_reconnect.py),
+    and while it is down the client tries about once a second, not in a loop."""
+    import time
+    port = free_tcp_port()
+    client = TcpClient('127.0.0.1', port, framer(), lambda e, t: None, name='tcp-outage',
+                       min_backoff=0.25, max_backoff=8.0)
+    client.start()
+    try:
+        time.sleep(4.0)                     # the peer is off: attempts at 0, .25, .75, 1.75, …
+        assert 3 <= client.failures <= 10, client.failures
+        server = _serve(port, 0)
+        try:
+            assert wait_until(lambda: client.connected, 2.5), 'not back within 2.5 s'
+        finally:
+            server.close()
+    finally:
+        client.stop()
