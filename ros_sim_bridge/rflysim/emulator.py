@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
 from ros_sim_bridge.rflysim import codec
-from ros_sim_bridge.core.cli import strip_ros_args
+from ros_sim_bridge.core.cli import run_main, strip_ros_args
 
 G = 9.80665                     # m/s², NED gravity is (0, 0, +G)
 WGS84_A = 6378137.0
@@ -430,6 +430,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    """The ``rflysim_sim`` executable; SIGINT/SIGTERM end it with exit code 0 (core.cli)."""
+    return run_main(lambda: _main(argv))
+
+
+def _main(argv: Optional[Sequence[str]]) -> int:
     args = build_parser().parse_args(strip_ros_args(sys.argv[1:] if argv is None else argv))
     if args.rate <= 0:
         print('rflysim_sim: --rate must be > 0', file=sys.stderr)
