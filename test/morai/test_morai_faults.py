@@ -3,8 +3,10 @@
 Datagrams are built by hand from the spec (morai-sim-udp.txt "Ego Vehicle Status", SUPPLEMENT
 §1.1–1.4): identifier, data_length int32, aux_data 3×int32, payload from byte 27, tail CR LF.
 """
+import random
 import socket
 import struct
+import time
 
 import pytest
 
@@ -64,3 +66,72 @@ def test_sim_times_no_stamp_holds_are_counted_not_published(ros, ego_bridge, sec
     values = ros.diagnostics('ego_status', lambda v: v.get('errors.bad_value') == '1')
     assert values['published'] != '0'
     assert not wait_until(lambda: len(status.messages) > 2, 0.5)
+
+
+def test_truncated_datagrams_are_counted_and_the_valid_ones_published(ros, ego_bridge):
+    node, tx, status = ego_bridge()
+    whole = ego152(sec=99)
+    cuts = list(range(0, 181, 9))
+    for n, cut in enumerate(cuts):
+        tx.send(whole[:cut])
+        tx.send(ego152(sec=n + 1))
+    got = status.wait_for(len(cuts), timeout=10)
+    assert sorted(m.sec for m in got) == list(range(1, len(cuts) + 1))
+    ros.diagnostics('ego_status', lambda v: v.get('decode_errors') == str(len(cuts)))
+
+
+def test_garbage_storm_with_valid_datagrams_interleaved_loses_none(ros, ego_bridge):
+    """2000 random datagrams (some starting with the right identifier) among 200 valid Ego
+    Status packets: every valid one is published, every bad one counted."""
+    node, tx, status = ego_bridge()
+    rng = random.Random(11)
+    for k in range(200):
+        for j in range(10):
+            junk = bytes(rng.getrandbits(8) for _ in range(rng.choice([0, 5, 121, 181, 300])))
+            if j % 3 == 0:
+                junk = IDENT + junk[len(IDENT):]
+            tx.send(junk)
+        tx.send(ego152(sec=k + 1))
+        if k % 20 == 0:
+            time.sleep(0.01)
+    got = status.wait_for(200, timeout=20)
+    assert sorted(m.sec for m in got) == list(range(1, 201))
+    values = ros.diagnostics('ego_status', lambda v: v.get('packets') == '2200')
+    assert values['decode_errors'] == '2000' and values['drops'] == '0'
+
+
+def test_simulator_power_cycle_goes_stale_then_recovers(ros, ego_bridge):
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+    node, tx, status = ego_bridge(stale_after=0.5)
+    tx.send(ego152(sec=1))
+    status.wait_for(1)
+    diag = ros.collect(DiagnosticArray, '/diagnostics', 100)
+
+    def stale():
+        return any(st.level == DiagnosticStatus.WARN and 'no data for' in st.message
+                   and 'ego_status' in st.name for arr in list(diag.messages)
+                   for st in arr.status)
+    assert wait_until(stale, 10)
+    Tx(tx.port).send(ego152(sec=2))
+    assert [m.sec for m in status.wait_for(2, timeout=10)] == [1, 2]
+
+
+def test_a_raising_conversion_does_not_end_the_receive_loop(ros, ego_bridge, monkeypatch):
+    """A handler fault (injected into the conversion) is counted and logged; the next
+    datagrams are published."""
+    from ros_sim_bridge.morai.ros import conversions
+    real = conversions.ego_status_msg
+    calls = []
+
+    def broken(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError('injected handler fault')
+        return real(*args, **kwargs)
+    monkeypatch.setattr(conversions, 'ego_status_msg', broken)
+    node, tx, status = ego_bridge()
+    for k in range(1, 4):
+        tx.send(ego152(sec=k))
+    assert [m.sec for m in status.wait_for(2, timeout=10)] == [2, 3]
+    assert node.receiver.health.handler_errors == 1
+    ros.diagnostics('thread', lambda v: v.get('handler_errors') == '1')

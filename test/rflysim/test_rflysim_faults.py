@@ -6,7 +6,9 @@ import ctypes
 import math
 import socket
 import struct
+import random
 import threading
+import time
 
 import pytest
 
@@ -129,3 +131,57 @@ def test_sim_stamps_that_no_ros_time_holds_are_counted_not_published(ros, truth_
     values = ros.diagnostics('vehicle 1', lambda v: v.get('errors.bad_value') == str(len(BAD_TIMES)))
     assert 'runnedTime' in values['last_error']
     assert node.receiver.health.handler_errors == 0     # rejected, not a handler fault
+
+
+def test_truncated_datagrams_are_counted_and_the_valid_ones_published(ros, truth_node):
+    """UDP has no mid-message close: its equivalent is a datagram cut short, at every length."""
+    node, tx, truth = truth_node()
+    whole = truth_168(t=0.5)
+    for n, cut in enumerate(range(0, 168, 7)):
+        tx.send(whole[:cut])
+        tx.send(truth_168(t=float(n)))
+    count = len(range(0, 168, 7))
+    got = truth.wait_for(count, timeout=10)
+    assert sorted(m.runned_time for m in got) == [float(n) for n in range(count)]
+    values = ros.diagnostics('vehicle 1', lambda v: v.get('decode_errors') == str(count))
+    assert values['published'] != '0'
+
+
+def test_garbage_storm_with_valid_datagrams_interleaved_loses_none(ros, truth_node):
+    """2000 random datagrams (random sizes, including the 168 and 12 the forms use) with 200
+    valid truth packets among them: every valid one is published, the garbage counted."""
+    node, tx, truth = truth_node()
+    rng = random.Random(9)
+    sent = 0
+    for k in range(200):
+        for _ in range(10):
+            size = rng.choice([rng.randrange(0, 400), 168, 12, 200, 112])
+            tx.send(bytes(rng.getrandbits(8) for _ in range(size)))
+        tx.send(truth_168(t=float(k)))
+        sent += 11
+        if k % 20 == 0:
+            time.sleep(0.01)          # stay under the socket buffer: losses here are the test's
+    got = truth.wait_for(200, timeout=20)
+    assert sorted(m.runned_time for m in got) == [float(k) for k in range(200)]
+    values = ros.diagnostics('vehicle 1', lambda v: v.get('packets') == str(sent))
+    assert int(values['decode_errors']) == 2000 and values['drops'] == '0'
+
+
+def test_sender_power_cycle_goes_stale_then_recovers(ros, truth_node):
+    """CopterSim stops (the vehicle goes stale on /diagnostics) and starts again: the next
+    packets are published at once."""
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+    node, tx, truth = truth_node(stale_after=0.5)
+    tx.send(truth_168(t=1.0))
+    truth.wait_for(1)
+    diag = ros.collect(DiagnosticArray, '/diagnostics', 100)
+
+    def stale():
+        return any(st.level == DiagnosticStatus.WARN and 'no data for' in st.message
+                   and 'vehicle 1' in st.name for arr in list(diag.messages) for st in arr.status)
+    assert wait_until(stale, 10)
+    tx = Tx(tx.port)                         # a new sender process: a new source port
+    tx.send(truth_168(t=2.0))
+    got = truth.wait_for(2, timeout=10)
+    assert [m.runned_time for m in got] == [1.0, 2.0]
+    ros.diagnostics('vehicle 1', lambda v: v.get('published') == '10')   # 5 topics × 2
