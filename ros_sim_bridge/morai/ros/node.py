@@ -59,7 +59,7 @@ from ros_sim_bridge.msg import (MoraiCollisionData, MoraiCtrlCmd, MoraiEgoVehicl
                                 MoraiMultiEgoSetting, MoraiObjectStatusList,
                                 MoraiVehicleCollisionData)
 from ros_sim_bridge.ros.runner import run_node
-from ros_sim_bridge.ros.params import declare_parameters
+from ros_sim_bridge.ros.params import common_parameters, declare_parameters
 from ros_sim_bridge.ros.qos import DATA, TF
 from ros_sim_bridge.srv import (MoraiSaveSensorData, MoraiScenarioLoad, MoraiSensorControl,
                                 MoraiSetIntersectionStatus, MoraiSetMultiEgoSetting,
@@ -100,15 +100,14 @@ PARAMETERS = {
     'map_frame': ('map', 'ENU map frame of MORAI positions'),
     'base_frame': ('base_link', 'ego body frame (x forward, y left, z up)'),
     'publish_tf': (True, 'publish map → base_frame on /tf'),
-    'stamp_source': ('sim', "header stamps: 'sim' (the packet's sec/nsec where the layout has "
-                            "them, else receive time) or 'receive' (host clock)"),
     'object_labels': (False, 'also publish a text label per object marker'),
-    'diagnostics_period': (1.0, 's between /diagnostics messages'),
-    'stale_after': (2.0, 's without data before a message type is reported stale'),
+    **common_parameters(stamp_sources={'sim': "the packet's sec/nsec where the layout has "
+                                              'them, else the receive time',
+                                       'receive': 'host clock at reception'},
+                        stamp_default='sim', stale_after=2.0, stale_what='a message type'),
     'log_interval': (5.0, 's between two logs of the same kind of bad input per type'),
     'latency_window': (4096, 'datagrams per type in the latency percentiles of /diagnostics'),
 }
-STAMP_SOURCES = ('sim', 'receive')
 _INT32 = struct.Struct('<i')
 
 
@@ -164,8 +163,6 @@ class MoraiBridgeNode(Node):
     def __init__(self, **kwargs):
         super().__init__('morai_bridge', **kwargs)
         self.p = p = declare_parameters(self, PARAMETERS)
-        if p.stamp_source not in STAMP_SOURCES:
-            raise ValueError(f"stamp_source must be one of {STAMP_SOURCES}, not {p.stamp_source!r}")
         try:
             self.sim_ip = socket.gethostbyname(p.sim_host)
         except OSError as exc:

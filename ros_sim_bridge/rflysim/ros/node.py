@@ -30,7 +30,7 @@ from ros_sim_bridge.ros.stamps import ns_to_stamp, seconds_to_stamp
 from ros_sim_bridge.ros.diagnostics import Diagnostics
 from ros_sim_bridge.msg import RflySimCollision, RflySimTruth
 from ros_sim_bridge.ros.runner import run_node
-from ros_sim_bridge.ros.params import declare_parameters
+from ros_sim_bridge.ros.params import common_parameters, declare_parameters
 from ros_sim_bridge.ros.qos import DATA, LATCHED, TF
 from ros_sim_bridge.core.udp import UdpEndpoint, UdpReceiver
 
@@ -43,10 +43,10 @@ PARAMETERS = {
     'map_frame': ('map', 'ENU world frame (origin = RflySim map centre)'),
     'base_frame': ('vehicle_{id}/base_link', 'FLU body frame; {id} is the CopterID'),
     'publish_tf': (True, 'publish map → base_frame on /tf'),
-    'stamp_source': ('receive', "header stamps: 'receive' (host clock) or 'sim' (runnedTime)"),
     'gps_order': ('lat_lon_alt', "order of PosGPS: 'lat_lon_alt' (document) or 'lon_lat_alt'"),
-    'diagnostics_period': (1.0, 's between /diagnostics messages'),
-    'stale_after': (1.0, 's without data before a vehicle is reported stale'),
+    **common_parameters(stamp_sources={'receive': 'host clock at reception',
+                                       'sim': 'runnedTime, the simulation time'},
+                        stamp_default='receive', stale_after=1.0, stale_what='a vehicle'),
 }
 
 
@@ -73,8 +73,6 @@ class RflySimTruthNode(Node):
     def __init__(self, **kwargs):
         super().__init__('rflysim_truth', **kwargs)
         self.p = p = declare_parameters(self, PARAMETERS)
-        if p.stamp_source not in ('receive', 'sim'):
-            raise ValueError(f"stamp_source must be 'receive' or 'sim', not {p.stamp_source!r}")
         if p.gps_order not in convert.GPS_ORDERS:
             raise ValueError(f'gps_order must be one of {sorted(convert.GPS_ORDERS)}')
         self.diagnostics = Diagnostics(self, period=p.diagnostics_period)
