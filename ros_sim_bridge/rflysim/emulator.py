@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
+from ros_sim_bridge.core import frames
 from ros_sim_bridge.rflysim import codec
 from ros_sim_bridge.core.cli import run_main, strip_ros_args
 
@@ -209,7 +210,7 @@ class Scene:
         pos, vel, acc = path.kinematics(t)
         rot = attitude(acc, math.atan2(vel[1], vel[0]))   # as _rotation, kinematics known
         roll, pitch, yaw = euler_from_matrix(rot)
-        quat = codec.quat_from_euler(roll, pitch, yaw)
+        quat = tuple(float(v) for v in frames.quat_from_euler(roll, pitch, yaw))
         # body rates: skew(ω) = Rᵀ·dR/dt, dR/dt by a central difference
         h = 1e-4
         r_plus, r_minus = self._rotation(path, t + h), self._rotation(path, t - h)
