@@ -37,7 +37,6 @@ from __future__ import annotations
 import collections
 import functools
 import socket
-import struct
 import sys
 import time
 from dataclasses import dataclass, field
@@ -50,6 +49,7 @@ from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
 from ros_sim_bridge.morai import codec as morai
+from ros_sim_bridge.morai.codec.framing import read_data_length
 from ros_sim_bridge.core.binary import UNKNOWN_LAYOUT, CodecError
 from ros_sim_bridge.morai.ros import conversions as convert
 from ros_sim_bridge.ros.stamps import ns_to_stamp, sec_nsec_to_stamp
@@ -108,7 +108,6 @@ PARAMETERS = {
     'log_interval': (5.0, 's between two logs of the same kind of bad input per type'),
     'latency_window': (4096, 'datagrams per type in the latency percentiles of /diagnostics'),
 }
-_INT32 = struct.Struct('<i')
 
 
 class Latency:
@@ -341,10 +340,10 @@ class MoraiBridgeNode(Node):
             return
         # An unknown layout is reported once per (data_length, size), with its sizes.
         stream.stats.error(err.kind, str(err), now_ns)
-        ident = TYPES[stream.name].identifier
+        kind = TYPES[stream.name]
         try:
-            (data_length,) = _INT32.unpack_from(data, len(ident))
-        except struct.error:
+            data_length = read_data_length(data, kind.identifier, kind.title)
+        except CodecError:
             data_length = None
         key = (data_length, len(data))
         if key in stream.unknown:
