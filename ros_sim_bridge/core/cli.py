@@ -1,7 +1,11 @@
-"""Command-line helpers shared by the emulators."""
+"""Command-line helpers shared by every executable: ROS arguments, and stopping cleanly on
+SIGINT/SIGTERM (issue #10 defect 8, issue #14)."""
 from __future__ import annotations
 
-from typing import Sequence
+import os
+import signal
+import sys
+from typing import Callable, Sequence
 
 
 def strip_ros_args(argv: Sequence[str]) -> list:
@@ -16,3 +20,62 @@ def strip_ros_args(argv: Sequence[str]) -> list:
         elif not inside:
             out.append(arg)
     return out
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class StopSignals:
+    """SIGINT (Ctrl-C, ros2 launch first) and SIGTERM (ros2 launch after its timeout, docker
+    stop, systemd) both end the main thread with KeyboardInterrupt, once: every later one is
+    ignored, so cleanup runs to its end when ``ros2 launch`` (or a terminal's Ctrl-C to the
+    whole process group, then ros2 launch's own) sends a second signal.
+
+    Set explicitly for both: a background job of a script inherits SIGINT ignored, and
+    SIGTERM's default would end the process without running any cleanup.  :meth:`finish`
+    ends an executable: after a stop signal the process exits at once with the code (the
+    interpreter's own finalisation puts the default handlers back, and a late second signal
+    would then kill the process with -2); otherwise the previous handlers are restored and the
+    code returned (so ``main()`` can be called in-process, as the tests do).
+    """
+
+    def __init__(self, signals: Sequence[int] = STOP_SIGNALS):
+        self.fired: list[int] = []
+        self.previous = {sig: signal.signal(sig, self._interrupt) for sig in signals}
+
+    def _interrupt(self, signum, frame):
+        # Stays installed: swapping in SIG_IGN here would make CPython raise OSError('Signal
+        # 15 ignored due to race condition') for a signal that arrived before this ran.
+        if self.fired:
+            return
+        self.fired.append(signum)
+        raise KeyboardInterrupt
+
+    def finish(self, code: int) -> int:
+        if self.fired:
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except Exception:
+                    pass
+            os._exit(code)
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+        return code
+
+
+def stop_on_signals(signals: Sequence[int] = STOP_SIGNALS) -> StopSignals:
+    """Install :class:`StopSignals` for ``signals``."""
+    return StopSignals(signals)
+
+
+def run_main(body: Callable[[], int]) -> int:
+    """Run an executable's ``body`` under :class:`StopSignals`; a stop signal is a clean exit
+    (0) after the body's own cleanup (``with``/``finally``) has run."""
+    stops = stop_on_signals()
+    code = 0
+    try:
+        code = body()
+    except KeyboardInterrupt:
+        code = 0
+    return stops.finish(code)

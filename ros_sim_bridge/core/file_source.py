@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
+from ros_sim_bridge.core.supervise import RateLimitedLog, ThreadHealth
+
 
 def read_chunks(path: str | Path, chunk_size: int = 1 << 20) -> Iterator[bytes]:
     with open(path, 'rb') as handle:
@@ -24,13 +26,18 @@ class FileSource:
     """Events of a recorded stream; ``play`` paces them by their own time stamps.
 
     ``stamp_ns(event) -> int | None`` gives an event's recording time for pacing (None: send at
-    once). ``speed`` 1.0 is real time, 0 is as fast as possible.
+    once). ``speed`` 1.0 is real time, 0 is as fast as possible.  A handler that raises is
+    counted in ``health`` and reported to ``on_error``; playing goes on.
     """
 
-    def __init__(self, path: str | Path, framer, *, chunk_size: int = 1 << 20):
+    def __init__(self, path: str | Path, framer, *, chunk_size: int = 1 << 20,
+                 on_error: Optional[Callable[[Any, BaseException], None]] = None):
         self.path = Path(path)
         self.framer = framer
         self.chunk_size = chunk_size
+        self.on_error = on_error       # (event, exception) of a handler that raised
+        self.health = ThreadHealth(f'file {self.path.name}')
+        self._fallback_log = RateLimitedLog()
 
     def events(self) -> Iterator[Any]:
         self.framer.reset()
@@ -58,6 +65,20 @@ class FileSource:
                             break
                     else:
                         time.sleep(delay)
-            on_event(event, time.time_ns())
+            self._hand(on_event, event)
             count += 1
         return count
+
+    def _hand(self, on_event, event) -> None:
+        """One event to the handler; an exception is counted and reported, and play goes on."""
+        try:
+            on_event(event, time.time_ns())
+        except Exception as exc:
+            self.health.handler_failed(exc)
+            try:
+                if self.on_error is not None:
+                    self.on_error(event, exc)
+                    return
+            except Exception as report_exc:
+                exc = report_exc
+            self._fallback_log(type(exc).__name__, f'{self.path}: handler failed: {exc!r}')

@@ -14,42 +14,70 @@ import threading
 import time
 from typing import Any, Callable, Optional
 
+from ros_sim_bridge.core.supervise import RateLimitedLog, SupervisedThread, ThreadHealth
+
 EventHandler = Callable[[Any, int], None]  # (event, receive time ns)
+ErrorHandler = Callable[['TcpClient', BaseException], None]
 
 
 class TcpClient:
+    """Connects, frames, hands events over, reconnects; no exception ends its thread.
+
+    A handler (``on_event``, ``on_connect``, ``on_disconnect``) that raises is counted in
+    ``health`` and reported to ``on_error`` (rate-limited to the log when there is none); the
+    stream goes on.  Should the thread end anyway, it is recorded and rebuilt
+    (core.supervise).
+
+    Reconnecting: after a failure the next attempt waits ``min_backoff``, doubling up to
+    ``max_backoff``, but never longer than ``reconnect_within`` (1 s): a peer that listens again
+    is served within about a second of it, and a peer that is down sees at most one connection
+    attempt per ``reconnect_within`` (issue #10, defect 6).  ``reconnect_within`` 0 lifts the cap.
+    """
+
     def __init__(self, host: str, port: int, framer, on_event: EventHandler, *,
                  name: str = 'tcp-client',
                  on_connect: Optional[Callable[[], None]] = None,
                  on_disconnect: Optional[Callable[[str], None]] = None,
+                 on_error: Optional[ErrorHandler] = None,
                  connect_timeout: float = 2.0, min_backoff: float = 0.25,
-                 max_backoff: float = 8.0, read_size: int = 1 << 16):
+                 max_backoff: float = 8.0, reconnect_within: float = 1.0,
+                 read_size: int = 1 << 16):
         self.host, self.port = host, port
         self.framer = framer
         self.on_event = on_event
         self.on_connect = on_connect
         self.on_disconnect = on_disconnect
+        self.on_error = on_error
         self.name = name
         self.connect_timeout = connect_timeout
         self.min_backoff, self.max_backoff = min_backoff, max_backoff
+        self.reconnect_within = reconnect_within
         self.read_size = read_size
         self.connects = 0            # successful connections so far
         self.failures = 0            # failed connection attempts and dropped links
         self.bytes_received = 0
         self.last_failure = ''
+        self.health = ThreadHealth(name)
+        self._fallback_log = RateLimitedLog()
         self._sock: Optional[socket.socket] = None
         self._send_lock = threading.Lock()
         self._stop = threading.Event()
         self._connected = threading.Event()
-        self._thread: Optional[threading.Thread] = None
+        self._thread = SupervisedThread(name, self._run, self._stop, self.health,
+                                        rebuild=self._drop_link)
 
     @property
     def connected(self) -> bool:
         return self._connected.is_set()
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
         self._thread.start()
+
+    def is_alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def ensure_running(self) -> bool:
+        return self._thread.ensure_running()
 
     def stop(self) -> None:
         self._stop.set()
@@ -59,8 +87,7 @@ class TcpClient:
                 sock.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
-        if self._thread is not None:
-            self._thread.join(timeout=3.0)
+        self._thread.join(timeout=3.0)
 
     def send(self, data: bytes) -> bool:
         """Send all of ``data``; False (never an exception) when not connected or it fails."""
@@ -75,6 +102,30 @@ class TcpClient:
             self.last_failure = f'send: {exc}'
             return False
 
+    def _drop_link(self) -> None:
+        """Forget the current connection (before a rebuilt thread connects again)."""
+        self._connected.clear()
+        sock, self._sock = self._sock, None
+        if sock is not None:
+            try:
+                sock.close()
+            except OSError:
+                pass
+
+    def _call(self, fn, *args) -> None:
+        """Run a handler; an exception is counted and reported, never raised."""
+        try:
+            fn(*args)
+        except Exception as exc:
+            self.health.handler_failed(exc)
+            try:
+                if self.on_error is not None:
+                    self.on_error(self, exc)
+                    return
+            except Exception as report_exc:
+                exc = report_exc
+            self._fallback_log(type(exc).__name__, f'{self.name}: handler failed: {exc!r}')
+
     def _run(self) -> None:
         backoff = self.min_backoff
         while not self._stop.is_set():
@@ -83,39 +134,39 @@ class TcpClient:
             except OSError as exc:
                 self.failures += 1
                 self.last_failure = f'connect to {self.host}:{self.port}: {exc.strerror or exc}'
-                if self._stop.wait(backoff):
+                if self._stop.wait(self._wait(backoff)):
                     break
                 backoff = min(backoff * 2, self.max_backoff)
                 continue
             backoff = self.min_backoff
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            sock.settimeout(0.5)
-            self._sock = sock
-            self.framer.reset()
-            self.connects += 1
-            self._connected.set()
-            reason = self._serve(sock)
-            self._connected.clear()
-            self._sock = None
             try:
-                sock.close()
-            except OSError:
-                pass
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                sock.settimeout(0.5)
+                self._sock = sock
+                self.framer.reset()
+                self.connects += 1
+                self._connected.set()
+                reason = self._serve(sock)
+            finally:
+                self._drop_link()
             if self._stop.is_set():
                 break
             self.failures += 1
             self.last_failure = reason
             if self.on_disconnect is not None:
-                self.on_disconnect(reason)
-            if self._stop.wait(backoff):
+                self._call(self.on_disconnect, reason)
+            if self._stop.wait(self._wait(backoff)):
                 break
+
+    def _wait(self, backoff: float) -> float:
+        """The pause before the next attempt: the back-off, capped at ``reconnect_within``."""
+        if self.reconnect_within > 0:
+            return min(backoff, self.reconnect_within)
+        return backoff
 
     def _serve(self, sock: socket.socket) -> str:
         if self.on_connect is not None:
-            try:
-                self.on_connect()
-            except Exception as exc:  # the link stays up; the node reports it
-                self.last_failure = f'on_connect: {exc}'
+            self._call(self.on_connect)   # the link stays up; the node reports it
         while not self._stop.is_set():
             try:
                 chunk = sock.recv(self.read_size)
@@ -127,6 +178,16 @@ class TcpClient:
                 return 'peer closed the connection'
             now = time.time_ns()
             self.bytes_received += len(chunk)
-            for event in self.framer.feed(chunk):
-                self.on_event(event, now)
+            try:
+                events = self.framer.feed(chunk)
+            except Exception as exc:  # a framer bug: count it, start the stream afresh
+                self._call(_reraise, exc)
+                self.framer.reset()
+                continue
+            for event in events:
+                self._call(self.on_event, event, now)
         return 'stopped'
+
+
+def _reraise(exc: BaseException) -> None:
+    raise exc

@@ -17,6 +17,8 @@ import threading
 import time
 from typing import Callable, Optional
 
+from ros_sim_bridge.core.supervise import RateLimitedLog, SupervisedThread, ThreadHealth
+
 Handler = Callable[[bytes, int], None]  # (datagram, receive time in ns since the Unix epoch)
 ErrorHandler = Callable[['UdpEndpoint', BaseException], None]
 
@@ -94,49 +96,103 @@ class UdpEndpoint:
 
 
 class UdpReceiver:
-    """A daemon thread that serves many UdpEndpoints with one selector."""
+    """A daemon thread that serves many UdpEndpoints with one selector.
+
+    No exception ends the loop: a handler that raises is counted in ``health`` and reported to
+    ``on_error`` (rate-limited to the log when there is none), a failing read or select too;
+    if the thread ends anyway it is recorded in ``health`` and rebuilt with a fresh selector
+    (core.supervise).
+    """
 
     def __init__(self, name: str = 'udp-receiver', on_error: Optional[ErrorHandler] = None):
         self.name = name
         self.on_error = on_error
-        self._selector = selectors.DefaultSelector()
-        self._endpoints: list[UdpEndpoint] = []
+        self.health = ThreadHealth(name)
+        self._fallback_log = RateLimitedLog()
+        self._endpoints: list[tuple[UdpEndpoint, Handler]] = []
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
-        self._selector.register(self._wake_r, selectors.EVENT_READ, None)
-        self._thread: Optional[threading.Thread] = None
+        self._selector = self._new_selector()
         self._stop = threading.Event()
+        self._thread = SupervisedThread(name, self._run, self._stop, self.health,
+                                        rebuild=self._rebuild)
+
+    def _new_selector(self) -> selectors.BaseSelector:
+        selector = selectors.DefaultSelector()
+        selector.register(self._wake_r, selectors.EVENT_READ, None)
+        for endpoint, handler in self._endpoints:
+            selector.register(endpoint.sock, selectors.EVENT_READ, (endpoint, handler))
+        return selector
+
+    def _rebuild(self) -> None:
+        old, self._selector = self._selector, self._new_selector()
+        try:
+            old.close()
+        except Exception:
+            pass
 
     def add(self, endpoint: UdpEndpoint, handler: Handler) -> UdpEndpoint:
-        self._endpoints.append(endpoint)
+        self._endpoints.append((endpoint, handler))
         self._selector.register(endpoint.sock, selectors.EVENT_READ, (endpoint, handler))
         return endpoint
 
+    @property
+    def endpoints(self) -> list[UdpEndpoint]:
+        return [endpoint for endpoint, _ in self._endpoints]
+
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
         self._thread.start()
 
+    def is_alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def ensure_running(self) -> bool:
+        return self._thread.ensure_running()
+
     def _run(self) -> None:
-        select = self._selector.select
         while not self._stop.is_set():
-            for key, _ in select(timeout=0.5):
+            try:
+                ready = self._selector.select(timeout=0.5)
+            except Exception as exc:  # a broken selector: report, rebuild, go on
+                self._report(None, exc)
+                if self._stop.wait(0.1):
+                    return
+                self._rebuild()
+                continue
+            for key, _ in ready:
                 if key.data is None:
+                    self._drain_wake()
                     continue
                 endpoint, handler = key.data
                 try:
                     batch = endpoint.drain()
-                except OSError as exc:
+                except Exception as exc:
                     self._report(endpoint, exc)
                     continue
                 for data, stamp in batch:
                     try:
                         handler(data, stamp)
                     except Exception as exc:  # a handler bug must not stop the receiver
+                        self.health.handler_failed(exc)
                         self._report(endpoint, exc)
 
-    def _report(self, endpoint: UdpEndpoint, exc: BaseException) -> None:
-        if self.on_error is not None:
-            self.on_error(endpoint, exc)
+    def _drain_wake(self) -> None:
+        try:
+            self._wake_r.recv(64)
+        except OSError:
+            pass
+
+    def _report(self, endpoint: Optional[UdpEndpoint], exc: BaseException) -> None:
+        """Hand an error to ``on_error``; a reporter that raises is never allowed to end the
+        loop either."""
+        try:
+            if self.on_error is not None and endpoint is not None:
+                self.on_error(endpoint, exc)
+                return
+        except Exception as report_exc:
+            exc = report_exc
+        where = endpoint.name if endpoint is not None else self.name
+        self._fallback_log(f'{where}:{type(exc).__name__}', f'{where}: receive failed: {exc!r}')
 
     def stop(self) -> None:
         self._stop.set()
@@ -144,9 +200,8 @@ class UdpReceiver:
             self._wake_w.send(b'x')
         except OSError:
             pass
-        if self._thread is not None:
-            self._thread.join(timeout=2.0)
-        for endpoint in self._endpoints:
+        self._thread.join(timeout=2.0)
+        for endpoint, _ in self._endpoints:
             try:
                 self._selector.unregister(endpoint.sock)
             except (KeyError, ValueError):

@@ -41,7 +41,7 @@ from ros_sim_bridge.ibeo.codec.header import decode_header, encode_message, make
 from ros_sim_bridge.ibeo.codec.vehicle_state import LuxVehicleState, encode_vehicle_state
 from ros_sim_bridge.core.ntp import ntp_to_unix_ns, unix_ns_to_ntp64
 from ros_sim_bridge.core.framer import Frame
-from ros_sim_bridge.core.cli import strip_ros_args
+from ros_sim_bridge.core.cli import run_main, strip_ros_args
 
 DEFAULT_HOST = '127.0.0.1'
 DEFAULT_PORT = 12002
@@ -730,6 +730,11 @@ class LuxServer:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    """The ``ibeo_lux_sim`` executable; SIGINT/SIGTERM end it with exit code 0 (core.cli)."""
+    return run_main(lambda: _main(argv))
+
+
+def _main(argv: Optional[Sequence[str]]) -> int:
     ap = argparse.ArgumentParser(description='ibeo LUX / LD-MRS emulator (TCP, Ibeo protocol)')
     ap.add_argument('--host', default=DEFAULT_HOST, help='address to listen on (127.0.0.1)')
     ap.add_argument('--port', type=int, default=DEFAULT_PORT, help='TCP port (12002)')
@@ -753,8 +758,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print(f'LUX emulator on {args.host}:{server.port} ({what})', flush=True)
     try:
         server.serve_forever(args.duration or None)
-    except KeyboardInterrupt:
-        pass
     finally:
         server.stop()
     return 0

@@ -35,7 +35,7 @@ from ros_sim_bridge.core.binary import WRONG_SOURCE, CodecError
 from ros_sim_bridge.morai.codec import commands as cmds
 from ros_sim_bridge.morai.codec.traffic_light import TL_GREEN, TL_RED, TL_YELLOW
 from ros_sim_bridge.core.udp import is_loopback
-from ros_sim_bridge.core.cli import strip_ros_args
+from ros_sim_bridge.core.cli import run_main, strip_ros_args
 
 LOG = logging.getLogger('morai_emulator')
 
@@ -625,6 +625,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    """The ``morai_sim`` executable; SIGINT/SIGTERM end it with exit code 0 (core.cli)."""
+    return run_main(lambda: _main(argv))
+
+
+def _main(argv: Optional[Sequence[str]]) -> int:
     args = build_parser().parse_args(strip_ros_args(sys.argv[1:] if argv is None else argv))
     logging.basicConfig(level=args.log_level.upper(),
                         format='%(asctime)s %(name)s %(levelname)s %(message)s')
@@ -641,10 +646,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         LOG.info('MORAI emulator: layouts %s/%s/%s, sending to %s %s, listening on %s',
                  scene.ego_layout, scene.object_layout, scene.collision_layout, args.host,
                  send, emu.bound_ports)
-        try:
-            emu.serve(args.duration or None)
-        except KeyboardInterrupt:
-            pass
+        emu.serve(args.duration or None)
     return 0
 
 

@@ -37,6 +37,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
+from ros_sim_bridge.core import frames
 from ros_sim_bridge.core.binary import (BAD_CHECKSUM, OVERSIZED, TRUNCATED, UNKNOWN_LAYOUT, WRONG_SOURCE,
                      CodecError, check_range, pack)
 
@@ -574,17 +575,10 @@ def _round_i32(x: float, name: str) -> int:
     return int(round(x))
 
 
-def quat_from_euler(roll: float, pitch: float, yaw: float) -> tuple:
-    """Z-Y-X Euler (rad) → w-x-y-z quaternion (rotation body FRD → NED)."""
-    cr, sr = math.cos(roll / 2), math.sin(roll / 2)
-    cp, sp = math.cos(pitch / 2), math.sin(pitch / 2)
-    cy, sy = math.cos(yaw / 2), math.sin(yaw / 2)
-    return (cr * cp * cy + sr * sp * sy, sr * cp * cy - cr * sp * sy,
-            cr * sp * cy + sr * cp * sy, cr * cp * sy - sr * sp * cy)
-
-
 def _quat_or_euler(s: TruthState) -> tuple:
-    return tuple(s.quat_wxyz) if s.quat_wxyz is not None else quat_from_euler(*s.euler)
+    if s.quat_wxyz is not None:
+        return tuple(s.quat_wxyz)
+    return tuple(float(v) for v in frames.quat_from_euler(*s.euler))
 
 
 __all__ = [
@@ -597,5 +591,5 @@ __all__ = [
     'truth_port', 'decode', 'decode_form', 'encode', 'encode_truth', 'truth_to_form',
     'encode_sout2simulator', 'encode_netdatashort_legacy', 'encode_netdatashort_doc',
     'encode_simple_time', 'encode_crash_notice', 'encode_gps_origin',
-    'encode_out_copter_struct', 'quat_from_euler',
+    'encode_out_copter_struct',
 ]

@@ -31,8 +31,9 @@ import time
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
+from ros_sim_bridge.core import frames
 from ros_sim_bridge.rflysim import codec
-from ros_sim_bridge.core.cli import strip_ros_args
+from ros_sim_bridge.core.cli import run_main, strip_ros_args
 
 G = 9.80665                     # m/s², NED gravity is (0, 0, +G)
 WGS84_A = 6378137.0
@@ -209,7 +210,7 @@ class Scene:
         pos, vel, acc = path.kinematics(t)
         rot = attitude(acc, math.atan2(vel[1], vel[0]))   # as _rotation, kinematics known
         roll, pitch, yaw = euler_from_matrix(rot)
-        quat = codec.quat_from_euler(roll, pitch, yaw)
+        quat = tuple(float(v) for v in frames.quat_from_euler(roll, pitch, yaw))
         # body rates: skew(ω) = Rᵀ·dR/dt, dR/dt by a central difference
         h = 1e-4
         r_plus, r_minus = self._rotation(path, t + h), self._rotation(path, t - h)
@@ -430,6 +431,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    """The ``rflysim_sim`` executable; SIGINT/SIGTERM end it with exit code 0 (core.cli)."""
+    return run_main(lambda: _main(argv))
+
+
+def _main(argv: Optional[Sequence[str]]) -> int:
     args = build_parser().parse_args(strip_ros_args(sys.argv[1:] if argv is None else argv))
     if args.rate <= 0:
         print('rflysim_sim: --rate must be > 0', file=sys.stderr)

@@ -18,7 +18,29 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.ros.stamps import ns_to_stamp
 
-OK, WARN = DiagnosticStatus.OK, DiagnosticStatus.WARN
+OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
+
+
+def log(logger, level: str, text: str) -> None:
+    """Log ``text`` at ``level`` ('debug' … 'fatal'; anything else is 'error') and never raise.
+
+    rclpy keys each logging call site by file and line and raises ValueError when one site logs
+    at another severity ('Logger severity cannot be changed between calls.'); a helper that
+    takes the level as an argument must therefore call each severity from its own line.
+    """
+    try:
+        if level == 'debug':
+            logger.debug(text)
+        elif level == 'info':
+            logger.info(text)
+        elif level in ('warning', 'warn'):
+            logger.warning(text)
+        elif level == 'fatal':
+            logger.fatal(text)
+        else:
+            logger.error(text)
+    except Exception:   # a log line must never end the thread that writes it
+        pass
 
 
 class StreamStats:
@@ -117,6 +139,9 @@ class Diagnostics:
         self._last_log: dict[tuple[str, str], float] = {}
         self._suppressed: collections.Counter[tuple[str, str]] = collections.Counter()
         self._log_lock = threading.Lock()
+        self.death_hold_s = max(5.0, 3 * period)    # a dead thread shows as ERROR this long
+        self.watched: list = []                     # transports whose threads are supervised
+        self._discovered = False
         self.pub = node.create_publisher(DiagnosticArray, '/diagnostics', 10)
         self.timer = node.create_timer(period, self.publish)
 
@@ -127,6 +152,46 @@ class Diagnostics:
 
     def add_source(self, source: Callable[[], list[DiagnosticStatus]]) -> None:
         self.sources.append(source)
+
+    def watch(self, transport, name: str = '') -> None:
+        """Supervise ``transport`` (anything with ``health`` and ``ensure_running()``, e.g.
+        core.udp.UdpReceiver, core.tcp.TcpClient): its handler faults are logged here when it
+        has no ``on_error``, a dead receive thread is restarted by the diagnostics timer, and
+        its status on /diagnostics is ERROR for ``death_hold_s`` after a death."""
+        if any(t is transport for t, _ in self.watched):
+            return
+        if getattr(transport, 'on_error', 'absent') is None:
+            transport.on_error = self._transport_failed
+        self.watched.append((transport, name or transport.health.name))
+
+    def _discover(self) -> None:
+        """Watch every transport the node holds as an attribute (a node need not call watch)."""
+        self._discovered = True
+        for value in list(vars(self.node).values()):
+            if hasattr(value, 'health') and hasattr(value, 'ensure_running'):
+                self.watch(value)
+
+    def _transport_failed(self, transport, exc: BaseException) -> None:
+        name = getattr(transport, 'name', type(transport).__name__)
+        self.log_limited(name, type(exc).__name__, f'{name}: handler failed: {exc!r}', 'error')
+
+    def thread_status(self, transport, name: str, now_ns: int) -> DiagnosticStatus:
+        """OK while the receive thread runs; ERROR when it died in the last ``death_hold_s``
+        (it has been rebuilt by then) or is not running."""
+        h = transport.health
+        alive = transport.ensure_running()
+        level, text = OK, 'receive thread running'
+        if h.died_ns and now_ns - h.died_ns < self.death_hold_s * 1e9:
+            level, text = ERROR, f'receive thread died ({h.last_death}); link rebuilt'
+        if not alive:
+            level, text = ERROR, f'receive thread not running ({h.last_death}); rebuilding'
+        values = [('handler_errors', str(h.handler_errors)),
+                  ('last_handler_error', h.last_handler_error),
+                  ('thread_deaths', str(h.deaths)), ('thread_restarts', str(h.restarts)),
+                  ('last_death', h.last_death)]
+        return DiagnosticStatus(level=level, name=f'{self.prefix}: {name} thread',
+                                message=text, hardware_id=self.prefix,
+                                values=[KeyValue(key=k, value=v) for k, v in values])
 
     def bad_input(self, stats: StreamStats, err: BaseException, now_ns: Optional[int] = None) -> None:
         """Count a bad packet on ``stats`` and log it, rate-limited per stream and kind."""
@@ -150,13 +215,20 @@ class Diagnostics:
             suppressed = self._suppressed.pop((key, kind), 0)
         if suppressed:
             text += f' (+{suppressed} more like it in the last {self.log_interval:.0f} s)'
-        getattr(self.node.get_logger(), level)(text)
+        log(self.node.get_logger(), level, text)
 
     def publish(self) -> None:
         now = time.time_ns()
         msg = DiagnosticArray()
         msg.header.stamp = ns_to_stamp(now)
+        if not self._discovered:
+            self._discover()
         msg.status = [s.status(now) for s in self.streams]
+        msg.status.extend(self.thread_status(t, name, now) for t, name in self.watched)
         for source in self.sources:
-            msg.status.extend(source())
+            try:
+                msg.status.extend(source())
+            except Exception as exc:   # one faulty status source must not end the timer
+                self.log_limited('diagnostics', type(exc).__name__,
+                                 f'a diagnostics source failed: {exc!r}', 'error')
         self.pub.publish(msg)

@@ -1,7 +1,6 @@
-"""The one ``main`` every node executable shares: init, spin, close cleanly on Ctrl-C."""
+"""The one ``main`` every node executable shares: init, spin, close cleanly on SIGINT/SIGTERM."""
 from __future__ import annotations
 
-import signal
 import sys
 
 import rclpy
@@ -9,25 +8,29 @@ import rclpy.logging
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
 
-
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt
+from ros_sim_bridge.core.cli import stop_on_signals
 
 
 def run_node(node_class, argv=None) -> int:
     """Spin one node; a node that cannot start (a port in use, a bad parameter) exits with 1
-    after one clear log line instead of a traceback."""
-    # SIGINT (Ctrl-C; ros2 launch first) and SIGTERM (ros2 launch after its timeout, docker
-    # stop, systemd) both arrive as KeyboardInterrupt — not through rclpy's handler, which would
-    # invalidate the context while receive threads still publish: close() stops those threads
-    # first.  Set explicitly, as rclpy does: a background job of a script inherits SIGINT
-    # ignored, and SIGTERM's default would end the process without closing anything.
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, _interrupt)
-    rclpy.init(args=argv if argv is not None else sys.argv,
-               signal_handler_options=SignalHandlerOptions.NO)
+    after one clear log line instead of a traceback; SIGINT and SIGTERM exit with 0."""
+    # SIGINT and SIGTERM both arrive once as KeyboardInterrupt and any later one is ignored
+    # while the node closes (core.cli.stop_on_signals) — not through rclpy's handler, which
+    # would invalidate the context while receive threads still publish: close() stops those
+    # threads first.
+    stops = stop_on_signals()
+    try:
+        code = _run(node_class, argv)
+    except KeyboardInterrupt:       # a stop signal during start-up or cleanup
+        code = 0
+    return stops.finish(code)
+
+
+def _run(node_class, argv) -> int:
     node = None
     try:
+        rclpy.init(args=argv if argv is not None else sys.argv,
+                   signal_handler_options=SignalHandlerOptions.NO)
         try:
             node = node_class()
         except (OSError, ValueError) as exc:

@@ -701,3 +701,14 @@ def test_emulator_cli_ignores_ros_arguments():
     assert argv == ['--release', 'document']
     assert strip_ros_args(['--ros-args', '-r', 'a:=b', '--', '--rate', '5']) == ['--rate', '5']
     assert build_parser().parse_args(argv).release == 'document'
+
+
+def test_morai_msgs_names_and_topics_find_the_codec_type():
+    """The ROS names users know (SUPPLEMENT §1.6) live beside the node, not in the codec."""
+    from ros_sim_bridge.morai.ros.names import MORAI_MSGS, message_type
+    assert set(MORAI_MSGS) == set(morai.MESSAGE_TYPES)
+    for alias in ('intersection_status', 'IntersectionStatus', '/InsnStatus', 'insnstatus'):
+        assert message_type(alias).name == 'intersection_status'
+    assert message_type('/Ego_topic').name == 'ego_status'
+    with pytest.raises(KeyError, match='ego_status'):
+        message_type('no_such_message')

@@ -1,8 +1,9 @@
 """Message table and dispatch: configured type name + datagram → decoded value.
 
 SUPPLEMENT §1.4: dispatch on the identifier, then on (data_length, total).  The table also
-records each message's direction, MORAI example port (SUPPLEMENT §1.5) and the familiar
-morai_msgs name / topic (SUPPLEMENT §1.6), so a node can stay a table.
+records each message's direction and MORAI example port (SUPPLEMENT §1.5), so a node can stay a
+table.  ROS names (the message and topic names of MORAI's ROS bridge, SUPPLEMENT §1.6) live in
+``morai/ros/names.py``, not here.
 """
 from __future__ import annotations
 
@@ -26,8 +27,6 @@ class MessageType:
     data_lengths: Tuple[int, ...]  # every known data_length
     direction: str                # FROM_SIM or TO_SIM
     port: int                     # MORAI example default port
-    morai_msg: str                # morai_msgs message name
-    topic: str                    # morai_msgs topic users know
     decode: Callable[[Any], Any]
     encode: Callable[..., bytes]
 
@@ -58,74 +57,66 @@ def _enc_vehicle_collision(value, **kw) -> bytes:
 
 _TABLE = [
     MessageType('ego_status', ego_status.MESSAGE, ego_status.LAYOUTS[0].identifier,
-                _lengths(ego_status.LAYOUTS), FROM_SIM, 909, 'EgoVehicleStatus', '/Ego_topic',
+                _lengths(ego_status.LAYOUTS), FROM_SIM, 909,
                 ego_status.decode_ego_status, ego_status.encode_ego_status),
     MessageType('object_info', object_info.MESSAGE, object_info.LAYOUTS[0].identifier,
-                _lengths(object_info.LAYOUTS), FROM_SIM, 7505, 'ObjectStatusList',
-                '/Object_topic', object_info.decode_object_info, _enc_objects),
+                _lengths(object_info.LAYOUTS), FROM_SIM, 7505,
+                object_info.decode_object_info, _enc_objects),
     MessageType('traffic_light_status', traffic_light.MESSAGE,
                 traffic_light.LAYOUTS[0].identifier, _lengths(traffic_light.LAYOUTS), FROM_SIM,
-                7502, 'GetTrafficLightStatus', '/GetTrafficLightStatus',
-                traffic_light.decode_traffic_light_status,
+                7502, traffic_light.decode_traffic_light_status,
                 traffic_light.encode_traffic_light_status),
     MessageType('collision', collision.MESSAGE, collision.LAYOUTS[0].identifier,
-                _lengths(collision.LAYOUTS), FROM_SIM, 9092, 'CollisionData', '/CollisionData',
+                _lengths(collision.LAYOUTS), FROM_SIM, 9092,
                 collision.decode_collision, _enc_collision),
     MessageType('vehicle_collision', vehicle_collision.MESSAGE,
                 vehicle_collision.LAYOUTS[0].identifier, _lengths(vehicle_collision.LAYOUTS),
-                FROM_SIM, 9108, 'VehicleCollisionData', '/VehicleCollisionData',
+                FROM_SIM, 9108,
                 vehicle_collision.decode_vehicle_collision, _enc_vehicle_collision),
     MessageType('intersection_status', intersection.MESSAGE, intersection.LAYOUTS[0].identifier,
-                _lengths(intersection.LAYOUTS), FROM_SIM, 9102, 'IntersectionStatus',
-                '/InsnStatus', intersection.decode_intersection_status,
-                intersection.encode_intersection_status),
+                _lengths(intersection.LAYOUTS), FROM_SIM, 9102,
+                intersection.decode_intersection_status, intersection.encode_intersection_status),
     MessageType('multi_ego_setting', multi_ego.MESSAGE, multi_ego.LAYOUTS[0].identifier,
-                _lengths(multi_ego.LAYOUTS), TO_SIM, 7604, 'MultiEgoSetting', '/ego_setting',
+                _lengths(multi_ego.LAYOUTS), TO_SIM, 7604,
                 multi_ego.decode_multi_ego, multi_ego.encode_multi_ego),
     MessageType('ctrl_cmd', commands.CTRL_CMD, commands.CTRL_LAYOUTS[0].identifier,
-                _lengths(commands.CTRL_LAYOUTS), TO_SIM, 9093, 'CtrlCmd', '/ctrl_cmd',
+                _lengths(commands.CTRL_LAYOUTS), TO_SIM, 9093,
                 commands.decode_ctrl_cmd, commands.encode_ctrl_cmd),
     MessageType('set_traffic_light', commands.SET_TRAFFIC_LIGHT,
                 commands.SET_TL_LAYOUTS[0].identifier, _lengths(commands.SET_TL_LAYOUTS),
-                TO_SIM, 7607, 'SetTrafficLight', '/SetTrafficLight',
+                TO_SIM, 7607,
                 commands.decode_set_traffic_light, commands.encode_set_traffic_light),
     MessageType('set_intersection', commands.SET_INTERSECTION,
                 commands.SET_INT_LAYOUTS[0].identifier, _lengths(commands.SET_INT_LAYOUTS),
-                TO_SIM, 9132, 'IntersectionControl', '/InsnControl',
+                TO_SIM, 9132,
                 commands.decode_set_intersection, commands.encode_set_intersection),
     MessageType('scenario_load', commands.SCENARIO_LOAD, commands.SCENARIO_LAYOUTS[0].identifier,
-                _lengths(commands.SCENARIO_LAYOUTS), TO_SIM, 9099, 'ScenarioLoad',
-                '/ScenarioLoad', commands.decode_scenario_load, commands.encode_scenario_load),
+                _lengths(commands.SCENARIO_LAYOUTS), TO_SIM, 9099,
+                commands.decode_scenario_load, commands.encode_scenario_load),
     MessageType('save_sensor_data', commands.SAVE_SENSOR_DATA,
                 commands.SAVE_LAYOUTS[0].identifier, _lengths(commands.SAVE_LAYOUTS), TO_SIM,
-                9105, 'SaveSensorData', '/SaveSensorData', commands.decode_save_sensor_data,
+                9105, commands.decode_save_sensor_data,
                 commands.encode_save_sensor_data),
     MessageType('sensor_control', commands.SENSOR_CONTROL, commands.SENSOR_LAYOUTS[0].identifier,
-                _lengths(commands.SENSOR_LAYOUTS), TO_SIM, 9103, 'SensorPosControl',
-                '/SensorPosControl', commands.decode_sensor_control,
+                _lengths(commands.SENSOR_LAYOUTS), TO_SIM, 9103, commands.decode_sensor_control,
                 commands.encode_sensor_control),
     MessageType('lamp_control', commands.LAMP_CONTROL, commands.LAMP_LAYOUTS[0].identifier,
-                _lengths(commands.LAMP_LAYOUTS), TO_SIM, 9097, 'Lamps', '/lamps',
+                _lengths(commands.LAMP_LAYOUTS), TO_SIM, 9097,
                 commands.decode_lamp_control, commands.encode_lamp_control),
 ]
 
 #: name → MessageType, in the table's order.
 MESSAGE_TYPES: Dict[str, MessageType] = {m.name: m for m in _TABLE}
-_ALIASES = {m.morai_msg.lower(): m.name for m in _TABLE}
-_ALIASES.update({m.topic.strip('/').lower(): m.name for m in _TABLE})
 
 
 def message_type(name: str) -> MessageType:
-    """Look up by our name, the morai_msgs name or the morai_msgs topic (case-insensitive).
-    Unknown names raise KeyError listing the valid ones (a configuration error)."""
-    key = name.strip()
-    if key in MESSAGE_TYPES:
-        return MESSAGE_TYPES[key]
-    alias = _ALIASES.get(key.strip('/').lower())
-    if alias is None:
+    """Look up by our configuration name; an unknown name raises KeyError listing the valid
+    ones (a configuration error)."""
+    try:
+        return MESSAGE_TYPES[name.strip()]
+    except KeyError:
         raise KeyError(f'unknown MORAI message type {name!r}; known: '
-                       + ', '.join(MESSAGE_TYPES))
-    return MESSAGE_TYPES[alias]
+                       + ', '.join(MESSAGE_TYPES)) from None
 
 
 def decode(name: str, datagram) -> Any:

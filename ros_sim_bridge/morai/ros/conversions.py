@@ -22,7 +22,6 @@ document says only "x-axis component").
 """
 from __future__ import annotations
 
-import math
 import numpy as np
 from geometry_msgs.msg import Point, Pose, Quaternion, Vector3
 from nav_msgs.msg import Odometry
@@ -30,6 +29,8 @@ from std_msgs.msg import ColorRGBA, Header
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ros_sim_bridge.morai import codec as morai
+from ros_sim_bridge.morai.codec.units import (  # noqa: F401 (names used here and by callers)
+    DEG, FROM_SI, KMH_PER_MPS, MPS_PER_KMH, RAD, TO_SI, WIRE_UNITS)
 from ros_sim_bridge.msg import (MoraiCollisionData, MoraiCollisionObject, MoraiCollisionVehicle,
                    MoraiEgoSetting, MoraiEgoVehicleStatus, MoraiGetTrafficLightStatus,
                    MoraiIntersectionStatus, MoraiMultiEgoSetting, MoraiObjectStatus,
@@ -37,26 +38,8 @@ from ros_sim_bridge.msg import (MoraiCollisionData, MoraiCollisionObject, MoraiC
 from ros_sim_bridge.core import frames
 from ros_sim_bridge.ros.geometry import point, quaternion, transform as make_transform
 
-KMH_PER_MPS = 3.6
-MPS_PER_KMH = 1.0 / KMH_PER_MPS
-DEG = math.pi / 180.0          # rad per deg
-RAD = 180.0 / math.pi          # deg per rad
-
-#: Wire unit → SI factor per field name, shared by every simulator → client message (the codec's
-#: names are the messages' names).  A field not listed is already SI or unitless.  The tyre values
-#: of ego200/ego216 have no documented unit and are passed through.
-TO_SI = {
-    'signed_velocity': MPS_PER_KMH, 'velocity': MPS_PER_KMH,
-    'velocity_x': MPS_PER_KMH, 'velocity_y': MPS_PER_KMH, 'velocity_z': MPS_PER_KMH,
-    'roll': DEG, 'pitch': DEG, 'heading': DEG, 'steer': DEG, 'rear_steer': DEG,
-    'angular_velocity_x': DEG, 'angular_velocity_y': DEG, 'angular_velocity_z': DEG,
-}
-#: The inverse factors (SI → wire unit), exact constants rather than 1 / TO_SI.
-FROM_SI = {name: (KMH_PER_MPS if factor == MPS_PER_KMH else RAD) for name, factor in TO_SI.items()}
-#: Wire unit of every converted field, for texts (describe()).
-WIRE_UNITS = {**{n: 'km/h' for n in TO_SI if 'velocity' in n and not n.startswith('angular')},
-              **{n: 'deg' for n in ('roll', 'pitch', 'heading', 'steer', 'rear_steer')},
-              **{n: 'deg/s' for n in TO_SI if n.startswith('angular')}}
+# Units: the codec gives the wire's km/h and deg (README "Units rule"); the factors are the
+# codec's table (morai/codec/units.py), applied here and nowhere else.
 
 # -- colours by ObjType (RGBA) ----------------------------------------------------------------
 OBJECT_COLOURS = {

@@ -37,7 +37,6 @@ from __future__ import annotations
 import collections
 import functools
 import socket
-import struct
 import sys
 import time
 from dataclasses import dataclass, field
@@ -50,16 +49,17 @@ from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
 from ros_sim_bridge.morai import codec as morai
+from ros_sim_bridge.morai.codec.framing import read_data_length
 from ros_sim_bridge.core.binary import UNKNOWN_LAYOUT, CodecError
 from ros_sim_bridge.morai.ros import conversions as convert
-from ros_sim_bridge.ros.stamps import ns_to_stamp
+from ros_sim_bridge.ros.stamps import ns_to_stamp, sec_nsec_to_stamp
 from ros_sim_bridge.ros.diagnostics import Diagnostics, StreamStats
 from ros_sim_bridge.msg import (MoraiCollisionData, MoraiCtrlCmd, MoraiEgoVehicleStatus,
                                 MoraiGetTrafficLightStatus, MoraiIntersectionStatus, MoraiLamps,
                                 MoraiMultiEgoSetting, MoraiObjectStatusList,
                                 MoraiVehicleCollisionData)
 from ros_sim_bridge.ros.runner import run_node
-from ros_sim_bridge.ros.params import declare_parameters
+from ros_sim_bridge.ros.params import common_parameters, declare_parameters
 from ros_sim_bridge.ros.qos import DATA, TF
 from ros_sim_bridge.srv import (MoraiSaveSensorData, MoraiScenarioLoad, MoraiSensorControl,
                                 MoraiSetIntersectionStatus, MoraiSetMultiEgoSetting,
@@ -100,16 +100,14 @@ PARAMETERS = {
     'map_frame': ('map', 'ENU map frame of MORAI positions'),
     'base_frame': ('base_link', 'ego body frame (x forward, y left, z up)'),
     'publish_tf': (True, 'publish map → base_frame on /tf'),
-    'stamp_source': ('sim', "header stamps: 'sim' (the packet's sec/nsec where the layout has "
-                            "them, else receive time) or 'receive' (host clock)"),
     'object_labels': (False, 'also publish a text label per object marker'),
-    'diagnostics_period': (1.0, 's between /diagnostics messages'),
-    'stale_after': (2.0, 's without data before a message type is reported stale'),
+    **common_parameters(stamp_sources={'sim': "the packet's sec/nsec where the layout has "
+                                              'them, else the receive time',
+                                       'receive': 'host clock at reception'},
+                        stamp_default='sim', stale_after=2.0, stale_what='a message type'),
     'log_interval': (5.0, 's between two logs of the same kind of bad input per type'),
     'latency_window': (4096, 'datagrams per type in the latency percentiles of /diagnostics'),
 }
-STAMP_SOURCES = ('sim', 'receive')
-_INT32 = struct.Struct('<i')
 
 
 class Latency:
@@ -164,8 +162,6 @@ class MoraiBridgeNode(Node):
     def __init__(self, **kwargs):
         super().__init__('morai_bridge', **kwargs)
         self.p = p = declare_parameters(self, PARAMETERS)
-        if p.stamp_source not in STAMP_SOURCES:
-            raise ValueError(f"stamp_source must be one of {STAMP_SOURCES}, not {p.stamp_source!r}")
         try:
             self.sim_ip = socket.gethostbyname(p.sim_host)
         except OSError as exc:
@@ -238,8 +234,8 @@ class MoraiBridgeNode(Node):
                                        receive_buffer=p.receive_buffer_bytes)
             except OSError as exc:
                 hint = ' (ports below 1024 need privileges)' if port < 1024 else ''
-                raise RuntimeError(f'cannot bind UDP {p.bind_address}:{port} for {name} '
-                                   f'(listen_port.{name}){hint}: {exc}') from None
+                raise OSError(exc.errno, f'listen_port.{name} = {port}{hint}: '
+                              f'{exc.strerror}') from None
             stats = self.diagnostics.stream(f'{name} (udp {port})', f'morai {TYPES[name].title}',
                                             stale_after=p.stale_after)
             stream = Inbound(name, port, stats, publishers[name](), Latency(p.latency_window),
@@ -318,7 +314,12 @@ class MoraiBridgeNode(Node):
         layout = getattr(value, 'layout', None)
         if layout is not None:
             stats.extra['layout'] = layout
-        messages = stream.convert(value, self._stamp(value, now_ns))
+        try:
+            stamp = self._stamp(value, now_ns)
+        except CodecError as err:    # a sim time no stamp can hold: bad input, not published
+            self.diagnostics.bad_input(stats, err, now_ns)
+            return
+        messages = stream.convert(value, stamp)
         t_publish = time.time_ns()
         for publisher, msg in messages:
             publisher.publish(msg)
@@ -326,10 +327,11 @@ class MoraiBridgeNode(Node):
         stats.publish(len(messages))
 
     def _stamp(self, value, now_ns: int) -> Time:
+        """The packet's sim time (stamp_source sim, where the layout has one; StampError when
+        sec or nsec is negative or out of range) or the receive time."""
         sec, nsec = getattr(value, 'sec', None), getattr(value, 'nsec', None)
-        if self.p.stamp_source == 'sim' and sec is not None and 0 <= nsec < 1_000_000_000 \
-                and -2**31 <= sec < 2**31:
-            return Time(sec=int(sec), nanosec=int(nsec))
+        if self.p.stamp_source == 'sim' and sec is not None and nsec is not None:
+            return sec_nsec_to_stamp(sec, nsec, source='MORAI')
         return ns_to_stamp(now_ns)
 
     def _bad_input(self, stream: Inbound, err: CodecError, data: bytes, now_ns: int) -> None:
@@ -338,10 +340,10 @@ class MoraiBridgeNode(Node):
             return
         # An unknown layout is reported once per (data_length, size), with its sizes.
         stream.stats.error(err.kind, str(err), now_ns)
-        ident = TYPES[stream.name].identifier
+        kind = TYPES[stream.name]
         try:
-            (data_length,) = _INT32.unpack_from(data, len(ident))
-        except struct.error:
+            data_length = read_data_length(data, kind.identifier, kind.title)
+        except CodecError:
             data_length = None
         key = (data_length, len(data))
         if key in stream.unknown:

@@ -30,7 +30,7 @@ from ros_sim_bridge.ros.stamps import ns_to_stamp, seconds_to_stamp
 from ros_sim_bridge.ros.diagnostics import Diagnostics
 from ros_sim_bridge.msg import RflySimCollision, RflySimTruth
 from ros_sim_bridge.ros.runner import run_node
-from ros_sim_bridge.ros.params import declare_parameters
+from ros_sim_bridge.ros.params import common_parameters, declare_parameters
 from ros_sim_bridge.ros.qos import DATA, LATCHED, TF
 from ros_sim_bridge.core.udp import UdpEndpoint, UdpReceiver
 
@@ -43,10 +43,10 @@ PARAMETERS = {
     'map_frame': ('map', 'ENU world frame (origin = RflySim map centre)'),
     'base_frame': ('vehicle_{id}/base_link', 'FLU body frame; {id} is the CopterID'),
     'publish_tf': (True, 'publish map → base_frame on /tf'),
-    'stamp_source': ('receive', "header stamps: 'receive' (host clock) or 'sim' (runnedTime)"),
     'gps_order': ('lat_lon_alt', "order of PosGPS: 'lat_lon_alt' (document) or 'lon_lat_alt'"),
-    'diagnostics_period': (1.0, 's between /diagnostics messages'),
-    'stale_after': (1.0, 's without data before a vehicle is reported stale'),
+    **common_parameters(stamp_sources={'receive': 'host clock at reception',
+                                       'sim': 'runnedTime, the simulation time'},
+                        stamp_default='receive', stale_after=1.0, stale_what='a vehicle'),
 }
 
 
@@ -73,8 +73,6 @@ class RflySimTruthNode(Node):
     def __init__(self, **kwargs):
         super().__init__('rflysim_truth', **kwargs)
         self.p = p = declare_parameters(self, PARAMETERS)
-        if p.stamp_source not in ('receive', 'sim'):
-            raise ValueError(f"stamp_source must be 'receive' or 'sim', not {p.stamp_source!r}")
         if p.gps_order not in convert.GPS_ORDERS:
             raise ValueError(f'gps_order must be one of {sorted(convert.GPS_ORDERS)}')
         self.diagnostics = Diagnostics(self, period=p.diagnostics_period)
@@ -99,11 +97,13 @@ class RflySimTruthNode(Node):
         vehicle.stats.set_drops(endpoint.kernel_drops)
         try:
             record = rflysim.decode(data, expected_copter_id=vehicle.copter_id)
-        except CodecError as err:
+            if isinstance(record, rflysim.TruthState):
+                stamp = self._truth_stamp(record, now_ns)
+        except CodecError as err:   # bad bytes, or a runnedTime no stamp can hold
             self.diagnostics.bad_input(vehicle.stats, err, now_ns)
             return
         if isinstance(record, rflysim.TruthState):
-            self._publish_truth(vehicle, record, now_ns)
+            self._publish_truth(vehicle, record, stamp)
         elif isinstance(record, rflysim.CrashNotice):
             msg = convert.collision_msg(record, ns_to_stamp(now_ns), vehicle.frame)
             vehicle.collision.publish(msg)
@@ -117,10 +117,15 @@ class RflySimTruthNode(Node):
             vehicle.stats.extra[key] = str(int(vehicle.stats.extra.get(key, '0')) + 1)
 
     # codec → conversions → publishers
-    def _publish_truth(self, vehicle: Vehicle, state, now_ns: int) -> None:
+    def _truth_stamp(self, state, now_ns: int):
+        """The header stamp: runnedTime (stamp_source sim; StampError when NaN, ±Inf, negative
+        or beyond int32 seconds) or the receive time."""
+        if self.p.stamp_source == 'sim':
+            return seconds_to_stamp(state.runned_time, source='RflySim', field='runnedTime')
+        return ns_to_stamp(now_ns)
+
+    def _publish_truth(self, vehicle: Vehicle, state, stamp) -> None:
         p = self.p
-        stamp = (seconds_to_stamp(state.runned_time) if p.stamp_source == 'sim'
-                 else ns_to_stamp(now_ns))
         enu = convert.EnuState.from_truth(state)
         vehicle.truth.publish(convert.truth_msg(state, stamp, p.map_frame))
         vehicle.odom.publish(convert.odometry(enu, stamp, p.map_frame, vehicle.frame))

@@ -1,0 +1,115 @@
+"""Every installed executable, emulators included, ends with exit code 0 and no traceback on
+SIGINT, SIGTERM and a second SIGINT during cleanup (issue #10 defect 8, issue #14).
+
+``ros2 launch`` sends SIGINT to each process (and a terminal's Ctrl-C reaches the whole process
+group first, so a second SIGINT follows), then SIGTERM after a timeout; any other exit is
+reported as "process has died".
+"""
+import signal
+import subprocess
+import threading
+import time
+
+import pytest
+
+from ros_sim_bridge.morai.emulator import RECV_PORTS, SEND_PORTS
+from ros_sim_bridge.morai.ros.node import INBOUND
+from ros_sim_bridge.tools.launcher import executable, ros_args
+
+from conftest import free_tcp_port, free_udp_ports
+
+
+def _command(name):
+    """The executable with arguments that keep it on free ports of 127.0.0.1, and the text it
+    prints once it is up."""
+    if name == 'rflysim_truth':
+        return ros_args(parameters={'base_port': free_udp_ports(1)}), 'listening on'
+    if name == 'rflysim_sim':
+        return ['--base-port', str(free_udp_ports(1)), '--rate', '20'], 'rflysim_sim:'
+    if name == 'morai_bridge':
+        params = {f'listen_port.{n}': 0 for n in INBOUND}
+        params['listen_port.ego_status'] = free_udp_ports(1)
+        return ros_args(parameters=params), 'listening on'
+    if name == 'morai_sim':
+        port = free_udp_ports(1)
+        args = []
+        for n in SEND_PORTS:
+            args += [f'--{n.replace("_", "-")}-port', str(port if n == 'ego_status' else -1)]
+        for n in RECV_PORTS:
+            args += [f'--{n.replace("_", "-")}-listen-port', '0']
+        return args, 'MORAI emulator'
+    if name == 'ibeo_lux':
+        return ros_args(parameters={'host': '127.0.0.1', 'port': free_tcp_port()}), 'connecting'
+    if name == 'ibeo_lux_sim':
+        return ['--port', str(free_tcp_port())], 'LUX emulator on'
+    raise KeyError(name)
+
+
+class Running:
+    """An executable in its own process with its output collected line by line."""
+
+    def __init__(self, name):
+        args, self.ready_text = _command(name)
+        self.proc = subprocess.Popen([str(executable(name)), *args], stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True, bufsize=1)
+        self.lines = []
+        self._ready = threading.Event()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.append(line)
+            if self.ready_text in line:
+                self._ready.set()
+
+    def wait_ready(self, timeout=30.0):
+        assert self._ready.wait(timeout), f'not up in {timeout} s: {"".join(self.lines)}'
+        time.sleep(0.3)     # let it run a moment past its start message
+
+    def finish(self, timeout=15.0):
+        try:
+            self.proc.wait(timeout)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+        self._reader.join(5)
+        return self.proc.returncode, ''.join(self.lines)
+
+
+EXECUTABLES = ['rflysim_truth', 'rflysim_sim', 'morai_bridge', 'morai_sim', 'ibeo_lux',
+               'ibeo_lux_sim']
+SEQUENCES = {
+    'sigint': [signal.SIGINT],
+    'sigterm': [signal.SIGTERM],
+    'double-sigint': [signal.SIGINT, signal.SIGINT],              # Ctrl-C, then ros2 launch
+    'sigint-then-sigterm': [signal.SIGINT, signal.SIGTERM],
+}
+
+
+@pytest.mark.parametrize('sequence', list(SEQUENCES))
+@pytest.mark.parametrize('name', EXECUTABLES)
+def test_stop_signals_end_every_executable_with_exit_0_and_no_traceback(name, sequence):
+    run = Running(name)
+    run.wait_ready()
+    for k, sig in enumerate(SEQUENCES[sequence]):
+        if k:
+            time.sleep(0.02)        # the second one arrives while the first one's cleanup runs
+        run.proc.send_signal(sig)
+    code, output = run.finish()
+    assert code == 0 and 'Traceback' not in output, f'exit {code}:\n{output}'
+
+
+def test_morai_port_it_cannot_bind_is_one_clear_line_and_exit_1():
+    """A listen port taken by another process: one log line naming the parameter, exit 1."""
+    import socket
+    port = free_udp_ports(1)
+    params = {f'listen_port.{n}': 0 for n in INBOUND}
+    params['listen_port.ego_status'] = port
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as taken:
+        taken.bind(('127.0.0.1', port))
+        out = subprocess.run([str(executable('morai_bridge')), *ros_args(parameters=params)],
+                             capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and 'Traceback' not in out.stderr, out.stderr
+    assert f'listen_port.ego_status = {port}' in out.stderr and 'cannot bind UDP' in out.stderr
