@@ -74,9 +74,8 @@ class CloudBuilder:
         self.elevations_deg = tuple(float(v) for v in layer_elevations_deg)
         # cos/sin of each layer's elevation, indexed by the 4-bit layer; NaN beyond the table
         self._layer_trig = lux_native.layer_table(el)
-        self._layer_trig_address = self._layer_trig.ctypes.data
         self._cos_e, self._sin_e = self._layer_trig.T     # views for the numpy path
-        self._trig_tables: dict = {}    # kernel tables (and their addresses) by scan layout
+        self._trig_tables: dict = {}    # kernel tables by scan layout
         #: points of the last cloud built whose coordinates are NaN (layer beyond the table)
         self.nan_points = 0
         self.drop_flags = int(drop_flags) & lux_scan.POINT_FLAG_MASK
@@ -130,15 +129,21 @@ class CloudBuilder:
         np.take(self._tail[lift], idx, out=p, mode='clip')
         cloud.view('<u4').reshape(len(cols), 6)[:, 5] = p
 
-    def _trig(self, key, make) -> int:
-        """Address of a kernel table, made on first use (the table is kept alive here)."""
-        entry = self._trig_tables.get(key)
-        if entry is None:
-            if len(self._trig_tables) >= 8:     # a handful of scan layouts in practice
+    #: kernel tables kept per scan layout at most (a handful of layouts occur in practice)
+    TRIG_CACHE = 8
+
+    def _trig(self, key, make) -> np.ndarray:
+        """A kernel table, made on first use and cached by scan layout.
+
+        Returns the array itself, never its bare address: the caller holds it for the whole
+        kernel call, because making another table may clear the cache (issue #10, defect 1).
+        """
+        table = self._trig_tables.get(key)
+        if table is None:
+            if len(self._trig_tables) >= self.TRIG_CACHE:
                 self._trig_tables.clear()
-            table = make()
-            entry = self._trig_tables[key] = (table, table.ctypes.data)
-        return entry[1]
+            table = self._trig_tables[key] = make()
+        return table
 
     def _native(self, scan, wire, cloud, k, tilt, down, lift) -> int:
         # the kernel writes len(wire) points into cloud's memory: refuse anything else
@@ -148,6 +153,8 @@ class CloudBuilder:
             raise TypeError('the kernel needs WIRE_POINT_DTYPE points and a writable, '
                             'contiguous CLOUD_DTYPE output of the same length')
         tpr = scan.ticks_per_rotation
+        # every table the kernel reads is a local reference until the call returns: a table
+        # evicted from the cache meanwhile stays alive (and its memory valid) until then
         ticks = self._trig(tpr, lambda: lux_native.tick_table(tpr))
         tilt_trig = None
         if tilt:
@@ -156,8 +163,11 @@ class CloudBuilder:
             rear_up = bool(side) != bool(down)
             tilt_trig = self._trig((tpr, tilt, rear_up),
                                    lambda: lux_native.tilt_table(tpr, side, tilt, down))
-        return lux_native.KERNEL(wire.ctypes.data, len(wire), cloud.ctypes.data, ticks,
-                                 tilt_trig, self._layer_trig_address, k, lift)
+        layers = self._layer_trig
+        return lux_native.KERNEL(wire.ctypes.data, len(wire), cloud.ctypes.data,
+                                 ticks.ctypes.data,
+                                 None if tilt_trig is None else tilt_trig.ctypes.data,
+                                 layers.ctypes.data, k, lift)
 
     def select(self, wire: np.ndarray) -> np.ndarray:
         """The wire points the filters keep (the same array when nothing is filtered)."""
