@@ -33,7 +33,8 @@ keep_dds_local(BENCH_DOMAINS)
 import numpy as np  # noqa: E402
 
 from ros_sim_bridge.ibeo.codec import scan as S  # noqa: E402
-from ros_sim_bridge.ibeo.codec.header import decode_header, encode_message, make_framer  # noqa: E402,E501
+from ros_sim_bridge.ibeo.codec.framing import make_framer  # noqa: E402
+from ros_sim_bridge.ibeo.codec.header import decode_header, encode_message  # noqa: E402
 from ros_sim_bridge.ibeo.codec import registry  # noqa: E402
 
 SIZES = (10_000, 60_000)

@@ -37,7 +37,8 @@ from ros_sim_bridge.ibeo.codec import errors_warnings as err
 from ros_sim_bridge.ibeo.codec import objects as obj
 from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.codec import scan as sc
-from ros_sim_bridge.ibeo.codec.header import decode_header, encode_message, make_framer
+from ros_sim_bridge.ibeo.codec.framing import make_framer
+from ros_sim_bridge.ibeo.codec.header import decode_header, encode_message
 from ros_sim_bridge.ibeo.codec.vehicle_state import LuxVehicleState, encode_vehicle_state
 from ros_sim_bridge.core.ntp import ntp_to_unix_ns, unix_ns_to_ntp64
 from ros_sim_bridge.core.framer import Frame
@@ -523,7 +524,7 @@ def load_messages(path) -> list[bytes]:
             return [bytes.fromhex(ln) for ln in lines]
     except (UnicodeDecodeError, ValueError):
         pass
-    events = make_framer().feed(raw)
+    events = make_framer(decode=False).feed(raw)    # replayed verbatim, decodable or not
     return [e.header + e.body for e in events if isinstance(e, Frame)]
 
 
@@ -547,7 +548,7 @@ class _Client:
     def __init__(self, sock: socket.socket, addr):
         self.sock = sock
         self.addr = addr
-        self.framer = make_framer()
+        self.framer = make_framer(decode=False)   # a malformed command gets a failure reply
         self.replay_index = 0
         self.replay_due = 0.0
 

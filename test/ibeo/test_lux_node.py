@@ -69,7 +69,7 @@ class RawSensor:
         self.thread.start()
 
     def _run(self):
-        from ros_sim_bridge.ibeo.codec.header import make_framer
+        from ros_sim_bridge.ibeo.codec.framing import make_framer
         from ros_sim_bridge.core.framer import Frame
         self.listener.settimeout(0.1)
         while not self._stop:
@@ -721,3 +721,27 @@ def test_installed_executable_with_params_file(ros, closing):
         assert wait_until(lambda: len(infos.messages) >= 3, timeout=30, interval=0.05)
         assert proc.running()
     assert proc.proc.returncode == 0
+
+
+def test_cut_object_list_does_not_swallow_the_scans_after_it(ros, driver, closing):
+    # issue #10 defect 5: an 0x2221 declares 544 bytes but only 200 arrive before the next
+    # message; the three complete scans inside the declared window (and the one across its
+    # end) must all be published, the cut message counted
+    node, port = driver(**RAW)
+    infos = collect(ros, node, LuxScanInfo, 'scan_info', 100)
+    diag = Diag(ros)
+    sensor = connected_sensor(port, closing)
+    counts = [13, 12, 12, 12, 12]
+    full = O.encode_objects(O.LuxObjectList(0, O.make_objects(5),
+                                            [np.full((k, 2), 0.5) for k in counts]))
+    assert len(full) == 544
+    scans = [scan_msg(points([(0, 0, 0, 0, 1000 + n, 50)] * 2), n) for n in (1, 2, 3, 4)]
+    assert sum(map(len, scans[:3])) < 344 < sum(map(len, scans))
+    cut = encode_message(registry.OBJECTS, full)[:24 + 200]
+    stream = cut + b''.join(scans)
+    for k in range(0, len(stream), 61):                # in odd-sized reads
+        sensor.send(stream[k:k + 61])
+    got = infos.wait_for(4, timeout=10)
+    assert sorted(i.scan_number for i in got) == [1, 2, 3, 4]
+    _, link = diag.wait('link tcp', lambda st, v: v.get('errors.truncated') == '1')
+    assert int(link['garbage_bytes']) == 24 + 200 - 1 + 1   # the cut message, nothing more

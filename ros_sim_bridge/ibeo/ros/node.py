@@ -36,14 +36,13 @@ from std_msgs.msg import Header
 from visualization_msgs.msg import MarkerArray
 
 from ros_sim_bridge.core.binary import CodecError
+from ros_sim_bridge.core.framer import Rejected
 from ros_sim_bridge.ibeo.codec import commands as cmd
 from ros_sim_bridge.ibeo.codec import errors_warnings as lux_errors
-from ros_sim_bridge.ibeo.codec import objects as lux_objects
 from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.codec import scan as lux_scan
-from ros_sim_bridge.ibeo.codec import vehicle_state as lux_vehicle
-from ros_sim_bridge.ibeo.codec.header import (DEFAULT_MAX_BODY, decode_header, encode_message,
-                                              make_framer)
+from ros_sim_bridge.ibeo.codec.framing import make_framer
+from ros_sim_bridge.ibeo.codec.header import DEFAULT_MAX_BODY, encode_message
 from ros_sim_bridge.core.ntp import NTP_UNIX_OFFSET, ntp64_to_unix_ns, unix_ns_to_ntp
 from ros_sim_bridge.ibeo.ros import conversions as convert
 from ros_sim_bridge.ros.pointcloud import CloudBuffer, to_pointcloud2
@@ -206,11 +205,10 @@ class IbeoLuxNode(Node):
         if isinstance(event, CodecError):          # framing: garbage, false sync, oversized
             self.diagnostics.bad_input(self.link, event, now_ns)
             return
-        size = len(event.header) + len(event.body)
+        frame = event.frame if isinstance(event, Rejected) else event
+        header = frame.parsed                      # decoded once, by the framer
+        size = len(frame.header) + len(frame.body)
         self.link.packet(size, now_ns)
-        header = decode_header(event.header)
-        if header.ntp and header.data_type != registry.REPLY:   # data messages: the sensor clock
-            self._note_clock(header.ntp, now_ns)
         handler = self._handlers.get(header.data_type)
         if handler is None:                        # skipped by size, counted by type
             key = f'0x{header.data_type:04X} {registry.type_name(header.data_type)}'
@@ -219,12 +217,17 @@ class IbeoLuxNode(Node):
             return
         stats = self.stats[header.data_type]
         stats.packet(size, now_ns)
+        if isinstance(event, Rejected):            # the body did not decode: a false sync
+            self.diagnostics.bad_input(stats, event.error, now_ns)
+            if header.data_type == registry.REPLY:
+                self._reply_failed(frame.body, f'malformed reply: {event.error}')
+            return
+        if header.ntp and header.data_type != registry.REPLY:   # data messages: the sensor clock
+            self._note_clock(header.ntp, now_ns)
         try:
-            handler(header, event.body, now_ns, stats)
+            handler(header, frame.record, now_ns, stats)
         except CodecError as err:
             self.diagnostics.bad_input(stats, err, now_ns)
-            if header.data_type == registry.REPLY:
-                self._reply_failed(event.body, f'malformed reply: {err}')
         except Exception as exc:  # never let one message end the receive thread
             if not self.context.ok():   # shutting down (Ctrl-C): publishers are gone
                 return
@@ -252,8 +255,8 @@ class IbeoLuxNode(Node):
         return bool(self.detected_eight)
 
     # --- codec → conversions → publishers ------------------------------------------------
-    def _on_scan(self, header, body, now_ns: int, stats: StreamStats) -> None:
-        scan, wire = lux_scan.decode_scan_wire(body, header)
+    def _on_scan(self, header, record, now_ns: int, stats: StreamStats) -> None:
+        scan, wire = record
         eight = self._eight_layer()
         tilt = self.beam_tilt if eight else 0.0
         hdr = Header(stamp=self._stamp(scan.start_ntp, now_ns), frame_id=self.p.frame_id)
@@ -297,8 +300,7 @@ class IbeoLuxNode(Node):
             self.points_pub.publish(to_pointcloud2(half[1], half[2],
                                                    is_dense=convert.is_dense(half[1])))
 
-    def _on_objects(self, header, body, now_ns: int, stats: StreamStats) -> None:
-        lst = lux_objects.decode_objects(body, header)
+    def _on_objects(self, header, lst, now_ns: int, stats: StreamStats) -> None:
         hdr = Header(stamp=self._stamp(lst.scan_start_ntp, now_ns), frame_id=self.p.frame_id)
         self.objects_pub.publish(convert.object_list(lst, hdr, device_id=header.device_id))
         published = 1
@@ -307,8 +309,7 @@ class IbeoLuxNode(Node):
             published += 1
         stats.publish(published)
 
-    def _on_vehicle_state(self, header, body, now_ns: int, stats: StreamStats) -> None:
-        vs = lux_vehicle.decode_vehicle_state(body, header)
+    def _on_vehicle_state(self, header, vs, now_ns: int, stats: StreamStats) -> None:
         hdr = Header(stamp=self._stamp(vs.timestamp_ntp, now_ns),
                      frame_id=self.p.vehicle_frame_id)
         self.vehicle_pub.publish(convert.vehicle_state(vs, hdr, device_id=header.device_id))
@@ -325,8 +326,7 @@ class IbeoLuxNode(Node):
                                          'vehicle_state/twist')
             stats.publish(1)
 
-    def _on_errors(self, header, body, now_ns: int, stats: StreamStats) -> None:
-        ew = lux_errors.decode_errors(body, header)
+    def _on_errors(self, header, ew, now_ns: int, stats: StreamStats) -> None:
         with self._lock:
             self.last_errors = (ew, now_ns)
             for n in ew.error_names:
@@ -338,8 +338,7 @@ class IbeoLuxNode(Node):
                                          + ', '.join(ew.error_names), 'error')
         stats.publish()
 
-    def _on_reply(self, header, body, now_ns: int, stats: StreamStats) -> None:
-        reply = cmd.decode_reply(body, header)
+    def _on_reply(self, header, reply, now_ns: int, stats: StreamStats) -> None:
         pending = self._pending
         if pending is not None and reply.command_id == pending.command_id:
             pending.reply = reply
