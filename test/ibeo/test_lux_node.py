@@ -745,3 +745,23 @@ def test_cut_object_list_does_not_swallow_the_scans_after_it(ros, driver, closin
     assert sorted(i.scan_number for i in got) == [1, 2, 3, 4]
     _, link = diag.wait('link tcp', lambda st, v: v.get('errors.truncated') == '1')
     assert int(link['garbage_bytes']) == 24 + 200 - 1 + 1   # the cut message, nothing more
+
+
+def test_object_list_over_the_caps_is_truncated_counted_and_published(ros, driver, closing):
+    # issue #10 defect 7: caps as parameters; beyond them the list is cut, counted, warned
+    node, port = driver(**RAW, max_objects=5, max_contour_points=2)
+    objs = collect(ros, node, LuxObjectList, 'objects')
+    marks = collect(ros, node, MarkerArray, 'objects/markers')
+    diag = Diag(ros)
+    sensor = connected_sensor(port, closing)
+    o = O.make_objects(8)
+    o['id'] = np.arange(10, 18)
+    lst = O.LuxObjectList(0, o, [np.full((3, 2), 1.0)] * 8)
+    sensor.send(encode_message(registry.OBJECTS, O.encode_objects(lst)))
+    (msg,) = objs.wait_for(1)
+    assert [ob.id for ob in msg.objects] == [10, 11, 12, 13, 14]
+    assert all(len(ob.contour) == 2 for ob in msg.objects)
+    (arr,) = marks.wait_for(1)
+    assert sorted({m.id for m in arr.markers}) == [10, 11, 12, 13, 14]
+    _, v = diag.wait('objects (0x2221)', lambda st, v: v.get('dropped_objects') == '3')
+    assert v['truncated_lists'] == '1' and v['dropped_contour_points'] == '5'

@@ -80,6 +80,10 @@ PARAMETERS = {
     'min_backoff': (0.25, 's before the first reconnect attempt'),
     'max_backoff': (8.0, 's between reconnect attempts at most (doubling)'),
     'max_message_bytes': (DEFAULT_MAX_BODY, 'largest message body accepted (bigger = corrupt)'),
+    'max_objects': (256, 'objects per 0x2221 published at most (the first ones; the rest are '
+                    'counted and dropped, a warning is logged)'),
+    'max_contour_points': (64, 'contour points per object published at most (the first ones; '
+                           'the rest are counted and dropped, a warning is logged)'),
     'publish_markers': (True, 'publish objects/markers'),
     'marker_lifetime': (0.0, 's markers live without an update in RViz (0 = until deleted)'),
     'diagnostics_period': (1.0, 's between /diagnostics messages'),
@@ -117,7 +121,10 @@ class IbeoLuxNode(Node):
         self.point_builder = ('compiled kernel' if self.builder.native else
                               'numpy (compiled kernel not installed)')
         self.cloud_buffer = CloudBuffer(convert.CLOUD_DTYPE)
-        self.markers = convert.MarkerTracker(lifetime_s=p.marker_lifetime)
+        self.markers = convert.ObjectMarkers(lifetime_s=p.marker_lifetime)
+        if p.max_objects < 0 or p.max_contour_points < 0:
+            raise ValueError('max_objects and max_contour_points must be >= 0')
+        self.object_caps = convert.ObjectCaps(p.max_objects, p.max_contour_points)
 
         # publishers
         self.points_pub = self.create_publisher(PointCloud2, 'points', DATA)
@@ -155,6 +162,9 @@ class IbeoLuxNode(Node):
         self.stamp_fallbacks = 0
         self.invalid_vehicle_states = 0
         self.unpaired_halves = 0
+        self.truncated_lists = 0
+        self.dropped_objects = 0
+        self.dropped_contour_points = 0
         self.unsolicited_replies = 0
         self.commands_sent = 0
         self.device_type: Optional[int] = None
@@ -302,12 +312,28 @@ class IbeoLuxNode(Node):
 
     def _on_objects(self, header, lst, now_ns: int, stats: StreamStats) -> None:
         hdr = Header(stamp=self._stamp(lst.scan_start_ntp, now_ns), frame_id=self.p.frame_id)
+        lst = convert.cap_objects(lst, self.object_caps)
+        if lst.truncated:
+            self._count_truncation(lst, stats)
         self.objects_pub.publish(convert.object_list(lst, hdr, device_id=header.device_id))
         published = 1
         if self.p.publish_markers:
             self.markers_pub.publish(self.markers.update(lst, hdr))
             published += 1
         stats.publish(published)
+
+    def _count_truncation(self, lst, stats: StreamStats) -> None:
+        with self._lock:
+            self.truncated_lists += 1
+            self.dropped_objects += lst.dropped_objects
+            self.dropped_contour_points += lst.dropped_points
+        stats.extra['truncated_lists'] = str(self.truncated_lists)
+        stats.extra['dropped_objects'] = str(self.dropped_objects)
+        stats.extra['dropped_contour_points'] = str(self.dropped_contour_points)
+        self.diagnostics.log_limited(
+            'objects', 'truncated', f'object list over the caps: {lst.dropped_objects} objects '
+            f'beyond max_objects={self.object_caps.max_objects} and {lst.dropped_points} contour '
+            f'points beyond max_contour_points={self.object_caps.max_contour_points} dropped')
 
     def _on_vehicle_state(self, header, vs, now_ns: int, stats: StreamStats) -> None:
         hdr = Header(stamp=self._stamp(vs.timestamp_ntp, now_ns),
