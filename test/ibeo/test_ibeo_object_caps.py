@@ -89,3 +89,16 @@ def test_markers_of_one_object_by_hand():
     assert [(p.x, p.y, p.z) for p in arrow.points] == [(2.0, 1.0, 0.75), (5.0, 0.0, 0.75)]
     assert (arrow.color.r, arrow.color.g) == (1.0, 1.0)             # absolute: yellow
     assert len(by_ns['contours'].points) == 3
+
+
+def test_decoded_contours_are_views_made_on_access():
+    lst = object_list(3)
+    lst.contours[1] = np.array([[1.0, -2.0]])
+    lst.contours[2] = np.zeros((0, 2))
+    got = O.decode_objects(O.encode_objects(lst)).contours
+    assert isinstance(got, O.Contours) and len(got) == 3
+    assert got[1].tolist() == [[1.0, -2.0]] and got[-1].shape == (0, 2)
+    assert [len(c) for c in got[:2]] == [3, 1]
+    assert got == lst.contours and got != lst.contours[:2]
+    with pytest.raises(IndexError):
+        got[3]
