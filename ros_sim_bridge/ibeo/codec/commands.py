@@ -154,6 +154,11 @@ def parameter(key: Union[int, str]) -> Parameter:
     return p if p is not None else Parameter(key, f'0x{key:04X}', 'u32')
 
 
+#: The parameters a driver reads on connect to tell 4 from 8 layers (the layer probe).
+DEVICE_TYPE = parameter('DeviceType').index
+BEAM_TILT = parameter('BeamTilt').index
+
+
 def parameter_from_raw(p: Parameter, raw: int):
     """Typed/scaled value from the 32-bit wire value."""
     raw &= 0xFFFFFFFF
