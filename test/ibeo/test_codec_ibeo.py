@@ -204,7 +204,8 @@ def test_scan_xyz_eight_layer_mirror_tilt():
     tilted, _ = S.scan_xyz(scan, eight_layer=True, upside_down=False)
     assert math.degrees(math.asin(tilted[0, 2] / 100)) == pytest.approx(0.4, abs=1e-4)
     cloud = S.scan_cloud(scan, eight_layer=True, upside_down=False)
-    assert cloud['layer'].tolist() == [4] and cloud['range'][0] == pytest.approx(100)
+    assert cloud['layer'].tolist() == [4]
+    assert math.hypot(cloud['x'][0], cloud['y'][0], cloud['z'][0]) == pytest.approx(100)
 
 
 def test_scan_layer_outside_table_is_nan():

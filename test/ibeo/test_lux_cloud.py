@@ -54,7 +54,8 @@ def test_builder_geometry_matches_the_codec_formula(mirror_side, upside_down, ei
     assert got.dtype == CLOUD_DTYPE
     for f in ('x', 'y', 'z'):
         np.testing.assert_allclose(got[f], want[f], rtol=1e-5, atol=2e-4)  # float32: < 0.2 mm
-    np.testing.assert_allclose(got['horizontal_angle'], want['angle'], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(got['horizontal_angle'], want['horizontal_angle'], rtol=1e-6,
+                               atol=1e-6)
     np.testing.assert_allclose(got['echo_width'], want['echo_width'], rtol=1e-6)
     np.testing.assert_array_equal(got['layer'], want['layer'])
     np.testing.assert_array_equal(got['echo'], want['echo'])
@@ -238,3 +239,17 @@ print(worst)
                          timeout=120, cwd=tmp_path)   # not the source tree: the built package
     assert run.returncode == 0, run.stderr[-2000:]
     assert float(run.stdout.split()[-1]) < 1e-2     # float32 over 655 m: well below 1 cm
+
+
+def test_one_cloud_dtype_and_star_import_of_the_conversions():
+    # issue #9: the codec and the conversions had two CLOUD_DTYPEs, and __all__ named things
+    # that were not there (``from … import *`` failed)
+    namespace = {}
+    exec('from ros_sim_bridge.ibeo.ros.conversions import *', namespace)
+    from ros_sim_bridge.ibeo.ros import conversions
+    assert set(conversions.__all__) <= set(namespace)
+    assert namespace['CLOUD_DTYPE'] is S.CLOUD_DTYPE
+    assert S.CLOUD_DTYPE.itemsize == 24 and S.CLOUD_DTYPE.names == (
+        'x', 'y', 'z', 'horizontal_angle', 'echo_width', 'layer', 'echo', 'flags')
+    assert [S.CLOUD_DTYPE.fields[n][1] for n in S.CLOUD_DTYPE.names] == [0, 4, 8, 12, 16, 20,
+                                                                        21, 22]

@@ -37,13 +37,9 @@ from ros_sim_bridge.ibeo.ros import lux_native
 
 # --- point cloud ---------------------------------------------------------------------------
 
-#: Published point layout, 24 bytes: x, y, z (m, scanner frame), horizontal_angle (rad),
-#: echo_width (m), layer, echo, flags (low nibble of the wire flags), one zero pad byte.
-CLOUD_DTYPE = np.dtype({
-    'names': ['x', 'y', 'z', 'horizontal_angle', 'echo_width', 'layer', 'echo', 'flags'],
-    'formats': ['<f4', '<f4', '<f4', '<f4', '<f4', 'u1', 'u1', 'u1'],
-    'offsets': [0, 4, 8, 12, 16, 20, 21, 22],
-    'itemsize': 24})
+#: Published point layout (the codec's, one definition): x, y, z (m, scanner frame),
+#: horizontal_angle (rad), echo_width (m), layer, echo, flags, one zero pad byte; 24 bytes.
+CLOUD_DTYPE = lux_scan.CLOUD_DTYPE
 
 
 def drop_mask(*, ground: bool = False, dirt: bool = False, clutter: bool = False,
