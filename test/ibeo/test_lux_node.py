@@ -381,7 +381,10 @@ def test_emulator_4_layers_every_data_type(ros, driver, closing):
     assert set(values) & {'W-Sync', 'W-high_temperature', 'W-ETHdata'}
     st, values = diag.wait('scan (0x2202)', lambda st, v: int(v['packets']) >= 5)
     assert values['decode_errors'] == '0' and float(values['rate_hz']) > 0
-    st, values = diag.wait('link tcp', lambda st, v: v.get('layers') == '4 (from DeviceType)')
+    # 'unknown' = no data message yet (a status between the DeviceType reply and the first
+    # scan); once data flowed the clock must read 'set'
+    st, values = diag.wait('link tcp', lambda st, v: v.get('layers') == '4 (from DeviceType)'
+                           and v.get('sensor_clock') != 'unknown')
     assert values['connected'] == 'true' and values['sensor_clock'] == 'set'
     assert values['point_builder'] == 'compiled kernel'      # installed by the build
 
