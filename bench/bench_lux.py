@@ -39,7 +39,7 @@ import numpy as np  # noqa: E402
 
 from ros_sim_bridge.ibeo.codec import scan as S  # noqa: E402
 from ros_sim_bridge.ibeo.codec.framing import make_framer  # noqa: E402
-from ros_sim_bridge.ibeo.codec.header import decode_header, encode_message  # noqa: E402
+from ros_sim_bridge.ibeo.codec.header import encode_message  # noqa: E402
 from ros_sim_bridge.ibeo.codec import registry  # noqa: E402
 
 SIZES = (10_000, 60_000)

@@ -735,3 +735,20 @@ def test_stream_cut_mid_message():
 def test_split_messages_helper():
     got, errs = ibeo.split_messages(b'zz' + b''.join(sample_stream()))
     assert len(got) == 6 and len(errs) == 1
+
+
+def test_set_parameter_request_to_wire_value():
+    # §7.1.4: the value travels as 32 bits, 2-byte values in the low half; SensorMounting_X is
+    # INT16 in cm, so -1.25 m = -125 = 0xFF83; an IP address is 4 bytes, first octet highest
+    x = C.parameter('SensorMounting_X')
+    assert C.raw_from_request(x, -1.25) == 0xFF83
+    assert C.raw_from_request(x, 0.0, ' -1.25 ') == 0xFF83
+    assert C.raw_from_request(x, 0x12345678, raw=True) == 0x12345678
+    assert C.raw_from_request(x, -1, raw=True) == 0xFFFFFFFF
+    ip = C.parameter(0x1000)
+    assert ip.kind == 'ip'
+    assert C.raw_from_request(ip, 0.0, '192.168.0.1') == 0xC0A80001
+    with pytest.raises(CodecError):
+        C.raw_from_request(ip, 3.0)                   # a number for an address
+    with pytest.raises(ValueError):
+        C.raw_from_request(x, 0.0, 'one metre')

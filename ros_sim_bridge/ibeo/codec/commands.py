@@ -181,6 +181,23 @@ def parameter_from_raw(p: Parameter, raw: int):
     return v * p.scale if p.scale is not None else v
 
 
+def raw_from_request(p: Parameter, value: float = 0.0, text: str = '', raw: bool = False
+                     ) -> int:
+    """The 32-bit wire value a SetParameter request means: ``raw`` takes ``value`` as the wire
+    value; else ``text`` (stripped, when given: an IP address for 'ip' parameters, a number
+    otherwise) or ``value``, typed and scaled by :func:`parameter_to_raw`.  CodecError or
+    ValueError when it cannot be sent (an IP address given as a number, text not a number)."""
+    if raw:
+        return int(value) & 0xFFFFFFFF
+    text = text.strip()
+    if text:
+        return parameter_to_raw(p, text if p.kind == 'ip' else float(text))
+    if p.kind == 'ip':
+        raise CodecError(NAME_CMD, 'an IP address goes in value_text', field=p.name,
+                         kind=BAD_VALUE)
+    return parameter_to_raw(p, value)
+
+
 def parameter_to_raw(p: Parameter, value) -> int:
     """32-bit wire value from a typed/scaled value (2-byte values in the low half, §7.1.4)."""
     def bad(detail):

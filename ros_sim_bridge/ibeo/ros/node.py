@@ -14,10 +14,12 @@
 | srv | ~/get_parameter, ~/set_parameter | ros_sim_bridge/LuxGetParameter, LuxSetParameter | by index or name |
 | srv | ~/set_ntp_time | ros_sim_bridge/LuxSetNtpTime | |
 
-Transport → codec → conversions → publishers: the shared TcpClient (reconnect with back-off)
-feeds the Ibeo framer; every complete message is dispatched by data type on the TCP thread.
-Commands are sent from service callbacks (a reentrant callback group) which wait, one at a
-time, for the 0x2020 reply that the TCP thread hands over.
+Transport → session → conversions → publishers: the shared TcpClient (reconnect with
+back-off) feeds the session's Ibeo framer (header and body decoded once, false syncs
+resynchronised); :class:`~ros_sim_bridge.ibeo.session.LuxSession` turns frames into events
+(scans paired by mirror side, records, replies, skips) which the node hands to conversions and
+publishers on the TCP thread.  Commands are sent from service callbacks (a reentrant callback
+group): the session encodes them and pairs the reply, which the TCP thread hands over.
 """
 from __future__ import annotations
 
@@ -524,16 +526,7 @@ class IbeoLuxNode(Node):
         try:
             p = self._parameter(req)
             res.index, res.name = p.index, p.name
-            if req.raw:
-                raw = int(req.value) & 0xFFFFFFFF
-            elif req.value_text.strip():
-                text = req.value_text.strip()
-                raw = cmd.parameter_to_raw(p, text if p.kind == 'ip' else float(text))
-            else:
-                if p.kind == 'ip':
-                    raise CodecError('ibeo_command', 'an IP address goes in value_text',
-                                     field=p.name)
-                raw = cmd.parameter_to_raw(p, req.value)
+            raw = cmd.raw_from_request(p, req.value, req.value_text, req.raw)
         except (CodecError, ValueError) as exc:
             res.success = False
             res.message = str(getattr(exc, 'detail', exc))
