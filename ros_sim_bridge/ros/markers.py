@@ -148,8 +148,9 @@ def arrows(header: Header, ns: str, ids: Sequence[int], starts, ends, *,
 def line_strips(header: Header, ns: str, ids: Sequence[int], polylines: Iterable, *,
                 z: float = 0.0, width: float = 0.05, colors=WHITE,
                 lifetime: Optional[Duration] = None) -> list[Marker]:
-    """LINE_STRIP markers, one per polyline ((k, 2) or (k, 3) m; 2-D ones at height ``z``).
-    A one-point polyline becomes a degenerate segment (a strip needs two points)."""
+    """LINE_STRIP markers, one per polyline ((k, 2) or (k, 3) m; 2-D ones at height ``z``;
+    or a list of ``geometry_msgs/Point`` already built, used as is, e.g. shared with another
+    message).  A one-point polyline becomes a degenerate segment (a strip needs two points)."""
     ids = np.asarray(ids).reshape(-1)
     n = len(ids)
     if not n:
@@ -160,6 +161,14 @@ def line_strips(header: Header, ns: str, ids: Sequence[int], polylines: Iterable
     tmpl.pose.orientation.w = 1.0
     out = []
     for mid, line, color in zip(ids.tolist(), polylines, col):
+        if isinstance(line, list) and (not line or isinstance(line[0], Point)):
+            pts = line * 2 if len(line) == 1 else line
+            m = copy.copy(tmpl)
+            m.id = mid
+            m.points = pts
+            m.color = color
+            out.append(m)
+            continue
         xy = np.asarray(line, np.float64)
         if xy.ndim != 2 or xy.shape[1] not in (2, 3):
             xy = xy.reshape(-1, 2)

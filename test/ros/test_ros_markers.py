@@ -93,3 +93,13 @@ def test_delete_all_and_duration():
 def test_colors_array_broadcasts_one_colour():
     c = M.colors_array((0.1, 0.2, 0.3, 0.4), 3)
     assert c.shape == (3, 4) and (c[2] == [0.1, 0.2, 0.3, 0.4]).all()
+
+
+def test_line_strips_take_prebuilt_points_as_they_are():
+    from geometry_msgs.msg import Point
+    shared = [Point(x=1.0, y=2.0), Point(x=3.0, y=4.0)]
+    one, two = M.line_strips(H, 'c', [1, 2], [shared, [Point(x=5.0)]])
+    assert one.points is shared or list(one.points) == shared
+    assert [(p.x, p.y) for p in two.points] == [(5.0, 0.0)] * 2
+    (empty,) = M.line_strips(H, 'c', [3], [[]])
+    assert list(empty.points) == []

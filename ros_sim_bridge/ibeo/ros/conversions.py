@@ -338,9 +338,17 @@ def cap_objects(lst: lux_objects.LuxObjectList, caps: ObjectCaps = ObjectCaps()
     return CappedObjects(lst.scan_start_ntp, objects, contours, n - keep, int(over.sum()))
 
 
-def object_list(lst, header: Header, *, device_id: int = 0) -> LuxObjectList:
+def contour_points(lst) -> list[list[Point]]:
+    """Each object's contour as geometry_msgs/Point (z = 0), built once: the object list and
+    the contour markers can share them."""
+    return [[Point(x=x, y=y) for x, y in np.asarray(c).tolist()] for c in lst.contours]
+
+
+def object_list(lst, header: Header, *, device_id: int = 0,
+                contours: Optional[list] = None) -> LuxObjectList:
     """LuxObjectList of a (capped, see :func:`cap_objects`) object list: every object's fields
-    in one ``tolist`` pass, contours as geometry_msgs/Point lists (z = 0)."""
+    in one ``tolist`` pass, contours as geometry_msgs/Point lists (z = 0; ``contours`` from
+    :func:`contour_points` when already built)."""
     m = LuxObjectList()
     m.header = header
     m.device_id = int(device_id)
@@ -350,12 +358,14 @@ def object_list(lst, header: Header, *, device_id: int = 0) -> LuxObjectList:
     rows = lst.objects[src_names].tolist() if len(lst.objects) else []
     template = LuxObject()
     out = []
-    for row, contour in zip(rows, lst.contours):
+    if contours is None:
+        contours = contour_points(lst)
+    for row, contour in zip(rows, contours):
         o = copy.copy(template)
         for dst, value in zip(dst_names, row):
             setattr(o, dst, value)
         o.classification_name = lux_objects.classification_name(o.classification)
-        o.contour = [Point(x=x, y=y) for x, y in np.asarray(contour).tolist()]
+        o.contour = contour
         out.append(o)
     m.objects = out
     return m
@@ -382,10 +392,11 @@ MARKER_NAMESPACES = ('boxes', 'contours', 'labels', 'velocities')
 
 
 def object_markers(lst, header: Header, *, lifetime_s: float = 0.0,
-                   box_height: float = 1.5) -> list[Marker]:
+                   box_height: float = 1.5, contours: Optional[list] = None) -> list[Marker]:
     """ADD markers for every object of a (capped) list: box (CUBE), contour (LINE_STRIP),
     label (TEXT), velocity (ARROW, absolute if valid else relative if valid, else none).
-    Marker id = object id; built by :mod:`ros_sim_bridge.ros.markers` over whole arrays."""
+    Marker id = object id; built by :mod:`ros_sim_bridge.ros.markers` over whole arrays;
+    ``contours``: :func:`contour_points` shared with the object list (else built here)."""
     o = lst.objects
     n = len(o)
     if not n:
@@ -397,7 +408,8 @@ def object_markers(lst, header: Header, *, lifetime_s: float = 0.0,
     out = markers.boxes(header, 'boxes', ids, center, size, yaw=o['box_orientation'],
                         colors=class_colors(o['classification'], 0.35), min_size=0.05,
                         lifetime=life)
-    out += markers.line_strips(header, 'contours', ids, lst.contours, width=0.05,
+    out += markers.line_strips(header, 'contours', ids,
+                               lst.contours if contours is None else contours, width=0.05,
                                colors=class_colors(o['classification'], 1.0), lifetime=life)
     top = center.copy()
     top[:, 2] = box_height + 0.5
@@ -433,9 +445,10 @@ class ObjectMarkers:
     def shown(self) -> set:
         return self.tracker.shown
 
-    def update(self, lst, header: Header) -> MarkerArray:
+    def update(self, lst, header: Header, *, contours: Optional[list] = None) -> MarkerArray:
         return self.tracker.update(header, object_markers(
-            lst, header, lifetime_s=self.lifetime_s, box_height=self.box_height))
+            lst, header, lifetime_s=self.lifetime_s, box_height=self.box_height,
+            contours=contours))
 
     def clear(self, header: Header) -> MarkerArray:
         """DELETE every marker shown (e.g. when the link drops)."""
@@ -508,6 +521,7 @@ def errors_statuses(ew, *, name_prefix: str, hardware_id: str, age_s: Optional[f
 
 
 __all__ = ['CLOUD_DTYPE', 'drop_mask', 'CloudBuilder', 'is_dense', 'concatenate', 'scan_info',
-           'ObjectCaps', 'CappedObjects', 'cap_objects', 'object_list', 'class_colors',
+           'ObjectCaps', 'CappedObjects', 'cap_objects', 'contour_points', 'object_list',
+           'class_colors',
            'MARKER_NAMESPACES', 'object_markers', 'ObjectMarkers',
            'vehicle_state', 'vehicle_twist', 'errors_statuses']

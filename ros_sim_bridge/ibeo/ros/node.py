@@ -302,10 +302,12 @@ class IbeoLuxNode(Node):
         lst = convert.cap_objects(lst, self.object_caps)
         if lst.truncated:
             self._count_truncation(lst, stats)
-        self.objects_pub.publish(convert.object_list(lst, hdr, device_id=ev.header.device_id))
+        contours = convert.contour_points(lst)     # shared by the list and its markers
+        self.objects_pub.publish(convert.object_list(lst, hdr, device_id=ev.header.device_id,
+                                                     contours=contours))
         published = 1
         if self.p.publish_markers:
-            self.markers_pub.publish(self.markers.update(lst, hdr))
+            self.markers_pub.publish(self.markers.update(lst, hdr, contours=contours))
             published += 1
         stats.publish(published)
 
