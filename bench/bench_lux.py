@@ -15,6 +15,11 @@ Three ways through the same bytes (one 0x2202 message with 10,000 and with 60,00
 
 Targets (issue): driver ≥ 50× the loop, and within 10× of the copy.  The figures are
 medians of repeated runs in this process; nothing is asserted.
+
+Then object lists (issue #10 defect 7: a legal 0x2221 of 65,535 objects held the receive
+thread 16–19 s): framing + decoding, and the node's handling (caps, LuxObjectList, markers,
+publish) of the largest legal lists, in ms and ms per 1,000 objects in the message (target:
+a few ms per 1,000), with the default caps (``max_objects`` 256, ``max_contour_points`` 64).
 """
 from __future__ import annotations
 
@@ -33,7 +38,8 @@ keep_dds_local(BENCH_DOMAINS)
 import numpy as np  # noqa: E402
 
 from ros_sim_bridge.ibeo.codec import scan as S  # noqa: E402
-from ros_sim_bridge.ibeo.codec.header import decode_header, encode_message, make_framer  # noqa: E402,E501
+from ros_sim_bridge.ibeo.codec.framing import make_framer  # noqa: E402
+from ros_sim_bridge.ibeo.codec.header import encode_message  # noqa: E402
 from ros_sim_bridge.ibeo.codec import registry  # noqa: E402
 
 SIZES = (10_000, 60_000)
@@ -134,9 +140,8 @@ def main() -> int:
                     node._on_event(event, now)
 
             def driver(builder=node.builder):   # the node's points path: builder, buffer, publisher
-                for event in framer.feed(msg):
-                    decode_header(event.header)
-                    scan, wire = S.decode_scan_wire(event.body)
+                for event in framer.feed(msg):      # the framer decodes header and body once
+                    scan, wire = event.record
                     cloud = builder.build_wire(scan, wire, alloc=node.cloud_buffer.points)
                     out = node.cloud_buffer.message(cloud, Header(frame_id='laser'),
                                                     is_dense=not builder.nan_points)
@@ -184,11 +189,51 @@ def main() -> int:
             print(f'  {n:>7} points: {speedup:6.1f}× the loop '
                   f'({"meets" if speedup >= 50 else "below"} 50×), '
                   f'{vs_copy:5.1f}× the copy ({"within" if vs_copy <= 10 else "outside"} 10×)')
+        bench_objects(node)
     finally:
         node.close()
         node.destroy_node()
         rclpy.try_shutdown()
     return 0
+
+
+def object_message(n: int, points: int) -> bytes:
+    from ros_sim_bridge.ibeo.codec import objects as O
+    o = O.make_objects(n)
+    o['id'] = np.arange(n) % 65536
+    o['box_center_x'] = (np.arange(n) % 1000) * 0.1
+    o['box_size_x'], o['box_size_y'], o['classification'] = 4.0, 1.8, 5
+    contour = np.tile(np.arange(points, dtype=np.float64)[:, None] * 0.01 % 300, (1, 2))
+    return encode_message(registry.OBJECTS, O.encode_objects(O.LuxObjectList(0, o,
+                                                                           [contour] * n)))
+
+
+def bench_objects(node) -> None:
+    caps = node.object_caps
+    print(f'\nibeo LUX 0x2221 object list → LuxObjectList + MarkerArray (caps: max_objects '
+          f'{caps.max_objects}, max_contour_points {caps.max_contour_points})')
+    print(f'  {"objects":>7} {"points/obj":>10} {"frame+decode ms":>16} {"node ms":>9} '
+          f'{"total ms":>9} {"ms/1000 obj":>12}')
+    for n, points in ((65_535, 1), (15, 65_534), (256, 34), (20, 34)):
+        msg = object_message(n, points)
+        framer = make_framer()
+        events = []
+
+        def frame():
+            events[:] = framer.feed(msg)
+
+        def handle():
+            for event in events:
+                node._on_event(event, time.time_ns())
+
+        frame()
+        handle()
+        repeat = 3 if n * points > 100_000 else 15
+        t_frame = median_time(frame, repeat)
+        t_node = median_time(handle, repeat)
+        total = t_frame + t_node
+        print(f'  {n:>7} {points:>10} {t_frame * 1e3:>16.1f} {t_node * 1e3:>9.1f} '
+              f'{total * 1e3:>9.1f} {total * 1e3 / (n / 1000):>12.2f}', flush=True)
 
 
 if __name__ == '__main__':

@@ -82,3 +82,22 @@ class FileSource:
             except Exception as report_exc:
                 exc = report_exc
             self._fallback_log(type(exc).__name__, f'{self.path}: handler failed: {exc!r}')
+
+
+def pacing_gaps(stamps_ns, speed: float = 1.0, max_gap_s: Optional[float] = None
+                ) -> list[float]:
+    """Seconds to wait before each recorded event so that they go out at their recorded
+    pace: the gap to the previous stamp / ``speed`` (0 for the first, for a missing stamp,
+    for a stamp earlier than the previous one, and for all when ``speed`` <= 0), capped at
+    ``max_gap_s``.  For a server that schedules sends itself (e.g. one per client)."""
+    stamps = list(stamps_ns)
+    if speed <= 0:
+        return [0.0] * len(stamps)
+    out, prev = [], None
+    for stamp in stamps:
+        gap = 0.0 if prev is None or stamp is None else (stamp - prev) / 1e9 / speed
+        gap = max(gap, 0.0)
+        out.append(gap if max_gap_s is None else min(gap, max_gap_s))
+        if stamp is not None:
+            prev = stamp
+    return out

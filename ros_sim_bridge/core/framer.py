@@ -5,63 +5,109 @@ partial data between ``feed`` calls, so a header or magic word split across two 
 It never raises: garbage, implausible headers and oversized frames come back as
 :class:`~ros_sim_bridge.core.binary.CodecError` values in the event list, in stream order, and
 the framer resynchronises on the next magic word (searching from the byte after a false sync).
+
+Two optional checks find false syncs that a plausible header alone does not show (a message
+cut short by its sender, whose declared body swallows the valid messages after it; issue #10
+defect 5): ``check_body`` decodes each complete body (a :class:`Rejected` event when it fails)
+and ``search_window`` looks inside a declared body for a plausible header whose message runs
+past the body's end.  Either way the search resumes at the byte after the failed message's
+magic word, so the messages inside the window are framed and nothing valid is lost.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional, Union
+from typing import Any, Callable, Optional, Union
 
-from ros_sim_bridge.core.binary import BAD_MAGIC, OVERSIZED, CodecError
+from ros_sim_bridge.core.binary import BAD_MAGIC, OVERSIZED, TRUNCATED, CodecError
 
 
 @dataclass(frozen=True)
 class Frame:
-    """One complete message: its header bytes and its body bytes (a memoryview-free copy)."""
+    """One complete message: its header bytes and its body bytes (a memoryview-free copy).
+
+    ``parsed``: the decoded header when ``body_size`` returned one (else None); ``record``:
+    what ``check_body`` returned (else None), so that nothing is decoded twice.
+    """
     header: bytes
     body: bytes
+    parsed: Any = None
+    record: Any = None
 
 
-Event = Union[Frame, CodecError]
+@dataclass(frozen=True)
+class Rejected:
+    """A complete frame whose body ``check_body`` refused: a false sync (the framer resumed
+    its search at the byte after this frame's magic word).  ``error`` says why."""
+    frame: Frame
+    error: CodecError
+
+
+Event = Union[Frame, Rejected, CodecError]
 
 
 class MagicFramer:
     """Split a stream into frames ``magic | rest of header | body``.
 
     ``body_size(header) -> int`` reads the body length from a complete header and may raise
-    CodecError when the header is implausible (then the search resumes one byte further on).
-    Bodies larger than ``max_body`` are refused as OVERSIZED before any of them is buffered.
+    CodecError when the header is implausible (then the search resumes one byte further on);
+    it may return a decoded header with an int ``size`` attribute instead, handed on as
+    :attr:`Frame.parsed`.  Bodies larger than ``max_body`` are refused as OVERSIZED before any
+    of them is buffered.
+
+    ``check_body(frame) -> record`` (optional) decodes a complete frame; a CodecError from it
+    makes a :class:`Rejected` event and a resync from the byte after the frame's magic.
+    ``search_window`` (optional): while a body is being collected, a plausible header inside it
+    whose message would end beyond the body's end marks a false sync (CodecError TRUNCATED,
+    resync from the byte after the magic); a plausible header nested wholly inside the body is
+    payload and left alone.
     """
 
     def __init__(self, name: str, magic: bytes, header_size: int,
-                 body_size: Callable[[bytes], int], max_body: int):
+                 body_size: Callable[[bytes], Any], max_body: int, *,
+                 check_body: Optional[Callable[[Frame], Any]] = None,
+                 search_window: bool = False):
         self.name = name
         self.magic = magic
         self.header_size = header_size
         self.body_size = body_size
         self.max_body = max_body
-        self._buf = bytearray()
-        self._pending: Optional[tuple[bytes, int]] = None  # (header, body size) being filled
+        self.check_body = check_body
+        self.search_window = search_window
+        self._buf = bytearray()     # from the magic word of the message being collected on
+        # (header bytes, body size, parsed header) of the message being collected
+        self._pending: Optional[tuple[bytes, int, Any]] = None
+        self._window_from = 0       # where the window search goes on in _buf
         self.garbage_bytes = 0   # bytes skipped while searching for the magic word
+        self.false_syncs = 0     # messages given up as false syncs (window or check_body)
 
     def reset(self) -> None:
         """Forget partial data (after a reconnect the old stream's tail is meaningless)."""
         self._buf.clear()
         self._pending = None
+        self._window_from = 0
 
     @property
     def buffered(self) -> int:
         return len(self._buf)
 
+    def _parse(self, raw: bytes) -> tuple[int, Any]:
+        """(body size, parsed header or None); CodecError when implausible."""
+        parsed = self.body_size(raw)
+        if isinstance(parsed, int):
+            return parsed, None
+        return int(parsed.size), parsed
+
     def feed(self, data: bytes) -> list[Event]:
         self._buf += data
         events: list[Event] = []
+        hs = self.header_size
         while True:
             if self._pending is None:
                 if not self._sync(events):
                     return events
-                header = bytes(self._buf[:self.header_size])
+                header = bytes(self._buf[:hs])
                 try:
-                    size = self.body_size(header)
+                    size, parsed = self._parse(header)
                 except CodecError as err:
                     events.append(err)
                     self._drop(1)            # false sync: search on from the next byte
@@ -72,16 +118,63 @@ class MagicFramer:
                                              field='size', offset=0, kind=OVERSIZED))
                     self._drop(1)
                     continue
-                self._pending = (header, size)
-                del self._buf[:self.header_size]
-            header, size = self._pending
-            if len(self._buf) < size:
+                self._pending = (header, size, parsed)
+                self._window_from = hs
+            header, size, parsed = self._pending
+            end = hs + size
+            if self.search_window and self._false_sync_in_window(end, events):
+                continue
+            if len(self._buf) < end:
                 return events
             with memoryview(self._buf) as view:   # one copy of the body, not two
-                body = bytes(view[:size])
-            events.append(Frame(header, body))
-            del self._buf[:size]
+                body = bytes(view[hs:end])
+            frame = Frame(header, body, parsed)
+            if self.check_body is not None:
+                try:
+                    frame = Frame(header, body, parsed, self.check_body(frame))
+                except CodecError as err:
+                    events.append(Rejected(frame, err))
+                    self._false_sync()
+                    continue
+            events.append(frame)
+            del self._buf[:end]
             self._pending = None
+
+    def _false_sync_in_window(self, end: int, events: list[Event]) -> bool:
+        """True (and resynchronised) when a plausible header inside the declared body
+        announces a message that runs past the body's end."""
+        hs = self.header_size
+        # a magic word that starts inside the body counts, even if it ends beyond it
+        stop = min(end + len(self.magic) - 1, len(self._buf))
+        while True:
+            at = self._buf.find(self.magic, self._window_from, stop)
+            if at < 0:
+                # nothing up to here; a magic word split at the buffer's end is looked at again
+                self._window_from = max(self._window_from, stop - len(self.magic) + 1)
+                return False
+            if at + hs > len(self._buf):
+                self._window_from = at           # its header is not complete yet
+                return False
+            try:
+                size, _ = self._parse(bytes(self._buf[at:at + hs]))
+            except CodecError:
+                size = -1
+            if 0 <= size <= self.max_body and at + hs + size > end:
+                header_size = self._pending[1]
+                events.append(CodecError(
+                    self.name, f'a message declaring {header_size} body bytes holds a plausible '
+                    f'header {at - hs} bytes into its body whose message runs past its end: '
+                    'cut short by the sender; resynchronising after its magic word', field='size',
+                    offset=at, kind=TRUNCATED))
+                self._false_sync()
+                return True
+            self._window_from = at + 1           # payload (nested wholly inside): go on
+
+    def _false_sync(self) -> None:
+        """Give up the message being collected: search again from the byte after its magic."""
+        self.false_syncs += 1
+        self._pending = None
+        self._drop(1)
 
     def _sync(self, events: list[Event]) -> bool:
         """Drop bytes before the next magic word; True once a whole header is buffered."""

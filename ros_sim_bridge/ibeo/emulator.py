@@ -37,7 +37,9 @@ from ros_sim_bridge.ibeo.codec import errors_warnings as err
 from ros_sim_bridge.ibeo.codec import objects as obj
 from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.codec import scan as sc
-from ros_sim_bridge.ibeo.codec.header import decode_header, encode_message, make_framer
+from ros_sim_bridge.core.file_source import FileSource, pacing_gaps
+from ros_sim_bridge.ibeo.codec.framing import make_framer
+from ros_sim_bridge.ibeo.codec.header import decode_header, encode_message
 from ros_sim_bridge.ibeo.codec.vehicle_state import LuxVehicleState, encode_vehicle_state
 from ros_sim_bridge.core.ntp import ntp_to_unix_ns, unix_ns_to_ntp64
 from ros_sim_bridge.core.framer import Frame
@@ -344,6 +346,8 @@ class LuxScene:
         return np.vstack(segs), np.concatenate(owners)
 
     def _scan(self, t0: float):
+        """One scan at time ``t0``: rays cast into the scene, returns per layer (ground,
+        glass, clutter), echoes numbered as the sensor does; and the hits on movers."""
         p = self.params
         start, end = _s16(p[0x1100]), _s16(p[0x1101])
         step_ticks = {12.5: 8, 25.0: 16, 50.0: 32}[self.rate_hz]
@@ -352,6 +356,38 @@ class LuxScene:
         mirror = self.scan_count % 2                      # toggles on 4-layer units too
         # Time of each ray along the sweep (for moving targets: evaluated at the scan middle).
         t_mid = t0 + self.period_s * (start - end) / TICKS / 2
+        mz = _s16(p[0x1202])
+        returns = self._layer_returns(h, *self._cast_rays(h, t_mid), mirror,
+                                      height=max(mz, 1) * 0.01)
+        ray, lay, rng, flg, own, epw, echo = self._echoes(*returns)
+        keep = echo < 3                                   # the LUX reports up to 3 echoes
+        pts = np.zeros(int(keep.sum()), sc.POINT_DTYPE)
+        pts['layer'] = lay[keep]
+        pts['echo'] = echo[keep]
+        pts['flags'] = flg[keep]
+        pts['angle_ticks'] = ticks[ray[keep]]
+        pts['distance_cm'] = np.clip(np.rint(rng[keep] * 100), 1, 0xFFFF)
+        pts['echo_width_cm'] = np.clip(np.rint(epw[keep]), 1, 0xFFFF)
+        t_start = t0
+        t_end = t0 + self.period_s * (start - end) / TICKS
+        scan = sc.LuxScan(
+            scan_number=self.scan_number,
+            scanner_status=STATUS_MEASURING, sync_phase_offset=0,
+            start_ntp=self.ntp_at(t_start), end_ntp=self.ntp_at(t_end),
+            ticks_per_rotation=TICKS, start_angle_ticks=start, end_angle_ticks=end,
+            mounting_yaw_ticks=_s16(p[0x1203]), mounting_pitch_ticks=_s16(p[0x1204]),
+            mounting_roll_ticks=_s16(p[0x1205]), mounting_x_cm=_s16(p[0x1200]),
+            mounting_y_cm=_s16(p[0x1201]), mounting_z_cm=mz,
+            flags=sc.SCAN_FLAG_MIRROR_SIDE * mirror | 0x0001, points=pts)
+        # Hits on movers, for the tracker: (mover index, x, y, angle ticks).
+        on = keep & (own >= 0)
+        hx = rng[on] * np.cos(ticks[ray[on]] * 2 * math.pi / TICKS)
+        hy = rng[on] * np.sin(ticks[ray[on]] * 2 * math.pi / TICKS)
+        return scan, (own[on], hx, hy, t_mid)
+
+    def _cast_rays(self, h: np.ndarray, t_mid: float):
+        """Horizontal distance to the first opaque segment along each ray (inf: none), its
+        owner, and the distance to the nearest glass segment (all rays × segments at once)."""
         segs, owners = self.segments(t_mid)
         self.last_scan_time = t_mid
         d = np.stack([np.cos(h), np.sin(h)], axis=1)     # (A, 2)
@@ -366,11 +402,13 @@ class LuxScene:
         t_op = np.where(opaque[None, :], tt, np.inf)
         first = np.argmin(t_op, axis=1)
         t_first = t_op[np.arange(len(h)), first]
-        owner_first = owners[first]
         t_glass = np.where(~opaque[None, :], tt, np.inf).min(axis=1)
+        return t_first, owners[first], t_glass
 
-        mz = _s16(p[0x1202])
-        height = max(mz, 1) * 0.01
+    def _layer_returns(self, h, t_first, owner_first, t_glass, mirror: int, *, height: float):
+        """Returns of each of the 4 layers: the first opaque hit or the ground (sensor at
+        ``height`` m), glass in front of it, random clutter; as concatenated (ray, layer,
+        range m, flags, owner) arrays."""
         tilt = self.beam_tilt_rad if self.eight_layer else 0.0
         rows = []          # (ray indices, layer, range m, flags, owner)
         n_rays = len(h)
@@ -403,42 +441,23 @@ class LuxScene:
         rng = np.concatenate([r[2] for r in rows])
         flg = np.concatenate([r[3] for r in rows]).astype(np.uint8)
         own = np.concatenate([r[4] for r in rows])
+        return ray, lay, rng, flg, own
+
+    def _echoes(self, ray, lay, rng, flg, own):
+        """Range noise and echo pulse widths added, sorted as the sensor sends them (by angle,
+        layer, then range) with each return's echo number within its ray and layer."""
         rng = np.maximum(rng + self.rng.normal(0.0, 0.02, len(rng)), 0.01)
         base = np.select([own == -1, own == -2, own == -3, own == -4],
                          [EPW_WALL, EPW_GLASS, EPW_GROUND, EPW_CLUTTER],
                          np.array([m.epw_cm for m in self.movers] + [0.0])[np.clip(own, 0, None)])
         epw = base * (0.6 + 0.4 * np.exp(-rng / 30.0)) + self.rng.normal(0, 4, len(rng))
-        # Order as the sensor: by angle (sweep order), layer, then range → echo number.
         order = np.lexsort((rng, lay, ray))
         ray, lay, rng, flg, own, epw = (a[order] for a in (ray, lay, rng, flg, own, epw))
         group = ray * 16 + lay
         new = np.r_[True, group[1:] != group[:-1]]
         starts = np.flatnonzero(new)
         echo = np.arange(len(group)) - np.repeat(starts, np.diff(np.r_[starts, len(group)]))
-        keep = echo < 3                                   # the LUX reports up to 3 echoes
-        pts = np.zeros(int(keep.sum()), sc.POINT_DTYPE)
-        pts['layer'] = lay[keep]
-        pts['echo'] = echo[keep]
-        pts['flags'] = flg[keep]
-        pts['angle_ticks'] = ticks[ray[keep]]
-        pts['distance_cm'] = np.clip(np.rint(rng[keep] * 100), 1, 0xFFFF)
-        pts['echo_width_cm'] = np.clip(np.rint(epw[keep]), 1, 0xFFFF)
-        t_start = t0
-        t_end = t0 + self.period_s * (start - end) / TICKS
-        scan = sc.LuxScan(
-            scan_number=self.scan_number,
-            scanner_status=STATUS_MEASURING, sync_phase_offset=0,
-            start_ntp=self.ntp_at(t_start), end_ntp=self.ntp_at(t_end),
-            ticks_per_rotation=TICKS, start_angle_ticks=start, end_angle_ticks=end,
-            mounting_yaw_ticks=_s16(p[0x1203]), mounting_pitch_ticks=_s16(p[0x1204]),
-            mounting_roll_ticks=_s16(p[0x1205]), mounting_x_cm=_s16(p[0x1200]),
-            mounting_y_cm=_s16(p[0x1201]), mounting_z_cm=mz,
-            flags=sc.SCAN_FLAG_MIRROR_SIDE * mirror | 0x0001, points=pts)
-        # Hits on movers, for the tracker: (mover index, x, y, angle ticks).
-        on = keep & (own >= 0)
-        hx = rng[on] * np.cos(ticks[ray[on]] * 2 * math.pi / TICKS)
-        hy = rng[on] * np.sin(ticks[ray[on]] * 2 * math.pi / TICKS)
-        return scan, (own[on], hx, hy, t_mid)
+        return ray, lay, rng, flg, own, epw, echo
 
     def _objects(self, t0: float, scan: sc.LuxScan, hits) -> obj.LuxObjectList:
         owner, hx, hy, t_mid = hits
@@ -523,22 +542,15 @@ def load_messages(path) -> list[bytes]:
             return [bytes.fromhex(ln) for ln in lines]
     except (UnicodeDecodeError, ValueError):
         pass
-    events = make_framer().feed(raw)
-    return [e.header + e.body for e in events if isinstance(e, Frame)]
+    source = FileSource(path, make_framer(decode=False))   # replayed verbatim
+    return [e.header + e.body for e in source.events() if isinstance(e, Frame)]
 
 
 def replay_delays(messages: Sequence[bytes], speed: float = 1.0, max_gap_s: float = 1.0
                   ) -> list[float]:
-    """Seconds to wait before each message: recorded header-time gaps / speed (0 = no pacing)."""
-    if speed <= 0:
-        return [0.0] * len(messages)
-    out, prev = [], None
-    for m in messages:
-        ntp = decode_header(m).ntp
-        gap = 0.0 if prev is None else (ntp - prev) / 4294967296.0 / speed
-        out.append(min(max(gap, 0.0), max_gap_s))
-        prev = ntp
-    return out
+    """Seconds to wait before each message: recorded header-time gaps / speed (0 = no pacing),
+    by the file source's pacing rule."""
+    return pacing_gaps([decode_header(m).stamp_ns for m in messages], speed, max_gap_s)
 
 
 # --- TCP server ----------------------------------------------------------------------------
@@ -547,7 +559,7 @@ class _Client:
     def __init__(self, sock: socket.socket, addr):
         self.sock = sock
         self.addr = addr
-        self.framer = make_framer()
+        self.framer = make_framer(decode=False)   # a malformed command gets a failure reply
         self.replay_index = 0
         self.replay_due = 0.0
 

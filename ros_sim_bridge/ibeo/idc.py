@@ -12,7 +12,7 @@ why).  A broken previous-size chain between two intact, adjacent messages is rep
 captures written to a file).  :class:`IdcWriter` writes files (tests, demo, bench).
 
 A candidate message is accepted when its header is plausible
-(:func:`~ros_sim_bridge.ibeo.codec.header.check_plausible`, body below ``max_body``, inside the
+(:func:`~ros_sim_bridge.ibeo.codec.framing.check_plausible`, body below ``max_body``, inside the
 file) and one of these confirms it: it ends at the end of the file; a magic word follows it;
 the next header's previous-size field equals its size (the next magic word is the damaged
 part); its own previous-size field links it to the intact message right before it; or its
@@ -34,8 +34,9 @@ from typing import Iterator, Optional, Union
 from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.core.ntp import ntp64_to_unix_ns
 from .codec import registry
+from .codec.framing import check_plausible
 from .codec.header import (DEFAULT_MAX_BODY, HEADER_SIZE, MAGIC_BYTES, IbeoHeader,
-                           check_plausible, decode_header, encode_message)
+                           decode_header, encode_message)
 
 _U32 = struct.Struct('>I')
 IDC_TRAILER = 0x6120

@@ -14,7 +14,8 @@ from ros_sim_bridge.ibeo.codec import errors_warnings as E
 from ros_sim_bridge.ibeo.codec import objects as O
 from ros_sim_bridge.ibeo.codec import scan as S
 from ros_sim_bridge.ibeo.codec import vehicle_state as V
-from ros_sim_bridge.ibeo.codec.header import IbeoHeader, decode_header, make_framer
+from ros_sim_bridge.ibeo.codec.framing import make_framer
+from ros_sim_bridge.ibeo.codec.header import IbeoHeader, decode_header
 from ros_sim_bridge.core.framer import Frame
 
 
@@ -203,7 +204,8 @@ def test_scan_xyz_eight_layer_mirror_tilt():
     tilted, _ = S.scan_xyz(scan, eight_layer=True, upside_down=False)
     assert math.degrees(math.asin(tilted[0, 2] / 100)) == pytest.approx(0.4, abs=1e-4)
     cloud = S.scan_cloud(scan, eight_layer=True, upside_down=False)
-    assert cloud['layer'].tolist() == [4] and cloud['range'][0] == pytest.approx(100)
+    assert cloud['layer'].tolist() == [4]
+    assert math.hypot(cloud['x'][0], cloud['y'][0], cloud['z'][0]) == pytest.approx(100)
 
 
 def test_scan_layer_outside_table_is_nan():
@@ -737,3 +739,20 @@ def test_stream_cut_mid_message():
 def test_split_messages_helper():
     got, errs = ibeo.split_messages(b'zz' + b''.join(sample_stream()))
     assert len(got) == 6 and len(errs) == 1
+
+
+def test_set_parameter_request_to_wire_value():
+    # §7.1.4: the value travels as 32 bits, 2-byte values in the low half; SensorMounting_X is
+    # INT16 in cm, so -1.25 m = -125 = 0xFF83; an IP address is 4 bytes, first octet highest
+    x = C.parameter('SensorMounting_X')
+    assert C.raw_from_request(x, -1.25) == 0xFF83
+    assert C.raw_from_request(x, 0.0, ' -1.25 ') == 0xFF83
+    assert C.raw_from_request(x, 0x12345678, raw=True) == 0x12345678
+    assert C.raw_from_request(x, -1, raw=True) == 0xFFFFFFFF
+    ip = C.parameter(0x1000)
+    assert ip.kind == 'ip'
+    assert C.raw_from_request(ip, 0.0, '192.168.0.1') == 0xC0A80001
+    with pytest.raises(CodecError):
+        C.raw_from_request(ip, 3.0)                   # a number for an address
+    with pytest.raises(ValueError):
+        C.raw_from_request(x, 0.0, 'one metre')

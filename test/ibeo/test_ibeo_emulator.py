@@ -14,7 +14,7 @@ from ros_sim_bridge.ibeo.codec import errors_warnings as E
 from ros_sim_bridge.ibeo.codec import objects as O
 from ros_sim_bridge.ibeo.codec import scan as S
 from ros_sim_bridge.ibeo.codec import vehicle_state as V
-from ros_sim_bridge.ibeo.codec.header import make_framer
+from ros_sim_bridge.ibeo.codec.framing import make_framer
 from ros_sim_bridge.core.ntp import unix_ns_to_ntp
 from ros_sim_bridge.core.framer import Frame
 from ros_sim_bridge.ibeo import emulator as sim

@@ -13,7 +13,8 @@ from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.ibeo.codec import commands as C
 from ros_sim_bridge.ibeo.codec import errors_warnings as E
 from ros_sim_bridge.ibeo.codec import scan as S
-from ros_sim_bridge.ibeo.codec.header import decode_header, make_framer
+from ros_sim_bridge.ibeo.codec.framing import make_framer
+from ros_sim_bridge.ibeo.codec.header import decode_header
 from ros_sim_bridge.core.framer import Frame
 
 SAMPLES = Path(__file__).resolve().parents[2].parent / 'shared' / 'samples' / 'ibeo' / \

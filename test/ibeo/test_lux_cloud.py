@@ -54,7 +54,8 @@ def test_builder_geometry_matches_the_codec_formula(mirror_side, upside_down, ei
     assert got.dtype == CLOUD_DTYPE
     for f in ('x', 'y', 'z'):
         np.testing.assert_allclose(got[f], want[f], rtol=1e-5, atol=2e-4)  # float32: < 0.2 mm
-    np.testing.assert_allclose(got['horizontal_angle'], want['angle'], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(got['horizontal_angle'], want['horizontal_angle'], rtol=1e-6,
+                               atol=1e-6)
     np.testing.assert_allclose(got['echo_width'], want['echo_width'], rtol=1e-6)
     np.testing.assert_array_equal(got['layer'], want['layer'])
     np.testing.assert_array_equal(got['echo'], want['echo'])
@@ -148,3 +149,107 @@ def test_layer_beyond_the_table_is_nan_and_filters_drop_points(native):
     expect = ((scan.points['flags'] & (S.POINT_FLAG_GROUND | S.POINT_FLAG_CLUTTER)) == 0) \
         & (scan.points['echo'] == 0)
     assert len(kept) == int(expect.sum()) and (kept['echo'] == 0).all()
+
+
+# --- issue #10, defect 1: the kernel must never read a table the cache has freed -------------
+
+#: The issue's trigger: 8 layers, mirror sides alternating, ticks per rotation creeping up, so
+#: that the tables of nine scan layouts pass through a cache of eight.
+TRIGGER = [(11520, 0), (11520, 1), (11521, 0), (11521, 1), (11522, 0), (11522, 1)]
+
+
+def trigger_scans(repeat=2, n=3000):
+    for r in range(repeat):
+        for i, (tpr, side) in enumerate(TRIGGER):
+            yield dataclass_replace(random_scan(n, side, seed=100 * r + i),
+                                    ticks_per_rotation=tpr, scan_number=6 * r + i)
+
+
+def test_issue_trigger_gives_the_codec_formula_points_numpy():
+    # the kernel path runs the same comparison in its own process (below): before the fix it
+    # crashed with SIGSEGV, which would take the whole test session down in-process
+    builder = CloudBuilder(native=False)
+    tilt = math.radians(1.6)
+    for scan in trigger_scans():
+        got = builder.build(scan, eight_layer=True, beam_tilt=tilt)
+        want = S.scan_cloud(scan, eight_layer=True, beam_tilt_rad=tilt)
+        for f in ('x', 'y', 'z'):
+            np.testing.assert_allclose(got[f], want[f], rtol=1e-5, atol=2e-4,
+                                       err_msg=f'scan {scan.scan_number} field {f}')
+
+
+@pytest.mark.parametrize('cache', [1, 2, 8])
+def test_kernel_is_only_given_live_tables(monkeypatch, cache):
+    # every table made is tracked by a weak reference: at each kernel call, every table address
+    # handed over must belong to a table that is still alive (not freed by a cache clear)
+    import weakref
+    made = []                                   # (weakref, address)
+
+    def tracked(make):
+        def wrapper(*args):
+            table = make(*args)
+            made.append((weakref.ref(table), table.ctypes.data))
+            return table
+        return wrapper
+
+    real_kernel = lux_native.KERNEL
+    calls = []
+
+    def checking_kernel(wire, n, out, tick_trig, tilt_trig, layer_trig, k, lift):
+        live = {addr for ref, addr in made if ref() is not None}
+        for name, addr in (('tick', tick_trig), ('tilt', tilt_trig)):
+            if addr is not None:
+                assert addr in live, f'{name} table at 0x{addr:x} was freed before the call'
+        calls.append(tilt_trig is not None)
+        return real_kernel(wire, n, out, tick_trig, tilt_trig, layer_trig, k, lift)
+
+    monkeypatch.setattr(lux_native, 'tick_table', tracked(lux_native.tick_table))
+    monkeypatch.setattr(lux_native, 'tilt_table', tracked(lux_native.tilt_table))
+    monkeypatch.setattr(lux_native, 'KERNEL', checking_kernel)
+    builder = CloudBuilder(native=True)
+    builder.TRIG_CACHE = cache
+    for scan in trigger_scans(n=200):
+        builder.build(scan, eight_layer=True, beam_tilt=math.radians(1.6))
+    assert len(calls) == 2 * len(TRIGGER) and all(calls)
+
+
+def test_issue_trigger_in_a_fresh_process_with_a_one_table_cache(tmp_path):
+    # a crash (SIGSEGV) must not take pytest down: the kernel runs in its own interpreter with
+    # every table evicted at once, and the points are compared with the codec formula there
+    import subprocess
+    code = '''
+import math, sys
+from dataclasses import replace
+import numpy as np
+sys.path += %r
+from test_lux_cloud import trigger_scans
+from ros_sim_bridge.ibeo.codec import scan as S
+from ros_sim_bridge.ibeo.ros.conversions import CloudBuilder
+b = CloudBuilder(native=True)
+b.TRIG_CACHE = 1
+worst = 0.0
+for scan in trigger_scans(repeat=4):
+    got = b.build(scan, eight_layer=True, beam_tilt=math.radians(1.6))
+    want = S.scan_cloud(scan, eight_layer=True, beam_tilt_rad=math.radians(1.6))
+    for f in 'xyz':
+        worst = max(worst, float(np.max(np.abs(got[f] - want[f]))))
+print(worst)
+''' % ([str(__import__('pathlib').Path(__file__).parent)],)
+    run = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path)   # not the source tree: the built package
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert float(run.stdout.split()[-1]) < 1e-2     # float32 over 655 m: well below 1 cm
+
+
+def test_one_cloud_dtype_and_star_import_of_the_conversions():
+    # issue #9: the codec and the conversions had two CLOUD_DTYPEs, and __all__ named things
+    # that were not there (``from … import *`` failed)
+    namespace = {}
+    exec('from ros_sim_bridge.ibeo.ros.conversions import *', namespace)
+    from ros_sim_bridge.ibeo.ros import conversions
+    assert set(conversions.__all__) <= set(namespace)
+    assert namespace['CLOUD_DTYPE'] is S.CLOUD_DTYPE
+    assert S.CLOUD_DTYPE.itemsize == 24 and S.CLOUD_DTYPE.names == (
+        'x', 'y', 'z', 'horizontal_angle', 'echo_width', 'layer', 'echo', 'flags')
+    assert [S.CLOUD_DTYPE.fields[n][1] for n in S.CLOUD_DTYPE.names] == [0, 4, 8, 12, 16, 20,
+                                                                        21, 22]

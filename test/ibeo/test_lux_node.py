@@ -69,7 +69,7 @@ class RawSensor:
         self.thread.start()
 
     def _run(self):
-        from ros_sim_bridge.ibeo.codec.header import make_framer
+        from ros_sim_bridge.ibeo.codec.framing import make_framer
         from ros_sim_bridge.core.framer import Frame
         self.listener.settimeout(0.1)
         while not self._stop:
@@ -381,7 +381,10 @@ def test_emulator_4_layers_every_data_type(ros, driver, closing):
     assert set(values) & {'W-Sync', 'W-high_temperature', 'W-ETHdata'}
     st, values = diag.wait('scan (0x2202)', lambda st, v: int(v['packets']) >= 5)
     assert values['decode_errors'] == '0' and float(values['rate_hz']) > 0
-    st, values = diag.wait('link tcp', lambda st, v: v.get('layers') == '4 (from DeviceType)')
+    # 'unknown' = no data message yet (a status between the DeviceType reply and the first
+    # scan); once data flowed the clock must read 'set'
+    st, values = diag.wait('link tcp', lambda st, v: v.get('layers') == '4 (from DeviceType)'
+                           and v.get('sensor_clock') != 'unknown')
     assert values['connected'] == 'true' and values['sensor_clock'] == 'set'
     assert values['point_builder'] == 'compiled kernel'      # installed by the build
 
@@ -721,3 +724,47 @@ def test_installed_executable_with_params_file(ros, closing):
         assert wait_until(lambda: len(infos.messages) >= 3, timeout=30, interval=0.05)
         assert proc.running()
     assert proc.proc.returncode == 0
+
+
+def test_cut_object_list_does_not_swallow_the_scans_after_it(ros, driver, closing):
+    # issue #10 defect 5: an 0x2221 declares 544 bytes but only 200 arrive before the next
+    # message; the three complete scans inside the declared window (and the one across its
+    # end) must all be published, the cut message counted
+    node, port = driver(**RAW)
+    infos = collect(ros, node, LuxScanInfo, 'scan_info', 100)
+    diag = Diag(ros)
+    sensor = connected_sensor(port, closing)
+    counts = [13, 12, 12, 12, 12]
+    full = O.encode_objects(O.LuxObjectList(0, O.make_objects(5),
+                                            [np.full((k, 2), 0.5) for k in counts]))
+    assert len(full) == 544
+    scans = [scan_msg(points([(0, 0, 0, 0, 1000 + n, 50)] * 2), n) for n in (1, 2, 3, 4)]
+    assert sum(map(len, scans[:3])) < 344 < sum(map(len, scans))
+    cut = encode_message(registry.OBJECTS, full)[:24 + 200]
+    stream = cut + b''.join(scans)
+    for k in range(0, len(stream), 61):                # in odd-sized reads
+        sensor.send(stream[k:k + 61])
+    got = infos.wait_for(4, timeout=10)
+    assert sorted(i.scan_number for i in got) == [1, 2, 3, 4]
+    _, link = diag.wait('link tcp', lambda st, v: v.get('errors.truncated') == '1')
+    assert int(link['garbage_bytes']) == 24 + 200 - 1 + 1   # the cut message, nothing more
+
+
+def test_object_list_over_the_caps_is_truncated_counted_and_published(ros, driver, closing):
+    # issue #10 defect 7: caps as parameters; beyond them the list is cut, counted, warned
+    node, port = driver(**RAW, max_objects=5, max_contour_points=2)
+    objs = collect(ros, node, LuxObjectList, 'objects')
+    marks = collect(ros, node, MarkerArray, 'objects/markers')
+    diag = Diag(ros)
+    sensor = connected_sensor(port, closing)
+    o = O.make_objects(8)
+    o['id'] = np.arange(10, 18)
+    lst = O.LuxObjectList(0, o, [np.full((3, 2), 1.0)] * 8)
+    sensor.send(encode_message(registry.OBJECTS, O.encode_objects(lst)))
+    (msg,) = objs.wait_for(1)
+    assert [ob.id for ob in msg.objects] == [10, 11, 12, 13, 14]
+    assert all(len(ob.contour) == 2 for ob in msg.objects)
+    (arr,) = marks.wait_for(1)
+    assert sorted({m.id for m in arr.markers}) == [10, 11, 12, 13, 14]
+    _, v = diag.wait('objects (0x2221)', lambda st, v: v.get('dropped_objects') == '3')
+    assert v['truncated_lists'] == '1' and v['dropped_contour_points'] == '5'

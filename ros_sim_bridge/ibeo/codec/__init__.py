@@ -1,6 +1,7 @@
 """ibeo LUX / SICK LD-MRS / Ibeo ECU protocol codec (sans-IO).
 
-Modules, one concept each: :mod:`.header` (24-byte data header, stream framer factory),
+Modules, one concept each: :mod:`.header` (24-byte data header), :mod:`.framing` (the
+stream framer: false syncs, decode once),
 :mod:`.registry` (data type → decoder/encoder dispatch), :mod:`.scan` (0x2202),
 :mod:`.objects` (0x2221), :mod:`.vehicle_state` (0x2805), :mod:`.errors_warnings` (0x2030),
 :mod:`.commands` (0x2010 / 0x2020).  Importing this package registers every type; later
@@ -12,7 +13,10 @@ from . import (can_message, carriage_way, frame_end, frame_index, gps_imu, image
                measurement_list, meta_information, object_association, objects_ecu,
                odometry, point_cloud_plane, scan_ecu, set_filter, system_monitoring,
                time_record, vehicle_state_ecu)
+
+from . import framing  # noqa: F401  (after the types: it uses their size limits)
+from .framing import check_plausible, make_framer, split_messages  # noqa: F401
 from .header import (DEFAULT_MAX_BODY, HEADER_SIZE, MAGIC, IbeoHeader, decode_header,  # noqa: F401
-                     encode_header, encode_message, make_framer, split_messages)
+                     encode_header, encode_message)
 from .registry import (decode_frame, decode_message, encode_record,  # noqa: F401
                        encode_record_message, register, type_name)

@@ -154,6 +154,11 @@ def parameter(key: Union[int, str]) -> Parameter:
     return p if p is not None else Parameter(key, f'0x{key:04X}', 'u32')
 
 
+#: The parameters a driver reads on connect to tell 4 from 8 layers (the layer probe).
+DEVICE_TYPE = parameter('DeviceType').index
+BEAM_TILT = parameter('BeamTilt').index
+
+
 def parameter_from_raw(p: Parameter, raw: int):
     """Typed/scaled value from the 32-bit wire value."""
     raw &= 0xFFFFFFFF
@@ -174,6 +179,23 @@ def parameter_from_raw(p: Parameter, raw: int):
     else:
         raise CodecError(NAME_CMD, f'unknown parameter kind {p.kind}', field=p.name)
     return v * p.scale if p.scale is not None else v
+
+
+def raw_from_request(p: Parameter, value: float = 0.0, text: str = '', raw: bool = False
+                     ) -> int:
+    """The 32-bit wire value a SetParameter request means: ``raw`` takes ``value`` as the wire
+    value; else ``text`` (stripped, when given: an IP address for 'ip' parameters, a number
+    otherwise) or ``value``, typed and scaled by :func:`parameter_to_raw`.  CodecError or
+    ValueError when it cannot be sent (an IP address given as a number, text not a number)."""
+    if raw:
+        return int(value) & 0xFFFFFFFF
+    text = text.strip()
+    if text:
+        return parameter_to_raw(p, text if p.kind == 'ip' else float(text))
+    if p.kind == 'ip':
+        raise CodecError(NAME_CMD, 'an IP address goes in value_text', field=p.name,
+                         kind=BAD_VALUE)
+    return parameter_to_raw(p, value)
 
 
 def parameter_to_raw(p: Parameter, value) -> int:

@@ -12,19 +12,16 @@ offset  type    field
 16      NTP64   time the message was created
 =====  ======  ==========================================================
 
-Also the stream-framer factory: :func:`make_framer` gives a
-:class:`~ros_sim_bridge.core.framer.MagicFramer` that refuses implausible headers (a data type
-outside the Ibeo range, a size no layout of a known type can have, a body above ``max_body``)
-so that a magic word inside a payload does not derail the stream (SUPPLEMENT §3.3).
+The stream framer built on it is in :mod:`.framing` (it needs the registry's size limits;
+this module imports nothing of the codec's own).
 """
 from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
 
-from ros_sim_bridge.core.binary import BAD_MAGIC, BAD_VALUE, CodecError, pack, unpack_from
+from ros_sim_bridge.core.binary import BAD_MAGIC, CodecError, pack, unpack_from
 from ros_sim_bridge.core.ntp import ntp64_to_unix_ns
-from ros_sim_bridge.core.framer import MagicFramer
 
 MAGIC = 0xAFFEC0C2
 MAGIC_BYTES = MAGIC.to_bytes(4, 'big')
@@ -83,51 +80,5 @@ def encode_message(data_type: int, body: bytes, *, device_id: int = 0, ntp: int 
                                     ntp=ntp, previous_size=previous_size)) + bytes(body)
 
 
-def check_plausible(header: IbeoHeader) -> None:
-    """CodecError(BAD_VALUE) for a header no real peer sends (a false sync on payload bytes).
-
-    Checks the data type range and, for registered types, the type's size limits.  Unknown
-    types inside the range pass: the caller skips them by size (the framer refuses bodies
-    above its ``max_body`` as OVERSIZED).
-    """
-    if header.data_type not in PLAUSIBLE_TYPES:
-        raise CodecError(_NAME, f'data type 0x{header.data_type:04X} outside the Ibeo range',
-                         field='data_type', offset=14, kind=BAD_VALUE)
-    from .registry import size_limits  # late import: the registry imports this module
-    limits = size_limits(header.data_type)
-    if limits is not None:
-        low, high = limits
-        if header.size < low or (high is not None and header.size > high):
-            raise CodecError(_NAME, f'size {header.size} impossible for data type '
-                             f'0x{header.data_type:04X} (allowed {low}..{high})',
-                             field='size', offset=8, kind=BAD_VALUE)
-
-
-def make_framer(max_body: int = DEFAULT_MAX_BODY, *, name: str = 'ibeo',
-                plausibility: bool = True) -> MagicFramer:
-    """A MagicFramer for Ibeo streams (TCP or a raw ``.idc`` byte stream).
-
-    Frames come back with ``frame.header`` (24 bytes, decode with :func:`decode_header`) and
-    ``frame.body``.  Implausible headers resynchronise at the next byte (see
-    :func:`check_plausible`); set ``plausibility=False`` to trust every magic word.
-    """
-    def body_size(raw: bytes) -> int:
-        header = decode_header(raw)
-        if plausibility:
-            check_plausible(header)
-        return header.size
-
-    return MagicFramer(name, MAGIC_BYTES, HEADER_SIZE, body_size, max_body)
-
-
-def split_messages(data: bytes, max_body: int = DEFAULT_MAX_BODY) -> tuple[list, list]:
-    """Frames and errors of a complete in-memory byte stream (convenience for files/tests)."""
-    from ros_sim_bridge.core.framer import Frame
-    events = make_framer(max_body).feed(bytes(data))
-    return ([e for e in events if isinstance(e, Frame)],
-            [e for e in events if isinstance(e, CodecError)])
-
-
 __all__ = ['MAGIC', 'MAGIC_BYTES', 'HEADER_SIZE', 'DEFAULT_MAX_BODY', 'PLAUSIBLE_TYPES',
-           'IbeoHeader', 'decode_header', 'encode_header', 'encode_message', 'check_plausible',
-           'make_framer', 'split_messages']
+           'IbeoHeader', 'decode_header', 'encode_header', 'encode_message']

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import struct
 from dataclasses import dataclass, field
+from collections import abc
 from typing import Sequence
 
 import numpy as np
@@ -76,7 +77,8 @@ def classification_name(value: int) -> str:
 
 @dataclass(frozen=True, eq=False)
 class LuxObjectList:
-    """One 0x2221 message: ``objects`` (OBJECT_DTYPE) and ``contours[i]`` ((k, 2) m) of each."""
+    """One 0x2221 message: ``objects`` (OBJECT_DTYPE) and ``contours[i]`` ((k, 2) m) of each
+    (decoded lists: a :class:`Contours`; any sequence of (k, 2) arrays when encoding)."""
     scan_start_ntp: int
     objects: np.ndarray = field(default_factory=lambda: np.zeros(0, OBJECT_DTYPE))
     contours: Sequence[np.ndarray] = ()
@@ -91,32 +93,72 @@ class LuxObjectList:
         return len(self.objects)
 
 
+class Contours(abc.Sequence):
+    """The contours of an object list, all points in one (total, 2) array (m): ``contours[i]``
+    is object i's (k, 2) view, made on access, so that a list of 65,535 objects costs no
+    per-object work until an object's contour is read.  Slicing gives a list of views."""
+
+    def __init__(self, points: np.ndarray, counts: np.ndarray):
+        self.points = points
+        self.counts = np.asarray(counts, np.int64)
+        self._bounds = np.concatenate([[0], np.cumsum(self.counts)]).tolist()
+
+    def __len__(self) -> int:
+        return len(self.counts)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError('contour index out of range')
+        return self.points[self._bounds[i]:self._bounds[i + 1]]
+
+    def __eq__(self, other) -> bool:
+        """Equal to any sequence of the same contours (e.g. a list of (k, 2) arrays)."""
+        if not isinstance(other, (abc.Sequence, np.ndarray)) or len(other) != len(self):
+            return NotImplemented if not isinstance(other, abc.Sequence) else False
+        return all(np.array_equal(a, np.asarray(b)) for a, b in zip(self, other))
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f'Contours({len(self)} objects, {len(self.points)} points)'
+
+
 def decode_objects(body, header=None) -> LuxObjectList:
     """Decode a 0x2221 body (§4).  TRUNCATED when an object or contour runs past the body."""
     start, count = unpack_from(_LIST_HEADER, body, 0, NAME, 'object_header')
-    # Walk the variable-length list once for the offsets (one small read per object).
-    offsets = np.empty(count, np.int64)
-    counts = np.empty(count, np.int64)
+    # Walk the variable-length list once for the offsets (two byte reads per object).
+    view = bytes(body)
+    offsets, counts = [], []
     pos = _LIST_HEADER.size
-    n = len(body)
+    n = len(view)
     cnt_at = WIRE_OBJECT_DTYPE.fields['contour_count'][1]
     for i in range(count):
         if pos + 58 > n:
             raise CodecError(NAME, f'object {i} of {count} needs bytes {pos}..{pos + 58}, have {n}',
                              field=f'objects[{i}]', offset=pos, kind=TRUNCATED)
-        k = body[pos + cnt_at] | (body[pos + cnt_at + 1] << 8)
+        k = view[pos + cnt_at] | (view[pos + cnt_at + 1] << 8)
         if k == SINGLE_POINT_COUNT:
             k = 1
-        offsets[i], counts[i] = pos, k
+        offsets.append(pos)
+        counts.append(k)
         pos += 58 + 4 * k
     if pos > n:
         raise CodecError(NAME, f'contour of object {count - 1} needs bytes up to {pos}, have {n}',
                          field=f'objects[{count - 1}].contour', offset=n, kind=TRUNCATED)
-    raw = np.frombuffer(body, np.uint8)
-    wire = raw[offsets[:, None] + np.arange(58)].reshape(-1).view(WIRE_OBJECT_DTYPE) \
-        if count else np.zeros(0, WIRE_OBJECT_DTYPE)
+    offsets = np.asarray(offsets, np.int64)
+    counts = np.asarray(counts, np.int64)
+    raw = np.frombuffer(view, np.uint8)
+    if count and (np.diff(offsets) == 58 + 4 * counts[0]).all():   # equal contours: a view
+        wire = np.ndarray(count, WIRE_OBJECT_DTYPE, view, offsets[0], (58 + 4 * counts[0],))
+    else:
+        wire = np.frombuffer(b''.join([view[o:o + 58] for o in offsets.tolist()]),
+                             WIRE_OBJECT_DTYPE)
     objects = _to_si(wire, counts)
-    # All contour points in one gather, then split per object (views, no copies).
+    # All contour points in one gather; each object's contour is a view made on access.
     total = int(counts.sum())
     if total:
         starts = np.repeat(offsets + 58, counts)
@@ -126,8 +168,7 @@ def decode_objects(body, header=None) -> LuxObjectList:
         xy = np.stack([pts['x'], pts['y']], axis=1).astype(np.float64) * 0.01
     else:
         xy = np.zeros((0, 2), np.float64)
-    contours = np.split(xy, np.cumsum(counts)[:-1]) if count else []
-    return LuxObjectList(start, objects, contours)
+    return LuxObjectList(start, objects, Contours(xy, counts))
 
 
 def _to_si(w: np.ndarray, counts: np.ndarray) -> np.ndarray:

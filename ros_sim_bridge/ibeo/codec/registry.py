@@ -2,7 +2,7 @@
 
 Every message module registers its data type here at import time: a decoder
 ``decode(body, header) -> record``, the record class and its encoder ``encode(record) -> body``,
-and the body size limits that :func:`~.header.check_plausible` uses against false syncs.
+and the body size limits that :func:`~.framing.check_plausible` uses against false syncs.
 New types (ECU 0x2205/0x2280/0x2403 …, ``.idc`` index/trailer types) slot in by calling
 :func:`register` from their own module and importing that module in ``__init__``.
 
@@ -100,8 +100,9 @@ def decode_message(data_type: int, body, header: Optional[IbeoHeader] = None):
 
 
 def decode_frame(frame: Frame):
-    """(IbeoHeader, record) of a frame from :func:`~.header.make_framer`."""
-    header = decode_header(frame.header)
+    """(IbeoHeader, record) of a frame from :func:`~.framing.make_framer` (the header the
+    framer decoded is reused; the body is decoded by the registry's decoder)."""
+    header = frame.parsed if isinstance(frame.parsed, IbeoHeader) else decode_header(frame.header)
     return header, decode_message(header.data_type, frame.body, header)
 
 

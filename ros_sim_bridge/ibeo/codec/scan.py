@@ -275,10 +275,14 @@ def scan_xyz(scan: LuxScan, *, layer_elevations_deg: Sequence[float] =
                       upside_down=scan.upside_down if upside_down is None else upside_down)
 
 
-#: A ready-to-publish point layout (e.g. for conversions.pointcloud.to_pointcloud2).
-CLOUD_DTYPE = np.dtype([('x', 'f4'), ('y', 'f4'), ('z', 'f4'), ('range', 'f4'),
-                        ('angle', 'f4'), ('echo_width', 'f4'), ('layer', 'u1'), ('echo', 'u1'),
-                        ('flags', 'u1')])
+#: The published point layout, 24 bytes (the one definition; the driver's builder writes it):
+#: x, y, z (m, scanner frame FLU), horizontal_angle (rad), echo_width (m), layer, echo,
+#: flags (low nibble of the wire flags), one zero pad byte.
+CLOUD_DTYPE = np.dtype({
+    'names': ['x', 'y', 'z', 'horizontal_angle', 'echo_width', 'layer', 'echo', 'flags'],
+    'formats': ['<f4', '<f4', '<f4', '<f4', '<f4', 'u1', 'u1', 'u1'],
+    'offsets': [0, 4, 8, 12, 16, 20, 21, 22],
+    'itemsize': 24})
 
 
 def scan_cloud(scan: LuxScan, **kwargs) -> np.ndarray:
@@ -288,17 +292,16 @@ def scan_cloud(scan: LuxScan, **kwargs) -> np.ndarray:
     elevation at h = 0 only when the front side is the lower one (default tilt)."""
     xyz, h = scan_xyz(scan, **kwargs)
     pts = scan.points
-    out = np.empty(len(pts), CLOUD_DTYPE)
+    out = np.zeros(len(pts), CLOUD_DTYPE)
     out['x'], out['y'], out['z'] = xyz[:, 0], xyz[:, 1], xyz[:, 2]
-    out['range'] = pts['distance_cm'] * np.float32(0.01)
-    out['angle'] = h
+    out['horizontal_angle'] = h
     out['echo_width'] = pts['echo_width_cm'] * np.float32(0.01)
     layer = pts['layer']
     if kwargs.get('eight_layer'):
         layer = layer + np.uint8(4 * scan.mirror_side)
     out['layer'] = layer
     out['echo'] = pts['echo']
-    out['flags'] = pts['flags']
+    out['flags'] = pts['flags'] & POINT_FLAG_MASK
     return out
 
 

@@ -6,39 +6,40 @@
   a :class:`~.pointcloud.CloudBuffer`.  Geometry as the codec's
   :func:`~ros_sim_bridge.ibeo.codec.scan.points_xyz` (layer table, 8-layer mirror tilt), in
   single precision.
-* :func:`scan_info`, :func:`object_list`, :func:`vehicle_state`, :func:`vehicle_twist`.
-* :class:`MarkerTracker`: object list → ``visualization_msgs/MarkerArray`` (oriented boxes,
-  contours, labels, velocity arrows), deleting the markers of objects that vanished.
+* :func:`scan_info`, :func:`object_list` (after :func:`cap_objects`: at most
+  :class:`ObjectCaps` objects and contour points per message), :func:`vehicle_state`,
+  :func:`vehicle_twist`.
+* :class:`ObjectMarkers`: object list → ``visualization_msgs/MarkerArray`` (oriented boxes,
+  contours, labels, velocity arrows; :mod:`ros_sim_bridge.ros.markers`), deleting the markers
+  of objects that vanished.
 * :func:`errors_statuses`: 0x2030 registers → ``diagnostic_msgs/DiagnosticStatus`` (ERROR for
   the error registers, WARN for the warning registers, every named bit a key).
 """
 from __future__ import annotations
 
+import copy
 import math
+from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point, TwistStamped
-from std_msgs.msg import ColorRGBA, Header
+from std_msgs.msg import Header
 from visualization_msgs.msg import Marker, MarkerArray
+
+from ros_sim_bridge.ros import markers
 
 from ros_sim_bridge.ibeo.codec import objects as lux_objects
 from ros_sim_bridge.ibeo.codec import scan as lux_scan
 from ros_sim_bridge.msg import LuxObject, LuxObjectList, LuxScanInfo, LuxVehicleState
-from ros_sim_bridge.core import frames
 from ros_sim_bridge.ibeo.ros import lux_native
-from ros_sim_bridge.ros.geometry import quaternion
 
 # --- point cloud ---------------------------------------------------------------------------
 
-#: Published point layout, 24 bytes: x, y, z (m, scanner frame), horizontal_angle (rad),
-#: echo_width (m), layer, echo, flags (low nibble of the wire flags), one zero pad byte.
-CLOUD_DTYPE = np.dtype({
-    'names': ['x', 'y', 'z', 'horizontal_angle', 'echo_width', 'layer', 'echo', 'flags'],
-    'formats': ['<f4', '<f4', '<f4', '<f4', '<f4', 'u1', 'u1', 'u1'],
-    'offsets': [0, 4, 8, 12, 16, 20, 21, 22],
-    'itemsize': 24})
+#: Published point layout (the codec's, one definition): x, y, z (m, scanner frame),
+#: horizontal_angle (rad), echo_width (m), layer, echo, flags, one zero pad byte; 24 bytes.
+CLOUD_DTYPE = lux_scan.CLOUD_DTYPE
 
 
 def drop_mask(*, ground: bool = False, dirt: bool = False, clutter: bool = False,
@@ -74,9 +75,8 @@ class CloudBuilder:
         self.elevations_deg = tuple(float(v) for v in layer_elevations_deg)
         # cos/sin of each layer's elevation, indexed by the 4-bit layer; NaN beyond the table
         self._layer_trig = lux_native.layer_table(el)
-        self._layer_trig_address = self._layer_trig.ctypes.data
         self._cos_e, self._sin_e = self._layer_trig.T     # views for the numpy path
-        self._trig_tables: dict = {}    # kernel tables (and their addresses) by scan layout
+        self._trig_tables: dict = {}    # kernel tables by scan layout
         #: points of the last cloud built whose coordinates are NaN (layer beyond the table)
         self.nan_points = 0
         self.drop_flags = int(drop_flags) & lux_scan.POINT_FLAG_MASK
@@ -130,15 +130,21 @@ class CloudBuilder:
         np.take(self._tail[lift], idx, out=p, mode='clip')
         cloud.view('<u4').reshape(len(cols), 6)[:, 5] = p
 
-    def _trig(self, key, make) -> int:
-        """Address of a kernel table, made on first use (the table is kept alive here)."""
-        entry = self._trig_tables.get(key)
-        if entry is None:
-            if len(self._trig_tables) >= 8:     # a handful of scan layouts in practice
+    #: kernel tables kept per scan layout at most (a handful of layouts occur in practice)
+    TRIG_CACHE = 8
+
+    def _trig(self, key, make) -> np.ndarray:
+        """A kernel table, made on first use and cached by scan layout.
+
+        Returns the array itself, never its bare address: the caller holds it for the whole
+        kernel call, because making another table may clear the cache (issue #10, defect 1).
+        """
+        table = self._trig_tables.get(key)
+        if table is None:
+            if len(self._trig_tables) >= self.TRIG_CACHE:
                 self._trig_tables.clear()
-            table = make()
-            entry = self._trig_tables[key] = (table, table.ctypes.data)
-        return entry[1]
+            table = self._trig_tables[key] = make()
+        return table
 
     def _native(self, scan, wire, cloud, k, tilt, down, lift) -> int:
         # the kernel writes len(wire) points into cloud's memory: refuse anything else
@@ -148,6 +154,8 @@ class CloudBuilder:
             raise TypeError('the kernel needs WIRE_POINT_DTYPE points and a writable, '
                             'contiguous CLOUD_DTYPE output of the same length')
         tpr = scan.ticks_per_rotation
+        # every table the kernel reads is a local reference until the call returns: a table
+        # evicted from the cache meanwhile stays alive (and its memory valid) until then
         ticks = self._trig(tpr, lambda: lux_native.tick_table(tpr))
         tilt_trig = None
         if tilt:
@@ -156,8 +164,11 @@ class CloudBuilder:
             rear_up = bool(side) != bool(down)
             tilt_trig = self._trig((tpr, tilt, rear_up),
                                    lambda: lux_native.tilt_table(tpr, side, tilt, down))
-        return lux_native.KERNEL(wire.ctypes.data, len(wire), cloud.ctypes.data, ticks,
-                                 tilt_trig, self._layer_trig_address, k, lift)
+        layers = self._layer_trig
+        return lux_native.KERNEL(wire.ctypes.data, len(wire), cloud.ctypes.data,
+                                 ticks.ctypes.data,
+                                 None if tilt_trig is None else tilt_trig.ctypes.data,
+                                 layers.ctypes.data, k, lift)
 
     def select(self, wire: np.ndarray) -> np.ndarray:
         """The wire points the filters keep (the same array when nothing is filtered)."""
@@ -283,21 +294,78 @@ _OBJECT_FIELDS = (
 )
 
 
-def object_list(lst: lux_objects.LuxObjectList, header: Header, *, device_id: int = 0
-                ) -> LuxObjectList:
+@dataclass(frozen=True)
+class ObjectCaps:
+    """Bounds on what one 0x2221 turns into (issue #10 defect 7): at most ``max_objects``
+    objects (the first ones of the list) and ``max_contour_points`` points per contour (the
+    first ones).  A legal list holds up to 65,535 objects with up to 65,534 points each; a LUX
+    tracks tens of objects with ≤ 34 contour points (SUPPLEMENT §3.4)."""
+    max_objects: int = 256
+    max_contour_points: int = 64
+
+
+@dataclass(frozen=True)
+class CappedObjects:
+    """An object list cut to the caps: ``objects`` (OBJECT_DTYPE), ``contours`` (each (k, 2)),
+    and what was cut: ``dropped_objects`` and ``dropped_points`` (contour points beyond the cap,
+    of the objects kept)."""
+    scan_start_ntp: int
+    objects: np.ndarray
+    contours: Sequence[np.ndarray]
+    dropped_objects: int = 0
+    dropped_points: int = 0
+
+    @property
+    def truncated(self) -> bool:
+        return bool(self.dropped_objects or self.dropped_points)
+
+
+def cap_objects(lst: lux_objects.LuxObjectList, caps: ObjectCaps = ObjectCaps()
+                ) -> CappedObjects:
+    """The first ``caps.max_objects`` objects of ``lst``, each contour cut to
+    ``caps.max_contour_points`` points, and the counts of what was cut (arrays, no loop over
+    the dropped objects)."""
+    n = len(lst.objects)
+    keep = min(n, max(int(caps.max_objects), 0))
+    limit = max(int(caps.max_contour_points), 0)
+    objects = lst.objects[:keep]
+    counts = np.fromiter((len(c) for c in lst.contours[:keep]), np.int64, keep)
+    over = np.maximum(counts - limit, 0)
+    contours = list(lst.contours[:keep])
+    if over.any():
+        for i in np.flatnonzero(over).tolist():
+            contours[i] = contours[i][:limit]
+    return CappedObjects(lst.scan_start_ntp, objects, contours, n - keep, int(over.sum()))
+
+
+def contour_points(lst) -> list[list[Point]]:
+    """Each object's contour as geometry_msgs/Point (z = 0), built once: the object list and
+    the contour markers can share them."""
+    return [[Point(x=x, y=y) for x, y in np.asarray(c).tolist()] for c in lst.contours]
+
+
+def object_list(lst, header: Header, *, device_id: int = 0,
+                contours: Optional[list] = None) -> LuxObjectList:
+    """LuxObjectList of a (capped, see :func:`cap_objects`) object list: every object's fields
+    in one ``tolist`` pass, contours as geometry_msgs/Point lists (z = 0; ``contours`` from
+    :func:`contour_points` when already built)."""
     m = LuxObjectList()
     m.header = header
     m.device_id = int(device_id)
     m.scan_start_ntp = int(lst.scan_start_ntp)
     src_names = [src for _, src in _OBJECT_FIELDS]
+    dst_names = [dst for dst, _ in _OBJECT_FIELDS]
     rows = lst.objects[src_names].tolist() if len(lst.objects) else []
+    template = LuxObject()
     out = []
-    for row, contour in zip(rows, lst.contours):
-        o = LuxObject()
-        for (dst, _), value in zip(_OBJECT_FIELDS, row):
+    if contours is None:
+        contours = contour_points(lst)
+    for row, contour in zip(rows, contours):
+        o = copy.copy(template)
+        for dst, value in zip(dst_names, row):
             setattr(o, dst, value)
         o.classification_name = lux_objects.classification_name(o.classification)
-        o.contour = [Point(x=x, y=y, z=0.0) for x, y in np.asarray(contour).tolist()]
+        o.contour = contour
         out.append(o)
     m.objects = out
     return m
@@ -309,106 +377,82 @@ _CLASS_COLORS = {  # r, g, b
 }
 
 
-def _color(classification: int, alpha: float) -> ColorRGBA:
-    r, g, b = _CLASS_COLORS.get(int(classification), (1.0, 1.0, 1.0))
-    return ColorRGBA(r=r, g=g, b=b, a=alpha)
+def class_colors(classification: np.ndarray, alpha: float) -> np.ndarray:
+    """(n, 4) RGBA of each object's class (white for classes without a colour)."""
+    cls = np.asarray(classification).astype(np.int64)
+    rgba = np.ones((len(cls), 4), np.float64)
+    for value, rgb in _CLASS_COLORS.items():
+        rgba[cls == value, :3] = rgb
+    rgba[:, 3] = alpha
+    return rgba
 
 
-def object_markers(lst: lux_objects.LuxObjectList, header: Header, *, lifetime_s: float = 0.0,
-                   box_height: float = 1.5) -> list[Marker]:
-    """ADD markers for every object: box (CUBE), contour (LINE_STRIP), label (TEXT), velocity
-    (ARROW, absolute if valid else relative if valid, else none).  Marker id = object id."""
-    from builtin_interfaces.msg import Duration
-    life = Duration(sec=int(lifetime_s), nanosec=int((lifetime_s % 1.0) * 1e9))
-    markers = []
+#: Marker namespaces of objects/markers (id = object id in each)
+MARKER_NAMESPACES = ('boxes', 'contours', 'labels', 'velocities')
+
+
+def object_markers(lst, header: Header, *, lifetime_s: float = 0.0,
+                   box_height: float = 1.5, contours: Optional[list] = None) -> list[Marker]:
+    """ADD markers for every object of a (capped) list: box (CUBE), contour (LINE_STRIP),
+    label (TEXT), velocity (ARROW, absolute if valid else relative if valid, else none).
+    Marker id = object id; built by :mod:`ros_sim_bridge.ros.markers` over whole arrays;
+    ``contours``: :func:`contour_points` shared with the object list (else built here)."""
     o = lst.objects
-    box_q = frames.quat_from_euler(0.0, 0.0, o['box_orientation'].astype(np.float64))
-    for i in range(len(o)):
-        rec = o[i]
-        oid, cls = int(rec['id']), int(rec['classification'])
-
-        def marker(ns: str, mtype: int) -> Marker:
-            m = Marker()
-            m.header = header
-            m.ns = ns
-            m.id = oid
-            m.type = mtype
-            m.action = Marker.ADD
-            m.lifetime = life
-            m.pose.orientation.w = 1.0
-            return m
-
-        box = marker('boxes', Marker.CUBE)
-        box.pose.position.x = float(rec['box_center_x'])
-        box.pose.position.y = float(rec['box_center_y'])
-        box.pose.position.z = box_height / 2.0
-        box.pose.orientation = quaternion(box_q[i])
-        box.scale.x = max(float(rec['box_size_x']), 0.05)
-        box.scale.y = max(float(rec['box_size_y']), 0.05)
-        box.scale.z = box_height
-        box.color = _color(cls, 0.35)
-        markers.append(box)
-
-        line = marker('contours', Marker.LINE_STRIP)
-        pts = [Point(x=x, y=y, z=0.0) for x, y in np.asarray(lst.contours[i]).tolist()]
-        if len(pts) == 1:
-            pts = pts * 2          # a LINE_STRIP needs two points: a degenerate segment
-        line.points = pts
-        line.scale.x = 0.05
-        line.color = _color(cls, 1.0)
-        markers.append(line)
-
-        text = marker('labels', Marker.TEXT_VIEW_FACING)
-        text.pose.position.x = float(rec['box_center_x'])
-        text.pose.position.y = float(rec['box_center_y'])
-        text.pose.position.z = box_height + 0.5
-        text.scale.z = 0.6
-        text.color = ColorRGBA(r=1.0, g=1.0, b=1.0, a=1.0)
-        text.text = f'{oid} {lux_objects.classification_name(cls)}'
-        markers.append(text)
-
-        for kind in ('abs', 'rel'):
-            if rec[f'{kind}_velocity_valid']:
-                vx, vy = float(rec[f'{kind}_velocity_x']), float(rec[f'{kind}_velocity_y'])
-                arrow = marker('velocities', Marker.ARROW)
-                x0, y0 = float(rec['reference_x']), float(rec['reference_y'])
-                arrow.points = [Point(x=x0, y=y0, z=box_height / 2.0),
-                                Point(x=x0 + vx, y=y0 + vy, z=box_height / 2.0)]
-                arrow.scale.x, arrow.scale.y, arrow.scale.z = 0.1, 0.25, 0.3
-                arrow.color = ColorRGBA(r=1.0, g=1.0, b=0.0, a=1.0) if kind == 'abs' else \
-                    ColorRGBA(r=1.0, g=0.6, b=0.0, a=1.0)
-                markers.append(arrow)
-                break
-    return markers
+    n = len(o)
+    if not n:
+        return []
+    life = markers.duration(lifetime_s)
+    ids = o['id'].astype(np.int64)
+    center = np.stack([o['box_center_x'], o['box_center_y'], np.full(n, box_height / 2.0)], -1)
+    size = np.stack([o['box_size_x'], o['box_size_y'], np.full(n, box_height)], -1)
+    out = markers.boxes(header, 'boxes', ids, center, size, yaw=o['box_orientation'],
+                        colors=class_colors(o['classification'], 0.35), min_size=0.05,
+                        lifetime=life)
+    out += markers.line_strips(header, 'contours', ids,
+                               lst.contours if contours is None else contours, width=0.05,
+                               colors=class_colors(o['classification'], 1.0), lifetime=life)
+    top = center.copy()
+    top[:, 2] = box_height + 0.5
+    texts = [f'{i} {lux_objects.classification_name(c)}'
+             for i, c in zip(ids.tolist(), o['classification'].tolist())]
+    out += markers.labels(header, 'labels', ids, top, texts, height=0.6, lifetime=life)
+    use_abs = o['abs_velocity_valid']
+    use_rel = ~use_abs & o['rel_velocity_valid']
+    moving = use_abs | use_rel
+    if moving.any():
+        vx = np.where(use_abs, o['abs_velocity_x'], o['rel_velocity_x'])[moving]
+        vy = np.where(use_abs, o['abs_velocity_y'], o['rel_velocity_y'])[moving]
+        start = np.stack([o['reference_x'][moving], o['reference_y'][moving],
+                          np.full(len(vx), box_height / 2.0)], -1)
+        end = start + np.stack([vx, vy, np.zeros(len(vx))], -1)
+        colors = np.where(use_abs[moving][:, None], [1.0, 1.0, 0.0, 1.0], [1.0, 0.6, 0.0, 1.0])
+        out += markers.arrows(header, 'velocities', ids[moving], start, end, shaft=0.1,
+                              head=0.25, head_length=0.3, colors=colors, lifetime=life)
+    return out
 
 
-def _deletes(header: Header, keys) -> list[Marker]:
-    """DELETE markers for (namespace, id) keys, in a stable order."""
-    return [Marker(header=header, ns=ns, id=mid, action=Marker.DELETE) for ns, mid in sorted(keys)]
-
-
-class MarkerTracker:
-    """Object lists → MarkerArray, with DELETE markers for whatever the previous array showed
+class ObjectMarkers:
+    """Object lists → MarkerArray, with DELETE markers (the shared
+    :class:`~ros_sim_bridge.ros.markers.MarkerTracker`) for whatever the previous array showed
     and this one does not (objects that vanished, velocities that became invalid)."""
 
     def __init__(self, *, lifetime_s: float = 0.0, box_height: float = 1.5):
         self.lifetime_s = lifetime_s
         self.box_height = box_height
-        self.shown: set[tuple[str, int]] = set()
+        self.tracker = markers.MarkerTracker()
 
-    def update(self, lst: lux_objects.LuxObjectList, header: Header) -> MarkerArray:
-        adds = object_markers(lst, header, lifetime_s=self.lifetime_s,
-                              box_height=self.box_height)
-        now = {(m.ns, m.id) for m in adds}
-        deletes = _deletes(header, self.shown - now)
-        self.shown = now
-        return MarkerArray(markers=deletes + adds)
+    @property
+    def shown(self) -> set:
+        return self.tracker.shown
+
+    def update(self, lst, header: Header, *, contours: Optional[list] = None) -> MarkerArray:
+        return self.tracker.update(header, object_markers(
+            lst, header, lifetime_s=self.lifetime_s, box_height=self.box_height,
+            contours=contours))
 
     def clear(self, header: Header) -> MarkerArray:
         """DELETE every marker shown (e.g. when the link drops)."""
-        deletes = _deletes(header, self.shown)
-        self.shown = set()
-        return MarkerArray(markers=deletes)
+        return self.tracker.clear(header)
 
 
 # --- vehicle state -------------------------------------------------------------------------
@@ -476,7 +520,8 @@ def errors_statuses(ew, *, name_prefix: str, hardware_id: str, age_s: Optional[f
     return out
 
 
-__all__ = ['CLOUD_DTYPE', 'drop_mask', 'CloudBuilder', 'CloudBuffer', 'concatenate',
-           'point_cloud', 'scan_info',
-           'object_list', 'object_markers', 'MarkerTracker',
+__all__ = ['CLOUD_DTYPE', 'drop_mask', 'CloudBuilder', 'is_dense', 'concatenate', 'scan_info',
+           'ObjectCaps', 'CappedObjects', 'cap_objects', 'contour_points', 'object_list',
+           'class_colors',
+           'MARKER_NAMESPACES', 'object_markers', 'ObjectMarkers',
            'vehicle_state', 'vehicle_twist', 'errors_statuses']

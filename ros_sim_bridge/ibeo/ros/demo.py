@@ -9,18 +9,29 @@ from ros_sim_bridge.tools.session import call_service
 
 def run(node, seconds: float) -> list[str]:
     """ibeo_lux (installed executable, config/ibeo_lux.yaml) ← LuxServer (4 layers, 12.5 Hz)."""
-    from diagnostic_msgs.msg import DiagnosticArray
+    port = free_tcp_port()
+    listener = _listener(node)
+    warnings: dict[str, int] = {}
+    link: dict[str, str] = {}
+    diag_sub = _watch_diagnostics(node, warnings, link)
+    lines = [f'ibeo LUX: ibeo_lux (config/ibeo_lux.yaml, port {port}) ← LuxServer (4 layers, '
+             f'12.5 Hz, {seconds:.0f} s, TCP 127.0.0.1:{port})']
+    try:
+        points_per_scan, status, param = _drive(node, listener, port, seconds, lines)
+    finally:
+        node.destroy_subscription(diag_sub)
+    return lines + _summary(listener, points_per_scan, warnings, link, status, param)
+
+
+def _listener(node):
+    """A Listener on every topic the driver publishes."""
     from geometry_msgs.msg import TwistStamped
     from sensor_msgs.msg import PointCloud2
     from visualization_msgs.msg import MarkerArray
 
-    from ros_sim_bridge.ibeo.emulator import LuxScene, LuxServer
     from ros_sim_bridge.msg import LuxObjectList, LuxScanInfo, LuxVehicleState
-    from ros_sim_bridge.srv import LuxGetParameter, LuxGetStatus
-    from ros_sim_bridge.tools.launcher import NodeProcess, config_file
     from ros_sim_bridge.tools.listener import Listener
 
-    port = free_tcp_port()
     listener = Listener(node)
     listener.listen(PointCloud2, 'points')
     listener.listen(LuxScanInfo, 'scan_info', 50)
@@ -28,8 +39,12 @@ def run(node, seconds: float) -> list[str]:
     listener.listen(MarkerArray, 'objects/markers')
     listener.listen(LuxVehicleState, 'vehicle_state')
     listener.listen(TwistStamped, 'vehicle_state/twist')
-    warnings: dict[str, int] = {}
-    link: dict[str, str] = {}
+    return listener
+
+
+def _watch_diagnostics(node, warnings: dict, link: dict):
+    """Collect the sensor warnings seen and the last link status values from /diagnostics."""
+    from diagnostic_msgs.msg import DiagnosticArray
 
     def on_diag(msg):
         for st in msg.status:
@@ -39,35 +54,43 @@ def run(node, seconds: float) -> list[str]:
                         warnings[kv.key] = warnings.get(kv.key, 0) + 1
             elif ': link tcp' in st.name and st.name.startswith('ibeo_lux'):
                 link.update({kv.key: kv.value for kv in st.values})
-    diag_sub = node.create_subscription(DiagnosticArray, '/diagnostics', on_diag, 50)
-    points_per_scan: list[int] = []
+    return node.create_subscription(DiagnosticArray, '/diagnostics', on_diag, 50)
 
-    lines = [f'ibeo LUX: ibeo_lux (config/ibeo_lux.yaml, port {port}) ← LuxServer (4 layers, '
-             f'12.5 Hz, {seconds:.0f} s, TCP 127.0.0.1:{port})']
-    status = param = None
-    try:
-        with NodeProcess('ibeo_lux', params_file=config_file('ibeo_lux.yaml'),
-                         parameters={'port': port, 'min_backoff': 0.1, 'max_backoff': 0.5}):
-            if not listener.wait_matched():
-                lines.append('  warning: not every topic was discovered within 10 s')
-            scene = LuxScene(layers=4, rate_hz=12.5, seed=1, warning_period_s=1.5,
-                             start_unix_ns=time.time_ns())
-            with LuxServer(scene, port=port):
-                deadline = time.monotonic() + seconds
-                seen = 0
-                while time.monotonic() < deadline:
-                    time.sleep(0.05)
-                    info = listener.last.get('scan_info')
-                    if info is not None and listener.count['scan_info'] != seen:
-                        seen = listener.count['scan_info']
-                        points_per_scan.append(info.published_points)
-                status = call_service(node, LuxGetStatus, '/ibeo_lux/get_status', LuxGetStatus.Request())
-                param = call_service(node, LuxGetParameter, '/ibeo_lux/get_parameter',
-                              LuxGetParameter.Request(name='Scan frequency'))
-                time.sleep(0.3)
-    finally:
-        node.destroy_subscription(diag_sub)
+
+def _drive(node, listener, port: int, seconds: float, lines: list[str]):
+    """Run the installed driver against the emulator for ``seconds``, then call two services:
+    (points per scan seen, get_status response, get_parameter response)."""
+    from ros_sim_bridge.ibeo.emulator import LuxScene, LuxServer
+    from ros_sim_bridge.srv import LuxGetParameter, LuxGetStatus
+    from ros_sim_bridge.tools.launcher import NodeProcess, config_file
+
+    points_per_scan: list[int] = []
+    with NodeProcess('ibeo_lux', params_file=config_file('ibeo_lux.yaml'),
+                     parameters={'port': port, 'min_backoff': 0.1, 'max_backoff': 0.5}):
+        if not listener.wait_matched():
+            lines.append('  warning: not every topic was discovered within 10 s')
+        scene = LuxScene(layers=4, rate_hz=12.5, seed=1, warning_period_s=1.5,
+                         start_unix_ns=time.time_ns())
+        with LuxServer(scene, port=port):
+            deadline = time.monotonic() + seconds
+            seen = 0
+            while time.monotonic() < deadline:
+                time.sleep(0.05)
+                info = listener.last.get('scan_info')
+                if info is not None and listener.count['scan_info'] != seen:
+                    seen = listener.count['scan_info']
+                    points_per_scan.append(info.published_points)
+            status = call_service(node, LuxGetStatus, '/ibeo_lux/get_status',
+                                  LuxGetStatus.Request())
+            param = call_service(node, LuxGetParameter, '/ibeo_lux/get_parameter',
+                                 LuxGetParameter.Request(name='Scan frequency'))
+            time.sleep(0.3)
+    return points_per_scan, status, param
+
+
+def _summary(listener, points_per_scan, warnings, link, status, param) -> list[str]:
     c = listener.count
+    lines = []
     pts = (f'{min(points_per_scan)}–{max(points_per_scan)} points per scan'
            if points_per_scan else 'no scans')
     lines.append(f'  scans: {c["points"]} clouds, {c["scan_info"]} scan_info ({pts})')

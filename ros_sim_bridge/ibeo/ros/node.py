@@ -14,10 +14,12 @@
 | srv | ~/get_parameter, ~/set_parameter | ros_sim_bridge/LuxGetParameter, LuxSetParameter | by index or name |
 | srv | ~/set_ntp_time | ros_sim_bridge/LuxSetNtpTime | |
 
-Transport → codec → conversions → publishers: the shared TcpClient (reconnect with back-off)
-feeds the Ibeo framer; every complete message is dispatched by data type on the TCP thread.
-Commands are sent from service callbacks (a reentrant callback group) which wait, one at a
-time, for the 0x2020 reply that the TCP thread hands over.
+Transport → session → conversions → publishers: the shared TcpClient (reconnect with
+back-off) feeds the session's Ibeo framer (header and body decoded once, false syncs
+resynchronised); :class:`~ros_sim_bridge.ibeo.session.LuxSession` turns frames into events
+(scans paired by mirror side, records, replies, skips) which the node hands to conversions and
+publishers on the TCP thread.  Commands are sent from service callbacks (a reentrant callback
+group): the session encodes them and pairs the reply, which the TCP thread hands over.
 """
 from __future__ import annotations
 
@@ -36,15 +38,17 @@ from std_msgs.msg import Header
 from visualization_msgs.msg import MarkerArray
 
 from ros_sim_bridge.core.binary import CodecError
+from ros_sim_bridge.core.framer import Rejected
 from ros_sim_bridge.ibeo.codec import commands as cmd
 from ros_sim_bridge.ibeo.codec import errors_warnings as lux_errors
-from ros_sim_bridge.ibeo.codec import objects as lux_objects
 from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.codec import scan as lux_scan
+from ros_sim_bridge.ibeo.codec import objects as lux_objects
 from ros_sim_bridge.ibeo.codec import vehicle_state as lux_vehicle
-from ros_sim_bridge.ibeo.codec.header import (DEFAULT_MAX_BODY, decode_header, encode_message,
-                                              make_framer)
-from ros_sim_bridge.core.ntp import NTP_UNIX_OFFSET, ntp64_to_unix_ns, unix_ns_to_ntp
+from ros_sim_bridge.ibeo.codec.header import DEFAULT_MAX_BODY
+from ros_sim_bridge.ibeo.session import (STAMP_SOURCES, BadMessage, LuxSession, Message, Reply,
+                                         ReplyFailed, Scan, Skipped, UnpairedHalf)
+from ros_sim_bridge.core.ntp import unix_ns_to_ntp
 from ros_sim_bridge.ibeo.ros import conversions as convert
 from ros_sim_bridge.ros.pointcloud import CloudBuffer, to_pointcloud2
 from ros_sim_bridge.ros.stamps import ns_to_stamp, stamp_to_ns
@@ -81,6 +85,10 @@ PARAMETERS = {
     'min_backoff': (0.25, 's before the first reconnect attempt'),
     'max_backoff': (8.0, 's between reconnect attempts at most (doubling)'),
     'max_message_bytes': (DEFAULT_MAX_BODY, 'largest message body accepted (bigger = corrupt)'),
+    'max_objects': (256, 'objects per 0x2221 published at most (the first ones; the rest are '
+                    'counted and dropped, a warning is logged)'),
+    'max_contour_points': (64, 'contour points per object published at most (the first ones; '
+                           'the rest are counted and dropped, a warning is logged)'),
     'publish_markers': (True, 'publish objects/markers'),
     'marker_lifetime': (0.0, 's markers live without an update in RViz (0 = until deleted)'),
     'diagnostics_period': (1.0, 's between /diagnostics messages'),
@@ -88,8 +96,6 @@ PARAMETERS = {
     'errors_hold': (1.0, 's a 0x2030 error/warning report stays active (sensor repeats it)'),
 }
 
-NTP_2000 = NTP_UNIX_OFFSET + 946_684_800     # sensor clocks before 2000 are unset
-STAMP_SOURCES = ('receive', 'sensor')
 
 
 class _Pending:
@@ -102,15 +108,43 @@ class _Pending:
         self.error = ''
 
 
+#: Command services with no request data: service name → command id
+SIMPLE_COMMANDS = {'reset': cmd.RESET, 'save_config': cmd.SAVE_CONFIG,
+                   'reset_defaults': cmd.RESET_DEFAULTS, 'start_measure': cmd.START_MEASURE,
+                   'stop_measure': cmd.STOP_MEASURE}
+
+
 class IbeoLuxNode(Node):
+    """Wiring: TCP → :class:`~ros_sim_bridge.ibeo.session.LuxSession` (framing, decoding,
+    protocol state) → conversions → publishers; services → session commands."""
+
     def __init__(self, **kwargs):
         super().__init__('ibeo_lux', **kwargs)
         self.p = p = declare_parameters(self, PARAMETERS)
         if p.stamp_source not in STAMP_SOURCES:
             raise ValueError(f'stamp_source must be one of {STAMP_SOURCES}, not {p.stamp_source!r}')
-        if p.layers not in (0, 4, 8):
-            raise ValueError(f'layers must be 0 (ask the sensor), 4 or 8, not {p.layers}')
+        if p.max_objects < 0 or p.max_contour_points < 0:
+            raise ValueError('max_objects and max_contour_points must be >= 0')
+        self.session = LuxSession(layers=p.layers, beam_tilt=p.beam_tilt,
+                                  merge_mirror_sides=p.merge_mirror_sides,
+                                  max_body=p.max_message_bytes)
         self.hw = f'ibeo LUX {p.host}:{p.port}'
+        self._make_converters()
+        self._make_publishers()
+        self._make_diagnostics()
+        self._make_services()
+        self.client = TcpClient(p.host, p.port, self.session.framer, self._on_event,
+                                name='ibeo-lux-tcp', on_connect=self._on_connect,
+                                on_disconnect=self._on_disconnect,
+                                connect_timeout=p.connect_timeout, min_backoff=p.min_backoff,
+                                max_backoff=p.max_backoff)
+        self.client.start()
+        self.get_logger().info(f'connecting to the LUX at {p.host}:{p.port} (stamps: '
+                               f'{p.stamp_source}, layers: {p.layers or "from the sensor"}, '
+                               f'points: {self.point_builder})')
+
+    def _make_converters(self) -> None:
+        p = self.p
         self.builder = convert.CloudBuilder(
             p.layer_elevations_deg, first_echo_only=p.first_echo_only,
             drop_flags=convert.drop_mask(ground=p.drop_ground, dirt=p.drop_dirt,
@@ -118,19 +152,29 @@ class IbeoLuxNode(Node):
         self.point_builder = ('compiled kernel' if self.builder.native else
                               'numpy (compiled kernel not installed)')
         self.cloud_buffer = CloudBuffer(convert.CLOUD_DTYPE)
-        self.markers = convert.MarkerTracker(lifetime_s=p.marker_lifetime)
+        self.markers = convert.ObjectMarkers(lifetime_s=p.marker_lifetime)
+        self.object_caps = convert.ObjectCaps(p.max_objects, p.max_contour_points)
+        self._half = None                        # (cloud, header) of the waiting 8-layer half
 
-        # publishers
+    def _make_publishers(self) -> None:
         self.points_pub = self.create_publisher(PointCloud2, 'points', DATA)
         self.scan_info_pub = self.create_publisher(LuxScanInfo, 'scan_info', DATA)
         self.objects_pub = self.create_publisher(LuxObjectList, 'objects', DATA)
         self.markers_pub = self.create_publisher(MarkerArray, 'objects/markers', DATA)
         self.vehicle_pub = self.create_publisher(LuxVehicleState, 'vehicle_state', DATA)
         self.twist_pub = self.create_publisher(TwistStamped, 'vehicle_state/twist', DATA)
+        # session events → handlers; decoded records by their codec record type
+        self._handlers = {Scan: self._on_scan, UnpairedHalf: self._on_unpaired_half,
+                          Reply: self._on_reply, ReplyFailed: self._on_reply_failed,
+                          BadMessage: self._on_bad_message, Skipped: lambda ev, now_ns: None}
+        self._record_handlers = {lux_objects.LuxObjectList: self._on_objects,
+                                 lux_vehicle.LuxVehicleState: self._on_vehicle_state,
+                                 lux_errors.LuxErrorsWarnings: self._on_errors}
 
-        # diagnostics: one stream per data type, the link, the sensor's registers
-        self.diagnostics = Diagnostics(self, period=p.diagnostics_period)
-        d = self.diagnostics
+    def _make_diagnostics(self) -> None:
+        """One stream per data type, the link, the sensor's error/warning registers."""
+        p = self.p
+        self.diagnostics = d = Diagnostics(self, period=p.diagnostics_period)
         self.stats = {
             registry.SCAN: d.stream('scan (0x2202)', self.hw, stale_after=p.stale_after),
             registry.OBJECTS: d.stream('objects (0x2221)', self.hw, stale_after=p.stale_after,
@@ -147,171 +191,144 @@ class IbeoLuxNode(Node):
         d.add_source(self._link_status)
         d.add_source(self._sensor_status)
         self._lock = threading.Lock()            # counters shared with the diagnostics timer
-        self.skipped: collections.Counter[str] = collections.Counter()
         self.seen: dict[str, collections.Counter] = {'errors': collections.Counter(),
                                                      'warnings': collections.Counter()}
         self.last_errors: Optional[tuple[lux_errors.LuxErrorsWarnings, int]] = None
-        self.time_offset_s: Optional[float] = None
-        self.sensor_clock_set: Optional[bool] = None
         self.stamp_fallbacks = 0
         self.invalid_vehicle_states = 0
-        self.unpaired_halves = 0
-        self.unsolicited_replies = 0
-        self.commands_sent = 0
-        self.device_type: Optional[int] = None
-        self.detected_eight: Optional[bool] = None
-        self.beam_tilt = float(p.beam_tilt)
+        self.truncated_lists = 0
+        self.dropped_objects = 0
+        self.dropped_contour_points = 0
         self.last_status: Optional[cmd.LuxStatus] = None
-        self._half = None                        # first mirror side of an 8-layer frame
 
-        # commands: one outstanding at a time, the TCP thread hands the reply over
+    def _make_services(self) -> None:
+        """Commands: one outstanding at a time; the TCP thread hands the reply over."""
         self._command_lock = threading.Lock()
         self._pending: Optional[_Pending] = None
         group = ReentrantCallbackGroup()
-        for name, command_id in (('reset', cmd.RESET), ('save_config', cmd.SAVE_CONFIG),
-                                 ('reset_defaults', cmd.RESET_DEFAULTS),
-                                 ('start_measure', cmd.START_MEASURE),
-                                 ('stop_measure', cmd.STOP_MEASURE)):
+        for name, command_id in SIMPLE_COMMANDS.items():
             self.create_service(LuxCommand, f'~/{name}',
                                 lambda req, res, c=command_id: self._srv_simple(c, res),
                                 callback_group=group)
-        self.create_service(LuxGetStatus, '~/get_status', self._srv_get_status,
-                            callback_group=group)
-        self.create_service(LuxGetParameter, '~/get_parameter', self._srv_get_parameter,
-                            callback_group=group)
-        self.create_service(LuxSetParameter, '~/set_parameter', self._srv_set_parameter,
-                            callback_group=group)
-        self.create_service(LuxSetNtpTime, '~/set_ntp_time', self._srv_set_ntp_time,
-                            callback_group=group)
+        for srv_type, name, callback in (
+                (LuxGetStatus, 'get_status', self._srv_get_status),
+                (LuxGetParameter, 'get_parameter', self._srv_get_parameter),
+                (LuxSetParameter, 'set_parameter', self._srv_set_parameter),
+                (LuxSetNtpTime, 'set_ntp_time', self._srv_set_ntp_time)):
+            self.create_service(srv_type, f'~/{name}', callback, callback_group=group)
 
-        self._handlers = {
-            registry.SCAN: self._on_scan,
-            registry.OBJECTS: self._on_objects,
-            registry.VEHICLE_STATE: self._on_vehicle_state,
-            registry.ERRORS_WARNINGS: self._on_errors,
-            registry.REPLY: self._on_reply,
-        }
-        self.client = TcpClient(p.host, p.port, make_framer(p.max_message_bytes), self._on_event,
-                                name='ibeo-lux-tcp', on_connect=self._on_connect,
-                                on_disconnect=self._on_disconnect,
-                                connect_timeout=p.connect_timeout, min_backoff=p.min_backoff,
-                                max_backoff=p.max_backoff)
-        self.client.start()
-        self.get_logger().info(f'connecting to the LUX at {p.host}:{p.port} (stamps: '
-                               f'{p.stamp_source}, layers: {p.layers or "from the sensor"}, '
-                               f'points: {self.point_builder})')
-
-    # --- transport → codec ---------------------------------------------------------------
+    # --- transport → session -------------------------------------------------------------
     def _on_event(self, event, now_ns: int) -> None:
         if isinstance(event, CodecError):          # framing: garbage, false sync, oversized
             self.diagnostics.bad_input(self.link, event, now_ns)
             return
-        size = len(event.header) + len(event.body)
+        frame = event.frame if isinstance(event, Rejected) else event
+        size = len(frame.header) + len(frame.body)
         self.link.packet(size, now_ns)
-        header = decode_header(event.header)
-        if header.ntp and header.data_type != registry.REPLY:   # data messages: the sensor clock
-            self._note_clock(header.ntp, now_ns)
-        handler = self._handlers.get(header.data_type)
-        if handler is None:                        # skipped by size, counted by type
-            key = f'0x{header.data_type:04X} {registry.type_name(header.data_type)}'
-            with self._lock:
-                self.skipped[key] += 1
-            return
-        stats = self.stats[header.data_type]
-        stats.packet(size, now_ns)
+        stats = self.stats.get(frame.parsed.data_type)
+        if stats is not None:
+            stats.packet(size, now_ns)
+        for ev in self.session.handle(event, now_ns):
+            self._dispatch(ev, now_ns, stats)
+
+    def _dispatch(self, ev, now_ns: int, stats: Optional[StreamStats]) -> None:
         try:
-            handler(header, event.body, now_ns, stats)
-        except CodecError as err:
-            self.diagnostics.bad_input(stats, err, now_ns)
-            if header.data_type == registry.REPLY:
-                self._reply_failed(event.body, f'malformed reply: {err}')
+            if isinstance(ev, Message):
+                self._record_handlers[type(ev.record)](ev, now_ns, stats)
+            else:
+                self._handlers[type(ev)](ev, now_ns)
         except Exception as exc:  # never let one message end the receive thread
             if not self.context.ok():   # shutting down (Ctrl-C): publishers are gone
                 return
-            stats.error('internal_error', repr(exc), now_ns)
-            self.diagnostics.log_limited(stats.name, 'internal_error',
-                                         f'{stats.name}: failed to handle a message: {exc!r}',
+            where = stats if stats is not None else self.link
+            where.error('internal_error', repr(exc), now_ns)
+            self.diagnostics.log_limited(where.name, 'internal_error',
+                                         f'{where.name}: failed to handle a message: {exc!r}',
                                          'error')
 
-    def _note_clock(self, ntp: int, now_ns: int) -> None:
-        self.sensor_clock_set = (ntp >> 32) >= NTP_2000
-        self.time_offset_s = (ntp64_to_unix_ns(ntp) - now_ns) / 1e9
-
     def _stamp(self, ntp: int, now_ns: int):
-        if self.p.stamp_source == 'sensor':
-            if (ntp >> 32) >= NTP_2000:
-                return ns_to_stamp(ntp64_to_unix_ns(ntp))
+        ns, fell_back = self.session.stamp_ns(ntp, now_ns, self.p.stamp_source)
+        if fell_back:
             self.stamp_fallbacks += 1
             self.diagnostics.log_limited('stamp', 'unset_clock', 'stamp_source is sensor but the '
                                          'sensor clock is unset: using the receive time')
-        return ns_to_stamp(now_ns)
+        return ns_to_stamp(ns)
 
-    def _eight_layer(self) -> bool:
-        if self.p.layers:
-            return self.p.layers == 8
-        return bool(self.detected_eight)
+    # --- session events → conversions → publishers ---------------------------------------
+    def _on_bad_message(self, ev: BadMessage, now_ns: int) -> None:
+        self.diagnostics.bad_input(self.stats[ev.header.data_type], ev.error, now_ns)
 
-    # --- codec → conversions → publishers ------------------------------------------------
-    def _on_scan(self, header, body, now_ns: int, stats: StreamStats) -> None:
-        scan, wire = lux_scan.decode_scan_wire(body, header)
-        eight = self._eight_layer()
-        tilt = self.beam_tilt if eight else 0.0
+    def _on_scan(self, ev: Scan, now_ns: int) -> None:
+        scan, wire = ev.scan, ev.wire
         hdr = Header(stamp=self._stamp(scan.start_ntp, now_ns), frame_id=self.p.frame_id)
-        published = 1
-        if eight and self.p.merge_mirror_sides:
-            cloud = self.builder.build_wire(scan, wire, eight_layer=True, beam_tilt=tilt)
-            half = self._half
-            pair = (half is not None and half[0].mirror_side != scan.mirror_side
-                    and (scan.scan_number - half[0].scan_number) & 0xFFFF == 1)
-            if pair:
-                self._half = None
-                both = convert.concatenate(half[1], cloud)
-                self.points_pub.publish(to_pointcloud2(both, half[2],
-                                                       is_dense=convert.is_dense(both)))
-                published += 1
-            else:
-                if half is not None:               # its partner never came: publish it alone
-                    self._publish_half()
-                    published += 1
-                self._half = (scan, cloud, hdr)
-            n = len(cloud)
-        else:
-            cloud = self.builder.build_wire(scan, wire, eight_layer=eight, beam_tilt=tilt,
+        if ev.pairing == 'single':
+            cloud = self.builder.build_wire(scan, wire, eight_layer=ev.eight_layer,
+                                            beam_tilt=ev.beam_tilt,
                                             alloc=self.cloud_buffer.points)
             n = len(cloud)
             msg = self.cloud_buffer.message(cloud, hdr, is_dense=not self.builder.nan_points)
             del cloud                              # the buffer is reused for the next scan
             self.points_pub.publish(msg)
-            published += 1
+            published = 2
+        else:
+            cloud = self.builder.build_wire(scan, wire, eight_layer=True, beam_tilt=ev.beam_tilt)
+            n = len(cloud)
+            published = 1
+            if ev.pairing == 'second' and self._half is not None:
+                (first, first_hdr), self._half = self._half, None
+                both = convert.concatenate(first, cloud)
+                self.points_pub.publish(to_pointcloud2(both, first_hdr,
+                                                       is_dense=convert.is_dense(both)))
+                published += 1
+            else:
+                self._half = (cloud, hdr)
         self.scan_info_pub.publish(convert.scan_info(
-            scan, hdr, device_id=header.device_id, scan_points=len(wire), published_points=n,
-            eight_layer=eight,
-            beam_tilt=tilt, sensor_time_offset=self.time_offset_s or 0.0))
-        stats.publish(published)
+            scan, hdr, device_id=ev.header.device_id, scan_points=len(wire), published_points=n,
+            eight_layer=ev.eight_layer, beam_tilt=ev.beam_tilt,
+            sensor_time_offset=self.session.time_offset_s or 0.0))
+        self.stats[registry.SCAN].publish(published)
 
-    def _publish_half(self) -> None:
+    def _on_unpaired_half(self, ev: UnpairedHalf, now_ns: int) -> None:
+        """The waiting half gets no partner: publish it alone."""
         half, self._half = self._half, None
         if half is not None:
-            with self._lock:
-                self.unpaired_halves += 1
-            self.points_pub.publish(to_pointcloud2(half[1], half[2],
-                                                   is_dense=convert.is_dense(half[1])))
+            self.points_pub.publish(to_pointcloud2(half[0], half[1],
+                                                   is_dense=convert.is_dense(half[0])))
+            self.stats[registry.SCAN].publish(1)
 
-    def _on_objects(self, header, body, now_ns: int, stats: StreamStats) -> None:
-        lst = lux_objects.decode_objects(body, header)
+    def _on_objects(self, ev: Message, now_ns: int, stats: StreamStats) -> None:
+        lst = ev.record
         hdr = Header(stamp=self._stamp(lst.scan_start_ntp, now_ns), frame_id=self.p.frame_id)
-        self.objects_pub.publish(convert.object_list(lst, hdr, device_id=header.device_id))
+        lst = convert.cap_objects(lst, self.object_caps)
+        if lst.truncated:
+            self._count_truncation(lst, stats)
+        contours = convert.contour_points(lst)     # shared by the list and its markers
+        self.objects_pub.publish(convert.object_list(lst, hdr, device_id=ev.header.device_id,
+                                                     contours=contours))
         published = 1
         if self.p.publish_markers:
-            self.markers_pub.publish(self.markers.update(lst, hdr))
+            self.markers_pub.publish(self.markers.update(lst, hdr, contours=contours))
             published += 1
         stats.publish(published)
 
-    def _on_vehicle_state(self, header, body, now_ns: int, stats: StreamStats) -> None:
-        vs = lux_vehicle.decode_vehicle_state(body, header)
+    def _count_truncation(self, lst, stats: StreamStats) -> None:
+        with self._lock:
+            self.truncated_lists += 1
+            self.dropped_objects += lst.dropped_objects
+            self.dropped_contour_points += lst.dropped_points
+        stats.extra['truncated_lists'] = str(self.truncated_lists)
+        stats.extra['dropped_objects'] = str(self.dropped_objects)
+        stats.extra['dropped_contour_points'] = str(self.dropped_contour_points)
+        self.diagnostics.log_limited(
+            'objects', 'truncated', f'object list over the caps: {lst.dropped_objects} objects '
+            f'beyond max_objects={self.object_caps.max_objects} and {lst.dropped_points} contour '
+            f'points beyond max_contour_points={self.object_caps.max_contour_points} dropped')
+
+    def _on_vehicle_state(self, ev: Message, now_ns: int, stats: StreamStats) -> None:
+        vs = ev.record
         hdr = Header(stamp=self._stamp(vs.timestamp_ntp, now_ns),
                      frame_id=self.p.vehicle_frame_id)
-        self.vehicle_pub.publish(convert.vehicle_state(vs, hdr, device_id=header.device_id))
+        self.vehicle_pub.publish(convert.vehicle_state(vs, hdr, device_id=ev.header.device_id))
         if vs.valid:
             self.twist_pub.publish(convert.vehicle_twist(vs, hdr))
             stats.publish(2)
@@ -325,8 +342,8 @@ class IbeoLuxNode(Node):
                                          'vehicle_state/twist')
             stats.publish(1)
 
-    def _on_errors(self, header, body, now_ns: int, stats: StreamStats) -> None:
-        ew = lux_errors.decode_errors(body, header)
+    def _on_errors(self, ev: Message, now_ns: int, stats: StreamStats) -> None:
+        ew = ev.record
         with self._lock:
             self.last_errors = (ew, now_ns)
             for n in ew.error_names:
@@ -338,28 +355,23 @@ class IbeoLuxNode(Node):
                                          + ', '.join(ew.error_names), 'error')
         stats.publish()
 
-    def _on_reply(self, header, body, now_ns: int, stats: StreamStats) -> None:
-        reply = cmd.decode_reply(body, header)
+    def _on_reply(self, ev: Reply, now_ns: int) -> None:
         pending = self._pending
-        if pending is not None and reply.command_id == pending.command_id:
-            pending.reply = reply
+        if ev.solicited and pending is not None and ev.reply.command_id == pending.command_id:
+            pending.reply = ev.reply
             pending.event.set()
-            stats.publish()
-        else:
-            with self._lock:
-                self.unsolicited_replies += 1
+            self.stats[registry.REPLY].publish()
 
-    def _reply_failed(self, body: bytes, text: str) -> None:
+    def _on_reply_failed(self, ev: ReplyFailed, now_ns: int) -> None:
         pending = self._pending
-        if pending is not None and len(body) >= 2:
-            rid = int.from_bytes(body[:2], 'little') & ~cmd.FAILED
-            if rid == pending.command_id:
-                pending.error = text
-                pending.event.set()
+        if pending is not None and ev.command_id == pending.command_id:
+            pending.error = f'malformed reply: {ev.error}'
+            pending.event.set()
 
     # --- link ----------------------------------------------------------------------------
     def _on_connect(self) -> None:
         """On the TCP thread before it reads: replies can only be waited for elsewhere."""
+        self.session.connection_made()
         self.get_logger().info(f'connected to {self.p.host}:{self.p.port} '
                                f'(connection {self.client.connects})')
         threading.Thread(target=self._connected_tasks, name='ibeo-lux-connect',
@@ -372,30 +384,32 @@ class IbeoLuxNode(Node):
             if reply is None or not reply.success:
                 log.warning(f'start measure: {err or "refused by the sensor"}')
         if self.p.layers == 0:
-            reply, err = self._command(cmd.encode_get_parameter(0x3301), cmd.GET_PARAMETER)
-            if reply is None or not reply.success or reply.parameter is None:
-                log.warning(f'could not read DeviceType (0x3301): {err or "refused"}; '
-                            'assuming 4 layers (set the layers parameter)')
-                self.detected_eight = False
-                return
-            self.device_type = int(reply.parameter.value)
-            eight = self.device_type in cmd.EIGHT_LAYER_DEVICE_TYPES
-            if eight:
-                reply, err = self._command(cmd.encode_get_parameter(0x3302), cmd.GET_PARAMETER)
-                if reply is not None and reply.success and reply.parameter is not None \
-                        and reply.parameter.value:
-                    self.beam_tilt = float(reply.parameter.value)
-            self.detected_eight = eight
-            log.info(f'device type 0x{self.device_type:02X} '
-                     f'({cmd.DEVICE_TYPES.get(self.device_type, "unknown")}): '
-                     f'{8 if eight else 4} layers' + (f', beam tilt {self.beam_tilt:.4f} rad'
-                                                      if eight else ''))
+            self._probe_layers(log)
+
+    def _probe_layers(self, log) -> None:
+        """Ask DeviceType (and BeamTilt on an 8-layer unit): the session decides the layers."""
+        s = self.session
+        reply, err = self._command(cmd.encode_get_parameter(cmd.DEVICE_TYPE),
+                                   cmd.GET_PARAMETER)
+        eight = s.apply_device_type(reply)
+        if eight is None:
+            log.warning(f'could not read DeviceType (0x{cmd.DEVICE_TYPE:04X}): '
+                        f'{err or "refused"}; assuming 4 layers (set the layers parameter)')
+            return
+        if eight:
+            reply, _ = self._command(cmd.encode_get_parameter(cmd.BEAM_TILT), cmd.GET_PARAMETER)
+            s.apply_beam_tilt(reply)
+        log.info(f'device type 0x{s.device_type:02X} '
+                 f'({cmd.DEVICE_TYPES.get(s.device_type, "unknown")}): '
+                 f'{8 if eight else 4} layers' + (f', beam tilt {s.beam_tilt:.4f} rad'
+                                                  if eight else ''))
 
     def _on_disconnect(self, reason: str) -> None:
         self.get_logger().warning(f'link to {self.p.host}:{self.p.port} lost: {reason}; '
                                   'reconnecting')
         self._reply_failed_all(f'link lost: {reason}')
-        self._publish_half()
+        for ev in self.session.connection_lost():
+            self._dispatch(ev, time.time_ns(), None)
         if self.p.publish_markers and self.markers.shown:
             self.markers_pub.publish(self.markers.clear(
                 Header(stamp=ns_to_stamp(time.time_ns()), frame_id=self.p.frame_id)))
@@ -421,10 +435,9 @@ class IbeoLuxNode(Node):
                                  else ''))
             pending = _Pending(command_id)
             self._pending = pending
-            if not self.client.send(encode_message(registry.COMMAND, body)):
+            data = self.session.send_command(command_id, body, expect_reply=reply)
+            if not self.client.send(data):
                 return None, f'{name}: send failed ({self.client.last_failure})'
-            with self._lock:
-                self.commands_sent += 1
             if not reply:
                 return None, ''
             if not pending.event.wait(timeout):
@@ -433,6 +446,7 @@ class IbeoLuxNode(Node):
                 return None, f'{name}: {pending.error}'
             return pending.reply, ''
         finally:
+            self.session.command_done()
             self._pending = None
             self._command_lock.release()
 
@@ -514,16 +528,7 @@ class IbeoLuxNode(Node):
         try:
             p = self._parameter(req)
             res.index, res.name = p.index, p.name
-            if req.raw:
-                raw = int(req.value) & 0xFFFFFFFF
-            elif req.value_text.strip():
-                text = req.value_text.strip()
-                raw = cmd.parameter_to_raw(p, text if p.kind == 'ip' else float(text))
-            else:
-                if p.kind == 'ip':
-                    raise CodecError('ibeo_command', 'an IP address goes in value_text',
-                                     field=p.name)
-                raw = cmd.parameter_to_raw(p, req.value)
+            raw = cmd.raw_from_request(p, req.value, req.value_text, req.raw)
         except (CodecError, ValueError) as exc:
             res.success = False
             res.message = str(getattr(exc, 'detail', exc))
@@ -550,14 +555,16 @@ class IbeoLuxNode(Node):
         if not c.connected:
             st.level = DiagnosticStatus.ERROR
             st.message = 'not connected' + (f': {c.last_failure}' if c.last_failure else '')
+        ss = self.session
+        skipped = sorted(ss.skipped.items())
         with self._lock:
-            skipped = sorted(self.skipped.items())
-            counters = [('skipped_messages', str(sum(self.skipped.values()))),
+            counters = [('skipped_messages', str(sum(n for _, n in skipped))),
                         ('invalid_vehicle_states', str(self.invalid_vehicle_states)),
-                        ('unpaired_mirror_sides', str(self.unpaired_halves)),
-                        ('commands_sent', str(self.commands_sent)),
-                        ('unsolicited_replies', str(self.unsolicited_replies))]
-        eight = self._eight_layer()
+                        ('unpaired_mirror_sides', str(ss.unpaired_halves)),
+                        ('commands_sent', str(ss.commands_sent)),
+                        ('unsolicited_replies', str(ss.unsolicited_replies)),
+                        ('false_syncs', str(ss.framer.false_syncs))]
+        eight = ss.eight_layer
         values = [
             ('connected', str(c.connected).lower()), ('connects', str(c.connects)),
             ('failures', str(c.failures)), ('last_failure', c.last_failure),
@@ -566,15 +573,15 @@ class IbeoLuxNode(Node):
             *counters,
             ('stamp_source', self.p.stamp_source),
             ('stamp_fallbacks', str(self.stamp_fallbacks)),
-            ('time_offset_s', '' if self.time_offset_s is None else f'{self.time_offset_s:.6f}'),
+            ('time_offset_s', '' if ss.time_offset_s is None else f'{ss.time_offset_s:.6f}'),
             ('sensor_clock', {None: 'unknown', True: 'set',
-                              False: 'unset (counts from power-up)'}[self.sensor_clock_set]),
+                              False: 'unset (counts from power-up)'}[ss.sensor_clock_set]),
             ('layers', ('8' if eight else '4') + (' (configured)' if self.p.layers else
-                                                  ' (from DeviceType)' if self.device_type
+                                                  ' (from DeviceType)' if ss.device_type
                                                   is not None else ' (not detected yet)')),
-            ('device_type', '' if self.device_type is None else
-             f'0x{self.device_type:02X} {cmd.DEVICE_TYPES.get(self.device_type, "")}'),
-            ('beam_tilt_rad', f'{self.beam_tilt:.5f}' if eight else ''),
+            ('device_type', '' if ss.device_type is None else
+             f'0x{ss.device_type:02X} {cmd.DEVICE_TYPES.get(ss.device_type, "")}'),
+            ('beam_tilt_rad', f'{ss.beam_tilt:.5f}' if eight else ''),
             ('point_builder', self.point_builder),
         ]
         if self.last_status is not None:

@@ -23,7 +23,7 @@ document says only "x-axis component").
 from __future__ import annotations
 
 import numpy as np
-from geometry_msgs.msg import Point, Pose, Quaternion, Vector3
+from geometry_msgs.msg import Point, Pose, Vector3
 from nav_msgs.msg import Odometry
 from std_msgs.msg import ColorRGBA, Header
 from visualization_msgs.msg import Marker, MarkerArray
@@ -36,6 +36,7 @@ from ros_sim_bridge.msg import (MoraiCollisionData, MoraiCollisionObject, MoraiC
                    MoraiIntersectionStatus, MoraiMultiEgoSetting, MoraiObjectStatus,
                    MoraiObjectStatusList, MoraiVehicleCollision, MoraiVehicleCollisionData)
 from ros_sim_bridge.core import frames
+from ros_sim_bridge.ros import markers as ros_markers
 from ros_sim_bridge.ros.geometry import point, quaternion, transform as make_transform
 
 # Units: the codec gives the wire's km/h and deg (README "Units rule"); the factors are the
@@ -231,25 +232,14 @@ def _colour(rgba) -> ColorRGBA:
     return ColorRGBA(r=rgba[0], g=rgba[1], b=rgba[2], a=rgba[3])
 
 
-def _delete_all(header: Header, ns: str) -> Marker:
-    return Marker(header=header, ns=ns, action=Marker.DELETEALL)
-
-
 def _boxes(header: Header, ns: str, ids, xyz: np.ndarray, heading: np.ndarray,
            size: np.ndarray, colours) -> list:
-    """CUBE markers; ``xyz`` is the box centre (n, 3), ``size`` (n, 3) with zero sizes made
-    visible (0.1 m)."""
-    q = frames.quat_from_euler(0.0, 0.0, np.asarray(heading, dtype=np.float64) * DEG)
+    """CUBE markers (:func:`ros_sim_bridge.ros.markers.boxes`); ``xyz`` is the box centre
+    (n, 3), ``heading`` deg, ``size`` (n, 3) with zero sizes made visible (0.1 m)."""
     size = np.where(size > 0, size, 0.1)
-    out = []
-    for k, (obj_id, c, qk, s, rgba) in enumerate(zip(ids, xyz.tolist(), q.tolist(), size.tolist(),
-                                                      colours)):
-        out.append(Marker(
-            header=header, ns=ns, id=int(obj_id), type=Marker.CUBE, action=Marker.ADD,
-            pose=Pose(position=Point(x=c[0], y=c[1], z=c[2]),
-                      orientation=Quaternion(w=qk[0], x=qk[1], y=qk[2], z=qk[3])),
-            scale=Vector3(x=s[0], y=s[1], z=s[2]), color=_colour(rgba)))
-    return out
+    return ros_markers.boxes(header, ns, np.fromiter(ids, np.int64), xyz, size,
+                         yaw=np.asarray(heading, dtype=np.float64) * DEG,
+                         colors=np.asarray(colours, np.float64).reshape(-1, 4))
 
 
 def object_markers(info: morai.ObjectInfo, stamp, frame_id: str,
@@ -258,9 +248,9 @@ def object_markers(info: morai.ObjectInfo, stamp, frame_id: str,
     frame; the box stands on (pos_x, pos_y, pos_z) (pos is taken as the ground point)."""
     header = _header(stamp, frame_id)
     objs = info.present()
-    markers = [_delete_all(header, MARKER_NS_OBJECTS)]
+    markers = [ros_markers.delete_all(header, MARKER_NS_OBJECTS)]
     if labels:
-        markers.append(_delete_all(header, MARKER_NS_LABELS))
+        markers.append(ros_markers.delete_all(header, MARKER_NS_LABELS))
     size = np.stack([objs['size_x'], objs['size_y'], objs['size_z']], axis=-1).astype(np.float64)
     centre = np.stack([objs['pos_x'], objs['pos_y'], objs['pos_z'] + 0.5 * objs['size_z']],
                       axis=-1).astype(np.float64)
@@ -269,12 +259,10 @@ def object_markers(info: morai.ObjectInfo, stamp, frame_id: str,
     ids = objs['obj_id'].tolist()
     markers += _boxes(header, MARKER_NS_OBJECTS, ids, centre, objs['heading'], size, colours)
     if labels:
-        for obj_id, t, c, s in zip(ids, types, centre.tolist(), size.tolist()):
-            markers.append(Marker(
-                header=header, ns=MARKER_NS_LABELS, id=int(obj_id), type=Marker.TEXT_VIEW_FACING,
-                action=Marker.ADD, pose=Pose(position=Point(x=c[0], y=c[1], z=c[2] + s[2])),
-                scale=Vector3(z=0.8), color=_colour((1.0, 1.0, 1.0, 1.0)),
-                text=f'{OBJECT_TYPE_NAMES.get(t, t)} {obj_id}'))
+        top = centre + np.stack([np.zeros(len(size)), np.zeros(len(size)), size[:, 2]], -1)
+        markers += ros_markers.labels(header, MARKER_NS_LABELS, ids, top,
+                                      [f'{OBJECT_TYPE_NAMES.get(t, t)} {i}'
+                                       for i, t in zip(ids, types)], height=0.8)
     return MarkerArray(markers=markers)
 
 
@@ -282,7 +270,7 @@ def collision_markers(data: morai.CollisionData, stamp, frame_id: str) -> Marker
     """DELETEALL, then a red SPHERE (1 m) at each collided object's global offset (map frame),
     id = obj_id."""
     header = _header(stamp, frame_id)
-    markers = [_delete_all(header, MARKER_NS_COLLISION)]
+    markers = [ros_markers.delete_all(header, MARKER_NS_COLLISION)]
     for rec in data.present().tolist():
         row = dict(zip(_COLLISION_FIELDS, rec))
         markers.append(Marker(
@@ -298,7 +286,7 @@ def vehicle_collision_markers(data: morai.VehicleCollisionData, stamp,
                               frame_id: str) -> MarkerArray:
     """DELETEALL, then both vehicles of each colliding pair as boxes (ids 2k, 2k + 1)."""
     header = _header(stamp, frame_id)
-    markers = [_delete_all(header, MARKER_NS_VEHICLE_COLLISION)]
+    markers = [ros_markers.delete_all(header, MARKER_NS_VEHICLE_COLLISION)]
     flat = data.present().reshape(-1)
     if len(flat):
         size = np.stack([flat['size_x'], flat['size_y'], flat['size_z']], -1).astype(np.float64)

@@ -1,0 +1,84 @@
+"""Framing an Ibeo byte stream (TCP or a raw ``.idc``) into decoded messages (spec §2.4,
+SUPPLEMENT §3.3).
+
+:func:`make_framer` gives a :class:`~ros_sim_bridge.core.framer.MagicFramer` that
+
+* decodes each 24-byte data header once (``frame.parsed`` is the :class:`~.header.IbeoHeader`)
+  and refuses implausible ones (:func:`check_plausible`: a data type outside the Ibeo range, a
+  size no layout of a registered type can have, a body above ``max_body``), so that a magic
+  word inside a payload does not derail the stream;
+* decodes each body of a registered type once (``frame.record``, see :func:`decode_body`); a
+  body that fails to decode was a false sync: the framer says so (a ``Rejected`` event) and
+  resumes the magic search at the byte after that message's magic word;
+* gives up a message whose declared body holds a plausible header of a message running past
+  the body's end (a message cut short by its sender), resuming the same way, so the complete
+  messages inside that window are not lost (issue #10, defect 5).
+"""
+from __future__ import annotations
+
+from ros_sim_bridge.core.binary import BAD_VALUE, CodecError
+from ros_sim_bridge.core.framer import Frame, MagicFramer, Rejected
+from . import registry, scan
+from .header import (DEFAULT_MAX_BODY, HEADER_SIZE, MAGIC_BYTES, PLAUSIBLE_TYPES, IbeoHeader,
+                     decode_header)
+
+NAME = 'ibeo_header'
+
+
+def check_plausible(header: IbeoHeader) -> None:
+    """CodecError(BAD_VALUE) for a header no real peer sends (a false sync on payload bytes).
+
+    Checks the data type range and, for registered types, the type's size limits.  Unknown
+    types inside the range pass: the caller skips them by size (the framer refuses bodies
+    above its ``max_body`` as OVERSIZED).
+    """
+    if header.data_type not in PLAUSIBLE_TYPES:
+        raise CodecError(NAME, f'data type 0x{header.data_type:04X} outside the Ibeo range',
+                         field='data_type', offset=14, kind=BAD_VALUE)
+    limits = registry.size_limits(header.data_type)
+    if limits is not None:
+        low, high = limits
+        if header.size < low or (high is not None and header.size > high):
+            raise CodecError(NAME, f'size {header.size} impossible for data type '
+                             f'0x{header.data_type:04X} (allowed {low}..{high})',
+                             field='size', offset=8, kind=BAD_VALUE)
+
+
+def decode_body(frame: Frame):
+    """The record of a frame's body: ``(LuxScan, wire points)`` of a 0x2202
+    (:func:`~.scan.decode_scan_wire`, zero-copy), the registry's record of any other registered
+    type, None for an unregistered type (skipped by size).  CodecError when it fails."""
+    header = frame.parsed
+    if header.data_type == registry.SCAN:
+        return scan.decode_scan_wire(frame.body, header)
+    if registry.size_limits(header.data_type) is None:
+        return None
+    return registry.decode_message(header.data_type, frame.body, header)
+
+
+def make_framer(max_body: int = DEFAULT_MAX_BODY, *, name: str = 'ibeo',
+                plausibility: bool = True, decode: bool = True) -> MagicFramer:
+    """A MagicFramer for Ibeo streams: frames carry ``frame.parsed`` (IbeoHeader) and, with
+    ``decode``, ``frame.record`` (:func:`decode_body`).  Implausible headers resynchronise at
+    the next byte (:func:`check_plausible`); ``plausibility=False`` trusts every magic word
+    (and turns the window search off)."""
+    def body_size(raw: bytes) -> IbeoHeader:
+        header = decode_header(raw)
+        if plausibility:
+            check_plausible(header)
+        return header
+
+    return MagicFramer(name, MAGIC_BYTES, HEADER_SIZE, body_size, max_body,
+                       check_body=decode_body if decode else None,
+                       search_window=plausibility)
+
+
+def split_messages(data: bytes, max_body: int = DEFAULT_MAX_BODY) -> tuple[list, list]:
+    """Frames and errors (Rejected events included) of a complete in-memory byte stream."""
+    events = make_framer(max_body).feed(bytes(data))
+    return ([e for e in events if isinstance(e, Frame)],
+            [e for e in events if not isinstance(e, Frame)])
+
+
+__all__ = ['PLAUSIBLE_TYPES', 'check_plausible', 'decode_body', 'make_framer', 'split_messages',
+           'Frame', 'Rejected']

@@ -1,0 +1,270 @@
+"""The state of one connection to an ibeo LUX, without ROS or sockets (h11 style).
+
+Bytes in, events out, bytes to send::
+
+    session = LuxSession(layers=0)
+    session.connection_made()                    # after every (re)connect
+    out = session.send_command(cmd.GET_PARAMETER, cmd.encode_get_parameter(
+        cmd.DEVICE_TYPE))                        # bytes for the socket; the reply is awaited
+    for event in session.receive_data(chunk, now_ns):
+        ...                                      # Scan, ObjectList, VehicleState, Reply, ...
+
+What it holds (interface spec §2.4, §7; SUPPLEMENT §3.3):
+
+* framing: the Ibeo framer (header and body decoded once; false syncs resynchronised);
+* command/reply pairing: one command outstanding; its 0x2020 (matched by
+  :attr:`~.codec.commands.LuxReply.command_id`) is a :class:`Reply` with ``solicited`` True, a
+  malformed one a :class:`ReplyFailed`; every other reply is counted as unsolicited;
+* the layer probe: :meth:`apply_device_type` / :meth:`apply_beam_tilt` turn the DeviceType
+  (0x3301) and BeamTilt (0x3302) parameter replies into the 4/8-layer decision;
+* mirror-side pairing of 8-layer scans: two consecutive scans of opposite mirror sides whose
+  scan numbers follow each other (16-bit wrap) form one frame (:attr:`Scan.pairing`); a half
+  whose partner never came is reported (:class:`UnpairedHalf`) and counted;
+* the sensor clock: NTP seconds before 2000 mean an unset clock (counting from power-up);
+  :meth:`stamp_ns` picks sensor or receive time by that rule;
+* counts of what was skipped (unregistered data types, by type) and of bad input.
+"""
+from __future__ import annotations
+
+import collections
+from dataclasses import dataclass
+from typing import Any, Optional, Union
+
+import numpy as np
+
+from ros_sim_bridge.core.binary import CodecError
+from ros_sim_bridge.core.framer import Frame, Rejected
+from ros_sim_bridge.core.ntp import NTP_UNIX_OFFSET, ntp64_to_unix_ns
+from ros_sim_bridge.ibeo.codec import commands as cmd
+from ros_sim_bridge.ibeo.codec import registry
+from ros_sim_bridge.ibeo.codec import scan as lux_scan
+from ros_sim_bridge.ibeo.codec.framing import make_framer
+from ros_sim_bridge.ibeo.codec.header import DEFAULT_MAX_BODY, IbeoHeader, encode_message
+
+#: Sensor clocks before 2000-01-01 are unset (seconds since power-up), SUPPLEMENT §3.3.
+NTP_2000 = NTP_UNIX_OFFSET + 946_684_800
+STAMP_SOURCES = ('receive', 'sensor')
+#: Data types with a handler in a LUX driver (the rest are skipped by size and counted).
+HANDLED_TYPES = (registry.SCAN, registry.OBJECTS, registry.VEHICLE_STATE,
+                 registry.ERRORS_WARNINGS, registry.REPLY)
+
+
+# --- events -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Scan:
+    """A 0x2202: ``scan`` (LuxScan, no points), ``wire`` (WIRE_POINT_DTYPE view), the layer
+    decision at that moment, and ``pairing``: 'single' (4 layers, or merging off),
+    'first' (an 8-layer half waiting for its partner), 'second' (completes the waiting half)."""
+    header: IbeoHeader
+    scan: lux_scan.LuxScan
+    wire: np.ndarray
+    eight_layer: bool
+    beam_tilt: float
+    pairing: str = 'single'
+
+
+@dataclass(frozen=True)
+class UnpairedHalf:
+    """The waiting 8-layer half will get no partner (a new half began, or the link dropped)."""
+    scan: lux_scan.LuxScan
+
+
+@dataclass(frozen=True)
+class Message:
+    """A decoded 0x2221, 0x2805 or 0x2030 (``record`` is the codec's record)."""
+    header: IbeoHeader
+    record: Any
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A 0x2020; ``solicited``: it answers the outstanding command."""
+    header: IbeoHeader
+    reply: cmd.LuxReply
+    solicited: bool
+
+
+@dataclass(frozen=True)
+class ReplyFailed:
+    """A 0x2020 for the outstanding command that did not decode."""
+    command_id: int
+    error: CodecError
+
+
+@dataclass(frozen=True)
+class BadMessage:
+    """A message of a handled type whose body failed to decode (the framer resynchronised)."""
+    header: IbeoHeader
+    error: CodecError
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A message of a type without a handler, skipped by size (``key``: '0x2209 name')."""
+    header: IbeoHeader
+    key: str
+
+
+Event = Union[Scan, UnpairedHalf, Message, Reply, ReplyFailed, BadMessage, Skipped, CodecError]
+
+
+class LuxSession:
+    """Protocol state of one LUX link (see the module docstring).
+
+    ``layers``: 0 asks the sensor (:meth:`apply_device_type`), else 4 or 8; ``beam_tilt``
+    (rad) until the sensor reports BeamTilt; ``merge_mirror_sides`` pairs 8-layer halves.
+    """
+
+    def __init__(self, *, layers: int = 0,
+                 beam_tilt: float = lux_scan.DEFAULT_8_LAYER_BEAM_TILT_RAD,
+                 merge_mirror_sides: bool = True, max_body: int = DEFAULT_MAX_BODY):
+        if layers not in (0, 4, 8):
+            raise ValueError(f'layers must be 0 (ask the sensor), 4 or 8, not {layers}')
+        self.layers = layers
+        self.beam_tilt = float(beam_tilt)
+        self.merge_mirror_sides = bool(merge_mirror_sides)
+        self.framer = make_framer(max_body)
+        self.device_type: Optional[int] = None
+        self.detected_eight: Optional[bool] = None
+        self.sensor_clock_set: Optional[bool] = None
+        self.time_offset_s: Optional[float] = None
+        self.pending_command: Optional[int] = None
+        self.skipped: collections.Counter[str] = collections.Counter()
+        self.unsolicited_replies = 0
+        self.unpaired_halves = 0
+        self.commands_sent = 0
+        self._half: Optional[lux_scan.LuxScan] = None
+
+    # --- link ----------------------------------------------------------------------------
+    def connection_made(self) -> None:
+        """A new connection: the old stream's tail and any waiting half are meaningless."""
+        self.framer.reset()
+        self.pending_command = None
+        self._half = None
+
+    def connection_lost(self) -> list[Event]:
+        """The link dropped: the waiting half (if any) will get no partner."""
+        self.pending_command = None
+        return self._flush_half()
+
+    # --- commands ------------------------------------------------------------------------
+    def send_command(self, command_id: int, body: Optional[bytes] = None, *,
+                     expect_reply: bool = True) -> bytes:
+        """The 0x2010 message to send for a command (``body`` from the codec's encoders, the
+        bare command by default); its reply is awaited when ``expect_reply`` (Reset has
+        none, §7.1.1)."""
+        self.pending_command = command_id if expect_reply else None
+        self.commands_sent += 1
+        return encode_message(registry.COMMAND, cmd.encode_command(command_id)
+                              if body is None else body)
+
+    def command_done(self) -> None:
+        """Stop awaiting the outstanding command's reply (answered, timed out or abandoned)."""
+        self.pending_command = None
+
+    # --- the layer probe -----------------------------------------------------------------
+    @property
+    def eight_layer(self) -> bool:
+        """The layer decision: configured, else detected (4 layers until detected)."""
+        return self.layers == 8 if self.layers else bool(self.detected_eight)
+
+    def apply_device_type(self, reply: Optional[cmd.LuxReply]) -> Optional[bool]:
+        """Use a GetParameter(DeviceType) reply: True/False for 8/4 layers, None (and 4
+        layers assumed) when the sensor did not answer with a value."""
+        if reply is None or not reply.success or reply.parameter is None:
+            self.detected_eight = False
+            return None
+        self.device_type = int(reply.parameter.value)
+        self.detected_eight = self.device_type in cmd.EIGHT_LAYER_DEVICE_TYPES
+        return self.detected_eight
+
+    def apply_beam_tilt(self, reply: Optional[cmd.LuxReply]) -> None:
+        """Use a GetParameter(BeamTilt) reply (rad); a missing or zero value keeps the
+        configured tilt."""
+        if reply is not None and reply.success and reply.parameter is not None \
+                and reply.parameter.value:
+            self.beam_tilt = float(reply.parameter.value)
+
+    # --- time ----------------------------------------------------------------------------
+    @staticmethod
+    def clock_is_set(ntp: int) -> bool:
+        return (ntp >> 32) >= NTP_2000
+
+    def stamp_ns(self, ntp: int, now_ns: int, source: str) -> tuple[int, bool]:
+        """(stamp ns, fell back): the sensor time when ``source`` is 'sensor' and the sensor
+        clock is set, else the receive time (fell back True when sensor time was wanted)."""
+        if source == 'sensor':
+            if self.clock_is_set(ntp):
+                return ntp64_to_unix_ns(ntp), False
+            return now_ns, True
+        return now_ns, False
+
+    def _note_clock(self, ntp: int, now_ns: int) -> None:
+        self.sensor_clock_set = self.clock_is_set(ntp)
+        self.time_offset_s = (ntp64_to_unix_ns(ntp) - now_ns) / 1e9
+
+    # --- data ----------------------------------------------------------------------------
+    def receive_data(self, data: bytes, now_ns: int) -> list[Event]:
+        """Events of the bytes received (framed, decoded, paired)."""
+        out: list[Event] = []
+        for event in self.framer.feed(data):
+            out += self.handle(event, now_ns)
+        return out
+
+    def handle(self, event, now_ns: int) -> list[Event]:
+        """Events of one framer event (for a transport that runs :attr:`framer` itself)."""
+        if isinstance(event, CodecError):
+            return [event]
+        frame: Frame = event.frame if isinstance(event, Rejected) else event
+        header: IbeoHeader = frame.parsed
+        dtype = header.data_type
+        if dtype not in HANDLED_TYPES:
+            key = f'0x{dtype:04X} {registry.type_name(dtype)}'
+            self.skipped[key] += 1
+            return [Skipped(header, key)]
+        if isinstance(event, Rejected):
+            out: list[Event] = [BadMessage(header, event.error)]
+            if dtype == registry.REPLY and len(frame.body) >= 2:
+                command_id = cmd.LuxReply(int.from_bytes(frame.body[:2], 'little')).command_id
+                if command_id == self.pending_command:
+                    out.append(ReplyFailed(command_id, event.error))
+            return out
+        if dtype == registry.REPLY:
+            reply = frame.record
+            solicited = self.pending_command is not None \
+                and reply.command_id == self.pending_command
+            if not solicited:
+                self.unsolicited_replies += 1
+            return [Reply(header, reply, solicited)]
+        if header.ntp:                           # data messages carry the sensor clock
+            self._note_clock(header.ntp, now_ns)
+        if dtype == registry.SCAN:
+            scan, wire = frame.record
+            return self._scan(header, scan, wire)
+        return [Message(header, frame.record)]
+
+    def _scan(self, header: IbeoHeader, scan: lux_scan.LuxScan, wire) -> list[Event]:
+        eight = self.eight_layer
+        tilt = self.beam_tilt if eight else 0.0
+        if not (eight and self.merge_mirror_sides):
+            return [Scan(header, scan, wire, eight, tilt)]
+        half = self._half
+        if half is not None and half.mirror_side != scan.mirror_side \
+                and (scan.scan_number - half.scan_number) & 0xFFFF == 1:   # 16-bit wrap
+            self._half = None
+            return [Scan(header, scan, wire, eight, tilt, 'second')]
+        out = self._flush_half()
+        self._half = scan
+        return out + [Scan(header, scan, wire, eight, tilt, 'first')]
+
+    def _flush_half(self) -> list[Event]:
+        half, self._half = self._half, None
+        if half is None:
+            return []
+        self.unpaired_halves += 1
+        return [UnpairedHalf(half)]
+
+
+__all__ = ['LuxSession', 'Scan', 'UnpairedHalf', 'Message', 'Reply', 'ReplyFailed',
+           'BadMessage', 'Skipped', 'Event', 'NTP_2000', 'STAMP_SOURCES', 'HANDLED_TYPES']

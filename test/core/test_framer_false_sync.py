@@ -1,0 +1,60 @@
+"""MagicFramer's false-sync checks (issue #10 defect 5), on a toy protocol:
+magic (2 bytes) | body length (u16 big-endian) | body."""
+import struct
+
+from ros_sim_bridge.core.binary import BAD_VALUE, TRUNCATED, CodecError
+from ros_sim_bridge.core.framer import Frame, MagicFramer, Rejected
+
+MAGIC = b'\xca\xfe'
+
+
+def size(header: bytes) -> int:
+    return struct.unpack_from('>H', header, 2)[0]
+
+
+def msg(body: bytes) -> bytes:
+    return MAGIC + struct.pack('>H', len(body)) + body
+
+
+def check(frame: Frame):
+    if not frame.body.startswith(b'ok'):
+        raise CodecError('toy', 'body must start with ok', kind=BAD_VALUE)
+    return frame.body[2:]
+
+
+def bodies(events):
+    return [e.body for e in events if isinstance(e, Frame)]
+
+
+def test_window_search_off_by_default_keeps_the_old_behaviour():
+    cut = MAGIC + struct.pack('>H', 40) + b'okAB'
+    events = MagicFramer('toy', MAGIC, 4, size, 100).feed(cut + msg(b'ok1') + msg(b'ok2'))
+    assert bodies(events) == []                 # the window swallows both (waits for more)
+
+
+def test_window_search_finds_the_messages_a_cut_message_swallowed():
+    cut = MAGIC + struct.pack('>H', 40) + b'okAB'
+    f = MagicFramer('toy', MAGIC, 4, size, 100, search_window=True)
+    events = f.feed(cut + msg(b'ok1') + msg(b'ok2') + msg(b'ok' + b'3' * 40))
+    assert bodies(events) == [b'ok1', b'ok2', b'ok' + b'3' * 40]
+    assert [e.kind for e in events if isinstance(e, CodecError)][0] == TRUNCATED
+    assert f.false_syncs == 1
+
+
+def test_check_body_rejects_and_resumes_after_the_magic():
+    inner = msg(b'ok1') + msg(b'ok2')
+    bad = msg(b'no' + inner)                    # inner messages end exactly at its end
+    f = MagicFramer('toy', MAGIC, 4, size, 100, check_body=check)
+    events = f.feed(bad + msg(b'ok3'))
+    assert [e.record for e in events if isinstance(e, Frame)] == [b'1', b'2', b'3']
+    (rej,) = [e for e in events if isinstance(e, Rejected)]
+    assert rej.frame.body.startswith(b'no') and rej.error.kind == BAD_VALUE
+
+
+def test_body_size_may_return_a_parsed_header():
+    class Parsed:
+        def __init__(self, raw):
+            self.size = size(raw)
+    f = MagicFramer('toy', MAGIC, 4, Parsed, 100)
+    (frame,) = f.feed(msg(b'xyz'))
+    assert isinstance(frame.parsed, Parsed) and frame.parsed.size == 3 and frame.body == b'xyz'

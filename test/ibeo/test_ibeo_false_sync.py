@@ -1,0 +1,120 @@
+"""A message cut short by its sender must not take the valid messages after it along
+(issue #10 defect 5; spec §2.4 "to resync just search for the magic word", SUPPLEMENT §3.3).
+
+The streams are built by hand from the spec's tables: the 24-byte big-endian data header
+(§2.4) in front of little-endian bodies.
+"""
+import struct
+
+import numpy as np
+
+from ros_sim_bridge.core.binary import TRUNCATED, CodecError
+from ros_sim_bridge.core.framer import Frame, Rejected
+from ros_sim_bridge.ibeo.codec import objects as O
+from ros_sim_bridge.ibeo.codec import scan as S
+from ros_sim_bridge.ibeo.codec.framing import make_framer
+
+
+def header(data_type: int, size: int, ntp: int = 0) -> bytes:
+    """§2.4: magic, size of previous, size of this body, reserved, device id, type, NTP64."""
+    return struct.pack('>IIIBBHQ', 0xAFFEC0C2, 0, size, 0, 0, data_type, ntp)
+
+
+def scan_body(number: int) -> bytes:
+    """A 0x2202 body (§3) with two points, by the table: 44-byte scan header, 10-byte points."""
+    head = struct.pack('<HHHQQHhhHhhhhhhH', number, 0x0008, 0, 0, 0, 11520, 100, -100, 2,
+                       0, 0, 0, 0, 0, 0, 0)
+    assert len(head) == 44
+    points = struct.pack('<BBhHHH', 0x01, 0, 0, 1000 + number, 40, 0) * 2
+    return head + points
+
+
+def scan_msg(number: int) -> bytes:
+    """A complete 0x2202 message: 24 + 64 = 88 bytes."""
+    return header(0x2202, 64) + scan_body(number)
+
+
+def objects_body_544() -> bytes:
+    """A real 0x2221 body of exactly 544 bytes: 10 + 5 objects × 58 + 61 contour points × 4."""
+    counts = [13, 12, 12, 12, 12]
+    lst = O.LuxObjectList(0, O.make_objects(5), [np.full((k, 2), 0.5) for k in counts])
+    body = O.encode_objects(lst)
+    assert len(body) == 544
+    return body
+
+
+def issue_stream() -> tuple[bytes, list[int]]:
+    """The issue's reproducer: an 0x2221 declaring 544 bytes of which 200 arrive, then three
+    complete scans (all inside the declared window) and a fourth after it."""
+    cut = header(0x2221, 544) + objects_body_544()[:200]
+    scans = [scan_msg(n) for n in (1, 2, 3, 4)]
+    assert sum(map(len, scans[:3])) < 344 < sum(map(len, scans))   # 3 inside, the 4th across
+    return cut + b''.join(scans), [1, 2, 3, 4]
+
+
+def scan_numbers(events):
+    return [e.record[0].scan_number for e in events
+            if isinstance(e, Frame) and e.parsed.data_type == 0x2202]
+
+
+def test_issue_reproducer_every_scan_in_the_window_is_framed():
+    stream, want = issue_stream()
+    events = make_framer().feed(stream)
+    assert scan_numbers(events) == want
+    cut = [e for e in events if isinstance(e, CodecError) and e.kind == TRUNCATED]
+    assert len(cut) == 1 and 'cut short' in cut[0].detail
+
+
+def test_issue_reproducer_dribbled_byte_by_byte_and_in_odd_reads():
+    stream, want = issue_stream()
+    for step in (1, 7, 97, 333):
+        f = make_framer()
+        events = []
+        for k in range(0, len(stream), step):
+            events += f.feed(stream[k:k + step])
+        assert scan_numbers(events) == want, step
+        assert f.false_syncs == 1
+
+
+def test_a_scan_is_not_held_back_once_the_cut_is_visible():
+    # the cut is found as soon as the crossing header arrives, not when 544 bytes are in
+    stream, _ = issue_stream()
+    f = make_framer()
+    end_of_third = 24 + 200 + 3 * 88
+    events = f.feed(stream[:end_of_third + 24])    # + the 4th scan's header only
+    assert scan_numbers(events) == [1, 2, 3]
+
+
+def test_body_that_fails_to_decode_is_a_false_sync():
+    # the window ends exactly where the three scans end (nothing crosses it), but the object
+    # list announces 5 objects it does not hold: decoding fails, the search resumes after the
+    # failed message's magic and finds the scans
+    scans = b''.join(scan_msg(n) for n in (1, 2, 3))
+    body = objects_body_544()[:200] + scans
+    stream = header(0x2221, len(body)) + body + scan_msg(4)
+    f = make_framer()
+    events = f.feed(stream)
+    assert scan_numbers(events) == [1, 2, 3, 4]
+    (rejected,) = [e for e in events if isinstance(e, Rejected)]
+    assert rejected.frame.parsed.data_type == 0x2221 and rejected.error.kind == TRUNCATED
+    assert f.false_syncs == 1
+
+
+def test_a_nested_complete_header_inside_a_valid_body_stays_payload():
+    # a plausible header wholly inside a body (its message ends inside it) is not a cut
+    inner = header(0x2020, 2) + b'\x21\x00'
+    unknown = header(0x7100, len(inner) + 4) + inner + b'tail'
+    stream = unknown + scan_msg(9)
+    events = make_framer().feed(stream)
+    fs = [e for e in events if isinstance(e, Frame)]
+    assert [e.parsed.data_type for e in fs] == [0x7100, 0x2202]
+    assert not [e for e in events if not isinstance(e, Frame)]
+
+
+def test_header_decoded_once_and_body_decoded_once():
+    stream, _ = issue_stream()
+    for e in make_framer().feed(stream):
+        if isinstance(e, Frame):
+            assert e.parsed.size == len(e.body)
+            scan, wire = e.record
+            assert isinstance(scan, S.LuxScan) and wire.dtype == S.WIRE_POINT_DTYPE

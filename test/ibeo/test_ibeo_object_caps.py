@@ -1,0 +1,104 @@
+"""Object lists beyond the caps (issue #10 defect 7): counted, truncated, converted in bounded
+work; objects and markers as before for lists within them."""
+import math
+
+import numpy as np
+import pytest
+from std_msgs.msg import Header
+from visualization_msgs.msg import Marker
+
+from ros_sim_bridge.ibeo.codec import objects as O
+from ros_sim_bridge.ibeo.codec.framing import make_framer
+from ros_sim_bridge.ibeo.codec.header import encode_message
+from ros_sim_bridge.ibeo.ros import conversions as convert
+
+H = Header(frame_id='laser')
+
+
+def object_list(n, points_per_object=3):
+    o = O.make_objects(n)
+    o['id'] = np.arange(n) % 65536
+    o['box_center_x'] = (np.arange(n) % 600) * 0.5
+    o['box_size_x'], o['box_size_y'] = 4.0, 1.8
+    o['box_orientation'] = math.pi / 2
+    o['classification'] = 5
+    contours = [np.full((points_per_object, 2), 0.25 * (i % 8)) for i in range(n)]
+    return O.LuxObjectList(0x1234, o, contours)
+
+
+def test_within_the_caps_nothing_is_cut():
+    lst = object_list(10)
+    capped = convert.cap_objects(lst, convert.ObjectCaps(10, 3))
+    assert not capped.truncated and len(capped.objects) == 10
+    assert (capped.dropped_objects, capped.dropped_points) == (0, 0)
+    assert all(len(c) == 3 for c in capped.contours)
+
+
+def test_objects_and_contour_points_beyond_the_caps_are_cut_and_counted():
+    lst = object_list(300, points_per_object=5)
+    lst.contours[1] = np.ones((70, 2))
+    capped = convert.cap_objects(lst, convert.ObjectCaps(max_objects=256,
+                                                         max_contour_points=4))
+    assert capped.truncated
+    assert capped.dropped_objects == 44 and len(capped.objects) == 256
+    # 255 objects with 5 points (1 over each) and one with 70 (66 over)
+    assert capped.dropped_points == 255 * 1 + 66
+    assert {len(c) for c in capped.contours} == {4}
+    assert (capped.objects['id'][:3] == [0, 1, 2]).all()        # the first ones are kept
+    msg = convert.object_list(capped, H, device_id=2)
+    assert len(msg.objects) == 256 and all(len(o.contour) == 4 for o in msg.objects)
+    assert msg.scan_start_ntp == 0x1234 and msg.device_id == 2
+
+
+def test_zero_caps_publish_an_empty_list():
+    capped = convert.cap_objects(object_list(5), convert.ObjectCaps(0, 0))
+    assert len(capped.objects) == 0 and capped.dropped_objects == 5
+    assert convert.object_list(capped, H).objects == []
+    assert convert.object_markers(capped, H) == []
+
+
+def test_largest_legal_list_is_bounded_by_the_caps():
+    # a legal 0x2221 with 65,535 objects: decoded, then only the capped part converted
+    lst = object_list(65535, points_per_object=1)
+    (frame,) = make_framer().feed(encode_message(0x2221, O.encode_objects(lst)))
+    assert len(frame.record.objects) == 65535
+    capped = convert.cap_objects(frame.record, convert.ObjectCaps())
+    assert len(capped.objects) == convert.ObjectCaps().max_objects
+    assert capped.dropped_objects == 65535 - convert.ObjectCaps().max_objects
+    tracker = convert.ObjectMarkers()
+    arr = tracker.update(capped, H)
+    boxes = [m for m in arr.markers if m.ns == 'boxes']
+    assert len(boxes) == convert.ObjectCaps().max_objects
+
+
+def test_markers_of_one_object_by_hand():
+    lst = object_list(1)
+    lst.objects['reference_x'], lst.objects['reference_y'] = 2.0, 1.0
+    lst.objects['abs_velocity_x'], lst.objects['abs_velocity_y'] = 3.0, -1.0
+    lst.objects['rel_velocity_valid'] = False
+    arr = convert.ObjectMarkers(box_height=1.5).update(convert.cap_objects(lst), H)
+    by_ns = {m.ns: m for m in arr.markers}
+    box = by_ns['boxes']
+    assert box.type == Marker.CUBE and box.pose.position.z == pytest.approx(0.75)
+    assert box.pose.orientation.w == pytest.approx(math.sqrt(0.5))
+    assert box.pose.orientation.z == pytest.approx(math.sqrt(0.5))
+    assert (box.scale.x, box.scale.y, box.scale.z) == pytest.approx((4.0, 1.8, 1.5))
+    assert box.color.a == pytest.approx(0.35)
+    assert by_ns['labels'].text == '0 car'
+    arrow = by_ns['velocities']
+    assert [(p.x, p.y, p.z) for p in arrow.points] == [(2.0, 1.0, 0.75), (5.0, 0.0, 0.75)]
+    assert (arrow.color.r, arrow.color.g) == (1.0, 1.0)             # absolute: yellow
+    assert len(by_ns['contours'].points) == 3
+
+
+def test_decoded_contours_are_views_made_on_access():
+    lst = object_list(3)
+    lst.contours[1] = np.array([[1.0, -2.0]])
+    lst.contours[2] = np.zeros((0, 2))
+    got = O.decode_objects(O.encode_objects(lst)).contours
+    assert isinstance(got, O.Contours) and len(got) == 3
+    assert got[1].tolist() == [[1.0, -2.0]] and got[-1].shape == (0, 2)
+    assert [len(c) for c in got[:2]] == [3, 1]
+    assert got == lst.contours and got != lst.contours[:2]
+    with pytest.raises(IndexError):
+        got[3]

@@ -1,0 +1,167 @@
+"""LuxSession without ROS or sockets: bytes in, events out, bytes to send.
+
+Messages are written by hand from the spec's tables: the 24-byte big-endian data header
+(§2.4), little-endian bodies (0x2202 §3, 0x2010/0x2020 §7).
+"""
+import struct
+
+import pytest
+
+from ros_sim_bridge.core.binary import CodecError
+from ros_sim_bridge.ibeo.codec import commands as C
+from ros_sim_bridge.ibeo.session import (NTP_2000, BadMessage, LuxSession, Message, Reply,
+                                         ReplyFailed, Scan, Skipped, UnpairedHalf)
+
+SENSOR_NTP = (NTP_2000 + 800_000_000) << 32        # a set sensor clock (2025)
+NOW = 1_750_000_000_000_000_000
+
+
+def header(data_type, size, ntp=0):
+    return struct.pack('>IIIBBHQ', 0xAFFEC0C2, 0, size, 0, 3, data_type, ntp)
+
+
+def scan(number, mirror_side=0, ntp=SENSOR_NTP):
+    """0x2202 with one point; scan flags bit 0x0400 = mirror side (rear)."""
+    body = struct.pack('<HHHQQHhhHhhhhhhH', number, 0x0008, 0, ntp, ntp + (1 << 28), 11520,
+                       100, -100, 1, 0, 0, 0, 0, 0, 0, 0x0400 if mirror_side else 0)
+    body += struct.pack('<BBhHHH', 0x01, 0, 0, 1234, 40, 0)
+    return header(0x2202, len(body), ntp) + body
+
+
+def reply(body):
+    return header(0x2020, len(body)) + body
+
+
+def kinds(events):
+    return [type(e).__name__ for e in events]
+
+
+def messages(events):
+    """Kinds of the events about messages (not the framer's skipped-bytes reports)."""
+    return [k for k in kinds(events) if k != 'CodecError']
+
+
+def test_send_command_bytes_by_the_spec_table():
+    s = LuxSession(layers=4)
+    out = s.send_command(C.START_MEASURE)
+    # header: magic, 0, size 4, 0, device 0, type 0x2010; body: command id 0x0020, reserved 0
+    assert out == bytes.fromhex('AFFEC0C2 00000000 00000004 00 00 2010 0000000000000000'
+                                '2000 0000')
+    assert s.pending_command == C.START_MEASURE and s.commands_sent == 1
+    get = s.send_command(C.GET_PARAMETER, C.encode_get_parameter(C.DEVICE_TYPE))
+    assert get[24:] == bytes.fromhex('1100 0000 0133')        # id, reserved, index 0x3301
+    s.send_command(C.RESET, expect_reply=False)
+    assert s.pending_command is None
+
+
+def test_reply_pairing_solicited_unsolicited_and_malformed():
+    s = LuxSession(layers=4)
+    s.send_command(C.GET_PARAMETER, C.encode_get_parameter(C.DEVICE_TYPE))
+    # GetParameter reply: id 0x0011, index 0x3301, value 0x00000018 (LUX4 8 lines)
+    (ev,) = s.receive_data(reply(bytes.fromhex('1100 0133 18000000')), NOW)
+    assert isinstance(ev, Reply) and ev.solicited
+    assert ev.reply.parameter.index == 0x3301 and ev.reply.parameter.value == 0x18
+    (other,) = s.receive_data(reply(bytes.fromhex('2000')), NOW)   # start measure: not asked
+    assert not other.solicited and s.unsolicited_replies == 1
+    # a GetParameter reply too short for its index and value: bad input and a failed command
+    events = s.receive_data(reply(bytes.fromhex('1100 01')), NOW)
+    assert messages(events) == ['BadMessage', 'ReplyFailed']
+    assert events[1].command_id == C.GET_PARAMETER
+    s.command_done()
+    assert messages(s.receive_data(reply(bytes.fromhex('1100 01')), NOW)) == ['BadMessage']
+    # a failed reply (id | 0x8000) answers the pending command too
+    s.send_command(C.SAVE_CONFIG)
+    (failed,) = s.receive_data(reply(bytes.fromhex('0480')), NOW)
+    assert failed.solicited and not failed.reply.success
+
+
+def test_layer_probe():
+    s = LuxSession()
+    assert not s.eight_layer and s.detected_eight is None
+    assert s.apply_device_type(None) is None and not s.eight_layer
+    eight = C.LuxReply(C.GET_PARAMETER, parameter=C.ParameterValue.from_raw(C.DEVICE_TYPE, 0x18))
+    assert s.apply_device_type(eight) is True and s.eight_layer and s.device_type == 0x18
+    tilt = C.LuxReply(C.GET_PARAMETER, parameter=C.ParameterValue.from_raw(C.BEAM_TILT, 160))
+    s.apply_beam_tilt(tilt)
+    assert s.beam_tilt == pytest.approx(0.016)             # 1e-4 rad per count
+    s.apply_beam_tilt(C.failure(C.GET_PARAMETER))
+    assert s.beam_tilt == pytest.approx(0.016)
+    four = C.LuxReply(C.GET_PARAMETER, parameter=C.ParameterValue.from_raw(C.DEVICE_TYPE, 0x10))
+    assert s.apply_device_type(four) is False and not s.eight_layer
+    assert LuxSession(layers=8).eight_layer and not LuxSession(layers=4).eight_layer
+    with pytest.raises(ValueError):
+        LuxSession(layers=6)
+
+
+def test_mirror_sides_pair_across_the_scan_number_wrap():
+    s = LuxSession(layers=8)
+    stream = scan(0xFFFE, 0) + scan(0xFFFF, 1) + scan(0x0000, 0) + scan(0x0001, 1)
+    events = s.receive_data(stream, NOW)
+    assert [(e.scan.scan_number, e.pairing) for e in events] == [
+        (0xFFFE, 'first'), (0xFFFF, 'second'), (0x0000, 'first'), (0x0001, 'second')]
+    assert all(e.eight_layer for e in events) and s.unpaired_halves == 0
+
+
+def test_unpaired_halves_are_reported_and_counted():
+    s = LuxSession(layers=8)
+    events = s.receive_data(scan(10, 0) + scan(12, 1) + scan(13, 1) + scan(14, 0), NOW)
+    assert kinds(events) == ['Scan', 'UnpairedHalf', 'Scan', 'UnpairedHalf', 'Scan', 'Scan']
+    assert [e.scan.scan_number for e in events if isinstance(e, UnpairedHalf)] == [10, 12]
+    assert events[-1].pairing == 'second' and s.unpaired_halves == 2
+    s.receive_data(scan(20, 0), NOW)
+    (lost,) = s.connection_lost()
+    assert isinstance(lost, UnpairedHalf) and lost.scan.scan_number == 20
+    assert s.connection_lost() == []
+
+
+def test_four_layers_or_no_merging_gives_single_scans():
+    for s in (LuxSession(layers=4), LuxSession(layers=8, merge_mirror_sides=False)):
+        events = s.receive_data(scan(1, 0) + scan(2, 1), NOW)
+        assert [e.pairing for e in events] == ['single', 'single']
+        assert events[0].wire['distance'][0] == 1234
+
+
+def test_sensor_clock_rule_and_stamps():
+    s = LuxSession(layers=4)
+    s.receive_data(scan(1, ntp=SENSOR_NTP), NOW)
+    assert s.sensor_clock_set is True
+    assert s.time_offset_s == pytest.approx((800_000_000 + 946_684_800) - NOW / 1e9, abs=1e-3)
+    assert s.stamp_ns(SENSOR_NTP, NOW, 'sensor') == ((800_000_000 + 946_684_800) * 10**9, False)
+    powered_up = 1234 << 32                                   # 1234 s since power-up
+    s.receive_data(scan(2, ntp=powered_up), NOW)
+    assert s.sensor_clock_set is False
+    assert s.stamp_ns(powered_up, NOW, 'sensor') == (NOW, True)
+    assert s.stamp_ns(SENSOR_NTP, NOW, 'receive') == (NOW, False)
+
+
+def test_unhandled_types_are_skipped_and_counted_bad_bodies_reported():
+    s = LuxSession(layers=4)
+    events = s.receive_data(header(0x2209, 3) + b'abc' + header(0x7100, 0), NOW)
+    assert kinds(events) == ['Skipped', 'Skipped']
+    assert s.skipped == {'0x2209 ecu_scan_2209': 1, '0x7100 sensor_info': 1}
+    # a 0x2202 announcing 5 points with 1 present, then a good scan: both seen, in order
+    bad = bytearray(scan(7))
+    struct.pack_into('<H', bad, 24 + 28, 5)
+    events = s.receive_data(bytes(bad) + scan(8), NOW)
+    assert kinds(events) == ['BadMessage', 'CodecError', 'Scan']   # + the bytes skipped
+    assert events[0].header.data_type == 0x2202 and events[2].scan.scan_number == 8
+    garbage = s.receive_data(b'junk' + scan(9), NOW)
+    assert isinstance(garbage[0], CodecError) and garbage[1].scan.scan_number == 9
+
+
+def test_other_data_messages_come_as_records():
+    s = LuxSession(layers=4)
+    ew = header(0x2030, 16, SENSOR_NTP) + bytes(16)
+    (ev,) = s.receive_data(ew, NOW)
+    assert isinstance(ev, Message) and type(ev.record).__name__ == 'LuxErrorsWarnings'
+    assert s.sensor_clock_set is True
+
+
+def test_connection_made_forgets_the_old_stream():
+    s = LuxSession(layers=8)
+    s.send_command(C.GET_STATUS)
+    s.receive_data(scan(1, 0) + scan(2, 1)[:30], NOW)
+    s.connection_made()
+    assert s.pending_command is None and s.framer.buffered == 0
+    (ev,) = s.receive_data(scan(2, 1), NOW)
+    assert ev.pairing == 'first'                     # the half before the reconnect is gone
