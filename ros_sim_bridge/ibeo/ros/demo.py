@@ -8,7 +8,7 @@ from ros_sim_bridge.tools.session import call_service
 
 
 def run(node, seconds: float) -> list[str]:
-    """ibeo_lux (installed executable, config/ibeo_lux.yaml) ← LuxServer (4 layers, 12.5 Hz)."""
+    """ibeo_lux (installed executable, config/ibeo.yaml) ← LuxServer (4 layers, 12.5 Hz)."""
     from diagnostic_msgs.msg import DiagnosticArray
     from geometry_msgs.msg import TwistStamped
     from sensor_msgs.msg import PointCloud2
@@ -42,11 +42,11 @@ def run(node, seconds: float) -> list[str]:
     diag_sub = node.create_subscription(DiagnosticArray, '/diagnostics', on_diag, 50)
     points_per_scan: list[int] = []
 
-    lines = [f'ibeo LUX: ibeo_lux (config/ibeo_lux.yaml, port {port}) ← LuxServer (4 layers, '
+    lines = [f'ibeo LUX: ibeo_lux (config/ibeo.yaml, port {port}) ← LuxServer (4 layers, '
              f'12.5 Hz, {seconds:.0f} s, TCP 127.0.0.1:{port})']
     status = param = None
     try:
-        with NodeProcess('ibeo_lux', params_file=config_file('ibeo_lux.yaml'),
+        with NodeProcess('ibeo_lux', params_file=config_file('ibeo.yaml'),
                          parameters={'port': port, 'min_backoff': 0.1, 'max_backoff': 0.5}):
             if not listener.wait_matched():
                 lines.append('  warning: not every topic was discovered within 10 s')
