@@ -231,13 +231,17 @@ class Plan:
     effective: dict
     emulator_args: Optional[list[str]]
     log_level: str = 'info'
+    extra_files: tuple = ()
 
 
-def plan(source: Source, values: dict, default_params_file) -> Plan:
+def plan(source: Source, values: dict, default_params_file, *, extra_files=(),
+         parameters: Optional[dict] = None, pick_port: Optional[Callable] = None) -> Plan:
     """Resolve launch-argument ``values`` (name → text; ``''`` or absent: not given).
 
     The params file's parameters stay unless an argument was given; with ``sim`` the emulator
     gets the ports the node will really use, and the node what it needs for the emulator.
+    The runner adds ``extra_files`` (params files applied after it), ``parameters`` (``--set``)
+    and ``pick_port`` (``--free-ports``: the source's ports moved to free ones).
     """
     def given(name: str) -> str:
         value = values.get(name, NOT_GIVEN)
@@ -247,6 +251,8 @@ def plan(source: Source, values: dict, default_params_file) -> Plan:
     namespace = given('namespace')
     namespace = source.name if namespace == NOT_GIVEN else namespace.strip('/')
     from_file = file_parameters(params_file, source.node_name, namespace)
+    for extra in extra_files:
+        from_file.update(file_parameters(extra, source.node_name, namespace))
     overrides: dict = {}
     arg_values: dict = {}
     for arg in (*COMMON_ARGUMENTS, *source.arguments):
@@ -264,7 +270,12 @@ def plan(source: Source, values: dict, default_params_file) -> Plan:
     if namespace and from_file.get('topic_prefix') == namespace \
             and 'topic_prefix' not in overrides:
         overrides['topic_prefix'] = ''
+    overrides.update(parameters or {})
     effective = {**from_file, **overrides}
+    if pick_port is not None:
+        moved = source.free_ports(effective, pick_port)
+        overrides.update(moved)
+        effective.update(moved)
     sim = as_bool(arg_values.get('sim') or 'false')
     emulator_args = None
     if sim:
@@ -273,7 +284,7 @@ def plan(source: Source, values: dict, default_params_file) -> Plan:
         effective.update(extra)
         emulator_args = source.emulator_args(effective, arg_values)
     return Plan(source, namespace, params_file, overrides, effective, emulator_args,
-                arg_values.get('log_level') or 'info')
+                arg_values.get('log_level') or 'info', tuple(str(f) for f in extra_files))
 
 
 def parse_set(items, sources=None) -> dict[str, dict]:
