@@ -80,6 +80,12 @@ def suite_launch_description() -> LaunchDescription:
                      for a in (*COMMON_ARGUMENTS, *source.arguments) if a.name not in SHARED]
         entities.append(OpaqueFunction(function=_node_actions, args=[source, f'{source.name}_'],
                                        condition=IfCondition(LaunchConfiguration(source.name))))
+    # with the emulators, the LUX (frame laser) is placed at the map origin so RViz's fixed
+    # frame map shows it; a real robot's own TF (URDF) links laser to its base instead
+    entities.append(Node(package='tf2_ros', executable='static_transform_publisher',
+                         name='sim_laser_in_map', output='screen',
+                         arguments=['--frame-id', 'map', '--child-frame-id', 'laser'],
+                         condition=IfCondition(LaunchConfiguration('sim'))))
     entities.append(Node(package='rviz2', executable='rviz2', name='rviz2', output='screen',
                          arguments=['-d', LaunchConfiguration('rviz_config')],
                          condition=IfCondition(LaunchConfiguration('rviz'))))

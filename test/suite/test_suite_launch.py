@@ -28,7 +28,7 @@ LAUNCH_DIR = REPO / 'launch'
 LAUNCH_FILES = sorted(p.name for p in LAUNCH_DIR.glob('*.launch.py'))
 CMAKE = (REPO / 'CMakeLists.txt').read_text()
 EXECUTABLES = dict(re.findall(r'^\s+(\w+)=([\w.]+)\s*$', CMAKE, re.M))
-OTHER_PACKAGES = {('rviz2', 'rviz2')}   # executables of other ROS packages a launch file starts
+OTHER_PACKAGES = {('rviz2', 'rviz2'), ('tf2_ros', 'static_transform_publisher')}   # executables of other ROS packages a launch file starts
 
 
 # -- stand-ins for launch / launch_ros (public API only) ---------------------------------------
@@ -321,7 +321,7 @@ def test_all_launch_switches_sources_and_shares_sim(stand_ins):
                                           'rflysim_copter_ids': '3', 'use_sim_time': 'true'})
     exes = {n.kwargs['executable'] for n in nodes}
     assert 'ibeo_lux' not in exes and 'ibeo_lux_sim' not in exes
-    assert {'rflysim_sim', 'morai_sim', 'rviz2'} <= exes
+    assert {'rflysim_sim', 'morai_sim', 'rviz2', 'static_transform_publisher'} <= exes
     rviz = node_named(nodes, 'rviz2').kwargs['arguments']
     assert rviz[0] == '-d' and isinstance(rviz[1], LaunchConfiguration)
     overrides = node_parameters(node_named(nodes, 'rflysim_truth'))[1]
