@@ -353,6 +353,9 @@ def test_readme_launch_examples_parse(stand_ins, name, rest):
         key, sep, value = token.partition(':=')
         assert sep, f'README: {token!r} is not name:=value'
         given[key] = '' if value == 'PLACEHOLDER' else value   # a placeholder: not given
+        if key.endswith('params_file') and not Path(value).exists():   # the user's own file
+            source = key[:-len('_params_file')] or name.split('.')[0]
+            given[key] = str(REPO / 'config' / suite.SOURCES[source].config)
     declared, _ = evaluate(name, given)
     for key in given:
         assert key in declared, f'README: {name} has no argument {key!r} (ros2 launch ignores it)'
