@@ -56,7 +56,15 @@ class Recorder:
         self.skipped: dict[str, str] = {}
         self.lock = threading.Lock()
         self.closed = False
+        self.last_write = time.monotonic()
         self.timer = node.create_timer(period, self.discover)
+
+    def drain(self, quiet: float = 0.5, timeout: float = 10.0) -> None:
+        """Wait until nothing was written for ``quiet`` s (messages still queued in DDS for a
+        busy recorder are taken before the end), at most ``timeout`` s."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and time.monotonic() - self.last_write < quiet:
+            time.sleep(0.05)
 
     def _qos(self, topic: str):
         from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -93,6 +101,7 @@ class Recorder:
                 with self.lock:
                     if not self.closed:
                         self.writer.write(topic, time.time_ns(), cdr, msgtype)
+                        self.last_write = time.monotonic()
             self.subs[topic] = self.node.create_subscription(cls, topic, on_msg,
                                                              self._qos(topic), raw=True)
 
@@ -242,6 +251,8 @@ def run(args, on_progress=None) -> int:
         failed = the_suite.failed()
     finally:
         codes = the_suite.stop()
+        if recorder is not None:
+            recorder.drain()     # what the children published last is still on its way
         context.try_shutdown()
         thread.join(timeout=5.0)
         executor.shutdown()
