@@ -168,7 +168,7 @@ def render(bag, out_path, title: str = 'ros_sim_bridge suite (make demo)') -> Pa
                                       (-lx / 2, -ly / 2), (lx / 2, -ly / 2))]
             ax.add_patch(Polygon(corners, closed=True, fill=False, ec='tab:red', lw=1.2))
         for topic, xy in p['tracks'].items():
-            label = topic.rsplit('/odom', 1)[0].split('/', 2)[-1] or topic
+            label = '/'.join(topic.strip('/').split('/')[1:-1]) or 'ego'   # /morai/odom: ego
             ax.plot(xy[:, 0], xy[:, 1], lw=1.5, label=f'{label} track')
             ax.plot(xy[-1, 0], xy[-1, 1], 'o', ms=5, color=ax.lines[-1].get_color())
         if p['tracks']:
