@@ -222,3 +222,26 @@ def test_rviz_display_topics_exist_in_the_suite(recorded):
     for topic, msgtype in display_topics().items():
         assert topic in bag, f'RViz display topic {topic} is not published by the suite'
         assert bag[topic][0] == msgtype, f'{topic}: {bag[topic][0]}, RViz reads {msgtype}'
+
+
+def test_demo_table_and_picture_from_the_bag(recorded, tmp_path):
+    """make demo's table has a row per topic with its type and a sample; the picture has a
+    panel per source with what it should show (LUX points with layers and boxes, MORAI ego
+    track and object boxes, RflySim vehicle tracks)."""
+    from ros_sim_bridge.tools import bag_report
+    bag = recorded[0]
+    rows = bag_report.table(bag)
+    assert len(rows) == len(bag) + 1
+    for topic, (msgtype, msgs) in bag.items():
+        row = next(r for r in rows[1:] if r.split()[0] == topic)
+        assert msgtype in row and str(len(msgs)) in row.split()
+    panels = bag_report.drawables(bag)
+    assert {'ibeo', 'morai', 'rflysim'} <= set(panels)
+    lux = np.concatenate(panels['ibeo']['clouds'])
+    assert len(lux) > 100 and set(np.unique(lux['layer'])) <= {0, 1, 2, 3, 4, 5, 6, 7}
+    assert panels['ibeo']['boxes'] and panels['morai']['boxes']
+    assert '/morai/odom' in panels['morai']['tracks']
+    assert {'/rflysim/vehicle_1/odom', '/rflysim/vehicle_2/odom'} <= set(
+        panels['rflysim']['tracks'])
+    out = bag_report.render(bag, tmp_path / 'demo.png')
+    assert out.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n' and out.stat().st_size > 10_000

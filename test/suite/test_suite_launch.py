@@ -129,6 +129,8 @@ def _install_stand_ins(monkeypatch):
         assert package == 'ros_sim_bridge', package
         return str(REPO)
     share.get_package_share_directory = get_package_share_directory
+    import ament_index_python.packages as real
+    share.get_package_prefix = real.get_package_prefix
     monkeypatch.setitem(sys.modules, 'ament_index_python.packages', share)
 
 
@@ -359,3 +361,34 @@ def test_readme_launch_examples_parse(stand_ins, name, rest):
     declared, _ = evaluate(name, given)
     for key in given:
         assert key in declared, f'README: {name} has no argument {key!r} (ros2 launch ignores it)'
+
+
+@pytest.mark.parametrize('text, expected', [(2, [2]), ('2', [2]), ('[1, 2]', [1, 2]),
+                                            ('1,2,3', [1, 2, 3]), ([4, 5], [4, 5])])
+def test_as_int_list(text, expected):
+    assert suite.as_int_list(text) == expected
+
+
+def test_as_int_list_refuses_words():
+    with pytest.raises(ValueError):
+        suite.as_int_list('one')
+
+
+def test_runner_set_items():
+    assert suite.parse_set(['rflysim.copter_ids=[1,2]', 'ibeo.host=10.0.0.2',
+                            'ibeo.port=1']) == {
+        'rflysim': {'copter_ids': [1, 2]}, 'ibeo': {'host': '10.0.0.2', 'port': 1}}
+    for bad in ('copter_ids=[1]', 'nosuch.port=1', 'rflysim.base_port'):
+        with pytest.raises(ValueError):
+            suite.parse_set([bad], suite.SOURCES)
+
+
+def test_runner_plan_matches_the_launch_plan(stand_ins):
+    """ros_sim_bridge_run and the launch files resolve a source the same way (one table)."""
+    from ros_sim_bridge.tools.run import Suite
+    runner = Suite(sim=True, only=['morai'])
+    _, nodes = evaluate('morai.launch.py', {'sim': 'true'})
+    plan = runner.plans[0]
+    assert plan.namespace == node_named(nodes, 'morai_bridge').kwargs['namespace']
+    assert plan.overrides == node_parameters(node_named(nodes, 'morai_bridge'))[1]
+    assert plan.emulator_args == node_named(nodes, 'morai_sim').kwargs['arguments']
