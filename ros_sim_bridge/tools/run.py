@@ -40,6 +40,22 @@ def message_class(msgtype: str):
     return getattr(importlib.import_module(f'{package}.{kind}'), name)
 
 
+def publisher_qos(node, topic: str):
+    """The QoS a subscription to ``topic`` needs to hear every publisher, as ``ros2 bag`` picks
+    it: reliable only if all offer it, transient-local (latched) likewise; deep history."""
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    infos = node.get_publishers_info_by_topic(topic)
+    reliable = bool(infos) and all(
+        i.qos_profile.reliability == ReliabilityPolicy.RELIABLE for i in infos)
+    latched = bool(infos) and all(
+        i.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL for i in infos)
+    return QoSProfile(depth=1000,
+                      reliability=ReliabilityPolicy.RELIABLE if reliable
+                      else ReliabilityPolicy.BEST_EFFORT,
+                      durability=DurabilityPolicy.TRANSIENT_LOCAL if latched
+                      else DurabilityPolicy.VOLATILE)
+
+
 class Recorder:
     """Every topic seen through DDS, subscribed raw and written as CDR to a BagWriter.
 
@@ -66,19 +82,6 @@ class Recorder:
         while time.monotonic() < deadline and time.monotonic() - self.last_write < quiet:
             time.sleep(0.05)
 
-    def _qos(self, topic: str):
-        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-        infos = self.node.get_publishers_info_by_topic(topic)
-        reliable = bool(infos) and all(
-            i.qos_profile.reliability == ReliabilityPolicy.RELIABLE for i in infos)
-        latched = bool(infos) and all(
-            i.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL for i in infos)
-        return QoSProfile(depth=1000,
-                          reliability=ReliabilityPolicy.RELIABLE if reliable
-                          else ReliabilityPolicy.BEST_EFFORT,
-                          durability=DurabilityPolicy.TRANSIENT_LOCAL if latched
-                          else DurabilityPolicy.VOLATILE)
-
     def discover(self) -> None:
         for topic, types in self.node.get_topic_names_and_types():
             if topic in self.subs or topic in self.skipped or topic in self.exclude:
@@ -103,7 +106,7 @@ class Recorder:
                         self.writer.write(topic, time.time_ns(), cdr, msgtype)
                         self.last_write = time.monotonic()
             self.subs[topic] = self.node.create_subscription(cls, topic, on_msg,
-                                                             self._qos(topic), raw=True)
+                                                             publisher_qos(self.node, topic), raw=True)
 
     def close(self) -> None:
         with self.lock:

@@ -392,3 +392,18 @@ def test_runner_plan_matches_the_launch_plan(stand_ins):
     assert plan.namespace == node_named(nodes, 'morai_bridge').kwargs['namespace']
     assert plan.overrides == node_parameters(node_named(nodes, 'morai_bridge'))[1]
     assert plan.emulator_args == node_named(nodes, 'morai_sim').kwargs['arguments']
+
+
+def test_runner_config_file_applies_after_the_source_config(tmp_path):
+    from ros_sim_bridge.tools.run import Suite
+    mine = tmp_path / 'mine.yaml'
+    mine.write_text(yaml.safe_dump({'/**/rflysim_truth': {'ros__parameters': {
+        'copter_ids': [4, 5]}}, 'unrelated_node': {'ros__parameters': {'x': 1}}}))
+    plan = Suite(sim=True, only=['rflysim'], configs=[str(mine)]).plans[0]
+    assert plan.extra_files == (str(mine),)
+    assert plan.effective['copter_ids'] == [4, 5]
+    assert plan.effective['base_port'] == 30101               # config/rflysim.yaml
+    assert plan.emulator_args[plan.emulator_args.index('--ids') + 1] == '4,5'
+    plan = Suite(sim=True, only=['rflysim'], configs=[str(mine)],
+                 settings={'rflysim': {'copter_ids': [7]}}).plans[0]
+    assert plan.overrides['copter_ids'] == [7]                # --set wins over files
