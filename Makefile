@@ -33,8 +33,11 @@ $(BUILT): $(VENV)/.ready $(SOURCES)
 test: $(BUILT)
 	@$(RUN) pytest $(PYTEST_ARGS)
 
+# The suite against its emulators, recorded to $(BUILD_BASE)/demo_bag (MCAP), a table per topic,
+# docs/demo.png drawn from the bag, then the per-driver checks.
 demo: $(BUILT)
-	@$(RUN) $(INSTALL_BASE)/ros_sim_bridge/lib/ros_sim_bridge/sim_bridge_demo
+	@$(RUN) $(INSTALL_BASE)/ros_sim_bridge/lib/ros_sim_bridge/sim_bridge_demo \
+	    --bag $(BUILD_BASE)/demo_bag --picture docs/demo.png
 
 bench: $(BUILT)
 	@for b in bench/bench_*.py; do echo "== $$b"; $(RUN) python $$b || exit 1; done

@@ -32,30 +32,43 @@ def _ros_value(value) -> str:
         return 'true' if value else 'false'
     if isinstance(value, (list, tuple)):
         return '[' + ','.join(_ros_value(v) for v in value) + ']'
+    if value == '':
+        return "''"   # rcl reads -p name:= as a parse error; '' is YAML's empty string
     return str(value)
 
 
-def ros_args(params_file: Optional[Path] = None, parameters: Optional[dict] = None,
-             name: Optional[str] = None) -> list[str]:
+def ros_args(params_file=None, parameters: Optional[dict] = None,
+             name: Optional[str] = None, namespace: Optional[str] = None,
+             log_level: Optional[str] = None) -> list[str]:
+    """``--ros-args`` for a node: name, namespace, params file(s) in order, then ``-p``s."""
     args = ['--ros-args']
     if name:
         args += ['-r', f'__node:={name}']
-    if params_file:
-        args += ['--params-file', str(params_file)]
+    if namespace:
+        args += ['-r', f'__ns:=/{namespace.strip("/")}']
+    files = params_file if isinstance(params_file, (list, tuple)) else [params_file]
+    for path in files:
+        if path:
+            args += ['--params-file', str(path)]
+    if log_level:
+        args += ['--log-level', log_level]
     for key, value in (parameters or {}).items():
         args += ['-p', f'{key}:={_ros_value(value)}']
     return args
 
 
 class NodeProcess:
-    """One node executable in its own process; ``stop`` sends SIGINT like Ctrl-C."""
+    """One node executable in its own process; ``stop`` sends SIGINT like Ctrl-C, then SIGTERM
+    (as ``ros2 launch`` does), then SIGKILL."""
 
-    def __init__(self, name: str, *, params_file: Optional[Path] = None,
+    def __init__(self, name: str, *, params_file=None,
                  parameters: Optional[dict] = None, args: Sequence[str] = (),
-                 env: Optional[dict] = None, quiet: bool = False):
+                 env: Optional[dict] = None, quiet: bool = False,
+                 namespace: Optional[str] = None, log_level: Optional[str] = None):
         cmd = [str(executable(name)), *args]
-        if params_file or parameters:
-            cmd += ros_args(params_file, parameters)
+        if params_file or parameters or namespace or log_level:
+            cmd += ros_args(params_file, parameters, namespace=namespace, log_level=log_level)
+        self.name = name
         full_env = dict(os.environ)
         full_env.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
         full_env.update(env or {})
@@ -67,13 +80,17 @@ class NodeProcess:
         return self.proc.poll() is None
 
     def stop(self, timeout: float = 5.0) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            if self.proc.poll() is not None:
+                break
+            self.proc.send_signal(sig)
             try:
                 self.proc.wait(timeout)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+                continue
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
         return self.proc.returncode
 
     def __enter__(self):
@@ -81,3 +98,20 @@ class NodeProcess:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+def stop_all(processes: Sequence['NodeProcess'], timeout: float = 5.0) -> dict[str, int]:
+    """Stop many at once, as ``ros2 launch`` does: SIGINT to all, SIGTERM to those still
+    running after ``timeout`` s, SIGKILL after another ``timeout``; name → exit code."""
+    import time
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+        alive = [p for p in processes if p.proc.poll() is None]
+        for p in alive:
+            p.proc.send_signal(sig)
+        deadline = time.monotonic() + timeout
+        for p in alive:
+            try:
+                p.proc.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+    return {p.name: p.proc.returncode for p in processes}

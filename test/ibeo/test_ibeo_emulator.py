@@ -438,7 +438,7 @@ def test_cli_runs_for_a_duration(capsys):
 
 
 def test_cli_ignores_the_ros_args_that_ros2_launch_appends(capsys):
-    # launch/ibeo_lux.launch.py (sim:=true) starts ibeo_lux_sim as a launch_ros Node
+    # launch/ibeo.launch.py (sim:=true) starts ibeo_lux_sim as a launch_ros Node
     assert sim.main(['--port', '0', '--duration', '0.05',
                      '--ros-args', '-r', '__node:=ibeo_lux_sim']) == 0
     assert 'LUX emulator on 127.0.0.1:' in capsys.readouterr().out

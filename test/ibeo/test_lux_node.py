@@ -717,7 +717,7 @@ def test_real_ldmrs_capture_replayed_end_to_end(ros, driver, closing):
 def test_installed_executable_with_params_file(ros, closing):
     port = free_tcp_port()
     infos = ros.collect(LuxScanInfo, 'scan_info', 100, matched=False)
-    with NodeProcess('ibeo_lux', params_file=config_file('ibeo_lux.yaml'),
+    with NodeProcess('ibeo_lux', params_file=config_file('ibeo.yaml'),
                      parameters={'host': '127.0.0.1', 'port': port, 'min_backoff': 0.05,
                                  'max_backoff': 0.25}, quiet=True) as proc:
         closing.append(LuxServer(LuxScene(seed=8), port=port).start())

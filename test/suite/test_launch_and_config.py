@@ -46,7 +46,7 @@ def test_config_parameters_are_declared_with_their_types(path):
     data = yaml.safe_load(path.read_text())
     for node_name, section in data.items():
         params = section['ros__parameters']
-        module = importlib.import_module(EXECUTABLES[node_name])
+        module = importlib.import_module(EXECUTABLES[node_name.rpartition('/')[2]])
         declared = module.PARAMETERS
         for key, value in params.items():
             assert key in declared, f'{path.name}: {node_name} declares no parameter {key!r}'

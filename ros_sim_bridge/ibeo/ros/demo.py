@@ -8,13 +8,13 @@ from ros_sim_bridge.tools.session import call_service
 
 
 def run(node, seconds: float) -> list[str]:
-    """ibeo_lux (installed executable, config/ibeo_lux.yaml) ← LuxServer (4 layers, 12.5 Hz)."""
+    """ibeo_lux (installed executable, config/ibeo.yaml) ← LuxServer (4 layers, 12.5 Hz)."""
     port = free_tcp_port()
     listener = _listener(node)
     warnings: dict[str, int] = {}
     link: dict[str, str] = {}
     diag_sub = _watch_diagnostics(node, warnings, link)
-    lines = [f'ibeo LUX: ibeo_lux (config/ibeo_lux.yaml, port {port}) ← LuxServer (4 layers, '
+    lines = [f'ibeo LUX: ibeo_lux (config/ibeo.yaml, port {port}) ← LuxServer (4 layers, '
              f'12.5 Hz, {seconds:.0f} s, TCP 127.0.0.1:{port})']
     try:
         points_per_scan, status, param = _drive(node, listener, port, seconds, lines)
@@ -65,7 +65,7 @@ def _drive(node, listener, port: int, seconds: float, lines: list[str]):
     from ros_sim_bridge.tools.launcher import NodeProcess, config_file
 
     points_per_scan: list[int] = []
-    with NodeProcess('ibeo_lux', params_file=config_file('ibeo_lux.yaml'),
+    with NodeProcess('ibeo_lux', params_file=config_file('ibeo.yaml'),
                      parameters={'port': port, 'min_backoff': 0.1, 'max_backoff': 0.5}):
         if not listener.wait_matched():
             lines.append('  warning: not every topic was discovered within 10 s')

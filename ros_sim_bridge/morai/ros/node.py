@@ -234,8 +234,9 @@ class MoraiBridgeNode(Node):
                                        receive_buffer=p.receive_buffer_bytes)
             except OSError as exc:
                 hint = ' (ports below 1024 need privileges)' if port < 1024 else ''
-                raise OSError(exc.errno, f'listen_port.{name} = {port}{hint}: '
-                              f'{exc.strerror}') from None
+                # OSError: the node runner turns it into one log line and exit 1 (issue #14)
+                raise OSError(exc.errno, f'cannot bind UDP {p.bind_address}:{port} for {name} '
+                              f'(listen_port.{name}){hint}: {exc.strerror}') from None
             stats = self.diagnostics.stream(f'{name} (udp {port})', f'morai {TYPES[name].title}',
                                             stale_after=p.stale_after)
             stream = Inbound(name, port, stats, publishers[name](), Latency(p.latency_window),

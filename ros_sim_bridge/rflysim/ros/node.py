@@ -50,11 +50,18 @@ PARAMETERS = {
 }
 
 
+def _relative(prefix: str, name: str) -> str:
+    """``prefix/name``, or ``name`` alone for an empty prefix (the node's namespace then says
+    it, as in the launch files); relative either way, so a namespace applies."""
+    prefix = prefix.strip('/')
+    return f'{prefix}/{name}' if prefix else name
+
+
 class Vehicle:
     """Publishers and counters of one CopterID."""
 
     def __init__(self, node: 'RflySimTruthNode', copter_id: int, p):
-        ns = f'{p.topic_prefix}/vehicle_{copter_id}'
+        ns = _relative(p.topic_prefix, f'vehicle_{copter_id}')
         self.copter_id = copter_id
         self.frame = p.base_frame.format(id=copter_id)
         self.truth = node.create_publisher(RflySimTruth, f'{ns}/truth', DATA)
@@ -77,7 +84,7 @@ class RflySimTruthNode(Node):
             raise ValueError(f'gps_order must be one of {sorted(convert.GPS_ORDERS)}')
         self.diagnostics = Diagnostics(self, period=p.diagnostics_period)
         self.tf = self.create_publisher(TFMessage, '/tf', TF)
-        self.map_origin = self.create_publisher(NavSatFix, f'{p.topic_prefix}/map_origin', LATCHED)
+        self.map_origin = self.create_publisher(NavSatFix, _relative(p.topic_prefix, 'map_origin'), LATCHED)
         self.vehicles: dict[int, Vehicle] = {}
         self.receiver = UdpReceiver('rflysim-udp', on_error=self.diagnostics.receive_failed)
         for copter_id in dict.fromkeys(int(i) for i in p.copter_ids):
