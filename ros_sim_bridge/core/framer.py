@@ -9,7 +9,7 @@ the framer resynchronises on the next magic word (searching from the byte after 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional, Union
+from typing import Callable, Optional, Sequence, Union
 
 from ros_sim_bridge.core.binary import BAD_MAGIC, OVERSIZED, CodecError
 
@@ -27,15 +27,20 @@ Event = Union[Frame, CodecError]
 class MagicFramer:
     """Split a stream into frames ``magic | rest of header | body``.
 
+    ``magic`` is one magic word, or a sequence of equally long ones that are all accepted
+    (monoDrive replies carry either of two, SUPPLEMENT §4.1); the frame's header says which.
     ``body_size(header) -> int`` reads the body length from a complete header and may raise
     CodecError when the header is implausible (then the search resumes one byte further on).
     Bodies larger than ``max_body`` are refused as OVERSIZED before any of them is buffered.
     """
 
-    def __init__(self, name: str, magic: bytes, header_size: int,
+    def __init__(self, name: str, magic: Union[bytes, Sequence[bytes]], header_size: int,
                  body_size: Callable[[bytes], int], max_body: int):
         self.name = name
-        self.magic = magic
+        self.magics = (magic,) if isinstance(magic, (bytes, bytearray)) else tuple(magic)
+        if not self.magics or len({len(m) for m in self.magics}) != 1:
+            raise ValueError('magic words must be given and be of one length')
+        self.magic = self.magics[0]
         self.header_size = header_size
         self.body_size = body_size
         self.max_body = max_body
@@ -85,12 +90,14 @@ class MagicFramer:
 
     def _sync(self, events: list[Event]) -> bool:
         """Drop bytes before the next magic word; True once a whole header is buffered."""
-        at = self._buf.find(self.magic)
+        found = [i for i in (self._buf.find(m) for m in self.magics) if i >= 0]
+        at = min(found) if found else -1
         if at < 0:
             # keep a possible magic prefix at the tail for the next read
             keep = len(self.magic) - 1
             skip = max(0, len(self._buf) - keep)
-            while skip < len(self._buf) and not self.magic.startswith(bytes(self._buf[skip:])):
+            while skip < len(self._buf) and not any(
+                    m.startswith(bytes(self._buf[skip:])) for m in self.magics):
                 skip += 1
             if skip:
                 self._skip_garbage(skip, events)
