@@ -114,6 +114,13 @@ class ClientSession:
         self._queue.append(req)
         return req
 
+    def remember(self, msg_type: str, body: Any) -> None:
+        """Keep configuration to send on every (re)connection, without sending it now (the
+        start-up configuration of a client that is not connected yet)."""
+        if self.validate:
+            messages.validate(msg_type, body)
+        self._remember(msg_type, body)
+
     def _remember(self, msg_type: str, body: Any) -> None:
         if msg_type in SENSOR_TYPES:
             for sensor in body if isinstance(body, list) else [body]:

@@ -12,7 +12,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
-from ros_sim_bridge.core.binary import BAD_VALUE, TRUNCATED, CodecError
+from ros_sim_bridge.core.binary import TRUNCATED, CodecError
 from ros_sim_bridge.core.framer import Frame, MagicFramer
 
 CLIENT_MAGIC = 0x6D6F6E6F        # b'mono': client → simulator, and replies of newer builds
@@ -151,5 +151,5 @@ def decode_frame(frame: Frame) -> ControlMessage:
 
 
 __all__ = ['CLIENT_MAGIC', 'LEGACY_REPLY_MAGIC', 'HEADER_SIZE', 'DEFAULT_MAX_MESSAGE',
-           'BAD_JSON', 'BAD_VALUE', 'encode_frame', 'envelope', 'encode_request', 'ControlFramer',
+           'BAD_JSON', 'encode_frame', 'envelope', 'encode_request', 'ControlFramer',
            'parse_json', 'ControlMessage', 'decode_message', 'decode_frame']
