@@ -15,7 +15,11 @@ from ros_sim_bridge.tools.ports import DEMO_DOMAINS
 from ros_sim_bridge.tools.session import background_node, keep_dds_local
 
 # name → module with run(node, seconds) -> lines; each drives its node against its emulator
-DEMOS = ('rflysim', 'morai', 'lux')
+DEMO_MODULES = {'rflysim': 'ros_sim_bridge.rflysim.ros.demo',
+                'morai': 'ros_sim_bridge.morai.ros.demo',
+                'lux': 'ros_sim_bridge.ibeo.ros.demo',
+                'monodrive': 'ros_sim_bridge.monodrive.ros.demo'}
+DEMOS = tuple(DEMO_MODULES)
 
 
 def main(argv=None) -> int:
@@ -29,7 +33,7 @@ def main(argv=None) -> int:
     with background_node('sim_bridge_demo') as node:
         for name in args.only or DEMOS:
             try:
-                module = importlib.import_module(f'ros_sim_bridge.tools.demo_{name}')
+                module = importlib.import_module(DEMO_MODULES[name])
                 print('\n'.join(module.run(node, args.seconds)), flush=True)
             except Exception as exc:  # say what failed, go on with the next driver
                 print(f'{name} demo failed: {exc!r}', file=sys.stderr, flush=True)
