@@ -382,3 +382,94 @@ def test_sensor_port_that_refuses_and_unknown_sensor(ros, sim, tmp_path):
             (odd, 2.0, 5, b'\x01\x02\x03\x04\x05')
     finally:
         server.stop()
+
+
+def test_other_sensors_into_ros(ros, sim, tmp_path):
+    """RPM, radar, collision, depth and semantic cameras from the emulator; waypoint and
+    ultrasonic (not emulated) from a scripted stream; game-time stamps."""
+    from ros_sim_bridge.msg import (MonoDriveCollision, MonoDriveRadarTargets, MonoDriveRpm,
+                                    MonoDriveUltrasonic, MonoDriveWaypoint)
+    wp_port, us_port = free_tcp_port(), free_tcp_port()
+    dims = {'stream_dimensions': {'x': 8, 'y': 6}}
+    path, ports = sensors_file(tmp_path, ('RPM', 'Radar', 'Collision'), extra=[
+        {'type': 'DepthCamera', 'listen_port': free_tcp_port(), 'description': 'depth', **dims},
+        {'type': 'SemanticCamera', 'listen_port': free_tcp_port(), 'description': 'sem', **dims},
+        {'type': 'Waypoint', 'listen_port': wp_port, 'description': 'wp'},
+        {'type': 'Ultrasonic', 'listen_port': us_port, 'description': 'us'}])
+    wp_body = b'{"lanes": [{"id": 1}]}'
+    us_body = b"{'targets': [{'range': 150.0}, {'range': null}]}"     # single-quoted, null
+
+    def stream(body):
+        def handler(conn, stop):
+            conn.sendall(struct_header(len(body), 3.5, 9) + body)
+            stop.wait(1.0)
+        return handler
+    wp_server = ScriptedServer(stream(wp_body), wp_port)
+    us_server = ScriptedServer(stream(us_body), us_port)
+    topics = {'rpm': (MonoDriveRpm, 'monodrive/rpm/rpm'),
+              'radar': (MonoDriveRadarTargets, 'monodrive/radar/targets'),
+              'collision': (MonoDriveCollision, 'monodrive/collision/collision'),
+              'depth': (Image, 'monodrive/depth/depth'),
+              'semantic': (Image, 'monodrive/sem/semantic'),
+              'wp': (MonoDriveWaypoint, 'monodrive/wp/waypoint'),
+              'us': (MonoDriveUltrasonic, 'monodrive/us/ultrasonic')}
+    got = {k: ros.collect(t, n, matched=False) for k, (t, n) in topics.items()}
+    try:
+        ros.start(MonoDriveClientNode, params(sim.port, sensors_config=str(path),
+                                              stamp_source='sim'))
+        r = got['rpm'].wait_for(1, 15.0)[0]
+        assert r.speed == pytest.approx(sim.scene.speed / 0.35 * 60 / (2 * math.pi), rel=1e-5)
+        t = got['radar'].wait_for(1, 10.0)[0].targets[0]
+        assert t.range == pytest.approx(40 * math.sqrt(2), abs=0.01)   # quarter turn ahead
+        assert t.aoa == pytest.approx(math.radians(10.0)) and t.target_ids == ['vehicle_1']
+        c = got['collision'].wait_for(1, 10.0)[0]
+        assert c.distance == pytest.approx(25.0) and not c.collision
+        d = got['depth'].wait_for(1, 10.0)[0]
+        assert d.encoding == '32FC1' and d.step == 32
+        depth = np.frombuffer(bytes(d.data), np.float32)
+        assert 18.9 < depth[0] < 21.1                                    # 2000 cm ± 100
+        s = got['semantic'].wait_for(1, 10.0)[0]
+        assert s.encoding == 'mono8' and bytes(s.data)[-1] == 7
+        w = got['wp'].wait_for(1, 10.0)[0]
+        assert w.json == wp_body.decode() and (w.header.stamp.sec, w.header.stamp.nanosec) == \
+            (3, 500_000_000)
+        u = got['us'].wait_for(1, 10.0)[0]
+        assert u.ranges[0] == pytest.approx(1.5) and math.isnan(u.ranges[1])
+    finally:
+        wp_server.stop()
+        us_server.stop()
+
+
+def struct_header(n, game_time, count):
+    import struct
+    return struct.pack('>IIfI', 16 + n, 1, game_time, count)
+
+
+def test_recorded_collision_report_converts():
+    """Every sample of a recorded monoDrive collision report (../shared) converts."""
+    from conftest import shared_path
+    from ros_sim_bridge.monodrive.ros import conversions as convert
+    from builtin_interfaces.msg import Time
+    path = shared_path('samples', 'monodrive', 'monodrive-python-client',
+                       'uut__fixtures__sample_reports__sample_AEB_10_0_CCRS_Collision.json')
+    samples = json.loads(path.read_text())
+    msgs = [convert.collision(s, json.dumps(s), Time(), 'c') for s in samples]
+    assert len(msgs) == 425 and sum(m.collision for m in msgs) >= 1
+    hit = next(m for m in msgs if m.collision)
+    assert hit.name == 'HybridBP2_7' and hit.target_names == ['HybridBP_2']
+    assert all(len(m.target_distances) == len(m.target_names) for m in msgs)
+
+
+def test_executable_exits_zero_on_sigterm(ros):
+    import signal
+    from ros_sim_bridge.tools.launcher import NodeProcess
+    port = free_tcp_port()
+    proc = NodeProcess('monodrive_client', parameters={'port': port})
+    with proc:
+        assert wait_until(lambda: _has_node(ros), 20.0)
+        proc.proc.send_signal(signal.SIGTERM)
+        assert proc.proc.wait(10.0) == 0
+
+
+def _has_node(ros):
+    return 'monodrive_client' in ros.probe.get_node_names()
