@@ -83,14 +83,18 @@ def service_round_trip(node, n: int = 300) -> tuple[float, float]:
     from ros_sim_bridge.srv import MonoDriveCommand
     client = node.create_client(MonoDriveCommand, '/monodrive_client/get_version')
     client.wait_for_service(timeout_sec=15.0)
-    times = []
+    times, refused, unanswered = [], [], 0
     for _ in range(n):
         t0 = time.perf_counter()
         fut = client.call_async(MonoDriveCommand.Request(json='{}'))
-        wait_until(fut.done, 5.0, 0.0002)
+        if not wait_until(fut.done, 10.0, 0.0002):
+            unanswered += 1               # no service response reached this process
+        elif not fut.result().success:
+            refused.append(fut.result().message)   # the node answered: no simulator reply
         times.append(time.perf_counter() - t0)
     node.destroy_client(client)
-    return percentiles(times)
+    p50, p99 = percentiles(times)
+    return p50, p99, unanswered, refused
 
 
 def raw_read(port: int, seconds: float) -> tuple[float, int, int]:
@@ -169,7 +173,8 @@ def streams(node) -> None:
     print(f'lidar into ROS: {clouds / SECONDS:5.1f} clouds/s of {pts} points '
           f'({clouds * pts * 18 / SECONDS / 1e6:.1f} MB/s of points)')
     print(f'GetVersion through the ROS service (while streaming): p50 {service[0]:6.3f} ms  '
-          f'p99 {service[1]:6.3f} ms')
+          f'p99 {service[1]:6.3f} ms; {service[2]} responses not received within 10 s, '
+          f'{len(service[3])} unsuccessful {sorted(set(service[3]))[:2]}')
 
 
 def main() -> int:
