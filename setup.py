@@ -38,5 +38,6 @@ setup(
         'rflysim_sim = ros_sim_bridge.rflysim.emulator:main',
         'morai_sim = ros_sim_bridge.morai.emulator:main',
         'ibeo_lux_sim = ros_sim_bridge.ibeo.emulator:main',
+        'monodrive_sim = ros_sim_bridge.monodrive.emulator:main',
     ]},
 )

@@ -16,7 +16,7 @@ magic word, so the messages inside the window are framed and nothing valid is lo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 from ros_sim_bridge.core.binary import BAD_MAGIC, OVERSIZED, TRUNCATED, CodecError
 
@@ -48,6 +48,8 @@ Event = Union[Frame, Rejected, CodecError]
 class MagicFramer:
     """Split a stream into frames ``magic | rest of header | body``.
 
+    ``magic`` is one magic word, or a sequence of equally long ones that are all accepted
+    (monoDrive replies carry either of two, SUPPLEMENT §4.1); the frame's header says which.
     ``body_size(header) -> int`` reads the body length from a complete header and may raise
     CodecError when the header is implausible (then the search resumes one byte further on);
     it may return a decoded header with an int ``size`` attribute instead, handed on as
@@ -62,12 +64,15 @@ class MagicFramer:
     payload and left alone.
     """
 
-    def __init__(self, name: str, magic: bytes, header_size: int,
+    def __init__(self, name: str, magic: Union[bytes, Sequence[bytes]], header_size: int,
                  body_size: Callable[[bytes], Any], max_body: int, *,
                  check_body: Optional[Callable[[Frame], Any]] = None,
                  search_window: bool = False):
         self.name = name
-        self.magic = magic
+        self.magics = (magic,) if isinstance(magic, (bytes, bytearray)) else tuple(magic)
+        if not self.magics or len({len(m) for m in self.magics}) != 1:
+            raise ValueError('magic words must be given and be of one length')
+        self.magic = self.magics[0]
         self.header_size = header_size
         self.body_size = body_size
         self.max_body = max_body
@@ -178,12 +183,14 @@ class MagicFramer:
 
     def _sync(self, events: list[Event]) -> bool:
         """Drop bytes before the next magic word; True once a whole header is buffered."""
-        at = self._buf.find(self.magic)
+        found = [i for i in (self._buf.find(m) for m in self.magics) if i >= 0]
+        at = min(found) if found else -1
         if at < 0:
             # keep a possible magic prefix at the tail for the next read
             keep = len(self.magic) - 1
             skip = max(0, len(self._buf) - keep)
-            while skip < len(self._buf) and not self.magic.startswith(bytes(self._buf[skip:])):
+            while skip < len(self._buf) and not any(
+                    m.startswith(bytes(self._buf[skip:])) for m in self.magics):
                 skip += 1
             if skip:
                 self._skip_garbage(skip, events)

@@ -28,7 +28,8 @@ CHECKS_SOURCES = tuple(SOURCES)
 #: per-driver checks: name → module with run(node, seconds) -> lines
 CHECKS = {'rflysim': 'ros_sim_bridge.rflysim.ros.demo',
           'morai': 'ros_sim_bridge.morai.ros.demo',
-          'lux': 'ros_sim_bridge.ibeo.ros.demo'}
+          'lux': 'ros_sim_bridge.ibeo.ros.demo',
+          'monodrive': 'ros_sim_bridge.monodrive.ros.demo'}
 
 
 class EgoDriver:

@@ -1,0 +1,155 @@
+"""The control channel's framing and JSON envelope (SUPPLEMENT §4.1, §4.2).
+
+Every message both ways: ``u32 magic``, ``u32 total_length`` (the 8 header bytes included),
+both big-endian, then UTF-8 JSON ``{"type", "reference", "message"}``.  Clients send
+0x6d6f6e6f; replies carry 0x6f6e6f6d (clients up to May 2020) or 0x6d6f6e6f (later): both are
+accepted.  Sans-IO: bytes in, :class:`ControlMessage` / CodecError out.
+"""
+from __future__ import annotations
+
+import json
+import struct
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+from ros_sim_bridge.core.binary import TRUNCATED, CodecError
+from ros_sim_bridge.core.framer import Frame, MagicFramer
+
+CLIENT_MAGIC = 0x6D6F6E6F        # b'mono': client → simulator, and replies of newer builds
+LEGACY_REPLY_MAGIC = 0x6F6E6F6D  # b'onom': replies as clients up to May 2020 expect them
+HEADER = struct.Struct('>II')    # magic, total length including these 8 bytes
+HEADER_SIZE = HEADER.size
+DEFAULT_MAX_MESSAGE = 64 << 20   # cap on one control message (a GetMap reply can be MBs)
+BAD_JSON = 'bad_json'            # CodecError kind: bytes that are not UTF-8 JSON
+MESSAGE = 'monoDrive control'
+
+
+def encode_frame(payload: Union[bytes, str, dict, list], magic: int = CLIENT_MAGIC) -> bytes:
+    """One framed control message; ``payload`` is JSON text/bytes or a value to serialise."""
+    if isinstance(payload, (dict, list)):
+        payload = json.dumps(payload, separators=(',', ':'))
+    if isinstance(payload, str):
+        payload = payload.encode('utf-8')
+    return HEADER.pack(magic, HEADER_SIZE + len(payload)) + payload
+
+
+def envelope(msg_type: str, reference: int, message: Any, *,
+             success: Optional[bool] = None) -> dict:
+    """The JSON object of one request (the C++ client adds ``success``; pass it to match)."""
+    out = {'type': msg_type, 'reference': int(reference), 'message': message}
+    if success is not None:
+        out['success'] = bool(success)
+    return out
+
+
+def encode_request(msg_type: str, reference: int, message: Any, *,
+                   magic: int = CLIENT_MAGIC) -> bytes:
+    return encode_frame(envelope(msg_type, reference, message), magic)
+
+
+def body_size(header: bytes) -> int:
+    """Body length from a control header; CodecError when total_length < 8 (a false sync)."""
+    _, total = HEADER.unpack(header)
+    if total < HEADER_SIZE:
+        raise CodecError(MESSAGE, f'total_length {total} is below the 8-byte header',
+                         field='total_length', offset=4)
+    return total - HEADER_SIZE
+
+
+class ControlFramer(MagicFramer):
+    """Stream framer for the control channel; bodies above ``max_message`` are refused and
+    the stream resynchronised on the next magic word (nothing that large is buffered)."""
+
+    def __init__(self, max_message: int = DEFAULT_MAX_MESSAGE,
+                 magics: tuple[int, ...] = (CLIENT_MAGIC, LEGACY_REPLY_MAGIC)):
+        super().__init__(MESSAGE, [struct.pack('>I', m) for m in magics], HEADER_SIZE,
+                         body_size, max_message)
+
+
+def parse_json(data: Union[bytes, bytearray, memoryview, str], what: str = MESSAGE) -> Any:
+    """UTF-8 JSON, tolerant of the single-quoted JSON some simulator builds emit (the public
+    client's remedy: ``'`` → ``"``, SUPPLEMENT §4.4).  CodecError(kind='bad_json') names the
+    byte offset of invalid UTF-8, or the line and column of the JSON error."""
+    if not isinstance(data, str):
+        try:
+            data = bytes(data).decode('utf-8')
+        except UnicodeDecodeError as exc:
+            raise CodecError(what, f'invalid UTF-8 ({exc.reason}) at byte {exc.start}',
+                             offset=exc.start, kind=BAD_JSON) from None
+    text = data.rstrip('\0 \r\n\t')     # some builds NUL-terminate the string
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        first = exc
+    if "'" in text:
+        try:
+            return json.loads(text.replace("'", '"'))
+        except json.JSONDecodeError:
+            pass
+    raise CodecError(what, f'invalid JSON: {first.msg} at line {first.lineno} column '
+                     f'{first.colno}', offset=first.pos, kind=BAD_JSON)
+
+
+@dataclass
+class ControlMessage:
+    """One message of the control channel (a reply, or an unsolicited message)."""
+    type: str
+    reference: Optional[int]
+    success: bool
+    message: Any
+    magic: int = CLIENT_MAGIC
+    raw: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def text(self) -> str:
+        """``message`` as text: a string as is, anything else as compact JSON."""
+        if isinstance(self.message, str):
+            return self.message
+        return json.dumps(self.message, separators=(',', ':'))
+
+
+def decode_message(body: Union[bytes, bytearray, memoryview], magic: int = CLIENT_MAGIC
+                   ) -> ControlMessage:
+    """The envelope of one control message body (SUPPLEMENT §4.2): ``type`` (string,
+    required), ``reference`` (integer, optional), ``success`` (bool, default true),
+    ``message`` (string or JSON value)."""
+    value = parse_json(body)
+    if not isinstance(value, dict):
+        raise CodecError(MESSAGE, f'expected a JSON object, got {type(value).__name__}',
+                         kind=BAD_JSON)
+    msg_type = value.get('type')
+    if not isinstance(msg_type, str) or not msg_type:
+        raise CodecError(MESSAGE, f'missing or non-string type ({msg_type!r})', field='type')
+    reference = value.get('reference')
+    if isinstance(reference, bool) or not isinstance(reference, (int, type(None))):
+        if isinstance(reference, float) and reference.is_integer():
+            reference = int(reference)
+        elif isinstance(reference, str) and reference.strip().lstrip('-').isdigit():
+            reference = int(reference)
+        else:
+            raise CodecError(MESSAGE, f'reference {reference!r} is not an integer',
+                             field='reference')
+    success = value.get('success', True)
+    if success is None:
+        success = True
+    if not isinstance(success, bool):
+        if isinstance(success, (int, float)):
+            success = bool(success)
+        elif isinstance(success, str) and success.lower() in ('true', 'false'):
+            success = success.lower() == 'true'
+        else:
+            raise CodecError(MESSAGE, f'success {success!r} is not a boolean', field='success')
+    return ControlMessage(msg_type, reference, success, value.get('message'), magic, value)
+
+
+def decode_frame(frame: Frame) -> ControlMessage:
+    """A framed body → ControlMessage, remembering which magic it came with."""
+    if len(frame.header) < HEADER_SIZE:
+        raise CodecError(MESSAGE, 'header truncated', kind=TRUNCATED)
+    magic, _ = HEADER.unpack(frame.header[:HEADER_SIZE])
+    return decode_message(frame.body, magic)
+
+
+__all__ = ['CLIENT_MAGIC', 'LEGACY_REPLY_MAGIC', 'HEADER_SIZE', 'DEFAULT_MAX_MESSAGE',
+           'BAD_JSON', 'encode_frame', 'envelope', 'encode_request', 'ControlFramer',
+           'parse_json', 'ControlMessage', 'decode_message', 'decode_frame']

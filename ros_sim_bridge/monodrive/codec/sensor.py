@@ -1,0 +1,156 @@
+"""Sensor channel framing and the sample header (SUPPLEMENT §4.1).
+
+One TCP connection per sensor, no magic word.  Each framed message: ``u32 length`` (the header
+included), ``u32 time``, ``f32 game_time`` (s since start) — 12 bytes, big-endian (2019 – May
+2020; the 2018 client read them little-endian) — plus ``u32 sample_count`` in the 16-byte
+header of June 2020 on.  Which generation arrived is detected from the first message of a
+connection (:class:`HeaderDetector`) unless configured.
+"""
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass
+from typing import Optional, Union
+
+from ros_sim_bridge.core.binary import OVERSIZED, TRUNCATED, UNKNOWN_LAYOUT, CodecError
+
+MESSAGE = 'monoDrive sensor'
+HEADER_12 = {'big': struct.Struct('>IIf'), 'little': struct.Struct('<IIf')}
+HEADER_16 = {'big': struct.Struct('>IIfI'), 'little': struct.Struct('<IIfI')}
+LENGTH = {'big': struct.Struct('>I'), 'little': struct.Struct('<I')}
+DEFAULT_MAX_SAMPLE = 64 << 20   # a 4096×4096 bgra frame is 64 MiB; larger is refused
+
+
+@dataclass(frozen=True)
+class SensorHeader:
+    length: int              # bytes of the whole message, header included
+    time: int                # u32 wall-clock time the simulator stamped (as sent)
+    game_time: float         # s since the simulation started
+    sample_count: Optional[int]  # 16-byte header only
+    size: int                # 12 or 16
+
+
+class SensorFramer:
+    """Split a sensor stream into whole messages (header included) by their length field.
+
+    A length below 12 or above ``max_sample`` is refused (CodecError, nothing allocated) and
+    the search for a plausible length resumes one byte further on.  Sans-IO, never raises.
+    """
+
+    def __init__(self, name: str = MESSAGE, max_sample: int = DEFAULT_MAX_SAMPLE,
+                 byte_order: str = 'big'):
+        if byte_order not in LENGTH:
+            raise ValueError(f"byte_order must be 'big' or 'little', not {byte_order!r}")
+        self.name = name
+        self.max_sample = max_sample
+        self._length = LENGTH[byte_order]
+        self._buf = bytearray()
+        self._need = 0                    # length of the message being filled (0: none)
+        self.garbage_bytes = 0
+
+    def reset(self) -> None:
+        self._buf.clear()
+        self._need = 0
+
+    @property
+    def buffered(self) -> int:
+        return len(self._buf)
+
+    def feed(self, data: bytes) -> list:
+        self._buf += data
+        events: list = []
+        skipped = 0
+        while True:
+            if not self._need:
+                if len(self._buf) < 4:
+                    break
+                (n,) = self._length.unpack_from(self._buf, 0)
+                if n < 12 or n > self.max_sample:
+                    if not skipped:
+                        events.append(CodecError(
+                            self.name, f'length field {n} outside [12, {self.max_sample}]; '
+                            'resynchronising', field='length', offset=0,
+                            kind=OVERSIZED if n > self.max_sample else TRUNCATED))
+                    skipped += 1
+                    self.garbage_bytes += 1
+                    del self._buf[:1]
+                    continue
+                self._need = n
+            if len(self._buf) < self._need:
+                break
+            with memoryview(self._buf) as view:
+                events.append(bytes(view[:self._need]))
+            del self._buf[:self._need]
+            self._need = 0
+        return events
+
+
+def decode_header(message: bytes, size: int, byte_order: str = 'big') -> SensorHeader:
+    """The 12- or 16-byte header at the start of ``message``."""
+    if size not in (12, 16):
+        raise ValueError('a sensor header is 12 or 16 bytes')
+    if len(message) < size:
+        raise CodecError(MESSAGE, f'{len(message)} bytes, the header needs {size}',
+                         kind=TRUNCATED, offset=len(message))
+    fmt = (HEADER_16 if size == 16 else HEADER_12)[byte_order]
+    values = fmt.unpack_from(message, 0)
+    return SensorHeader(values[0], values[1], values[2],
+                        values[3] if size == 16 else None, size)
+
+
+def encode_header(payload_size: int, time: int, game_time: float,
+                  sample_count: Optional[int] = None, byte_order: str = 'big') -> bytes:
+    """A header for ``payload_size`` bytes; 16 bytes with ``sample_count``, else 12."""
+    if sample_count is None:
+        return HEADER_12[byte_order].pack(12 + payload_size, time, game_time)
+    return HEADER_16[byte_order].pack(16 + payload_size, time, game_time, sample_count)
+
+
+class HeaderDetector:
+    """Which header generation a connection sends, decided on its first message and kept.
+
+    ``expected``: payload sizes the sensor's format allows (e.g. 1206 for lidar) — the header
+    size is ``length − payload``.  Else a JSON sensor is recognised by ``{``/``[`` after the
+    header.  Else the 16-byte header wins when its ``sample_count`` is plausible (the first
+    sample count of a connection is small; a payload's first 4 bytes rarely are).
+    """
+
+    def __init__(self, size: Union[int, str] = 'auto', byte_order: str = 'big'):
+        if size not in ('auto', 12, 16):
+            raise ValueError("header size must be 'auto', 12 or 16")
+        self.configured = size
+        self.byte_order = byte_order
+        self.size: Optional[int] = None if size == 'auto' else int(size)
+
+    def reset(self) -> None:
+        self.size = None if self.configured == 'auto' else int(self.configured)
+
+    def detect(self, message: bytes, expected: tuple[int, ...] = (), json_payload=False) -> int:
+        n = len(message)
+        for size in (16, 12):
+            if n - size in expected:
+                return size
+        if json_payload:
+            for size in (12, 16):
+                if n > size and message[size:size + 1] in (b'{', b'['):
+                    return size
+        if n >= 16:
+            (count,) = struct.unpack_from('>I' if self.byte_order == 'big' else '<I',
+                                          message, 12)
+            if count < 1 << 24:
+                return 16
+        return 12
+
+    def split(self, message: bytes, expected: tuple[int, ...] = (), json_payload=False
+              ) -> tuple[SensorHeader, memoryview]:
+        """(header, payload view) of one message; the first message fixes the generation."""
+        if self.size is None:
+            self.size = self.detect(message, expected, json_payload)
+        header = decode_header(message, self.size, self.byte_order)
+        if header.length != len(message):
+            raise CodecError(MESSAGE, f'length field {header.length} but {len(message)} '
+                             'bytes framed', field='length', kind=UNKNOWN_LAYOUT)
+        if not math.isfinite(header.game_time):
+            raise CodecError(MESSAGE, f'game_time {header.game_time}', field='game_time')
+        return header, memoryview(message)[self.size:]

@@ -1,0 +1,534 @@
+"""A monoDrive simulator emulator (executable ``monodrive_sim``), ROS-free.
+
+Control channel on ``--port`` (8999): accepts the framing of SUPPLEMENT §4.1, answers every
+message type of §4.2 with a reply shaped like the real simulator's (§4.3), echoing the
+request's ``reference`` (``--no-reference`` leaves it out, as some builds may).  A sensor
+configured by the client (REPLAY_ConfigureSensorsCommand_ID …, or ``--sensors FILE``) gets a
+TCP server on its ``listen_port`` that streams samples of a small moving scene: State (JSON),
+Lidar (16- or 32-laser Velodyne packets), Camera (bgra/rgba/gray), IMU (35 B), GPS (66 B),
+RPM, depth and semantic cameras, each with a 16-byte (``--header 12``: 12-byte) header.
+
+Scene, in ENU metres: the ego drives a circle of ``radius`` anticlockwise; a second vehicle
+drives the same circle a quarter turn ahead.  On the wire everything is in monoDrive units
+(cm, cm/s, degrees) and Unreal's left-handed axes (y right): y and yaw are negated.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import signal
+import socket
+import sys
+import threading
+import time
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from ros_sim_bridge.core.binary import CodecError
+from ros_sim_bridge.core.cli import strip_ros_args
+from ros_sim_bridge.core.framer import Frame
+from ros_sim_bridge.monodrive.codec import control, lidar, payloads, sensor
+
+DEFAULT_HOST = '127.0.0.1'
+DEFAULT_PORT = 8999
+VERSION = 'simulator_version: 1.14, api_version: 5.0'
+GPS_ORIGIN = (30.2672, -97.7431, 150.0)     # lat, lon, elevation of the world origin
+STREAMED = ('State', 'Lidar', 'Camera', 'IMU', 'GPS', 'RPM', 'DepthCamera', 'SemanticCamera',
+            'Collision', 'Radar')
+
+
+class Scene:
+    """Two vehicles on a circle; pose and motion at time ``t`` (ENU, SI)."""
+
+    def __init__(self, radius: float = 40.0, speed: float = 8.0):
+        self.radius, self.speed = radius, speed
+        self.t = 0.0
+        self.throttle, self.steer, self.brake, self.drive_mode = 0.0, 0.0, 0.0, 1
+
+    def vehicle(self, index: int, t: Optional[float] = None) -> dict:
+        t = self.t if t is None else t
+        w = self.speed / self.radius
+        a = w * t + index * math.pi / 2
+        x, y = self.radius * math.cos(a), self.radius * math.sin(a)
+        yaw = a + math.pi / 2
+        vx, vy = -self.speed * math.sin(a), self.speed * math.cos(a)
+        return {'name': 'ego' if index == 0 else f'vehicle_{index}', 'x': x, 'y': y, 'z': 0.0,
+                'yaw': yaw, 'vx': vx, 'vy': vy, 'yaw_rate': w}
+
+
+def _unreal_state(v: dict, ego: bool) -> dict:
+    """One vehicle in the State sensor's JSON (cm, cm/s, rad/s; Unreal axes, y right)."""
+    half = -v['yaw'] / 2                    # yaw negated for the left-handed frame
+    return {'state': {
+        'name': v['name'], 'tags': ['vehicle', 'dynamic'] + (['ego'] if ego else []),
+        'odometry': {
+            'pose': {'position': {'x': v['x'] * 100, 'y': -v['y'] * 100, 'z': v['z'] * 100},
+                     'orientation': {'x': 0.0, 'y': 0.0, 'z': math.sin(half),
+                                     'w': math.cos(half)}},
+            'linear_velocity': {'x': v['vx'] * 100, 'y': -v['vy'] * 100, 'z': 0.0},
+            'angular_velocity': {'x': 0.0, 'y': 0.0, 'z': -v['yaw_rate']}},
+        'oriented_bounding_box': [{'name': 'body', 'center': {'x': 0.0, 'y': 0.0, 'z': 75.0},
+                                   'extents': {'x': 230.0, 'y': 95.0, 'z': 75.0},
+                                   'orientation': {'x': 0.0, 'y': 0.0, 'z': 0.0, 'w': 1.0}}]},
+        'wheels': [{'id': i, 'speed': v['vx'] and math.hypot(v['vx'], v['vy']) / 0.35}
+                   for i in range(4)]}
+
+
+class SensorStream:
+    """One configured sensor: its listening socket, its clients and its sample generator."""
+
+    def __init__(self, config: dict, host: str, header_size: int):
+        self.config = config
+        self.type = str(config.get('type'))
+        self.port = int(config['listen_port'])
+        self.header_size = header_size
+        self.sample_count = 0
+        self.clients: list[socket.socket] = []
+        self.lock = threading.Lock()
+        self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.listener.bind((host, self.port))
+        self.listener.listen(4)
+        self.listener.settimeout(0.2)
+        self.sent = 0
+        dims = config.get('stream_dimensions') or {}
+        self.width = int(dims.get('x', 64))
+        self.height = int(dims.get('y', 48))
+        self.channels = str(config.get('channels', 'bgra'))
+        if self.channels not in payloads.CHANNELS:
+            self.channels = 'bgra'
+        self._image = None
+        self.n_lasers = int(config.get('n_lasers', 16))
+        self.hres = float(config.get('horizontal_resolution', 0.4))
+        self.rpm = float(config.get('rpms', 600.0))
+
+    def accept(self, stop: threading.Event) -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = self.listener.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            conn.settimeout(2.0)
+            with self.lock:
+                self.clients.append(conn)
+
+    def send(self, payloads_: list[bytes], game_time: float) -> None:
+        with self.lock:
+            clients = list(self.clients)
+        if not clients:
+            return
+        self.sample_count += 1
+        t = int(time.time()) & 0xFFFFFFFF
+        count = self.sample_count if self.header_size == 16 else None
+        data = b''.join(sensor.encode_header(len(p), t, game_time, count) + p for p in payloads_)
+        for c in clients:
+            try:
+                c.sendall(data)
+                self.sent += 1
+            except OSError:
+                self.drop(c)
+
+    def drop(self, c: socket.socket) -> None:
+        with self.lock:
+            if c in self.clients:
+                self.clients.remove(c)
+        try:
+            c.close()
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        try:
+            self.listener.close()
+        except OSError:
+            pass
+        with self.lock:
+            clients, self.clients = self.clients, []
+        for c in clients:
+            try:
+                c.close()
+            except OSError:
+                pass
+
+    # --- samples of each sensor type --------------------------------------------------------
+    def samples(self, scene: Scene, dt: float) -> list[bytes]:
+        kind = self.type
+        if kind == 'State':
+            body = {'time': int(time.time()), 'game_time': scene.t,
+                    'sample_count': self.sample_count + 1,
+                    'frame': {'vehicles': [_unreal_state(scene.vehicle(0), True),
+                                           _unreal_state(scene.vehicle(1), False)],
+                              'objects': []}}
+            return [json.dumps(body).encode()]
+        if kind == 'IMU':
+            v = scene.vehicle(0)
+            centripetal = scene.speed ** 2 / scene.radius
+            return [payloads.encode_imu((0.0, -centripetal, 9.81), (0.0, 0.0, -v['yaw_rate']),
+                                        timer=int(scene.t * 1000) & 0xFFFFFFFF)]
+        if kind == 'GPS':
+            v = scene.vehicle(0)
+            lat = GPS_ORIGIN[0] + v['y'] / 111_320.0
+            lon = GPS_ORIGIN[1] + v['x'] / (111_320.0 * math.cos(math.radians(GPS_ORIGIN[0])))
+            return [payloads.encode_gps(lat, lon, GPS_ORIGIN[2], (v['x'] * 100, -v['y'] * 100),
+                                        (math.cos(v['yaw']), -math.sin(v['yaw']), 0.0),
+                                        -math.degrees(v['yaw']), scene.speed)]
+        if kind == 'RPM':
+            return [payloads.RPM.pack(int(self.config.get('wheelNumber', 0)),
+                                      scene.speed / 0.35 * 60 / (2 * math.pi))]
+        if kind == 'Camera':
+            return [self._camera(scene)]
+        if kind == 'DepthCamera':
+            d = np.full((self.height, self.width), 2000.0 + 100 * math.sin(scene.t), '<f4')
+            return [d.tobytes()]
+        if kind == 'SemanticCamera':
+            s = np.zeros((self.height, self.width), np.uint8)
+            s[self.height // 2:] = 7
+            return [s.tobytes()]
+        if kind == 'Collision':
+            return [json.dumps({'name': 'ego', 'game_time': scene.t, 'collision': False,
+                                'distance': 25.0, 'time_to_collision': 3.1,
+                                'targets': []}).encode()]
+        if kind == 'Radar':
+            other = scene.vehicle(1)
+            ego = scene.vehicle(0)
+            rng = math.hypot(other['x'] - ego['x'], other['y'] - ego['y'])
+            return [json.dumps({'target_list': [{'range': rng * 100, 'aoa': -10.0,
+                                                 'velocity': 0.0, 'rcs': 12.0,
+                                                 'target_ids': [other['name']]}],
+                                'gt_targets': []}).encode()]
+        if kind == 'Lidar':
+            return self._lidar(scene, dt)
+        return []
+
+    def _camera(self, scene: Scene) -> bytes:
+        c = payloads.CHANNELS[self.channels]
+        if self._image is None:
+            x = np.linspace(0, 255, self.width, dtype=np.float32)
+            y = np.linspace(0, 255, self.height, dtype=np.float32)[:, None]
+            img = np.empty((self.height, self.width, c), np.uint8)
+            img[...] = ((x + y) / 2).astype(np.uint8)[..., None]
+            if c == 4:
+                img[..., 3] = 255
+            self._image = img
+        shift = int(scene.t * 50) % max(1, self.width)
+        return np.roll(self._image, shift, axis=1).tobytes()
+
+    def _lidar(self, scene: Scene, dt: float) -> list[bytes]:
+        """One revolution: ground ring below, a wall at 30 m above, the other vehicle."""
+        geom = lidar.LidarGeometry(self.n_lasers, self.hres)
+        firings = 2 if self.n_lasers == 16 else 1
+        step = self.hres * firings
+        azimuths = np.arange(0.0, 360.0, step)
+        n_packets = int(math.ceil(len(azimuths) / 12))
+        az = np.resize(azimuths, n_packets * 12).reshape(n_packets, 12)
+        az[-1, :] = np.minimum(az[-1, :], 359.99)
+        elev = np.arcsin(geom.sin_elev)                           # (32,)
+        height = float((self.config.get('location') or {}).get('z', 200.0)) / 100.0
+        with np.errstate(divide='ignore'):
+            ground = np.where(elev < 0, height / np.sin(-np.minimum(elev, -1e-3)), 0.0)
+        wall = 30.0 / np.cos(elev)
+        dist = np.where(elev < 0, np.minimum(ground, wall), wall)  # (32,)
+        d = np.broadcast_to(dist, (n_packets, 12, 32)).copy()
+        ego, other = scene.vehicle(0), scene.vehicle(1)
+        rel = math.atan2(other['y'] - ego['y'], other['x'] - ego['x']) - ego['yaw']
+        bearing = (-math.degrees(rel)) % 360.0                    # clockwise from forward
+        rng = math.hypot(other['x'] - ego['x'], other['y'] - ego['y'])
+        full_az = az[..., None] + geom.offset_deg                  # (P, 12, 32)
+        diff = np.abs((full_az - bearing + 180.0) % 360.0 - 180.0)
+        hit = (diff < 4.0) & (np.abs(elev) < math.radians(6))
+        d[hit] = np.minimum(d[hit], rng)
+        raw = np.clip(d / lidar.DISTANCE_UNIT_M, 0, 65535).astype(np.uint16)
+        pk = np.zeros(n_packets, lidar.PACKET)
+        pk['blocks']['flag'] = lidar.BLOCK_FLAG
+        pk['blocks']['azimuth'] = np.round(az * 100).astype(np.uint16)
+        pk['blocks']['returns']['distance'] = raw
+        pk['blocks']['returns']['reflectivity'] = np.where(hit, 200, 40).astype(np.uint8)
+        pk['timestamp'] = int(scene.t * 1e6) & 0xFFFFFFFF
+        pk['factory'] = 0x2237 if self.n_lasers == 16 else 0x2137
+        data = pk.tobytes()
+        return [data[i:i + lidar.PACKET_SIZE] for i in range(0, len(data), lidar.PACKET_SIZE)]
+
+
+class MonoDriveSim:
+    """The control server and the configured sensor streams."""
+
+    def __init__(self, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, *,
+                 rate: float = 10.0, header_size: int = 16,
+                 reply_magic: int = control.CLIENT_MAGIC, echo_reference: bool = True,
+                 scene: Optional[Scene] = None, camera_rate: Optional[float] = None):
+        self.host = host
+        self.rate = rate
+        self.camera_rate = camera_rate or rate
+        self.header_size = header_size
+        self.reply_magic = reply_magic
+        self.echo_reference = echo_reference
+        self.scene = scene or Scene()
+        self.mode = 0
+        self.sensors: dict[int, SensorStream] = {}
+        self.received: list[control.ControlMessage] = []
+        self.errors = 0
+        self.weather = None
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+        self.server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.server.bind((host, port))
+        self.server.listen(4)
+        self.server.settimeout(0.2)
+        self.port = self.server.getsockname()[1]
+        self.clients: list[socket.socket] = []
+
+    # --- lifecycle -----------------------------------------------------------------------
+    def start(self) -> 'MonoDriveSim':
+        for target in (self._accept, self._stream):
+            t = threading.Thread(target=target, daemon=True, name=f'monodrive-sim-{target.__name__}')
+            t.start()
+            self._threads.append(t)
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        try:
+            self.server.close()
+        except OSError:
+            pass
+        for c in list(self.clients):
+            try:
+                c.shutdown(socket.SHUT_RDWR)
+                c.close()
+            except OSError:
+                pass
+        for s in list(self.sensors.values()):
+            s.close()
+        for t in self._threads:
+            t.join(timeout=2.0)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def configure_sensor(self, config: dict) -> str:
+        port = int(config['listen_port'])
+        kind = str(config.get('type'))
+        with self._lock:
+            old = self.sensors.pop(port, None)
+            if old is not None:
+                old.close()
+            if kind not in STREAMED:
+                return f'{kind} configured (not streamed by the emulator)'
+            stream = SensorStream(config, self.host, self.header_size)
+            self.sensors[port] = stream
+        t = threading.Thread(target=stream.accept, args=(self._stop,), daemon=True,
+                             name=f'monodrive-sim-{kind}-{port}')
+        t.start()
+        self._threads.append(t)
+        return 'complete'
+
+    # --- control channel -------------------------------------------------------------------
+    def _accept(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.server.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            self.clients.append(conn)
+            t = threading.Thread(target=self._serve, args=(conn,), daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def _serve(self, conn: socket.socket) -> None:
+        framer = control.ControlFramer()
+        conn.settimeout(0.2)
+        try:
+            while not self._stop.is_set():
+                try:
+                    chunk = conn.recv(1 << 16)
+                except socket.timeout:
+                    continue
+                except OSError:
+                    return
+                if not chunk:
+                    return
+                for event in framer.feed(chunk):
+                    if isinstance(event, Frame):
+                        reply = self._reply_to(event)
+                        if reply is not None:
+                            conn.sendall(control.encode_frame(reply, self.reply_magic))
+                    else:
+                        self.errors += 1
+        except OSError:
+            pass
+        finally:
+            if conn in self.clients:
+                self.clients.remove(conn)
+            try:
+                conn.close()
+            except OSError:
+                pass
+
+    def _reply_to(self, frame: Frame) -> Optional[dict]:
+        try:
+            msg = control.decode_frame(frame)
+        except CodecError:
+            self.errors += 1
+            return None
+        self.received.append(msg)
+        try:
+            success, message = self.answer(msg.type, msg.message)
+        except (KeyError, TypeError, ValueError, OSError) as exc:
+            success, message = False, f'invalid {msg.type} message: {exc}'
+        out = {'type': msg.type, 'success': success, 'message': message}
+        if self.echo_reference and msg.reference is not None:
+            out['reference'] = msg.reference
+        return out
+
+    def answer(self, msg_type: str, body: Any) -> tuple[bool, Any]:
+        """(success, message) the simulator answers ``msg_type`` with (SUPPLEMENT §4.3)."""
+        s = self.scene
+        if msg_type == 'SimulatorConfig_ID':
+            if 'map' in body and not body['map']:
+                return False, 'invalid map specified'
+            self.mode = int(body.get('simulation_mode', 0))
+            return True, f'simulator configuration mode = {self.mode}'
+        if msg_type == 'EgoControl_ID':
+            s.throttle = float(body['forward_amount'])
+            s.steer = float(body['right_amount'])
+            s.brake = float(body['brake_amount'])
+            s.drive_mode = int(body['drive_mode'])
+            return True, 'complete'
+        if msg_type == 'WeatherConfig':
+            self.weather = body
+            return True, f'Weather configured to {body.get("set_profile", body.get("id"))}'
+        if msg_type in ('REPLAY_ConfigureSensorsCommand_ID', 'AttachSensorCommand_ID'):
+            results = [self.configure_sensor(c) for c in (body if isinstance(body, list)
+                                                            else [body])]
+            return True, results[0] if len(results) == 1 else 'complete'
+        if msg_type == 'REPLAY_ReConfigureSensorCommand_ID':
+            return True, self.configure_sensor(body)
+        if msg_type == 'DetachSensorCommand_ID':
+            stream = self.sensors.pop(int(body.get('listen_port', -1)), None)
+            if stream is not None:
+                stream.close()
+            return True, 'complete'
+        if msg_type == 'REPLAY_StepSimulationCommand_ID':
+            s.t += int(body['amount']) / self.rate
+            return True, 'complete'
+        if msg_type == 'REPLAY_StateStepSimulationCommand_ID':
+            return True, 'complete'
+        if msg_type == 'ClosedLoopStepCommand_ID':
+            s.t += float(body['time_step'])
+            return True, True
+        if msg_type == 'SampleSensorsCommand_ID':
+            return True, 'sensors sampled'
+        if msg_type == 'SampleSensorListCommand_ID':
+            return True, f'sampled {len(body.get("ports", []))} sensors'
+        if msg_type == 'GetVersion':
+            return True, VERSION
+        if msg_type == 'GetMap':
+            if body.get('format') == 'opendrive':
+                return True, '<?xml version="1.0"?><OpenDRIVE><header name="emulator"/></OpenDRIVE>'
+            pts = [[s.radius * 100 * math.cos(a), -s.radius * 100 * math.sin(a), 0.0]
+                   for a in np.linspace(0, 2 * math.pi, 24, endpoint=False)]
+            return True, {'type': 'FeatureCollection', 'features': [
+                {'type': 'Feature', 'properties': {'road_id': 0, 'lane_id': -1},
+                 'geometry': {'type': 'LineString', 'coordinates': pts}}]}
+        if msg_type == 'GetStartPoints':
+            return True, [{'location': {'x': s.radius * 100, 'y': 0.0, 'z': 0.0},
+                           'rotation': {'pitch': 0.0, 'yaw': -90.0, 'roll': 0.0}}]
+        if msg_type in ('StopAllSensorsCommand_ID', 'StartAllSensorsCommand_ID',
+                        'ActivateLicense', 'Status_ID', 'ImportMap', 'AutopilotControl',
+                        'VehicleLightsConf', 'EgoVehicleConfig_ID', 'ScenarioConfig_ID',
+                        'ScenarioInit_ID', 'MapCommand_ID', 'WaypointUpdate_ID',
+                        'StreamData_ID', 'SpawnActorCommand_ID', 'UpdateActorCommand_ID',
+                        'REPLAY_ConfigureTrajectoryCommand_ID', 'ClosedLoopConfigCommand_ID'):
+            return True, 'complete'
+        return False, f'unknown message type {msg_type}'
+
+    # --- sensor streaming -------------------------------------------------------------------
+    def _stream(self) -> None:
+        period = 1.0 / self.rate
+        next_t = time.monotonic()
+        while not self._stop.is_set():
+            self.scene.t += period
+            with self._lock:
+                streams = list(self.sensors.values())
+            for stream in streams:
+                try:
+                    data = stream.samples(self.scene, period)
+                    stream.send(data, self.scene.t)
+                except Exception as exc:  # one sensor's failure must not stop the others
+                    self.errors += 1
+                    print(f'monodrive_sim: {stream.type} on {stream.port}: {exc!r}',
+                          file=sys.stderr, flush=True)
+            next_t += period
+            delay = next_t - time.monotonic()
+            if delay < -1.0:
+                next_t = time.monotonic()
+            self._stop.wait(max(0.0, delay))
+
+    def serve_forever(self, duration: Optional[float] = None) -> None:
+        end = None if not duration else time.monotonic() + duration
+        while not self._stop.is_set() and (end is None or time.monotonic() < end):
+            self._stop.wait(0.2)
+
+
+def _terminate(signum, frame):
+    raise KeyboardInterrupt
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(prog='monodrive_sim',
+                                 description='monoDrive simulator emulator (JSON over TCP)')
+    ap.add_argument('--host', default=DEFAULT_HOST, help='address to listen on (127.0.0.1)')
+    ap.add_argument('--port', type=int, default=DEFAULT_PORT, help='control port (8999)')
+    ap.add_argument('--rate', type=float, default=10.0, help='scene and sensor rate, Hz')
+    ap.add_argument('--header', type=int, choices=(12, 16), default=16,
+                    help='sensor header generation: 12 (2019 – May 2020) or 16 bytes')
+    ap.add_argument('--reply-magic', choices=('new', 'legacy'), default='new',
+                    help='reply magic: new 0x6d6f6e6f or legacy 0x6f6e6f6d (clients ≤ May 2020)')
+    ap.add_argument('--no-reference', action='store_true', help='omit reference from replies')
+    ap.add_argument('--sensors', help='JSON sensor list to stream from the start')
+    ap.add_argument('--duration', type=float, default=0.0, help='seconds to run (0 = forever)')
+    args = ap.parse_args(strip_ros_args(sys.argv[1:] if argv is None else argv))
+    if args.rate <= 0:
+        print('monodrive_sim: --rate must be > 0', file=sys.stderr)
+        return 2
+    signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGINT, _terminate)
+    try:
+        sim = MonoDriveSim(args.host, args.port, rate=args.rate, header_size=args.header,
+                           reply_magic=(control.CLIENT_MAGIC if args.reply_magic == 'new'
+                                        else control.LEGACY_REPLY_MAGIC),
+                           echo_reference=not args.no_reference)
+        if args.sensors:
+            from ros_sim_bridge.monodrive.codec.config import load_config
+            for sensor_cfg in load_config(args.sensors, 'sensors').sensors():
+                sim.configure_sensor(sensor_cfg)
+    except (OSError, ValueError) as exc:
+        print(f'monodrive_sim: {exc}', file=sys.stderr)
+        return 2
+    print(f'monodrive_sim: control on {args.host}:{sim.port}, {args.rate:g} Hz, '
+          f'{args.header}-byte sensor headers', flush=True)
+    try:
+        sim.start()
+        sim.serve_forever(args.duration or None)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sim.stop()
+    print(f'monodrive_sim: {len(sim.received)} control messages, {sim.errors} errors', flush=True)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

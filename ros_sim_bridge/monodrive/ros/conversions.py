@@ -1,0 +1,297 @@
+"""monoDrive samples → ROS messages, in SI units and REP-103 axes.
+
+Unreal (monoDrive) is left-handed: X forward, Y right, Z up, centimetres (SUPPLEMENT §4.4,
+§5.4).  To REP-103: x = X/100, y = −Y/100, z = Z/100; a quaternion (x, y, z, w) becomes
+(−x, y, −z, w) (the same rotation seen in the mirrored frame: yaw and roll change sign);
+angular velocity (x, −y, −z) as §5.4 states it; sensor rotations (pitch, yaw, roll in degrees)
+become roll = rad(roll), pitch = −rad(pitch), yaw = −rad(yaw).
+"""
+from __future__ import annotations
+
+import array
+import json
+import math
+from typing import Optional
+
+import numpy as np
+from geometry_msgs.msg import Pose, Twist, TransformStamped
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import CameraInfo, Image, Imu, NavSatFix, NavSatStatus
+from std_msgs.msg import Header
+from visualization_msgs.msg import Marker, MarkerArray
+
+from ros_sim_bridge.core.frames import quat_from_euler
+from ros_sim_bridge.monodrive.codec import payloads
+from ros_sim_bridge.msg import (MonoDriveCollision, MonoDriveRadarTarget, MonoDriveRadarTargets,
+                                MonoDriveRaw, MonoDriveRpm, MonoDriveState,
+                                MonoDriveUltrasonic, MonoDriveVehicleState, MonoDriveWaypoint)
+from ros_sim_bridge.ros.geometry import point, quaternion, vector3
+
+CM = 0.01
+ENCODINGS = {'bgra': 'bgra8', 'rgba': 'rgba8', 'bgr': 'bgr8', 'rgb': 'rgb8', 'gray': 'mono8',
+             'mono8': 'mono8'}
+
+
+def header(stamp, frame_id: str) -> Header:
+    return Header(stamp=stamp, frame_id=frame_id)
+
+
+# --- axes -----------------------------------------------------------------------------------
+def position_m(v) -> tuple:
+    """Unreal cm (x, y, z) → REP-103 metres."""
+    return (v[0] * CM, -v[1] * CM, v[2] * CM)
+
+
+def quat_wxyz(q_xyzw) -> tuple:
+    """Unreal quaternion (x, y, z, w) → REP-103 (w, x, y, z), normalised."""
+    x, y, z, w = q_xyzw
+    n = math.sqrt(x * x + y * y + z * z + w * w) or 1.0
+    return (w / n, -x / n, y / n, -z / n)
+
+
+def angular_velocity(v) -> tuple:
+    return (v[0], -v[1], -v[2])
+
+
+def mount_pose(config: dict) -> tuple[tuple, tuple]:
+    """A sensor's ``location`` (cm) and ``rotation`` (deg) → translation (m), quaternion wxyz."""
+    loc = config.get('location') or {}
+    rot = config.get('rotation') or {}
+    t = position_m((_f(loc, 'x'), _f(loc, 'y'), _f(loc, 'z')))
+    q = quat_from_euler(math.radians(_f(rot, 'roll')), -math.radians(_f(rot, 'pitch')),
+                      -math.radians(_f(rot, 'yaw')))
+    return t, tuple(float(v) for v in q)
+
+
+def _f(d: dict, k: str) -> float:
+    v = d.get(k)
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0.0
+
+
+# --- cameras --------------------------------------------------------------------------------
+def image(pixels: np.ndarray, encoding: str, stamp, frame_id: str) -> Image:
+    h, w = pixels.shape[:2]
+    c = pixels.shape[2] if pixels.ndim == 3 else 1
+    msg = Image(header=header(stamp, frame_id), height=h, width=w, encoding=encoding,
+                is_bigendian=0, step=w * c * pixels.dtype.itemsize)
+    msg.data = pixels.tobytes() if not pixels.flags.c_contiguous else bytes(pixels.data)
+    return msg
+
+
+def camera_image(payload, width: int, height: int, channels: str, stamp, frame_id: str) -> Image:
+    """The pixels copied once into the message (a 1920×1080 bgra frame is 8 MB)."""
+    payloads.decode_image(payload, width, height, channels)      # checks size and channels
+    msg = Image(header=header(stamp, frame_id), height=height, width=width,
+                encoding=ENCODINGS[channels], is_bigendian=0,
+                step=width * payloads.CHANNELS[channels])
+    data = array.array('B')
+    data.frombytes(payload)
+    if isinstance(getattr(Image, 'data', None), property) and hasattr(msg, '_data'):
+        msg._data = data            # the rosidl setter would copy the array once more
+    else:
+        msg.data = data
+    return msg
+
+
+def depth_image(payload, width: int, height: int, stamp, frame_id: str) -> Image:
+    metres = payloads.decode_depth(payload, width, height)
+    return image(metres, '32FC1', stamp, frame_id)
+
+
+def semantic_image(payload, width: int, height: int, stamp, frame_id: str) -> Image:
+    return image(payloads.decode_semantic(payload, width, height), 'mono8', stamp, frame_id)
+
+
+def camera_info(width: int, height: int, fov_deg: float, stamp, frame_id: str) -> CameraInfo:
+    """Pinhole intrinsics from the horizontal field of view (square pixels, no distortion)."""
+    fx = width / (2.0 * math.tan(math.radians(fov_deg) / 2.0))
+    cx, cy = width / 2.0, height / 2.0
+    msg = CameraInfo(header=header(stamp, frame_id), width=width, height=height,
+                     distortion_model='plumb_bob')
+    msg.d = [0.0] * 5
+    msg.k = [fx, 0.0, cx, 0.0, fx, cy, 0.0, 0.0, 1.0]
+    msg.r = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]
+    msg.p = [fx, 0.0, cx, 0.0, 0.0, fx, cy, 0.0, 0.0, 0.0, 1.0, 0.0]
+    return msg
+
+
+# --- IMU, GPS, RPM --------------------------------------------------------------------------
+def imu(sample: payloads.ImuSample, stamp, frame_id: str) -> Imu:
+    msg = Imu(header=header(stamp, frame_id))
+    a = sample.acceleration
+    msg.linear_acceleration = vector3((a[0], -a[1], a[2]))
+    msg.angular_velocity = vector3(angular_velocity(sample.angular_velocity))
+    msg.orientation_covariance[0] = -1.0        # no orientation in the record
+    return msg
+
+
+def nav_sat_fix(sample: payloads.GpsSample, stamp, frame_id: str) -> NavSatFix:
+    msg = NavSatFix(header=header(stamp, frame_id), latitude=sample.latitude,
+                    longitude=sample.longitude, altitude=sample.elevation)
+    msg.status.status = NavSatStatus.STATUS_FIX if sample.fix else NavSatStatus.STATUS_NO_FIX
+    msg.status.service = NavSatStatus.SERVICE_GPS
+    h, v = float(sample.h_accuracy), float(sample.v_accuracy)
+    msg.position_covariance = [h * h, 0.0, 0.0, 0.0, h * h, 0.0, 0.0, 0.0, v * v]
+    msg.position_covariance_type = NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
+    return msg
+
+
+def rpm(wheel: int, speed: float, stamp, frame_id: str) -> MonoDriveRpm:
+    return MonoDriveRpm(header=header(stamp, frame_id), wheel_number=wheel, speed=speed)
+
+
+# --- state ----------------------------------------------------------------------------------
+def vehicle_state(v: payloads.VehicleState) -> MonoDriveVehicleState:
+    pose = Pose(position=point(position_m(v.position)),
+                orientation=quaternion(quat_wxyz(v.orientation)))
+    twist = Twist(linear=vector3(position_m(v.linear_velocity)),
+                  angular=vector3(angular_velocity(v.angular_velocity)))
+    return MonoDriveVehicleState(name=v.name, tags=list(v.tags), pose=pose, twist=twist,
+                                 is_object=v.is_object)
+
+
+def state(frame: payloads.StateFrame, game_time: float, sample_count: Optional[int], stamp,
+          map_frame: str) -> MonoDriveState:
+    return MonoDriveState(header=header(stamp, map_frame), game_time=float(game_time),
+                          sample_count=int(sample_count or 0),
+                          vehicles=[vehicle_state(v) for v in frame.vehicles],
+                          objects=[vehicle_state(v) for v in frame.objects])
+
+
+def odometry(v: MonoDriveVehicleState, stamp, map_frame: str, child: str) -> Odometry:
+    """Odometry of one vehicle; the twist is rotated into the vehicle frame (REP-105)."""
+    msg = Odometry(header=header(stamp, map_frame), child_frame_id=child)
+    msg.pose.pose = v.pose
+    q = v.pose.orientation
+    rot = _rotation(q.w, q.x, q.y, q.z)
+    lin = rot.T @ np.array([v.twist.linear.x, v.twist.linear.y, v.twist.linear.z])
+    ang = rot.T @ np.array([v.twist.angular.x, v.twist.angular.y, v.twist.angular.z])
+    msg.twist.twist.linear = vector3(lin)
+    msg.twist.twist.angular = vector3(ang)
+    return msg
+
+
+def _rotation(w, x, y, z) -> np.ndarray:
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
+def transform(v: MonoDriveVehicleState, stamp, parent: str, child: str) -> TransformStamped:
+    t = TransformStamped(header=header(stamp, parent), child_frame_id=child)
+    p = v.pose.position
+    t.transform.translation.x, t.transform.translation.y, t.transform.translation.z = p.x, p.y, p.z
+    t.transform.rotation = v.pose.orientation
+    return t
+
+
+def box_markers(vehicles, boxes, stamp, map_frame: str, lifetime_s: float = 0.5
+                ) -> MarkerArray:
+    """Oriented boxes of the State sensor as CUBE markers (one small function, so it can move
+    to the shared ros/markers.py).  ``boxes``: per vehicle, its ``oriented_bounding_box``
+    list as sent (center and extents in cm in the vehicle frame, extents = half sizes);
+    vehicles without boxes get a 4.5 × 1.9 × 1.5 m default box."""
+    out = MarkerArray()
+    for i, (v, vboxes) in enumerate(zip(vehicles, boxes)):
+        entries = vboxes or [None]
+        for j, box in enumerate(entries):
+            m = Marker(header=header(stamp, map_frame), ns='monodrive_boxes', id=i * 16 + j,
+                       type=Marker.CUBE, action=Marker.ADD)
+            center, size = (0.0, 0.0, 0.75), (4.5, 1.9, 1.5)
+            if isinstance(box, dict):
+                c, e = box.get('center') or {}, box.get('extents') or {}
+                center = position_m((_f(c, 'x'), _f(c, 'y'), _f(c, 'z')))
+                size = tuple(2 * _f(e, k) * CM or d for k, d in zip('xyz', size))
+            q = v.pose.orientation
+            rot = _rotation(q.w, q.x, q.y, q.z)
+            p = np.array([v.pose.position.x, v.pose.position.y, v.pose.position.z])
+            m.pose.position = point(p + rot @ np.array(center))
+            m.pose.orientation = q
+            m.scale = vector3(size)
+            m.color.r, m.color.g, m.color.b, m.color.a = (0.2, 0.8, 0.2, 0.6) if 'ego' in v.tags \
+                else (0.9, 0.5, 0.1, 0.6)
+            m.lifetime.nanosec = int(lifetime_s * 1e9)
+            m.text = v.name
+            out.markers.append(m)
+    return out
+
+
+# --- radar ----------------------------------------------------------------------------------
+def radar(targets: payloads.RadarTargets, stamp, frame_id: str) -> MonoDriveRadarTargets:
+    def convert(arr, ids):
+        return [MonoDriveRadarTarget(range=float(t['range']) * CM,
+                                     aoa=-math.radians(float(t['aoa'])),
+                                     velocity=float(t['velocity']), rcs=float(t['rcs']),
+                                     target_ids=list(i))
+                for t, i in zip(arr, ids)]
+    return MonoDriveRadarTargets(header=header(stamp, frame_id),
+                                 targets=convert(targets.targets, targets.target_ids),
+                                 gt_targets=convert(targets.gt_targets, targets.gt_target_ids))
+
+
+def radar_markers(msg: MonoDriveRadarTargets, lifetime_s: float = 0.2) -> MarkerArray:
+    out = MarkerArray()
+    for i, t in enumerate(msg.targets):
+        m = Marker(header=msg.header, ns='monodrive_radar', id=i, type=Marker.SPHERE,
+                   action=Marker.ADD)
+        m.pose.position = point((t.range * math.cos(t.aoa), t.range * math.sin(t.aoa), 0.0))
+        m.pose.orientation.w = 1.0
+        m.scale = vector3((0.5, 0.5, 0.5))
+        m.color.r, m.color.a = 1.0, 0.8
+        m.lifetime.nanosec = int(lifetime_s * 1e9)
+        out.markers.append(m)
+    return out
+
+
+# --- JSON sensors ---------------------------------------------------------------------------
+def collision(value, text: str, stamp, frame_id: str) -> MonoDriveCollision:
+    v = value if isinstance(value, dict) else {}
+    targets = v.get('targets') if isinstance(v.get('targets'), list) else []
+    targets = [t for t in targets if isinstance(t, dict)]
+    return MonoDriveCollision(
+        header=header(stamp, frame_id), name=str(v.get('name', '')),
+        collision=bool(v.get('collision', False)),
+        game_time=payloads.number_or_nan(v, 'game_time'),
+        distance=payloads.number_or_nan(v, 'distance'),
+        time_to_collision=payloads.number_or_nan(v, 'time_to_collision'),
+        forward_velocity=payloads.number_or_nan(v, 'forward_velocity'),
+        target_names=[str(t.get('name', '')) for t in targets],
+        target_distances=[payloads.number_or_nan(t, 'distance') for t in targets],
+        target_time_to_collision=[payloads.number_or_nan(t, 'time_to_collision')
+                                  for t in targets],
+        json=text)
+
+
+def waypoint(text: str, stamp, frame_id: str) -> MonoDriveWaypoint:
+    return MonoDriveWaypoint(header=header(stamp, frame_id), json=text)
+
+
+def ultrasonic(value, text: str, stamp, frame_id: str) -> MonoDriveUltrasonic:
+    targets = []
+    if isinstance(value, dict):
+        targets = value.get('targets') or value.get('target_list') or []
+    elif isinstance(value, list):
+        targets = value
+    ranges = [payloads.number_or_nan(t, 'range') * CM for t in targets if isinstance(t, dict)]
+    return MonoDriveUltrasonic(header=header(stamp, frame_id), ranges=ranges, json=text)
+
+
+def raw(source: str, port: int, stamp, *, msg_type: str = '', game_time: float = 0.0,
+        sample_count: Optional[int] = None, payload=b'') -> MonoDriveRaw:
+    msg = MonoDriveRaw(header=header(stamp, ''), source=source, port=port, type=msg_type,
+                       game_time=float(game_time), sample_count=int(sample_count or 0))
+    data = bytes(payload)
+    if payloads.is_json(data):
+        try:
+            msg.json = data.decode('utf-8')
+            return msg
+        except UnicodeDecodeError:
+            pass
+    msg.data = data
+    return msg
+
+
+def control_raw(message, port: int, stamp) -> MonoDriveRaw:
+    return MonoDriveRaw(header=header(stamp, ''), source='control', port=port,
+                        type=message.type, json=json.dumps(message.raw))

@@ -1,0 +1,635 @@
+"""monoDrive client (executable ``monodrive_client``): the JSON control channel and every
+sensor stream of a monoDrive simulator into ROS 2 (SUPPLEMENT §4).
+
+| direction | name | type | notes |
+|---|---|---|---|
+| srv | ~/<command> (e.g. ~/get_version, ~/simulator_config) | ros_sim_bridge/MonoDriveCommand | one per message type (SUPPLEMENT §4.2) |
+| srv | ~/raw_command | ros_sim_bridge/MonoDriveRawCommand | any type, any JSON body |
+| srv | ~/replay_step | ros_sim_bridge/MonoDriveStep | REPLAY_StepSimulationCommand_ID |
+| srv | ~/step_trajectory | ros_sim_bridge/MonoDriveStep | next frames of the trajectory file as state steps |
+| sub | <prefix>/ego_control | ros_sim_bridge/MonoDriveEgoControl | EgoControl_ID, range-checked |
+| pub | <prefix>/<sensor>/image, camera_info | Image (bgra8/rgba8/mono8), CameraInfo | Camera |
+| pub | <prefix>/<sensor>/depth | Image 32FC1 (m) | DepthCamera |
+| pub | <prefix>/<sensor>/semantic | Image mono8 | SemanticCamera |
+| pub | <prefix>/<sensor>/points | PointCloud2 (one per revolution) | Lidar |
+| pub | <prefix>/<sensor>/imu, fix, rpm, targets (+markers), collision, waypoint, ultrasonic | | |
+| pub | <prefix>/state, <prefix>/vehicles/<name>/odom, <prefix>/state/markers, /tf | | State |
+| pub | ~/raw | ros_sim_bridge/MonoDriveRaw | replies nobody waits for, unknown sensors |
+| pub | /diagnostics, /tf_static | | |
+
+The control channel is a :class:`~ros_sim_bridge.core.tcp.TcpClient` feeding a sans-IO
+:class:`~ros_sim_bridge.monodrive.session.ClientSession`; each sensor another TcpClient.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import threading
+import time
+from typing import Any, Optional
+
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.node import Node
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import CameraInfo, Image, Imu, NavSatFix, PointCloud2
+from tf2_msgs.msg import TFMessage
+from visualization_msgs.msg import MarkerArray
+
+from ros_sim_bridge.core.binary import CodecError
+from ros_sim_bridge.core.tcp import TcpClient
+from ros_sim_bridge.monodrive import session as sess
+from ros_sim_bridge.monodrive.codec import config as cfgmod
+from ros_sim_bridge.monodrive.codec import control, lidar, messages, payloads, sensor
+from ros_sim_bridge.monodrive.ros import conversions as convert
+from ros_sim_bridge.msg import (MonoDriveCollision, MonoDriveEgoControl, MonoDriveRadarTargets,
+                                MonoDriveRaw, MonoDriveRpm, MonoDriveState,
+                                MonoDriveUltrasonic, MonoDriveWaypoint)
+from ros_sim_bridge.srv import MonoDriveCommand, MonoDriveRawCommand, MonoDriveStep
+from ros_sim_bridge.ros.diagnostics import Diagnostics
+from ros_sim_bridge.ros.geometry import transform as make_transform
+from ros_sim_bridge.ros.params import declare_parameters
+from ros_sim_bridge.ros.pointcloud import CloudBuffer
+from ros_sim_bridge.ros.qos import DATA, LATCHED, TF
+from ros_sim_bridge.ros.runner import run_node
+from ros_sim_bridge.ros.stamps import ns_to_stamp, seconds_to_stamp
+
+PARAMETERS = {
+    'host': ('127.0.0.1', 'simulator address (control channel and, by default, sensors)'),
+    'port': (8999, 'control port (2018 simulators: 8998)'),
+    'sensor_host': ('', "address of the sensor streams ('' = host)"),
+    'request_timeout': (5.0, 's a command service waits for its reply'),
+    'max_message_bytes': (control.DEFAULT_MAX_MESSAGE, 'largest control message accepted'),
+    'max_sample_bytes': (sensor.DEFAULT_MAX_SAMPLE, 'largest sensor message accepted'),
+    'min_backoff': (0.25, 's before the first reconnection attempt'),
+    'max_backoff': (2.0, 's between reconnection attempts at most'),
+    'reply_magic': ('client', "magic of our requests: 'client' 0x6d6f6e6f (all simulators)"),
+    'simulator_config': ('', 'simulator JSON file (SimulatorConfig_ID); empty: none'),
+    'weather_config': ('', 'weather JSON file (WeatherConfig); empty: none'),
+    'vehicle_config': ('', 'ego vehicle JSON file (EgoVehicleConfig_ID); empty: none'),
+    'scenario_config': ('', 'closed-loop scenario JSON file (ClosedLoopConfigCommand_ID)'),
+    'trajectory_config': ('', 'replay trajectory JSON file (REPLAY_ConfigureTrajectoryCommand_ID)'),
+    'sensors_config': ('', 'sensor list JSON file (REPLAY_ConfigureSensorsCommand_ID each)'),
+    'send_trajectory': (True, 'send the trajectory file whole at start (replay mode)'),
+    'connect_sensors': (True, 'connect to every configured sensor with a listen_port'),
+    'header_size': ('auto', "sensor header: 'auto' (detected), '12' or '16' bytes"),
+    'header_byte_order': ('big', "sensor header byte order: 'big' (2019+) or 'little' (2018)"),
+    'topic_prefix': ('monodrive', 'namespace of the sensor and state topics'),
+    'map_frame': ('map', 'world frame (REP-103 axes of the Unreal world)'),
+    'ego_frame': ('ego/base_link', 'frame the sensors are mounted on'),
+    'vehicle_frame': ('{name}/base_link', 'frame of each State vehicle; {name} = its name'),
+    'stamp_source': ('receive', "header stamps: 'receive' (host clock) or 'sim' (game time)"),
+    'publish_tf': (True, 'publish map → vehicle frames on /tf and sensor mounts on /tf_static'),
+    'lidar_max_packets': (4000, 'cut a lidar revolution after this many packets'),
+    'ego_control_timeout': (1.0, 's an EgoControl message may wait to be sent'),
+    'diagnostics_period': (1.0, 's between /diagnostics messages'),
+    'stale_after': (2.0, 's without data before a stream is reported stale'),
+}
+
+CONFIG_KINDS = (('simulator_config', 'simulator'), ('weather_config', 'weather'),
+                ('vehicle_config', 'vehicle'), ('scenario_config', 'scenario'),
+                ('trajectory_config', 'trajectory'), ('sensors_config', 'sensors'))
+JSON_SENSORS = ('State', 'Radar', 'Collision', 'Waypoint', 'Ultrasonic')
+
+
+def service_name(msg_type: str) -> str:
+    """'REPLAY_StepSimulationCommand_ID' → 'replay_step_simulation_command' etc."""
+    name = re.sub(r'_ID$', '', msg_type)
+    name = re.sub(r'(?<=[a-z0-9])(?=[A-Z])', '_', name).lower()
+    return re.sub(r'_+', '_', name)
+
+
+class SensorLink:
+    """One sensor stream: its TCP client, framer, header detector and publishers."""
+
+    def __init__(self, node: 'MonoDriveClientNode', config: dict):
+        p = node.p
+        self.node = node
+        self.config = config
+        self.kind = str(config.get('type', 'Unknown'))
+        self.port = int(config['listen_port'])
+        desc = str(config.get('description') or config.get('id') or '')
+        base = re.sub(r'[^A-Za-z0-9_]', '_', desc) if desc and not desc.isdigit() else ''
+        self.name = base or f'{self.kind.lower()}_{self.port}'
+        self.frame = f'{p.topic_prefix}/{self.name}'
+        ns = f'{p.topic_prefix}/{self.name}'
+        dims = config.get('stream_dimensions') or {}
+        self.width, self.height = int(dims.get('x', 0) or 0), int(dims.get('y', 0) or 0)
+        self.channels = str(config.get('channels', 'bgra')).lower()
+        if self.channels not in payloads.CHANNELS:
+            self.channels = 'bgra'
+        self.fov = float(config.get('fov', 60.0) or 60.0)
+        self.detector = sensor.HeaderDetector(p.header_size if p.header_size == 'auto'
+                                              else int(p.header_size), p.header_byte_order)
+        self.framer = sensor.SensorFramer(f'{self.kind} {self.port}', p.max_sample_bytes,
+                                          p.header_byte_order)
+        self.stats = node.diagnostics.stream(f'{self.kind} (tcp {self.port})',
+                                             f'monodrive {self.kind}', stale_after=p.stale_after)
+        self.expected: tuple = ()
+        self.json = self.kind in JSON_SENSORS
+        c = lambda t, n, q=DATA: node.create_publisher(t, f'{ns}/{n}', q)  # noqa: E731
+        self.pubs: dict[str, Any] = {}
+        k = self.kind
+        if k == 'Lidar':
+            self.expected = (lidar.PACKET_SIZE,)
+            n = int(config.get('n_lasers', 16) or 16)
+            self.geometry = lidar.LidarGeometry(n if n in lidar.ELEVATIONS else 16,
+                                                float(config.get('horizontal_resolution', 0.4)))
+            self.assembler = lidar.RevolutionAssembler(p.lidar_max_packets)
+            self.cloud = CloudBuffer(lidar.POINT)
+            self.pubs['points'] = c(PointCloud2, 'points')
+        elif k == 'DepthCamera':
+            self.expected = (self.width * self.height * 4,)
+            self.pubs['depth'] = c(Image, 'depth')
+            self.pubs['info'] = c(CameraInfo, 'camera_info')
+        elif k == 'SemanticCamera':
+            self.expected = (self.width * self.height,)
+            self.pubs['semantic'] = c(Image, 'semantic')
+            self.pubs['info'] = c(CameraInfo, 'camera_info')
+        elif 'Camera' in k:
+            self.expected = (payloads.image_size(self.width, self.height, self.channels),)
+            self.pubs['image'] = c(Image, 'image')
+            self.pubs['info'] = c(CameraInfo, 'camera_info')
+        elif k == 'IMU':
+            self.expected = (payloads.IMU_SIZE, payloads.IMU_2021_SIZE)
+            self.pubs['imu'] = c(Imu, 'imu')
+        elif k == 'GPS':
+            self.expected = (payloads.GPS_SIZE,)
+            self.pubs['fix'] = c(NavSatFix, 'fix')
+        elif k == 'RPM':
+            self.expected = (payloads.RPM.size,)
+            self.pubs['rpm'] = c(MonoDriveRpm, 'rpm')
+        elif k == 'Radar':
+            self.pubs['targets'] = c(MonoDriveRadarTargets, 'targets')
+            self.pubs['markers'] = c(MarkerArray, 'markers')
+        elif k == 'Collision':
+            self.pubs['collision'] = c(MonoDriveCollision, 'collision')
+        elif k == 'Waypoint':
+            self.pubs['waypoint'] = c(MonoDriveWaypoint, 'waypoint')
+        elif k == 'Ultrasonic':
+            self.pubs['ultrasonic'] = c(MonoDriveUltrasonic, 'ultrasonic')
+        self.optical = self.frame + '_optical' if 'Camera' in k else self.frame
+        host = p.sensor_host or p.host
+        self.client = TcpClient(host, self.port, self.framer, self.on_event,
+                                name=f'monodrive-{self.name}', on_connect=self.on_connect,
+                                on_disconnect=self.on_disconnect, min_backoff=p.min_backoff,
+                                max_backoff=p.max_backoff, read_size=1 << 20)
+
+    def on_connect(self) -> None:
+        self.detector.reset()
+        if self.kind == 'Lidar':
+            self.assembler.reset()
+        self.stats.extra['connected'] = 'true'
+        self.node.get_logger().info(f'{self.kind} stream connected on port {self.port}')
+
+    def on_disconnect(self, reason: str) -> None:
+        self.stats.extra['connected'] = 'false'
+        self.node.diagnostics.log_limited(self.stats.name, 'link',
+                                          f'{self.stats.name}: {reason}; reconnecting')
+
+    def stamp(self, header: sensor.SensorHeader, now_ns: int):
+        if self.node.p.stamp_source == 'sim':
+            return seconds_to_stamp(max(0.0, header.game_time))
+        return ns_to_stamp(now_ns)
+
+    def on_event(self, event, now_ns: int) -> None:
+        """TcpClient thread: never raises (a failure is counted and logged)."""
+        try:
+            if isinstance(event, CodecError):
+                self.node.diagnostics.bad_input(self.stats, event, now_ns)
+                return
+            self.stats.packet(len(event), now_ns)
+            header, payload = self.detector.split(event, self.expected, self.json)
+            self.stats.extra['header_bytes'] = str(self.detector.size)
+            self.handle(header, payload, now_ns)
+        except CodecError as err:
+            self.node.diagnostics.bad_input(self.stats, err, now_ns)
+        except Exception as exc:  # a bug must not end the receive thread quietly
+            self.node.diagnostics.bad_input(self.stats, exc, now_ns)
+
+    def handle(self, header: sensor.SensorHeader, payload: memoryview, now_ns: int) -> None:
+        k, node = self.kind, self.node
+        stamp = self.stamp(header, now_ns)
+        if k == 'Lidar':
+            if len(payload) != lidar.PACKET_SIZE:
+                raise CodecError('Lidar', f'{len(payload)} bytes, a packet has 1206',
+                                 kind='unknown_layout')
+            done = self.assembler.add(bytes(payload), header.game_time)
+            if done is not None:
+                self.publish_cloud(done[0], done[1], now_ns)
+            return
+        if payloads.is_json(payload) and not self.json:
+            # a camera's annotation message, or another JSON companion message
+            node.raw_pub.publish(convert.raw(k, self.port, stamp, game_time=header.game_time,
+                                             sample_count=header.sample_count,
+                                             payload=payload))
+            self.stats.extra['annotations'] = str(int(self.stats.extra.get('annotations', 0)) + 1)
+            return
+        if k == 'DepthCamera':
+            self.pubs['depth'].publish(convert.depth_image(payload, self.width, self.height,
+                                                           stamp, self.optical))
+            self.pubs['info'].publish(convert.camera_info(self.width, self.height, self.fov,
+                                                          stamp, self.optical))
+        elif k == 'SemanticCamera':
+            self.pubs['semantic'].publish(convert.semantic_image(
+                payload, self.width, self.height, stamp, self.optical))
+            self.pubs['info'].publish(convert.camera_info(self.width, self.height, self.fov,
+                                                          stamp, self.optical))
+        elif 'image' in self.pubs:
+            self.pubs['image'].publish(convert.camera_image(
+                payload, self.width, self.height, self.channels, stamp, self.optical))
+            self.pubs['info'].publish(convert.camera_info(self.width, self.height, self.fov,
+                                                          stamp, self.optical))
+        elif k == 'IMU' and len(payload) == payloads.IMU_SIZE:
+            self.pubs['imu'].publish(convert.imu(payloads.decode_imu(payload), stamp, self.frame))
+        elif k == 'GPS':
+            self.pubs['fix'].publish(convert.nav_sat_fix(payloads.decode_gps(payload), stamp,
+                                                         self.frame))
+        elif k == 'RPM':
+            wheel, speed = payloads.decode_rpm(payload)
+            self.pubs['rpm'].publish(convert.rpm(wheel, speed, stamp, self.frame))
+        elif k == 'State':
+            node.publish_state(payloads.decode_state(payload), header, stamp)
+        elif k == 'Radar':
+            if not payloads.is_json(payload):      # the optional radar cube: not converted
+                self.stats.extra['radar_cubes'] = str(
+                    int(self.stats.extra.get('radar_cubes', 0)) + 1)
+                return
+            msg = convert.radar(payloads.decode_radar(payload), stamp, self.frame)
+            self.pubs['targets'].publish(msg)
+            self.pubs['markers'].publish(convert.radar_markers(msg))
+        elif k == 'Collision':
+            text = bytes(payload).decode('utf-8', 'replace')
+            value = payloads.decode_json_sensor(payload, k)
+            self.pubs['collision'].publish(convert.collision(value, text, stamp, self.frame))
+        elif k == 'Waypoint':
+            payloads.decode_json_sensor(payload, k)
+            self.pubs['waypoint'].publish(convert.waypoint(
+                bytes(payload).decode('utf-8', 'replace'), stamp, self.frame))
+        elif k == 'Ultrasonic':
+            msg = convert.ultrasonic(None, '', stamp, self.frame)
+            if payloads.is_json(payload):
+                value = payloads.decode_json_sensor(payload, k)
+                msg = convert.ultrasonic(value, bytes(payload).decode('utf-8', 'replace'),
+                                         stamp, self.frame)
+            else:
+                n = len(payload) // 4
+                msg.raw = [float(x) for x in memoryview(bytes(payload[:n * 4])).cast('f')]
+            self.pubs['ultrasonic'].publish(msg)
+        else:   # a sensor type without a conversion (IMU 168-byte layout, LidarArray, …)
+            node.raw_pub.publish(convert.raw(k, self.port, stamp, game_time=header.game_time,
+                                             sample_count=header.sample_count,
+                                             payload=payload))
+        self.stats.publish()
+
+    def publish_cloud(self, data: bytes, game_time: float, now_ns: int) -> None:
+        n = lidar.count_points(data)
+        points = self.cloud.points(n)
+        lidar.decode_points(data, self.geometry, out=points)
+        stamp = (seconds_to_stamp(max(0.0, game_time)) if self.node.p.stamp_source == 'sim'
+                 else ns_to_stamp(now_ns))
+        self.pubs['points'].publish(self.cloud.message(points, convert.header(stamp, self.frame)))
+        del points
+        self.stats.publish()
+
+
+class MonoDriveClientNode(Node):
+    def __init__(self, **kwargs):
+        super().__init__('monodrive_client', **kwargs)
+        self.p = p = declare_parameters(self, PARAMETERS)
+        if p.stamp_source not in ('receive', 'sim'):
+            raise ValueError(f"stamp_source must be 'receive' or 'sim', not {p.stamp_source!r}")
+        if p.header_size not in ('auto', '12', '16'):
+            raise ValueError(f"header_size must be 'auto', '12' or '16', not {p.header_size!r}")
+        if p.header_byte_order not in ('big', 'little'):
+            raise ValueError("header_byte_order must be 'big' or 'little'")
+        if p.request_timeout <= 0:
+            raise ValueError('request_timeout must be > 0')
+        self.diagnostics = Diagnostics(self, period=p.diagnostics_period)
+        self.control_stats = self.diagnostics.stream(f'control (tcp {p.port})',
+                                                     'monodrive control', expected=False)
+        self.raw_pub = self.create_publisher(MonoDriveRaw, '~/raw', DATA)
+        self.state_pub = self.create_publisher(MonoDriveState, f'{p.topic_prefix}/state', DATA)
+        self.state_markers = self.create_publisher(MarkerArray, f'{p.topic_prefix}/state/markers',
+                                                   DATA)
+        self.tf_pub = self.create_publisher(TFMessage, '/tf', TF)
+        self.tf_static = self.create_publisher(TFMessage, '/tf_static', LATCHED)
+        self.odom_pubs: dict[str, Any] = {}
+        self._odom_lock = threading.Lock()
+
+        # --- configuration files (refused at start, naming file and line) ---------------
+        self.session = sess.ClientSession(max_message=p.max_message_bytes,
+                                          replay_timeout=max(p.request_timeout, 5.0))
+        self.files: dict[str, cfgmod.ConfigFile] = {}
+        for param, kind in CONFIG_KINDS:
+            path = getattr(p, param)
+            if not path:
+                continue
+            path = resolve_config_path(path)
+            try:
+                cfg = cfgmod.load_config(path, kind)
+            except cfgmod.ConfigError as err:
+                raise ValueError(f'{param}: {err}') from None
+            self.files[kind] = cfg
+            if kind == 'trajectory' and not p.send_trajectory:
+                continue
+            for msg_type, body in cfg.messages():
+                self.session.remember(msg_type, body)
+        self.trajectory_cursor = 0
+
+        # --- control channel ---------------------------------------------------------------
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
+        self._results: dict[int, sess.Event] = {}
+        self._control_req: Optional[sess.Request] = None
+        self._waiting: set[int] = set()
+        self.control = TcpClient(p.host, p.port, self.session.framer, self._on_control_event,
+                                 name='monodrive-control', on_connect=self._on_connect,
+                                 on_disconnect=self._on_disconnect, min_backoff=p.min_backoff,
+                                 max_backoff=p.max_backoff)
+        group = ReentrantCallbackGroup()
+        self._services = []
+        for msg_type in messages.MESSAGE_TYPES:
+            self._services.append(self.create_service(
+                MonoDriveCommand, f'~/{service_name(msg_type)}',
+                lambda req, res, t=msg_type: self._command(t, req.json, res), callback_group=group))
+        self._services.append(self.create_service(
+            MonoDriveRawCommand, '~/raw_command',
+            lambda req, res: self._command(req.type, req.json, res, validate=req.validate),
+            callback_group=group))
+        self._services.append(self.create_service(MonoDriveStep, '~/replay_step',
+                                                  self._replay_step, callback_group=group))
+        self._services.append(self.create_service(MonoDriveStep, '~/step_trajectory',
+                                                  self._step_trajectory, callback_group=group))
+        self.create_subscription(MonoDriveEgoControl, f'{p.topic_prefix}/ego_control',
+                                 self._on_ego_control, DATA,
+                                 callback_group=MutuallyExclusiveCallbackGroup())
+        self.create_timer(0.1, self._tick, callback_group=MutuallyExclusiveCallbackGroup())
+
+        # --- sensors ---------------------------------------------------------------------
+        self.sensors: list[SensorLink] = []
+        if 'sensors' in self.files and p.connect_sensors:
+            for s in self.files['sensors'].sensors():
+                if isinstance(s.get('listen_port'), int) and s.get('listen_port') > 0:
+                    self.sensors.append(SensorLink(self, s))
+        if p.publish_tf:
+            self._publish_mounts()
+        self.control.start()
+        for link in self.sensors:
+            link.client.start()
+        self.get_logger().info(
+            f'monoDrive client for {p.host}:{p.port}; configuration: '
+            + (', '.join(f'{k} ({os.path.basename(c.path)})' for k, c in self.files.items()) or 'none')
+            + f'; sensors: {", ".join(f"{s.kind}:{s.port}" for s in self.sensors) or "none"}')
+
+    # --- control channel plumbing (TcpClient thread) ----------------------------------------
+    def _on_connect(self) -> None:
+        with self._cond:
+            replays = self.session.connection_made(time.monotonic())
+            self._flush()
+        self.control_stats.extra['connected'] = 'true'
+        self.get_logger().info(f'connected to the simulator at {self.p.host}:{self.p.port}'
+                               + (f'; sending {len(replays)} configuration messages'
+                                  if replays else ''))
+
+    def _on_disconnect(self, reason: str) -> None:
+        with self._cond:
+            self._dispatch(self.session.connection_lost(reason))
+        self.control_stats.extra['connected'] = 'false'
+        self.diagnostics.log_limited('control', 'link', f'simulator link: {reason}; reconnecting')
+
+    def _on_control_event(self, event, now_ns: int) -> None:
+        try:
+            if isinstance(event, CodecError):
+                self.diagnostics.bad_input(self.control_stats, event, now_ns)
+                return
+            self.control_stats.packet(len(event.body) + len(event.header), now_ns)
+            with self._cond:
+                events = self.session.receive_frame(event)
+                self._dispatch(events)
+                self._flush()
+        except Exception as exc:  # never end the receive thread quietly
+            self.diagnostics.bad_input(self.control_stats, exc, now_ns)
+
+    def _flush(self) -> None:
+        """Send the next queued request if nothing is outstanding (lock held)."""
+        data = self.session.data_to_send()
+        if data and not self.control.send(data):
+            self._dispatch(self.session.connection_lost('send failed'))
+
+    def _dispatch(self, events) -> None:
+        """Hand results to waiting callers; the rest to ~/raw and the log (lock held)."""
+        now = ns_to_stamp(time.time_ns())
+        for ev in events:
+            if isinstance(ev, (sess.Reply, sess.Timeout, sess.Failed)):
+                req = ev.request
+                if req.replay or req.reference not in self._waiting:
+                    self._unwaited(ev)
+                else:
+                    self._results[req.reference] = ev
+            elif isinstance(ev, sess.BadInput):
+                self.diagnostics.bad_input(self.control_stats, ev.error)
+            elif isinstance(ev, (sess.Unsolicited, sess.LateReply)):
+                self.raw_pub.publish(convert.control_raw(ev.message, self.p.port, now))
+                what = 'late reply' if isinstance(ev, sess.LateReply) else 'unsolicited message'
+                self.diagnostics.log_limited('control', what,
+                                             f'{what} {ev.message.type}: {ev.message.text[:200]}',
+                                             'info')
+                key = 'unsolicited' if isinstance(ev, sess.Unsolicited) else 'late_replies'
+                self.control_stats.extra[key] = str(int(self.control_stats.extra.get(key, 0)) + 1)
+        self._cond.notify_all()
+
+    def _unwaited(self, ev) -> None:
+        req = ev.request
+        if isinstance(ev, sess.Reply):
+            self.control_stats.publish()
+            if not ev.message.success:
+                self.diagnostics.log_limited('control', f'refused {req.type}',
+                                             f'simulator refused {req.type}: {ev.message.text}')
+        else:
+            self.diagnostics.log_limited('control', f'{type(ev).__name__} {req.type}',
+                                         f'{req.type}: no reply ({type(ev).__name__})')
+
+    def _tick(self) -> None:
+        with self._cond:
+            self._dispatch(self.session.tick(time.monotonic()))
+            self._flush()
+
+    # --- services ---------------------------------------------------------------------------
+    def call(self, msg_type: str, body: Any, *, validate: bool = True,
+             timeout: Optional[float] = None) -> tuple[bool, str, str]:
+        """Send one command and wait for its answer: (success, message, reply JSON).  Always
+        returns within ``timeout`` (+ a few ms), whatever the link does."""
+        timeout = self.p.request_timeout if timeout is None else timeout
+        start = time.monotonic()
+        with self._cond:
+            try:
+                if validate:
+                    messages.validate(msg_type, body)
+                was = self.session.validate
+                self.session.validate = False
+                try:
+                    req = self.session.request(msg_type, body, start, timeout)
+                finally:
+                    self.session.validate = was
+            except CodecError as err:
+                return False, f'invalid body: {err}', ''
+            self._waiting = self._waiting | {req.reference}
+            self._flush()
+            try:
+                while req.reference not in self._results:
+                    now = time.monotonic()
+                    if now >= start + timeout:
+                        self._dispatch(self.session.tick(now))
+                        self._flush()
+                        if req.reference not in self._results:
+                            self.session.cancel(req)
+                            self._flush()
+                            return False, f'no reply within {timeout:g} s', ''
+                        break
+                    self._cond.wait(min(0.1, start + timeout - now))
+                    if req.reference not in self._results:
+                        self._dispatch(self.session.tick(time.monotonic()))
+                        self._flush()
+                ev = self._results.pop(req.reference)
+            finally:
+                self._waiting = self._waiting - {req.reference}
+        if isinstance(ev, sess.Reply):
+            self.control_stats.publish()
+            return ev.message.success, ev.message.text, json.dumps(ev.message.raw)
+        if isinstance(ev, sess.Timeout):
+            where = 'sent, no reply' if ev.sent else 'simulator not connected'
+            return False, f'no reply within {timeout:g} s ({where})', ''
+        return False, f'link lost before the reply: {ev.reason}', ''
+
+    def _command(self, msg_type: str, body_json: str, response, *, validate: bool = True):
+        try:
+            body = control.parse_json(body_json, msg_type) if body_json.strip() else {}
+        except CodecError as err:
+            response.success, response.message, response.reply_json = False, str(err), ''
+            return response
+        response.success, response.message, response.reply_json = self.call(
+            msg_type, body, validate=validate)
+        return response
+
+    def _replay_step(self, request, response):
+        response.success, response.message, response.reply_json = self.call(
+            'REPLAY_StepSimulationCommand_ID', {'amount': int(request.amount)})
+        return response
+
+    def _step_trajectory(self, request, response):
+        traj = self.files.get('trajectory')
+        if traj is None:
+            response.success, response.message = False, 'no trajectory_config file configured'
+            return response
+        frames = traj.frames()
+        n = max(1, int(request.amount))
+        ok, text, reply = True, '', ''
+        for _ in range(n):
+            if self.trajectory_cursor >= len(frames):
+                ok, text = False, f'end of the trajectory ({len(frames)} frames)'
+                break
+            frame = frames[self.trajectory_cursor]
+            ok, text, reply = self.call('REPLAY_StateStepSimulationCommand_ID', frame,
+                                        validate=traj.layout == 'state_frames')
+            if not ok:
+                break
+            self.trajectory_cursor += 1
+        response.success = ok
+        response.message = text or f'frame {self.trajectory_cursor} of {len(frames)}'
+        response.reply_json = reply
+        return response
+
+    def _on_ego_control(self, msg: MonoDriveEgoControl) -> None:
+        body = {'forward_amount': float(msg.forward_amount),
+                'right_amount': float(msg.right_amount),
+                'brake_amount': float(msg.brake_amount), 'drive_mode': int(msg.drive_mode)}
+        try:
+            messages.validate('EgoControl_ID', body)
+        except CodecError as err:
+            self.diagnostics.bad_input(self.control_stats, err)
+            return
+        with self._cond:
+            old = self._control_req
+            if old is not None and not old.sent:
+                self.session.cancel(old)               # the newest command wins
+            self._control_req = self.session.request('EgoControl_ID', body, time.monotonic(),
+                                                     self.p.ego_control_timeout)
+            self._flush()
+
+    # --- state ------------------------------------------------------------------------------
+    def publish_state(self, frame: payloads.StateFrame, header: sensor.SensorHeader, stamp):
+        p = self.p
+        for err in frame.problems:
+            self.diagnostics.bad_input(self.control_stats if not self.sensors else
+                                       self._state_stats(), err)
+        msg = convert.state(frame, header.game_time, header.sample_count, stamp, p.map_frame)
+        self.state_pub.publish(msg)
+        transforms = []
+        for v in list(msg.vehicles) + list(msg.objects):
+            child = p.ego_frame if 'ego' in v.tags else p.vehicle_frame.format(name=v.name)
+            pub = self._odom_pub(v.name)
+            pub.publish(convert.odometry(v, stamp, p.map_frame, child))
+            transforms.append(convert.transform(v, stamp, p.map_frame, child))
+        boxes = [v.boxes for v in frame.vehicles] + [v.boxes for v in frame.objects]
+        self.state_markers.publish(convert.box_markers(list(msg.vehicles) + list(msg.objects),
+                                                       boxes, stamp, p.map_frame))
+        if p.publish_tf and transforms:
+            self.tf_pub.publish(TFMessage(transforms=transforms))
+
+    def _state_stats(self):
+        for s in self.sensors:
+            if s.kind == 'State':
+                return s.stats
+        return self.control_stats
+
+    def _odom_pub(self, name: str):
+        with self._odom_lock:
+            pub = self.odom_pubs.get(name)
+            if pub is None:
+                safe = re.sub(r'[^A-Za-z0-9_]', '_', name) or 'unnamed'
+                if safe[0].isdigit():
+                    safe = 'v' + safe
+                pub = self.create_publisher(Odometry, f'{self.p.topic_prefix}/vehicles/{safe}/odom',
+                                            DATA)
+                self.odom_pubs[name] = pub
+            return pub
+
+    def _publish_mounts(self) -> None:
+        stamp = ns_to_stamp(time.time_ns())
+        transforms = []
+        for s in self.sensors:
+            t, q = convert.mount_pose(s.config)
+            transforms.append(make_transform(stamp, self.p.ego_frame, s.frame, t, q))
+            if s.optical != s.frame:   # camera optical frame: z forward, x right, y down
+                transforms.append(make_transform(stamp, s.frame, s.optical, (0.0, 0.0, 0.0),
+                                                 (0.5, -0.5, 0.5, -0.5)))
+        if transforms:
+            self.tf_static.publish(TFMessage(transforms=transforms))
+
+    def close(self) -> None:
+        self.control.stop()
+        for s in self.sensors:
+            s.client.stop()
+
+
+def resolve_config_path(path: str) -> str:
+    """A JSON file named in the parameters: as given (absolute or from the working directory),
+    else relative to this package's installed config/ folder."""
+    if os.path.isabs(path) or os.path.exists(path):
+        return path
+    try:
+        from ament_index_python.packages import get_package_share_directory
+        candidate = os.path.join(get_package_share_directory('ros_sim_bridge'), 'config', path)
+    except Exception:  # not installed (tests from the source tree)
+        candidate = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'config', path)
+    return candidate if os.path.exists(candidate) else path
+
+
+def main(argv=None) -> int:
+    return run_node(MonoDriveClientNode, argv)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

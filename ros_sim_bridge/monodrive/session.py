@@ -1,0 +1,235 @@
+"""The control channel's request/reply bookkeeping, sans-IO (h11 style; SUPPLEMENT §4.2).
+
+Bytes in (:meth:`ClientSession.receive_data`), bytes out (:meth:`ClientSession.data_to_send`),
+events back; no sockets, threads or clocks of its own (``now`` is passed in, in seconds).
+
+* One request outstanding: requests wait in a queue and are sent one at a time.
+* A reply answers the outstanding request when it carries that request's ``reference``, else
+  when it has the outstanding request's type (no public client matches by reference; the
+  simulator need not echo it).  Anything else is an :class:`Unsolicited` event; a reply to a
+  request that already timed out is a :class:`LateReply`.
+* Each request has a deadline; :meth:`tick` times out those whose deadline passed (queued or
+  sent) so every caller gets an answer in time.
+* The configuration sent (simulator, weather, ego vehicle, scenario, trajectory, sensors) is
+  kept, and :meth:`connection_made` queues it again in monoDrive's client order, so a
+  restarted simulator is configured as before.
+"""
+from __future__ import annotations
+
+import collections
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+from ros_sim_bridge.core.binary import CodecError
+from ros_sim_bridge.core.framer import Frame
+from ros_sim_bridge.monodrive.codec import control, messages
+
+# Configuration message types, in the order monoDrive's clients send them after connecting.
+CONFIG_ORDER = ('SimulatorConfig_ID', 'WeatherConfig', 'EgoVehicleConfig_ID',
+                'ScenarioConfig_ID', 'ClosedLoopConfigCommand_ID',
+                'REPLAY_ConfigureTrajectoryCommand_ID', 'REPLAY_ConfigureSensorsCommand_ID')
+SENSOR_TYPES = ('REPLAY_ConfigureSensorsCommand_ID',)
+
+
+@dataclass
+class Request:
+    reference: int
+    type: str
+    body: Any
+    deadline: float
+    replay: bool = False        # re-sent configuration (no caller waits for it)
+    sent: bool = False
+    frame: bytes = field(default=b'', repr=False)
+
+
+@dataclass
+class Reply:
+    """The answer to ``request``."""
+    request: Request
+    message: control.ControlMessage
+
+
+@dataclass
+class Timeout:
+    request: Request
+    sent: bool                  # False: it never left the queue (link down or busy)
+
+
+@dataclass
+class Failed:
+    """The link dropped while ``request`` was outstanding."""
+    request: Request
+    reason: str
+
+
+@dataclass
+class Unsolicited:
+    """A message that answers nothing outstanding (a status, a newer simulator's event)."""
+    message: control.ControlMessage
+
+
+@dataclass
+class LateReply:
+    """A reply whose request had already timed out."""
+    request: Request
+    message: control.ControlMessage
+
+
+@dataclass
+class BadInput:
+    error: CodecError
+
+
+Event = Union[Reply, Timeout, Failed, Unsolicited, LateReply, BadInput]
+
+
+class ClientSession:
+    def __init__(self, *, max_message: int = control.DEFAULT_MAX_MESSAGE,
+                 magic: int = control.CLIENT_MAGIC, first_reference: int = 1,
+                 replay_timeout: float = 10.0, validate: bool = True):
+        self.framer = control.ControlFramer(max_message)
+        self.magic = magic
+        self.replay_timeout = replay_timeout
+        self.validate = validate
+        self._references = itertools.count(first_reference)
+        self._queue: collections.deque[Request] = collections.deque()
+        self.outstanding: Optional[Request] = None
+        self._timed_out: collections.OrderedDict[int, Request] = collections.OrderedDict()
+        self.connected = False
+        # type → body (sensors: listen_port → body), in arrival order
+        self.configuration: dict[str, Any] = {}
+        self.sensors: dict[int, Any] = {}
+
+    # --- requests out ---------------------------------------------------------------------
+    def request(self, msg_type: str, body: Any, now: float, timeout: float) -> Request:
+        """Queue one request; CodecError (naming the field) when a known body is invalid."""
+        if not isinstance(msg_type, str) or not msg_type:
+            raise CodecError('request', 'message type must be a non-empty string', field='type')
+        if self.validate:
+            messages.validate(msg_type, body)
+        req = Request(next(self._references), msg_type, body, now + timeout)
+        req.frame = control.encode_request(msg_type, req.reference, body, magic=self.magic)
+        self._remember(msg_type, body)
+        self._queue.append(req)
+        return req
+
+    def remember(self, msg_type: str, body: Any) -> None:
+        """Keep configuration to send on every (re)connection, without sending it now (the
+        start-up configuration of a client that is not connected yet)."""
+        if self.validate:
+            messages.validate(msg_type, body)
+        self._remember(msg_type, body)
+
+    def _remember(self, msg_type: str, body: Any) -> None:
+        if msg_type in SENSOR_TYPES:
+            for sensor in body if isinstance(body, list) else [body]:
+                self.sensors[int(sensor['listen_port'])] = sensor
+        elif msg_type == 'REPLAY_ReConfigureSensorCommand_ID':
+            self.sensors[int(body['listen_port'])] = body
+        elif msg_type in CONFIG_ORDER:
+            self.configuration[msg_type] = body
+
+    def data_to_send(self) -> bytes:
+        """The next request's frame when the link is up and nothing is outstanding."""
+        if not self.connected or self.outstanding is not None or not self._queue:
+            return b''
+        req = self._queue.popleft()
+        req.sent = True
+        self.outstanding = req
+        return req.frame
+
+    @property
+    def pending(self) -> int:
+        return len(self._queue) + (self.outstanding is not None)
+
+    def cancel(self, req: Request) -> None:
+        """Forget a request whose caller stopped waiting (its reply becomes a LateReply)."""
+        if req is self.outstanding:
+            self.outstanding = None
+            self._keep_timed_out(req)
+        else:
+            try:
+                self._queue.remove(req)
+            except ValueError:
+                pass
+
+    # --- link state ----------------------------------------------------------------------
+    def connection_made(self, now: float) -> list[Request]:
+        """The link is up: queue the remembered configuration first, in client order."""
+        self.connected = True
+        self.framer.reset()
+        replays = []
+        for msg_type in CONFIG_ORDER:
+            if msg_type in SENSOR_TYPES:
+                bodies = list(self.sensors.values())
+            elif msg_type in self.configuration:
+                bodies = [self.configuration[msg_type]]
+            else:
+                bodies = []
+            for body in bodies:
+                req = Request(next(self._references), msg_type, body,
+                              now + self.replay_timeout, replay=True)
+                req.frame = control.encode_request(msg_type, req.reference, body,
+                                                   magic=self.magic)
+                replays.append(req)
+        # stale replays from an earlier connection are dropped, callers' requests kept
+        kept = [r for r in self._queue if not r.replay]
+        self._queue = collections.deque(replays + kept)
+        return replays
+
+    def connection_lost(self, reason: str) -> list[Event]:
+        self.connected = False
+        events: list[Event] = []
+        if self.outstanding is not None:
+            events.append(Failed(self.outstanding, reason))
+            self.outstanding = None
+        return events
+
+    # --- bytes in ------------------------------------------------------------------------
+    def receive_data(self, data: bytes) -> list[Event]:
+        events: list[Event] = []
+        for item in self.framer.feed(data):
+            if isinstance(item, CodecError):
+                events.append(BadInput(item))
+                continue
+            events.extend(self.receive_frame(item))
+        return events
+
+    def receive_frame(self, frame: Frame) -> list[Event]:
+        try:
+            msg = control.decode_frame(frame)
+        except CodecError as err:
+            return [BadInput(err)]
+        out = self.outstanding
+        if out is not None and (msg.reference == out.reference or
+                                (msg.type == out.type and msg.reference not in self._timed_out)):
+            self.outstanding = None
+            return [Reply(out, msg)]
+        if msg.reference is not None and msg.reference in self._timed_out:
+            return [LateReply(self._timed_out.pop(msg.reference), msg)]
+        return [Unsolicited(msg)]
+
+    # --- time ----------------------------------------------------------------------------
+    def tick(self, now: float) -> list[Event]:
+        events: list[Event] = []
+        out = self.outstanding
+        if out is not None and now >= out.deadline:
+            self.outstanding = None
+            self._keep_timed_out(out)
+            events.append(Timeout(out, True))
+        for req in [r for r in self._queue if now >= r.deadline]:
+            self._queue.remove(req)
+            events.append(Timeout(req, False))
+        return events
+
+    def _keep_timed_out(self, req: Request) -> None:
+        self._timed_out[req.reference] = req
+        while len(self._timed_out) > 64:
+            self._timed_out.popitem(last=False)
+
+    def next_deadline(self) -> Optional[float]:
+        times = [r.deadline for r in self._queue]
+        if self.outstanding is not None:
+            times.append(self.outstanding.deadline)
+        return min(times) if times else None

@@ -1,0 +1,330 @@
+"""monoDrive codec against byte vectors written by hand from SUPPLEMENT §4.1–§4.4.
+
+Every golden frame below is spelled out byte by byte (hex), not produced by our encoder."""
+import math
+import struct
+
+import numpy as np
+import pytest
+
+from ros_sim_bridge.core.binary import BAD_MAGIC, OVERSIZED, TRUNCATED, CodecError
+from ros_sim_bridge.core.framer import Frame
+from ros_sim_bridge.monodrive.codec import control, lidar, messages, payloads, sensor
+
+GET_VERSION_JSON = b'{"type":"GetVersion","reference":7,"message":{}}'
+# §4.1: magic 0x6d6f6e6f big-endian, total length 8 + 48 = 56 = 0x38 big-endian, then JSON
+GOLDEN_REQUEST = bytes.fromhex('6d6f6e6f 00000038') + GET_VERSION_JSON
+REPLY_JSON = (b'{"type":"GetVersion","reference":7,"success":true,'
+              b'"message":"simulator_version: 1.14, api_version: 5.0"}')   # 104 bytes
+GOLDEN_REPLY_OLD = bytes.fromhex('6f6e6f6d 00000070') + REPLY_JSON         # May-2020 magic
+GOLDEN_REPLY_NEW = bytes.fromhex('6d6f6e6f 00000070') + REPLY_JSON         # later magic
+
+
+def test_golden_request_bytes():
+    assert len(GET_VERSION_JSON) == 48 and len(REPLY_JSON) == 104
+    assert control.encode_request('GetVersion', 7, {}) == GOLDEN_REQUEST
+
+
+@pytest.mark.parametrize('frame,magic', [(GOLDEN_REPLY_OLD, 0x6F6E6F6D),
+                                         (GOLDEN_REPLY_NEW, 0x6D6F6E6F)])
+def test_both_reply_magics_decode(frame, magic):
+    events = control.ControlFramer().feed(frame)
+    assert len(events) == 1 and isinstance(events[0], Frame)
+    msg = control.decode_frame(events[0])
+    assert (msg.type, msg.reference, msg.success, msg.magic) == ('GetVersion', 7, True, magic)
+    assert msg.message == 'simulator_version: 1.14, api_version: 5.0'
+
+
+def test_request_framed_back_by_the_server_side():
+    events = control.ControlFramer().feed(GOLDEN_REQUEST)
+    msg = control.decode_frame(events[0])
+    assert (msg.type, msg.reference, msg.message, msg.success) == ('GetVersion', 7, {}, True)
+
+
+def test_split_reads_and_garbage_resync():
+    f = control.ControlFramer()
+    stream = b'\x00garbage' + GOLDEN_REPLY_OLD + GOLDEN_REPLY_NEW
+    events = []
+    for i in range(0, len(stream), 5):
+        events += f.feed(stream[i:i + 5])
+    frames = [e for e in events if isinstance(e, Frame)]
+    errs = [e for e in events if isinstance(e, CodecError)]
+    assert len(frames) == 2 and errs and errs[0].kind == BAD_MAGIC
+
+
+def test_over_cap_length_is_refused_without_buffering_and_resyncs():
+    f = control.ControlFramer(max_message=1000)
+    huge = bytes.fromhex('6d6f6e6f 7fffffff') + b'x' * 50
+    events = f.feed(huge + GOLDEN_REPLY_NEW)
+    errs = [e for e in events if isinstance(e, CodecError)]
+    assert errs[0].kind == OVERSIZED
+    assert [control.decode_frame(e).reference for e in events if isinstance(e, Frame)] == [7]
+    assert f.buffered == 0
+
+
+def test_total_length_below_header_is_a_false_sync():
+    events = control.ControlFramer().feed(bytes.fromhex('6d6f6e6f 00000004') + GOLDEN_REPLY_NEW)
+    assert any(isinstance(e, CodecError) for e in events)
+    assert sum(isinstance(e, Frame) for e in events) == 1
+
+
+def test_single_quoted_json_and_nul_terminated():
+    msg = control.decode_message(b"{'type': 'EgoControl_ID', 'reference': 3, "
+                                 b"'message': 'complete'}\x00")
+    assert (msg.type, msg.reference, msg.message) == ('EgoControl_ID', 3, 'complete')
+
+
+def test_invalid_utf8_names_the_byte():
+    with pytest.raises(CodecError) as err:
+        control.decode_message(b'{"type":"\xff"}')
+    assert err.value.kind == control.BAD_JSON and 'byte 9' in str(err.value)
+
+
+def test_invalid_json_names_line_and_column():
+    with pytest.raises(CodecError) as err:
+        control.decode_message(b'{"type":\n "x",, }')
+    assert 'line 2' in str(err.value) and err.value.kind == control.BAD_JSON
+
+
+@pytest.mark.parametrize('body,field', [
+    (b'{"reference": 1}', 'type'), (b'{"type": 5}', 'type'),
+    (b'{"type": "X", "reference": "abc"}', 'reference'),
+    (b'{"type": "X", "success": "maybe"}', 'success')])
+def test_envelope_fields_checked(body, field):
+    with pytest.raises(CodecError) as err:
+        control.decode_message(body)
+    assert err.value.field == field
+
+
+def test_success_defaults_to_true_and_reference_optional():
+    msg = control.decode_message(b'{"type":"Status_ID","message":{"a":1}}')
+    assert msg.success is True and msg.reference is None and msg.text == '{"a":1}'
+
+
+# --- known bodies (§4.3) --------------------------------------------------------------------
+@pytest.mark.parametrize('msg_type,body,field', [
+    ('EgoControl_ID', {'right_amount': 0, 'brake_amount': 0, 'drive_mode': 1}, 'forward_amount'),
+    ('EgoControl_ID', {'forward_amount': None, 'right_amount': 0, 'brake_amount': 0,
+                       'drive_mode': 1}, 'forward_amount'),
+    ('EgoControl_ID', {'forward_amount': 1.5, 'right_amount': 0, 'brake_amount': 0,
+                       'drive_mode': 1}, 'forward_amount'),
+    ('EgoControl_ID', {'forward_amount': 0.5, 'right_amount': 0, 'brake_amount': 0,
+                       'drive_mode': 2}, 'drive_mode'),
+    ('EgoControl_ID', {'forward_amount': 0.5, 'right_amount': '0', 'brake_amount': 0,
+                       'drive_mode': 1}, 'right_amount'),
+    ('REPLAY_StepSimulationCommand_ID', {'amount': 1.5}, 'amount'),
+    ('REPLAY_StepSimulationCommand_ID', {}, 'amount'),
+    ('SimulatorConfig_ID', {'simulation_mode': 7}, 'simulation_mode'),
+    ('REPLAY_ConfigureSensorsCommand_ID', [{'type': 'Lidar'}], '[0].listen_port'),
+    ('REPLAY_ReConfigureSensorCommand_ID', {'listen_port': 8200}, 'type'),
+    ('GetMap', {'format': 'kml'}, 'format'),
+    ('ClosedLoopStepCommand_ID', {'time_step': None}, 'time_step'),
+    ('SampleSensorListCommand_ID', {'ports': [8000, 'x']}, 'ports[1]'),
+    ('WeatherConfig', {'set_profile': 'a', 'profiles': [{'SunPolarAngle': 3}]}, 'profiles[0].id'),
+    ('REPLAY_StateStepSimulationCommand_ID', {'frame': {'vehicles': [{'state': {
+        'name': 'ego', 'odometry': {'pose': {'position': {'x': None, 'y': 0, 'z': 0},
+                                             'orientation': [0, 0, 0, 1]}}}}]}},
+     'frame.vehicles[0].state.odometry.pose.position.x'),
+])
+def test_known_bodies_name_the_bad_field(msg_type, body, field):
+    with pytest.raises(CodecError) as err:
+        messages.validate(msg_type, body)
+    assert err.value.field == field and err.value.message == msg_type
+
+
+def test_valid_bodies_pass_and_unknown_types_pass_through():
+    messages.validate('EgoControl_ID', {'forward_amount': 0.3, 'right_amount': -1,
+                                        'brake_amount': 0, 'drive_mode': -1})
+    messages.validate('REPLAY_StepSimulationCommand_ID', {'amount': -3})
+    messages.validate('SpawnActorCommand_ID', {'anything': [1, None]})
+    assert len(set(messages.MESSAGE_TYPES)) == 32
+
+
+# --- sensor headers (§4.1) ------------------------------------------------------------------
+IMU_PAYLOAD = bytes.fromhex(
+    'c2'                          # start byte
+    '3f800000 c0000000 411cf5c3'  # acceleration 1.0, -2.0, 9.81
+    '3e800000 00000000 bf000000'  # angular velocity 0.25, 0.0, -0.5
+    '000003e8'                    # timer 1000
+    '1234'                        # checksum
+    '0001e240')                   # time of week 123456
+HEADER_12 = bytes.fromhex('0000002f 5f5e1000 3fc00000')           # 47 B, time, 1.5 s
+HEADER_16 = bytes.fromhex('00000033 5f5e1000 3fc00000 00000007')  # 51 B, time, 1.5 s, #7
+
+
+def test_imu_golden_record():
+    assert len(IMU_PAYLOAD) == 35
+    imu = payloads.decode_imu(IMU_PAYLOAD)
+    assert imu.acceleration == pytest.approx((1.0, -2.0, 9.81), abs=1e-6)
+    assert imu.angular_velocity == (0.25, 0.0, -0.5)
+    assert (imu.timer, imu.checksum, imu.time_of_week) == (1000, 0x1234, 123456)
+
+
+def test_imu_bad_start_byte():
+    with pytest.raises(CodecError) as err:
+        payloads.decode_imu(b'\xc3' + IMU_PAYLOAD[1:])
+    assert err.value.kind == BAD_MAGIC
+
+
+@pytest.mark.parametrize('head,size,count', [(HEADER_12, 12, None), (HEADER_16, 16, 7)])
+def test_both_header_generations_detected(head, size, count):
+    message = head + IMU_PAYLOAD
+    framer = sensor.SensorFramer()
+    (framed,) = framer.feed(message)
+    det = sensor.HeaderDetector()
+    header, payload = det.split(framed, expected=(payloads.IMU_SIZE,))
+    assert det.size == size
+    assert (header.length, header.time, header.game_time, header.sample_count) == \
+        (len(message), 0x5F5E1000, 1.5, count)
+    assert bytes(payload) == IMU_PAYLOAD
+
+
+def test_json_sensor_header_generation_detected():
+    body = b'{"frame": {"vehicles": []}}'
+    for head in (struct.pack('>IIf', 12 + len(body), 1, 2.0),
+                 struct.pack('>IIfI', 16 + len(body), 1, 2.0, 9)):
+        det = sensor.HeaderDetector()
+        header, payload = det.split(head + body, json_payload=True)
+        assert bytes(payload) == body and det.size == len(head)
+
+
+def test_sensor_framer_refuses_over_cap_and_resyncs():
+    f = sensor.SensorFramer(max_sample=1000)
+    good = HEADER_16 + IMU_PAYLOAD
+    events = f.feed(bytes.fromhex('7fffffff') + good)
+    assert isinstance(events[0], CodecError) and events[0].kind == OVERSIZED
+    assert events[-1] == good and f.buffered == 0
+
+
+def test_sensor_framer_truncated_waits():
+    f = sensor.SensorFramer()
+    good = HEADER_12 + IMU_PAYLOAD
+    assert f.feed(good[:20]) == []
+    assert f.feed(good[20:]) == [good]
+
+
+def test_header_length_mismatch_is_an_error():
+    det = sensor.HeaderDetector(12)
+    with pytest.raises(CodecError):
+        det.split(HEADER_12 + IMU_PAYLOAD + b'\0')
+
+
+# --- GPS (§4.4: 66 B big-endian >chhcdddfffffffhhcch) ---------------------------------------
+GPS_PAYLOAD = bytes.fromhex(
+    '55' '020a' '0001' '22'                                   # preamble, msg id, id, size 34
+    '403e400000000000' 'c058600000000000' '4062c00000000000'  # lat 30.25, lon -97.5, 150 m
+    '42c80000' 'c2480000'                                     # world x 100 cm, y -50 cm
+    '3f800000 00000000 00000000'                              # forward (1, 0, 0)
+    '42b40000' '41480000'                                     # yaw 90°, speed 12.5 m/s
+    '0002' '0003' '0c' '01' 'abcd')                           # h/v acc, 12 sats, fix, crc
+
+
+def test_gps_golden_record():
+    assert len(GPS_PAYLOAD) == 66
+    g = payloads.decode_gps(GPS_PAYLOAD)
+    assert (g.msg_id, g.id, g.payload_size) == (0x020A, 1, 34)
+    assert (g.latitude, g.longitude, g.elevation) == (30.25, -97.5, 150.0)
+    assert (g.world_x, g.world_y, g.forward, g.yaw, g.speed) == \
+        (100.0, -50.0, (1.0, 0.0, 0.0), 90.0, 12.5)
+    assert (g.h_accuracy, g.v_accuracy, g.satellites, g.fix, g.crc) == (2, 3, 12, 1, 0xABCD)
+
+
+def test_gps_wrong_preamble_and_truncated():
+    with pytest.raises(CodecError) as err:
+        payloads.decode_gps(b'\x54' + GPS_PAYLOAD[1:])
+    assert err.value.kind == BAD_MAGIC
+    with pytest.raises(CodecError) as err:
+        payloads.decode_gps(GPS_PAYLOAD[:-1])
+    assert err.value.kind == TRUNCATED
+
+
+# --- Velodyne packet (§4.4) -----------------------------------------------------------------
+def velodyne_packet() -> bytes:
+    """Block 0 at azimuth 90.00° (0x2328): channel 0 at 10 m (5000 × 2 mm = 0x1388, refl 100),
+    channel 17 at 2 m (1000 = 0x03e8, refl 7); blocks 1..11 at 90.40° (0x2350), empty;
+    timestamp 0x01020304, factory 0x37 0x22."""
+    block0 = bytes.fromhex('ffee 2823' '881364' + '000000' * 16 + 'e80307' + '000000' * 14)
+    empty = bytes.fromhex('ffee 5023') + b'\0' * 96
+    return block0 + empty * 11 + bytes.fromhex('04030201 3722')
+
+
+def test_velodyne_vlp16_points():
+    pkt = velodyne_packet()
+    assert len(pkt) == 1206
+    pts = lidar.decode_points(pkt, lidar.LidarGeometry(16, 0.4))
+    assert len(pts) == 2
+    d, w = 10.0, math.radians(-10.0)           # laser 0: -10°
+    assert pts[0]['x'] == pytest.approx(0.0, abs=1e-5)
+    assert pts[0]['y'] == pytest.approx(-d * math.cos(w), abs=1e-5)   # 90° = to the right
+    assert pts[0]['z'] == pytest.approx(d * math.sin(w), abs=1e-5)
+    assert (pts[0]['intensity'], pts[0]['ring']) == (100, 0)
+    # channel 17 = laser 1 (+0.67°) of the second firing, at 90.00° + 0.4°
+    a, w = math.radians(90.4), math.radians(0.67)
+    assert pts[1]['x'] == pytest.approx(2 * math.cos(w) * math.cos(a), abs=1e-5)
+    assert pts[1]['y'] == pytest.approx(-2 * math.cos(w) * math.sin(a), abs=1e-5)
+    assert pts[1]['z'] == pytest.approx(2 * math.sin(w), abs=1e-5)
+    assert (pts[1]['intensity'], pts[1]['ring']) == (7, 1)
+
+
+def test_velodyne_hdl32_points():
+    pts = lidar.decode_points(velodyne_packet(), lidar.LidarGeometry(32, 0.4))
+    w = math.radians(1.33)                      # channel 17 = laser 17 (+1.33°), no offset
+    assert pts[1]['x'] == pytest.approx(0.0, abs=1e-5)
+    assert pts[1]['z'] == pytest.approx(2 * math.sin(w), abs=1e-5)
+    assert pts[1]['ring'] == 17
+    assert lidar.first_last_azimuth(velodyne_packet()) == (9000, 9040)
+    assert np.frombuffer(velodyne_packet(), lidar.PACKET)['timestamp'][0] == 0x01020304
+
+
+def test_velodyne_bad_flag_and_size():
+    pkt = bytearray(velodyne_packet())
+    pkt[300] = 0                                # block 3's flag
+    with pytest.raises(CodecError) as err:
+        lidar.decode_points(bytes(pkt), lidar.LidarGeometry())
+    assert err.value.kind == BAD_MAGIC and err.value.field == 'block[3].flag'
+    with pytest.raises(CodecError):
+        lidar.decode_points(velodyne_packet()[:-1], lidar.LidarGeometry())
+
+
+def test_revolution_assembler_cuts_on_wrap():
+    asm = lidar.RevolutionAssembler()
+    mk = lambda az: lidar.encode_packet([az + 10 * i for i in range(12)],  # noqa: E731
+                                        np.full((12, 32), 100), 1)
+    assert asm.add(mk(100), 1.0) is None
+    assert asm.add(mk(20000), 1.1) is None
+    data, t = asm.add(mk(50), 1.2)
+    assert len(data) == 2 * 1206 and t == 1.0
+
+
+# --- other payloads -------------------------------------------------------------------------
+def test_rpm_camera_depth_semantic():
+    assert payloads.decode_rpm(bytes.fromhex('00000002 43480000')) == (2, 200.0)
+    img = payloads.decode_image(bytes(range(16)), 2, 2, 'bgra')
+    assert img.shape == (2, 2, 4) and img[1, 0, 0] == 8
+    depth = payloads.decode_depth(struct.pack('<4f', 100, 250, 0, 1e4), 2, 2)
+    assert depth.ravel().tolist() == pytest.approx([1.0, 2.5, 0.0, 100.0])
+    assert payloads.decode_semantic(bytes([1, 2, 3, 4]), 2, 2)[1, 1] == 4
+    with pytest.raises(CodecError):
+        payloads.decode_image(bytes(15), 2, 2, 'bgra')
+
+
+def test_radar_targets_and_nulls():
+    r = payloads.decode_radar(b'{"target_list":[{"range":1500,"aoa":-3.5,"velocity":2,'
+                              b'"rcs":10,"target_ids":["car_1"]}],"gt_targets":[]}')
+    assert r.targets['range'][0] == 1500 and r.target_ids == [['car_1']]
+    with pytest.raises(CodecError) as err:
+        payloads.decode_radar(b'{"target_list":[{"range":null,"aoa":0,"velocity":0,"rcs":0}]}')
+    assert err.value.field == 'target_list[0].range'
+
+
+def test_state_frame_keeps_good_vehicles_when_one_has_null():
+    good = ('{"state":{"name":"ego","tags":["ego"],"odometry":{"pose":{"position":'
+            '{"x":100,"y":-200,"z":30},"orientation":{"x":0,"y":0,"z":0,"w":1}},'
+            '"linear_velocity":{"x":1000,"y":0,"z":0},"angular_velocity":{"x":0,"y":0,"z":0.1}}}}')
+    bad = good.replace('"x":100,', '"x":null,').replace('"ego"', '"other"', 1)
+    frame = payloads.decode_state(('{"time":1,"game_time":2.5,"sample_count":3,'
+                                   f'"frame":{{"vehicles":[{good},{bad}],"objects":[]}}}}'
+                                   ).encode())
+    assert [v.name for v in frame.vehicles] == ['ego'] and frame.game_time == 2.5
+    assert frame.vehicles[0].position == (100.0, -200.0, 30.0)
+    assert frame.problems[0].field == 'frame.vehicles[1].state.odometry.pose.position.x'

@@ -1,0 +1,475 @@
+"""monodrive_client end to end: the emulator (or a scripted server) over real TCP on
+127.0.0.1, real DDS out; services answered within their timeout whatever the server does."""
+import json
+import math
+import socket
+import threading
+import time
+
+import numpy as np
+import pytest
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import CameraInfo, Image, Imu, NavSatFix, PointCloud2
+from tf2_msgs.msg import TFMessage
+from visualization_msgs.msg import MarkerArray
+
+from conftest import free_tcp_port, wait_until
+from ros_sim_bridge.monodrive import emulator
+from ros_sim_bridge.monodrive.codec import control, messages
+from ros_sim_bridge.monodrive.ros.node import MonoDriveClientNode, service_name
+from ros_sim_bridge.msg import MonoDriveEgoControl, MonoDriveRaw, MonoDriveState
+from ros_sim_bridge.ros.pointcloud import from_pointcloud2
+from ros_sim_bridge.srv import MonoDriveCommand, MonoDriveRawCommand, MonoDriveStep
+from ros_sim_bridge.tools.session import call_service
+
+NODE = '/monodrive_client'
+BODIES = {
+    'EgoControl_ID': {'forward_amount': 0.5, 'right_amount': 0.1, 'brake_amount': 0.0,
+                      'drive_mode': 1},
+    'SimulatorConfig_ID': {'simulation_mode': 1, 'map': 'Straightaway5k'},
+    'WeatherConfig': {'set_profile': 'sunny', 'profiles': [{'id': 'sunny'}]},
+    'REPLAY_StepSimulationCommand_ID': {'amount': 2},
+    'ClosedLoopStepCommand_ID': {'time_step': 0.01},
+    'SampleSensorListCommand_ID': {'ports': [8000]},
+    'GetMap': {'format': 'geojson', 'coordinates': 'world'},
+    'REPLAY_StateStepSimulationCommand_ID': {'frame': {'vehicles': [], 'objects': []}},
+    'REPLAY_ConfigureTrajectoryCommand_ID': [],
+    'AttachSensorCommand_ID': {'type': 'Waypoint', 'listen_port': 8083},
+    'REPLAY_ConfigureSensorsCommand_ID': {'type': 'Waypoint', 'listen_port': 8083},
+    'REPLAY_ReConfigureSensorCommand_ID': {'type': 'Waypoint', 'listen_port': 8083},
+    'DetachSensorCommand_ID': {'listen_port': 8083},
+}
+
+
+def sensors_file(tmp_path, kinds=('State', 'Lidar', 'Camera', 'IMU', 'GPS'), extra=()):
+    ports = {k: free_tcp_port() for k in kinds}
+    sensors = []
+    for kind, port in ports.items():
+        s = {'type': kind, 'listen_port': port, 'description': kind.lower(),
+             'location': {'x': 100.0, 'y': 50.0, 'z': 200.0},
+             'rotation': {'pitch': 0.0, 'yaw': 90.0, 'roll': 0.0}}
+        if kind == 'Camera':
+            s.update(stream_dimensions={'x': 64, 'y': 48}, channels='bgra', fov=90.0)
+        if kind == 'Lidar':
+            s.update(n_lasers=16, horizontal_resolution=0.4)
+        sensors.append(s)
+    sensors += list(extra)
+    path = tmp_path / 'sensors.json'
+    path.write_text(json.dumps(sensors))
+    return path, ports
+
+
+def params(port, **kw):
+    return {'port': port, 'request_timeout': 2.0, 'min_backoff': 0.1, 'max_backoff': 0.5,
+            'diagnostics_period': 0.3, **kw}
+
+
+def command(ros, msg_type, body, timeout=10.0):
+    req = MonoDriveCommand.Request(json=json.dumps(body))
+    return call_service(ros.probe, MonoDriveCommand, f'{NODE}/{service_name(msg_type)}', req,
+                        timeout)
+
+
+@pytest.fixture
+def sim():
+    s = emulator.MonoDriveSim('127.0.0.1', 0, rate=20.0).start()
+    yield s
+    s.stop()
+
+
+def test_sensor_streams_into_ros(ros, sim, tmp_path):
+    path, ports = sensors_file(tmp_path)
+    state = ros.collect(MonoDriveState, 'monodrive/state', matched=False)
+    cloud = ros.collect(PointCloud2, 'monodrive/lidar/points', matched=False)
+    img = ros.collect(Image, 'monodrive/camera/image', matched=False)
+    info = ros.collect(CameraInfo, 'monodrive/camera/camera_info', matched=False)
+    imu = ros.collect(Imu, 'monodrive/imu/imu', matched=False)
+    fix = ros.collect(NavSatFix, 'monodrive/gps/fix', matched=False)
+    odom = ros.collect(Odometry, 'monodrive/vehicles/ego/odom', matched=False)
+    boxes = ros.collect(MarkerArray, 'monodrive/state/markers', matched=False)
+    tf = ros.collect(TFMessage, '/tf', 100, matched=False)
+    ros.start(MonoDriveClientNode, params(sim.port, sensors_config=str(path)))
+
+    s = state.wait_for(1, 20.0)[0]
+    assert [v.name for v in s.vehicles] == ['ego', 'vehicle_1']
+    truth = sim.scene.vehicle(0, t=s.game_time)           # ENU, metres
+    p = s.vehicles[0].pose.position
+    assert (p.x, p.y) == pytest.approx((truth['x'], truth['y']), abs=1e-3)
+    q = s.vehicles[0].pose.orientation
+    assert 2 * math.atan2(q.z, q.w) == pytest.approx(
+        math.atan2(math.sin(truth['yaw']), math.cos(truth['yaw'])), abs=1e-4)
+    assert s.vehicles[0].twist.angular.z == pytest.approx(truth['yaw_rate'], abs=1e-6)
+    o = odom.wait_for(1, 10.0)[0]
+    assert o.child_frame_id == 'ego/base_link'
+    assert o.twist.twist.linear.x == pytest.approx(sim.scene.speed, abs=1e-3)   # forward
+    assert abs(o.twist.twist.linear.y) < 1e-3
+    assert boxes.wait_for(1, 10.0)[0].markers[0].scale.x == pytest.approx(4.6)
+    assert tf.wait_for(1, 10.0, where=lambda m: any(t.child_frame_id == 'ego/base_link'
+                                                     for t in m.transforms))
+
+    c = cloud.wait_for(1, 20.0)[0]
+    pts = from_pointcloud2(c)
+    assert c.header.frame_id == 'monodrive/lidar' and len(pts) > 1000
+    assert set(np.unique(pts['ring'])) == set(range(16))
+    r = np.sqrt(pts['x'] ** 2 + pts['y'] ** 2 + pts['z'] ** 2)
+    assert r.max() < 31.0
+
+    im = img.wait_for(1, 10.0)[0]
+    assert (im.width, im.height, im.encoding, im.step) == (64, 48, 'bgra8', 256)
+    ci = info.wait_for(1, 10.0)[0]
+    assert ci.k[0] == pytest.approx(32.0) and ci.header.frame_id == 'monodrive/camera_optical'
+    i = imu.wait_for(1, 10.0)[0]
+    assert i.linear_acceleration.z == pytest.approx(9.81, abs=1e-5)
+    assert i.angular_velocity.z == pytest.approx(sim.scene.speed / sim.scene.radius, abs=1e-6)
+    assert i.linear_acceleration.y == pytest.approx(sim.scene.speed ** 2 / sim.scene.radius,
+                                                    abs=1e-4)    # centripetal: to the left
+    f = fix.wait_for(1, 10.0)[0]
+    assert f.latitude == pytest.approx(emulator.GPS_ORIGIN[0], abs=0.01)
+
+
+def test_every_command_service_answers(ros, sim):
+    ros.start(MonoDriveClientNode, params(sim.port))
+    for msg_type in messages.MESSAGE_TYPES:
+        res = command(ros, msg_type, BODIES.get(msg_type, {}))
+        assert res is not None and res.success, (msg_type, res)
+        reply = json.loads(res.reply_json)
+        assert reply['type'] == msg_type and isinstance(reply['reference'], int)
+    res = command(ros, 'GetVersion', {})
+    assert res.message == emulator.VERSION
+    raw = call_service(ros.probe, MonoDriveRawCommand, f'{NODE}/raw_command',
+                       MonoDriveRawCommand.Request(type='BrandNewThing_ID', json='{"a": 1}'))
+    assert raw is not None and not raw.success and 'unknown message type' in raw.message
+    step = call_service(ros.probe, MonoDriveStep, f'{NODE}/replay_step',
+                        MonoDriveStep.Request(amount=3))
+    assert step.success and step.message == 'complete'
+    assert sim.received[-1].message == {'amount': 3}
+
+
+def test_invalid_bodies_refused_with_the_field_named(ros, sim):
+    ros.start(MonoDriveClientNode, params(sim.port))
+    res = command(ros, 'EgoControl_ID', {'forward_amount': None, 'right_amount': 0,
+                                         'brake_amount': 0, 'drive_mode': 1})
+    assert not res.success and 'forward_amount' in res.message
+    req = MonoDriveCommand.Request(json='{"amount": ')
+    res = call_service(ros.probe, MonoDriveCommand,
+                       f'{NODE}/{service_name("REPLAY_StepSimulationCommand_ID")}', req)
+    assert not res.success and 'invalid JSON' in res.message
+
+
+def test_ego_control_topic(ros, sim):
+    node = ros.start(MonoDriveClientNode, params(sim.port))
+    assert wait_until(lambda: node.control.connected, 10.0)
+    pub = ros.probe.create_publisher(MonoDriveEgoControl, 'monodrive/ego_control', 10)
+    assert wait_until(lambda: pub.get_subscription_count() > 0, 10.0)
+    pub.publish(MonoDriveEgoControl(forward_amount=0.7, right_amount=-0.2, brake_amount=0.0,
+                                    drive_mode=1))
+    assert wait_until(lambda: sim.scene.throttle == pytest.approx(0.7), 10.0)
+    assert sim.scene.steer == pytest.approx(-0.2)
+    pub.publish(MonoDriveEgoControl(forward_amount=1.5, right_amount=0.0, brake_amount=0.0,
+                                    drive_mode=1))                          # refused
+    time.sleep(0.5)
+    assert sim.scene.throttle == pytest.approx(0.7)
+    assert wait_until(lambda: node.control_stats.errors.get('bad_value', 0) >= 1, 5.0)
+    ros.probe.destroy_publisher(pub)
+
+
+def test_configuration_resent_after_simulator_restart(ros, tmp_path):
+    port = free_tcp_port()
+    path, _ = sensors_file(tmp_path, ('State', 'IMU'))
+    sim_file = tmp_path / 'sim.json'
+    sim_file.write_text(json.dumps({'simulation_mode': 0, 'map': 'Straightaway5k',
+                                    'server_port': port}))
+    weather = tmp_path / 'weather.json'
+    weather.write_text(json.dumps({'set_profile': 'a', 'profiles': [{'id': 'a'}]}))
+    state = ros.collect(MonoDriveState, 'monodrive/state', matched=False)
+    first = emulator.MonoDriveSim('127.0.0.1', port, rate=20.0).start()
+    node = ros.start(MonoDriveClientNode, params(port, sensors_config=str(path),
+                                                 simulator_config=str(sim_file),
+                                                 weather_config=str(weather)))
+    try:
+        assert wait_until(lambda: len(first.received) >= 4, 10.0)
+        assert [m.type for m in first.received[:4]] == [
+            'SimulatorConfig_ID', 'WeatherConfig', 'REPLAY_ConfigureSensorsCommand_ID',
+            'REPLAY_ConfigureSensorsCommand_ID']
+        state.wait_for(1, 15.0)
+    finally:
+        first.stop()
+    assert wait_until(lambda: not node.control.connected, 5.0)
+    second = emulator.MonoDriveSim('127.0.0.1', port, rate=20.0).start()
+    try:
+        assert wait_until(lambda: len(second.received) >= 4, 10.0)
+        assert [m.type for m in second.received[:4]] == [
+            'SimulatorConfig_ID', 'WeatherConfig', 'REPLAY_ConfigureSensorsCommand_ID',
+            'REPLAY_ConfigureSensorsCommand_ID']
+        state.clear()
+        state.wait_for(1, 15.0)                      # the sensors heal too
+        assert command(ros, 'GetVersion', {}).success
+    finally:
+        second.stop()
+
+
+def test_step_trajectory_sends_frames_in_turn(ros, sim, tmp_path):
+    frames = [{'frame': {'vehicles': [{'state': {'name': 'ego', 'odometry': {'pose': {
+        'position': {'x': 100.0 * i, 'y': 0, 'z': 0},
+        'orientation': {'x': 0, 'y': 0, 'z': 0, 'w': 1}}}}}], 'objects': []},
+        'game_time': 0.1 * i} for i in range(3)]
+    path = tmp_path / 'trajectory.json'
+    path.write_text(json.dumps(frames))
+    ros.start(MonoDriveClientNode, params(sim.port, trajectory_config=str(path)))
+    for i in range(3):
+        res = call_service(ros.probe, MonoDriveStep, f'{NODE}/step_trajectory',
+                           MonoDriveStep.Request(amount=1))
+        assert res.success, res.message
+        last = sim.received[-1]
+        assert last.type == 'REPLAY_StateStepSimulationCommand_ID'
+        assert last.message['game_time'] == pytest.approx(0.1 * i)
+    res = call_service(ros.probe, MonoDriveStep, f'{NODE}/step_trajectory',
+                       MonoDriveStep.Request(amount=1))
+    assert not res.success and 'end of the trajectory' in res.message
+    assert sim.received[0].type == 'REPLAY_ConfigureTrajectoryCommand_ID'
+
+
+# --- servers that misbehave ----------------------------------------------------------------
+class ScriptedServer:
+    """A TCP server on 127.0.0.1 whose connections run ``handler(conn)``."""
+
+    def __init__(self, handler, port=0):
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(('127.0.0.1', port))
+        self.sock.listen(4)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.handler = handler
+        self.stop_flag = threading.Event()
+        self.connections = 0
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while not self.stop_flag.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn):
+        try:
+            self.handler(conn, self.stop_flag)
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+    def stop(self):
+        self.stop_flag.set()
+        self.sock.close()
+        self.thread.join(2.0)
+
+
+def read_request(conn):
+    framer = control.ControlFramer()
+    conn.settimeout(5.0)
+    while True:
+        data = conn.recv(65536)
+        if not data:
+            raise OSError('closed')
+        for ev in framer.feed(data):
+            return control.decode_frame(ev)
+
+
+def timed_command(ros, msg_type='GetVersion', body=None):
+    start = time.monotonic()
+    res = command(ros, msg_type, body or {})
+    return res, time.monotonic() - start
+
+
+def test_server_that_never_answers(ros):
+    def silent(conn, stop):
+        while not stop.is_set() and conn.recv(65536):
+            pass
+    server = ScriptedServer(silent)
+    try:
+        ros.start(MonoDriveClientNode, params(server.port, request_timeout=1.0))
+        assert wait_until(lambda: server.connections, 5.0)
+        res, took = timed_command(ros)
+        assert res is not None and not res.success and 'no reply within 1 s' in res.message
+        assert took < 3.0
+        res, took = timed_command(ros)                    # and again: nothing stuck
+        assert not res.success and took < 3.0
+    finally:
+        server.stop()
+
+
+def test_server_closing_mid_frame_then_recovering(ros):
+    def mid_frame(conn, stop):
+        read_request(conn)
+        conn.sendall(bytes.fromhex('6d6f6e6f 00000100') + b'{"type": "GetVer')  # then close
+
+    server = ScriptedServer(mid_frame)
+    port = server.port
+    node = ros.start(MonoDriveClientNode, params(port, request_timeout=2.0))
+    try:
+        assert wait_until(lambda: server.connections, 5.0)
+        res, took = timed_command(ros)
+        assert not res.success and took < 4.0
+    finally:
+        server.stop()
+    with emulator.MonoDriveSim('127.0.0.1', port) as sim:
+        assert wait_until(lambda: node.control.connected and sim.clients, 15.0)
+        res = command(ros, 'GetVersion', {})
+        assert res.success and res.message == emulator.VERSION
+        assert sim.received
+
+
+def test_garbage_replies_and_unknown_references(ros):
+    """Wrong magic, over-cap length, invalid UTF-8, invalid JSON, a reply with an unknown
+    reference and type, then a single-quoted reply with nulls: the last one answers."""
+    def messy(conn, stop):
+        while not stop.is_set():
+            req = read_request(conn)
+            conn.sendall(
+                b'\xde\xad\xbe\xef' * 3
+                + bytes.fromhex('6f6e6f6d 7fffffff')
+                + control.encode_frame(b'{"type": "\xff\xfe"}', control.LEGACY_REPLY_MAGIC)
+                + control.encode_frame(b'{"type": "GetVersion", ', control.CLIENT_MAGIC)
+                + control.encode_frame({'type': 'Status_ID', 'reference': 99999,
+                                        'message': 'unrelated'})
+                + control.encode_frame("{'type': '%s', 'reference': %d, 'success': null, "
+                                       "'message': {'x': null}}" % (req.type, req.reference),
+                                       control.LEGACY_REPLY_MAGIC))
+    server = ScriptedServer(messy)
+    try:
+        raw = ros.collect(MonoDriveRaw, f'{NODE}/raw', matched=False)
+        node = ros.start(MonoDriveClientNode, params(server.port, max_message_bytes=1 << 20))
+        res = command(ros, 'GetVersion', {})
+        assert res is not None and res.success and json.loads(res.message) == {'x': None}
+        r = raw.wait_for(1, 10.0, where=lambda m: m.type == 'Status_ID')[0]
+        assert r.source == 'control' and json.loads(r.json)['reference'] == 99999
+        errors = node.control_stats.errors
+        assert errors['bad_magic'] >= 1 and errors['oversized'] >= 1
+        assert errors['bad_json'] >= 2
+    finally:
+        server.stop()
+
+
+def test_sensor_port_that_refuses_and_unknown_sensor(ros, sim, tmp_path):
+    refused = free_tcp_port()           # nobody listens there
+    odd = free_tcp_port()
+    path, ports = sensors_file(tmp_path, ('IMU',), extra=[
+        {'type': 'Ultrasonic', 'listen_port': refused, 'description': 'nobody'}])
+    imu = ros.collect(Imu, 'monodrive/imu/imu', matched=False)
+    node = ros.start(MonoDriveClientNode, params(sim.port, sensors_config=str(path)))
+    imu.wait_for(1, 15.0)
+    assert command(ros, 'GetVersion', {}).success
+    link = [s for s in node.sensors if s.port == refused][0]
+    assert wait_until(lambda: link.client.failures >= 2, 10.0)
+    # a sensor type the node does not convert: published raw with its header decoded
+    raw = ros.collect(MonoDriveRaw, f'{NODE}/raw', matched=False)
+    server = ScriptedServer(lambda conn, stop: conn.sendall(
+        bytes.fromhex('00000015 00000001 40000000 00000005') + b'\x01\x02\x03\x04\x05'), odd)
+    try:
+        from ros_sim_bridge.monodrive.ros.node import SensorLink
+        extra = SensorLink(node, {'type': 'LidarArray', 'listen_port': odd})
+        node.sensors.append(extra)
+        extra.client.start()
+        r = raw.wait_for(1, 10.0, where=lambda m: m.source == 'LidarArray')[0]
+        assert (r.port, r.game_time, r.sample_count, bytes(r.data)) == \
+            (odd, 2.0, 5, b'\x01\x02\x03\x04\x05')
+    finally:
+        server.stop()
+
+
+def test_other_sensors_into_ros(ros, sim, tmp_path):
+    """RPM, radar, collision, depth and semantic cameras from the emulator; waypoint and
+    ultrasonic (not emulated) from a scripted stream; game-time stamps."""
+    from ros_sim_bridge.msg import (MonoDriveCollision, MonoDriveRadarTargets, MonoDriveRpm,
+                                    MonoDriveUltrasonic, MonoDriveWaypoint)
+    wp_port, us_port = free_tcp_port(), free_tcp_port()
+    dims = {'stream_dimensions': {'x': 8, 'y': 6}}
+    path, ports = sensors_file(tmp_path, ('RPM', 'Radar', 'Collision'), extra=[
+        {'type': 'DepthCamera', 'listen_port': free_tcp_port(), 'description': 'depth', **dims},
+        {'type': 'SemanticCamera', 'listen_port': free_tcp_port(), 'description': 'sem', **dims},
+        {'type': 'Waypoint', 'listen_port': wp_port, 'description': 'wp'},
+        {'type': 'Ultrasonic', 'listen_port': us_port, 'description': 'us'}])
+    wp_body = b'{"lanes": [{"id": 1}]}'
+    us_body = b"{'targets': [{'range': 150.0}, {'range': null}]}"     # single-quoted, null
+
+    def stream(body):
+        def handler(conn, stop):
+            conn.sendall(struct_header(len(body), 3.5, 9) + body)
+            stop.wait(1.0)
+        return handler
+    wp_server = ScriptedServer(stream(wp_body), wp_port)
+    us_server = ScriptedServer(stream(us_body), us_port)
+    topics = {'rpm': (MonoDriveRpm, 'monodrive/rpm/rpm'),
+              'radar': (MonoDriveRadarTargets, 'monodrive/radar/targets'),
+              'collision': (MonoDriveCollision, 'monodrive/collision/collision'),
+              'depth': (Image, 'monodrive/depth/depth'),
+              'semantic': (Image, 'monodrive/sem/semantic'),
+              'wp': (MonoDriveWaypoint, 'monodrive/wp/waypoint'),
+              'us': (MonoDriveUltrasonic, 'monodrive/us/ultrasonic')}
+    got = {k: ros.collect(t, n, matched=False) for k, (t, n) in topics.items()}
+    try:
+        ros.start(MonoDriveClientNode, params(sim.port, sensors_config=str(path),
+                                              stamp_source='sim'))
+        r = got['rpm'].wait_for(1, 15.0)[0]
+        assert r.speed == pytest.approx(sim.scene.speed / 0.35 * 60 / (2 * math.pi), rel=1e-5)
+        t = got['radar'].wait_for(1, 10.0)[0].targets[0]
+        assert t.range == pytest.approx(40 * math.sqrt(2), abs=0.01)   # quarter turn ahead
+        assert t.aoa == pytest.approx(math.radians(10.0)) and t.target_ids == ['vehicle_1']
+        c = got['collision'].wait_for(1, 10.0)[0]
+        assert c.distance == pytest.approx(25.0) and not c.collision
+        d = got['depth'].wait_for(1, 10.0)[0]
+        assert d.encoding == '32FC1' and d.step == 32
+        depth = np.frombuffer(bytes(d.data), np.float32)
+        assert 18.9 < depth[0] < 21.1                                    # 2000 cm ± 100
+        s = got['semantic'].wait_for(1, 10.0)[0]
+        assert s.encoding == 'mono8' and bytes(s.data)[-1] == 7
+        w = got['wp'].wait_for(1, 10.0)[0]
+        assert w.json == wp_body.decode() and (w.header.stamp.sec, w.header.stamp.nanosec) == \
+            (3, 500_000_000)
+        u = got['us'].wait_for(1, 10.0)[0]
+        assert u.ranges[0] == pytest.approx(1.5) and math.isnan(u.ranges[1])
+    finally:
+        wp_server.stop()
+        us_server.stop()
+
+
+def struct_header(n, game_time, count):
+    import struct
+    return struct.pack('>IIfI', 16 + n, 1, game_time, count)
+
+
+def test_recorded_collision_report_converts():
+    """Every sample of a recorded monoDrive collision report (../shared) converts."""
+    from conftest import shared_path
+    from ros_sim_bridge.monodrive.ros import conversions as convert
+    from builtin_interfaces.msg import Time
+    path = shared_path('samples', 'monodrive', 'monodrive-python-client',
+                       'uut__fixtures__sample_reports__sample_AEB_10_0_CCRS_Collision.json')
+    samples = json.loads(path.read_text())
+    msgs = [convert.collision(s, json.dumps(s), Time(), 'c') for s in samples]
+    assert len(msgs) == 425 and sum(m.collision for m in msgs) >= 1
+    hit = next(m for m in msgs if m.collision)
+    assert hit.name == 'HybridBP2_7' and hit.target_names == ['HybridBP_2']
+    assert all(len(m.target_distances) == len(m.target_names) for m in msgs)
+
+
+def test_executable_exits_zero_on_sigterm(ros):
+    import signal
+    from ros_sim_bridge.tools.launcher import NodeProcess
+    port = free_tcp_port()
+    proc = NodeProcess('monodrive_client', parameters={'port': port})
+    with proc:
+        assert wait_until(lambda: _has_node(ros), 20.0)
+        proc.proc.send_signal(signal.SIGTERM)
+        assert proc.proc.wait(10.0) == 0
+
+
+def _has_node(ros):
+    return 'monodrive_client' in ros.probe.get_node_names()
