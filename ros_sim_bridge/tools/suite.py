@@ -151,6 +151,16 @@ def _ibeo_ports(params: dict, pick) -> dict:
     return {'port': pick('tcp', 1, 1)}
 
 
+# -- monoDrive -------------------------------------------------------------------------------
+def _monodrive_emulator(params: dict, args: dict) -> list[str]:
+    # the emulator streams each sensor the client configures, on that sensor's listen_port
+    return ['--host', '127.0.0.1', '--port', str(params.get('port', 8999)), '--duration', '0']
+
+
+def _monodrive_ports(params: dict, pick) -> dict:
+    return {'port': pick('tcp', 1, 1)}
+
+
 SOURCES: dict[str, Source] = {s.name: s for s in (
     Source('rflysim', 'RflySim ground truth', 'rflysim_truth', 'rflysim_truth', 'rflysim_sim',
            _rflysim_emulator,
@@ -173,6 +183,12 @@ SOURCES: dict[str, Source] = {s.name: s for s in (
             Argument('sim_layers', 'layers of the emulator with sim:=true: 4 or 8', 'str',
                      None, '4')),
            free_ports=_ibeo_ports),
+    Source('monodrive', 'monoDrive simulator', 'monodrive_client', 'monodrive_client',
+           'monodrive_sim', _monodrive_emulator,
+           (Argument('host', 'simulator address (default: the params file)', 'str', 'host'),
+            Argument('port', 'simulator control port (default: the params file)', 'int',
+                     'port')),
+           free_ports=_monodrive_ports),
 )}
 
 #: arguments of every launch file (per-node and all.launch.py)

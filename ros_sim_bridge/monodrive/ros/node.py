@@ -100,6 +100,11 @@ def service_name(msg_type: str) -> str:
     return re.sub(r'_+', '_', name)
 
 
+
+def _under(prefix: str, name: str) -> str:
+    """``prefix/name``, or ``name`` alone (relative to the node's namespace) for no prefix."""
+    return f'{prefix.strip("/")}/{name}' if prefix.strip('/') else name
+
 class SensorLink:
     """One sensor stream: its TCP client, framer, header detector and publishers."""
 
@@ -112,8 +117,8 @@ class SensorLink:
         desc = str(config.get('description') or config.get('id') or '')
         base = re.sub(r'[^A-Za-z0-9_]', '_', desc) if desc and not desc.isdigit() else ''
         self.name = base or f'{self.kind.lower()}_{self.port}'
-        self.frame = f'{p.topic_prefix}/{self.name}'
-        ns = f'{p.topic_prefix}/{self.name}'
+        self.frame = _under(p.topic_prefix, self.name)
+        ns = _under(p.topic_prefix, self.name)
         dims = config.get('stream_dimensions') or {}
         self.width, self.height = int(dims.get('x', 0) or 0), int(dims.get('y', 0) or 0)
         self.channels = str(config.get('channels', 'bgra')).lower()
@@ -310,9 +315,10 @@ class MonoDriveClientNode(Node):
         self.control_stats = self.diagnostics.stream(f'control (tcp {p.port})',
                                                      'monodrive control', expected=False)
         self.raw_pub = self.create_publisher(MonoDriveRaw, '~/raw', DATA)
-        self.state_pub = self.create_publisher(MonoDriveState, f'{p.topic_prefix}/state', DATA)
-        self.state_markers = self.create_publisher(MarkerArray, f'{p.topic_prefix}/state/markers',
-                                                   DATA)
+        self.state_pub = self.create_publisher(MonoDriveState, _under(p.topic_prefix, 'state'),
+                                                DATA)
+        self.state_markers = self.create_publisher(
+            MarkerArray, _under(p.topic_prefix, 'state/markers'), DATA)
         self.tf_pub = self.create_publisher(TFMessage, '/tf', TF)
         self.tf_static = self.create_publisher(TFMessage, '/tf_static', LATCHED)
         self.odom_pubs: dict[str, Any] = {}
@@ -362,7 +368,7 @@ class MonoDriveClientNode(Node):
                                                   self._replay_step, callback_group=group))
         self._services.append(self.create_service(MonoDriveStep, '~/step_trajectory',
                                                   self._step_trajectory, callback_group=group))
-        self.create_subscription(MonoDriveEgoControl, f'{p.topic_prefix}/ego_control',
+        self.create_subscription(MonoDriveEgoControl, _under(p.topic_prefix, 'ego_control'),
                                  self._on_ego_control, DATA,
                                  callback_group=MutuallyExclusiveCallbackGroup())
         self.create_timer(0.1, self._tick, callback_group=MutuallyExclusiveCallbackGroup())
@@ -591,8 +597,8 @@ class MonoDriveClientNode(Node):
                 safe = re.sub(r'[^A-Za-z0-9_]', '_', name) or 'unnamed'
                 if safe[0].isdigit():
                     safe = 'v' + safe
-                pub = self.create_publisher(Odometry, f'{self.p.topic_prefix}/vehicles/{safe}/odom',
-                                            DATA)
+                pub = self.create_publisher(
+                    Odometry, _under(self.p.topic_prefix, f'vehicles/{safe}/odom'), DATA)
                 self.odom_pubs[name] = pub
             return pub
 

@@ -235,8 +235,8 @@ class MoraiBridgeNode(Node):
             except OSError as exc:
                 hint = ' (ports below 1024 need privileges)' if port < 1024 else ''
                 # OSError: the node runner turns it into one log line and exit 1 (issue #14)
-                raise OSError(exc.errno, f'cannot bind UDP {p.bind_address}:{port} for {name} '
-                              f'(listen_port.{name}){hint}: {exc.strerror}') from None
+                raise OSError(exc.errno, f'listen_port.{name} = {port}{hint}: '
+                              f'{exc.strerror}') from None
             stats = self.diagnostics.stream(f'{name} (udp {port})', f'morai {TYPES[name].title}',
                                             stale_after=p.stale_after)
             stream = Inbound(name, port, stats, publishers[name](), Latency(p.latency_window),
