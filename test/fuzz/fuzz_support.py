@@ -1,0 +1,157 @@
+"""Shared pieces of the fuzz suite: byte strategies (random, mutated seeds, boundary values) and
+the properties every decoder / framer / conversion entry point is held to.
+
+Mutations of a valid seed: bit flips, truncation, extension, overwritten windows, and edits of
+2/4/8-byte fields (either byte order) to boundary integers and NaN/±Inf/huge floats, so length
+fields, counts, checksums and float payloads all get their extreme values.
+"""
+from __future__ import annotations
+
+import math
+import struct
+import time
+import tracemalloc
+from typing import Callable, Sequence
+
+import numpy as np
+from hypothesis import strategies as st
+
+from ros_sim_bridge.core.binary import CodecError
+
+KINDS = {'truncated', 'oversized', 'unknown_layout', 'bad_magic', 'bad_checksum', 'bad_value',
+         'wrong_source'}
+
+#: Wall time one decode / conversion may take before it counts as a hang (generous: the machine
+#: is shared; real decodes take microseconds to a few ms).
+DECODE_SECONDS = 2.0
+#: Memory a decoder may allocate: a fixed allowance plus a multiple of the input size (the
+#: numpy gathers of the object list use 8-byte indices per input byte, plus intermediates).
+ALLOC_FIXED = 2 << 20
+ALLOC_PER_BYTE = 64
+
+BOUNDARY_INTS = (0, 1, 2, 0x7F, 0x80, 0xFF, 0x7FFF, 0x8000, 0xFFFE, 0xFFFF, 0x7FFFFFFF,
+                 0x80000000, 0xFFFFFFFF, 0x7FFFFFFFFFFFFFFF, 0xFFFFFFFFFFFFFFFF)
+BOUNDARY_FLOATS = (math.nan, math.inf, -math.inf, 0.0, -0.0, 1e308, -1e308, 3.4e38, -3.4e38,
+                   9.3e18, -9.3e18, 1e-45, 5e-324)
+
+_FIELD_FORMATS = ('<H', '>H', '<h', '<I', '>I', '<i', '<Q', '>Q', '<f', '>f', '<d', '>d')
+
+
+def _pack_boundary(fmt: str, value) -> bytes:
+    if fmt[-1] in 'fd':
+        with np.errstate(over='ignore'):     # 1e308 as float32 is +Inf: also a boundary
+            return np.array(value, fmt.replace('f', 'f4').replace('d', 'f8')).tobytes()
+    size = struct.calcsize(fmt)
+    return (int(value) & ((1 << (8 * size)) - 1)).to_bytes(size, 'little' if fmt[0] == '<'
+                                                             else 'big')
+
+
+@st.composite
+def _mutation(draw, data: bytes) -> bytes:
+    """One mutation of ``data``."""
+    buf = bytearray(data)
+    op = draw(st.sampled_from(('flip', 'truncate', 'extend', 'overwrite', 'int_field',
+                               'float_field', 'delete', 'duplicate')))
+    n = len(buf)
+    if op == 'extend' or n == 0:
+        return bytes(buf) + draw(st.binary(min_size=1, max_size=64))
+    at = draw(st.integers(0, n - 1))
+    if op == 'flip':
+        buf[at] ^= 1 << draw(st.integers(0, 7))
+    elif op == 'truncate':
+        del buf[at:]
+    elif op == 'overwrite':
+        chunk = draw(st.binary(min_size=1, max_size=16))
+        buf[at:at + len(chunk)] = chunk
+    elif op == 'delete':
+        del buf[at:at + draw(st.integers(1, 16))]
+    elif op == 'duplicate':
+        buf[at:at] = buf[at:at + draw(st.integers(1, 32))]
+    elif op == 'int_field':
+        fmt = draw(st.sampled_from([f for f in _FIELD_FORMATS if f[-1] not in 'fd']))
+        value = draw(st.sampled_from(BOUNDARY_INTS) | st.integers(-2**63, 2**64 - 1))
+        raw = _pack_boundary(fmt, value)
+        buf[at:at + len(raw)] = raw
+    else:
+        fmt = draw(st.sampled_from([f for f in _FIELD_FORMATS if f[-1] in 'fd']))
+        raw = _pack_boundary(fmt, draw(st.sampled_from(BOUNDARY_FLOATS)))
+        buf[at:at + len(raw)] = raw
+    return bytes(buf)
+
+
+@st.composite
+def mutated(draw, seeds: Sequence[bytes], max_mutations: int = 4) -> bytes:
+    """A seed with 0..max_mutations mutations applied."""
+    data = draw(st.sampled_from(list(seeds)))
+    for _ in range(draw(st.integers(0, max_mutations))):
+        data = draw(_mutation(data))
+    return data
+
+
+def inputs(seeds: Sequence[bytes], max_random: int = 600) -> st.SearchStrategy[bytes]:
+    """Random bytes, or a (possibly mutated) seed."""
+    return st.one_of(st.binary(max_size=max_random), mutated(seeds))
+
+
+def check_decoder(decode: Callable, data: bytes, *, alloc_cap: int | None = None):
+    """Run ``decode(data)``: it returns, or raises CodecError with its fields set; it takes less
+    than DECODE_SECONDS and allocates less than the cap.  Returns the value (None on error)."""
+    cap = alloc_cap if alloc_cap is not None else ALLOC_FIXED + ALLOC_PER_BYTE * len(data)
+    started = not tracemalloc.is_tracing()
+    if started:
+        tracemalloc.start()
+    tracemalloc.reset_peak()
+    base = tracemalloc.get_traced_memory()[0]
+    t0 = time.perf_counter()
+    try:
+        value = decode(data)
+    except CodecError as err:
+        check_codec_error(err)
+        value = None
+    finally:
+        elapsed = time.perf_counter() - t0
+        peak = tracemalloc.get_traced_memory()[1] - base
+        if started:
+            tracemalloc.stop()
+    assert elapsed < DECODE_SECONDS, f'{elapsed:.2f} s for {len(data)} bytes'
+    assert peak <= cap, f'{peak} bytes allocated for {len(data)} input bytes (cap {cap})'
+    return value
+
+
+def check_codec_error(err: CodecError) -> None:
+    assert err.kind in KINDS, err.kind
+    assert isinstance(err.message, str) and err.message, err
+    assert err.offset is None or isinstance(err.offset, int) and err.offset >= 0, err.offset
+    assert str(err)
+
+
+def check_error_has_offset(err: CodecError) -> None:
+    """Byte-level errors (truncated, oversized, bad magic/checksum) say where."""
+    if err.kind in ('truncated', 'bad_checksum'):
+        assert err.offset is not None, f'{err.kind} without offset: {err}'
+
+
+def timed(fn: Callable, *args, seconds: float = DECODE_SECONDS, **kwargs):
+    t0 = time.perf_counter()
+    value = fn(*args, **kwargs)
+    elapsed = time.perf_counter() - t0
+    assert elapsed < seconds, f'{fn.__name__} took {elapsed:.2f} s'
+    return value
+
+
+def serialize(*msgs) -> None:
+    """Every message serialises (rclpy checks every field's type and range here)."""
+    from rclpy.serialization import serialize_message
+    for m in msgs:
+        assert len(serialize_message(m)) > 0
+
+
+# --- counting inputs per entry point (reported by conftest in the long profile) -------------
+
+COUNTS: dict[str, int] = {}
+STARTED = time.monotonic()
+
+
+def tried(entry: str) -> None:
+    """Count one input given to ``entry`` (a dotted function name)."""
+    COUNTS[entry] = COUNTS.get(entry, 0) + 1
