@@ -21,7 +21,7 @@ import fuzz_support
 
 _SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much,
             HealthCheck.function_scoped_fixture]
-settings.register_profile('ci', derandomize=True, max_examples=200, deadline=None,
+settings.register_profile('ci', derandomize=True, max_examples=100, deadline=None,
                           database=None, print_blob=True, suppress_health_check=_SLOW_OK)
 settings.register_profile('long', derandomize=False, max_examples=2000, deadline=None,
                           database=None, print_blob=True, suppress_health_check=_SLOW_OK)

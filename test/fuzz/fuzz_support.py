@@ -46,46 +46,58 @@ def _pack_boundary(fmt: str, value) -> bytes:
                                                              else 'big')
 
 
-@st.composite
-def _mutation(draw, data: bytes) -> bytes:
-    """One mutation of ``data``."""
+_INT_FORMATS = tuple(f for f in _FIELD_FORMATS if f[-1] not in 'fd')
+_FLOAT_FORMATS = tuple(f for f in _FIELD_FORMATS if f[-1] in 'fd')
+_POS = st.integers(0, 1 << 20)
+#: One mutation, as a tuple (operation, arguments…); strategies built once (cheap per example).
+_MUTATION = st.one_of(
+    st.tuples(st.just('flip'), _POS, st.integers(0, 7)),
+    st.tuples(st.just('truncate'), _POS),
+    st.tuples(st.just('extend'), st.binary(min_size=1, max_size=32)),
+    st.tuples(st.just('overwrite'), _POS, st.binary(min_size=1, max_size=8)),
+    st.tuples(st.just('delete'), _POS, st.integers(1, 16)),
+    st.tuples(st.just('duplicate'), _POS, st.integers(1, 32)),
+    st.tuples(st.just('int_field'), _POS, st.sampled_from(_INT_FORMATS),
+              st.sampled_from(BOUNDARY_INTS) | st.integers(-2**63, 2**64 - 1)),
+    st.tuples(st.just('float_field'), _POS, st.sampled_from(_FLOAT_FORMATS),
+              st.sampled_from(BOUNDARY_FLOATS)))
+
+
+def mutate(data: bytes, mutation) -> bytes:
+    """Apply one drawn mutation to ``data``."""
+    op, *args = mutation
     buf = bytearray(data)
-    op = draw(st.sampled_from(('flip', 'truncate', 'extend', 'overwrite', 'int_field',
-                               'float_field', 'delete', 'duplicate')))
     n = len(buf)
     if op == 'extend' or n == 0:
-        return bytes(buf) + draw(st.binary(min_size=1, max_size=64))
-    at = draw(st.integers(0, n - 1))
+        return bytes(buf) + (args[0] if op == 'extend' else b'\0')
+    at = args[0] % n
     if op == 'flip':
-        buf[at] ^= 1 << draw(st.integers(0, 7))
+        buf[at] ^= 1 << args[1]
     elif op == 'truncate':
         del buf[at:]
     elif op == 'overwrite':
-        chunk = draw(st.binary(min_size=1, max_size=16))
-        buf[at:at + len(chunk)] = chunk
+        buf[at:at + len(args[1])] = args[1]
     elif op == 'delete':
-        del buf[at:at + draw(st.integers(1, 16))]
+        del buf[at:at + args[1]]
     elif op == 'duplicate':
-        buf[at:at] = buf[at:at + draw(st.integers(1, 32))]
-    elif op == 'int_field':
-        fmt = draw(st.sampled_from([f for f in _FIELD_FORMATS if f[-1] not in 'fd']))
-        value = draw(st.sampled_from(BOUNDARY_INTS) | st.integers(-2**63, 2**64 - 1))
-        raw = _pack_boundary(fmt, value)
-        buf[at:at + len(raw)] = raw
-    else:
-        fmt = draw(st.sampled_from([f for f in _FIELD_FORMATS if f[-1] in 'fd']))
-        raw = _pack_boundary(fmt, draw(st.sampled_from(BOUNDARY_FLOATS)))
+        buf[at:at] = buf[at:at + args[1]]
+    else:   # int_field / float_field
+        raw = _pack_boundary(args[1], args[2])
         buf[at:at + len(raw)] = raw
     return bytes(buf)
 
 
-@st.composite
-def mutated(draw, seeds: Sequence[bytes], max_mutations: int = 4) -> bytes:
-    """A seed with 0..max_mutations mutations applied."""
-    data = draw(st.sampled_from(list(seeds)))
-    for _ in range(draw(st.integers(0, max_mutations))):
-        data = draw(_mutation(data))
+def _apply(pair) -> bytes:
+    data, mutations = pair
+    for m in mutations:
+        data = mutate(data, m)
     return data
+
+
+def mutated(seeds: Sequence[bytes], max_mutations: int = 4) -> st.SearchStrategy[bytes]:
+    """A seed with 0..max_mutations mutations applied."""
+    return st.tuples(st.sampled_from(list(seeds)),
+                     st.lists(_MUTATION, max_size=max_mutations)).map(_apply)
 
 
 def inputs(seeds: Sequence[bytes], max_random: int = 600) -> st.SearchStrategy[bytes]:
