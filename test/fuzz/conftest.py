@@ -12,7 +12,9 @@ Entry points count their inputs with :func:`fuzz_support.tried`.
 from __future__ import annotations
 
 import os
+import sys
 import time
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -29,6 +31,29 @@ PROFILE = os.environ.get('FUZZ_PROFILE', 'ci')
 settings.load_profile(PROFILE)
 
 _budget = {'per_test': 0.0}
+
+
+def _keep_root_conftest_importable(config) -> None:
+    """Tests elsewhere do ``from conftest import free_tcp_port, …``: pytest imports every
+    conftest.py as the module ``conftest`` (rootdir import mode), so after this one is loaded the
+    name must point at test/conftest.py again."""
+    mod = sys.modules.get('conftest')
+    if mod is None or Path(getattr(mod, '__file__', '')).resolve() != Path(__file__).resolve():
+        return
+    root = Path(__file__).resolve().parents[1] / 'conftest.py'
+    for plugin in config.pluginmanager.get_plugins():
+        path = getattr(plugin, '__file__', None)
+        if path and Path(path).resolve() == root:
+            sys.modules['conftest'] = plugin
+            return
+
+
+def pytest_configure(config):
+    _keep_root_conftest_importable(config)
+
+
+def pytest_collectstart(collector):
+    _keep_root_conftest_importable(collector.config)
 
 
 def _is_fuzz(item) -> bool:
