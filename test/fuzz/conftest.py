@@ -65,8 +65,10 @@ def pytest_collection_modifyitems(config, items):
     fuzz = [i for i in items if _is_fuzz(i)]
     for item in fuzz:      # NaN / Inf inputs make numpy warn; the properties are what counts
         item.add_marker(pytest.mark.filterwarnings('ignore::RuntimeWarning'))
-    if PROFILE == 'long' and fuzz:
-        _budget['per_test'] = float(os.environ.get('FUZZ_SECONDS', '60')) / len(fuzz)
+    timed = fuzz + [i for i in items if i.name.startswith('test_atheris')]
+    if PROFILE == 'long' and timed:
+        _budget['per_test'] = fuzz_support.BUDGET['per_test'] = \
+            float(os.environ.get('FUZZ_SECONDS', '60')) / len(timed)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -176,6 +176,8 @@ def serialize(*msgs) -> None:
 # --- counting inputs per entry point (reported by conftest in the long profile) -------------
 
 COUNTS: dict[str, int] = {}
+#: Long profile: seconds each fuzz test may run (set by conftest from FUZZ_SECONDS).
+BUDGET = {'per_test': 0.0}
 STARTED = time.monotonic()
 
 
