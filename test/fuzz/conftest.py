@@ -25,7 +25,7 @@ _SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter
             HealthCheck.function_scoped_fixture]
 settings.register_profile('ci', derandomize=True, max_examples=100, deadline=None,
                           database=None, print_blob=True, suppress_health_check=_SLOW_OK)
-settings.register_profile('long', derandomize=False, max_examples=2000, deadline=None,
+settings.register_profile('long', derandomize=False, max_examples=200, deadline=None,
                           database=None, print_blob=True, suppress_health_check=_SLOW_OK)
 PROFILE = os.environ.get('FUZZ_PROFILE', 'ci')
 settings.load_profile(PROFILE)

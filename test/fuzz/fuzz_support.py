@@ -24,6 +24,9 @@ KINDS = {'truncated', 'oversized', 'unknown_layout', 'bad_magic', 'bad_checksum'
 #: Wall time one decode / conversion may take before it counts as a hang (generous: the machine
 #: is shared; real decodes take microseconds to a few ms).
 DECODE_SECONDS = 2.0
+#: The same for a conversion of one decoded record into its ROS messages (they build Python
+#: message objects: slower than decoding, but a small fuzz input never needs seconds).
+CONVERT_SECONDS = 5.0
 #: Memory a decoder may allocate: a fixed allowance plus a multiple of the input size (the
 #: numpy gathers of the object list use 8-byte indices per input byte, plus intermediates).
 ALLOC_FIXED = 2 << 20
@@ -158,7 +161,7 @@ def check_error_has_offset(err: CodecError) -> None:
         assert err.offset is not None, f'{err.kind} without offset: {err}'
 
 
-def timed(fn: Callable, *args, seconds: float = DECODE_SECONDS, **kwargs):
+def timed(fn: Callable, *args, seconds: float = CONVERT_SECONDS, **kwargs):
     t0 = time.perf_counter()
     value = fn(*args, **kwargs)
     elapsed = time.perf_counter() - t0

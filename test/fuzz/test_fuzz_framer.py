@@ -46,8 +46,13 @@ _GARBAGE = st.one_of(
     st.binary(max_size=80).map(lambda b: b.replace(MAGIC, b'')),
     st.just(MAGIC), st.just(MAGIC[:3]), st.just(MAGIC + MAGIC[:2]),
     st.builds(_implausible, st.sampled_from(MESSAGES), st.integers(0, 3), st.integers(0, 1000)),
+    # cut short after its (complete, implausible) header; a header itself cut short before
+    # a valid message is defect 5's case (test_framer_truncated_message_loses_nothing_after_it)
     st.builds(lambda m, k: m[:k], st.builds(_implausible, st.sampled_from(MESSAGES),
                                             st.integers(0, 3), st.integers(0, 1000)),
+              st.integers(ibeo.HEADER_SIZE, 60)),
+    st.builds(lambda m, k: m[:k], st.builds(_implausible, st.sampled_from(MESSAGES),
+                                            st.just(0), st.integers(0, 1000)),
               st.integers(0, 60)))
 
 
@@ -112,12 +117,14 @@ def test_framer_never_raises(stream, cuts):
 
 @pytest.mark.xfail(strict=True, reason='#10 defect 5 (a truncated body swallows the messages '
                    'after it), fixed on branch wt-ibeo')
-@given(st.sampled_from(MESSAGES), st.integers(ibeo.HEADER_SIZE + 1, 60),
+@given(st.sampled_from(MESSAGES), st.integers(5, 60),
        st.lists(st.sampled_from(MESSAGES), min_size=1, max_size=3))
 @example(MESSAGES[0], 30, MESSAGES[:3])
+@example(_implausible(MESSAGES[0], 3, 0), 15, MESSAGES[:1])   # header cut inside its type
 def test_framer_truncated_message_loses_nothing_after_it(cut_msg, keep, valid):
-    """A message cut short (its header plausible, its body not all there) followed by valid
-    messages: the framer must find them (the body holds a plausible next header)."""
+    """A message cut short (its header plausible or cut itself, its body not all there)
+    followed by valid messages: the framer must find them (the cut message's header or body
+    holds the next message's magic word / a plausible next header)."""
     fz.tried('core.framer.MagicFramer(truncated)')
     keep = min(keep, len(cut_msg) - 1)
     stream = cut_msg[:keep] + b''.join(valid)
