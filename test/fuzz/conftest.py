@@ -3,9 +3,10 @@
 * ``ci`` (default, ``make test``): derandomised (the same examples every run), a few hundred
   examples per entry point, no shrinking database; the whole directory stays well under a minute.
 * ``long`` (``FUZZ_PROFILE=long``, ``make fuzz``): fresh random examples, each fuzz test called
-  round after round until its share of ``FUZZ_SECONDS`` (default 60, split evenly over the
-  collected fuzz tests) is used up; then a table of inputs tried per entry point is printed
-  (and written as markdown to ``FUZZ_TABLE`` when set).
+  round after round (each round sized from the measured cost of an example) until its share of
+  ``FUZZ_SECONDS`` (default 60, split evenly over the collected fuzz tests) is used up; then a
+  table of inputs tried per entry point is printed (and written as markdown to ``FUZZ_TABLE``
+  when set).
 
 Entry points count their inputs with :func:`fuzz_support.tried`.
 """
@@ -79,11 +80,21 @@ def pytest_pyfunc_call(pyfuncitem):
         return None
     fn = pyfuncitem.obj
     args = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+    base = fn._hypothesis_internal_use_settings
     end = time.monotonic() + _budget['per_test']
-    while True:
-        fn(**args)
-        if time.monotonic() >= end:
-            return True
+    n = 20                       # a short first round measures the cost of one example
+    try:
+        while True:
+            fn._hypothesis_internal_use_settings = settings(base, max_examples=n)
+            t0 = time.monotonic()
+            fn(**args)
+            per_example = (time.monotonic() - t0) / n
+            left = end - time.monotonic()
+            if left <= 0:
+                return True
+            n = int(min(5000, max(10, 0.9 * left / max(per_example, 1e-6))))
+    finally:
+        fn._hypothesis_internal_use_settings = base
 
 
 def pytest_terminal_summary(terminalreporter):
