@@ -116,6 +116,7 @@ def _run(decode: Callable, data: bytes):
         return decode(data), None
     except CodecError as err:
         check_codec_error(err)
+        check_error_has_offset(err)
         return None, err
 
 
@@ -157,7 +158,7 @@ def check_codec_error(err: CodecError) -> None:
 
 def check_error_has_offset(err: CodecError) -> None:
     """Byte-level errors (truncated, oversized, bad magic/checksum) say where."""
-    if err.kind in ('truncated', 'bad_checksum'):
+    if err.kind in ('truncated', 'oversized', 'bad_magic', 'bad_checksum'):
         assert err.offset is not None, f'{err.kind} without offset: {err}'
 
 
