@@ -12,7 +12,7 @@ export INSTALL_BASE
 BUILT     := $(INSTALL_BASE)/.built
 PYTEST_ARGS ?=
 
-.PHONY: all setup build test demo bench clean distclean
+.PHONY: all setup build test fuzz demo bench clean distclean
 all: build
 
 setup: $(VENV)/.ready
@@ -32,6 +32,13 @@ $(BUILT): $(VENV)/.ready $(SOURCES)
 
 test: $(BUILT)
 	@$(RUN) pytest $(PYTEST_ARGS)
+
+# The fuzz suite for FUZZ_SECONDS in all (split over its entry points), fresh random inputs;
+# prints the inputs tried per entry point (make test runs the short, seeded version).
+FUZZ_SECONDS ?= 60
+fuzz: $(BUILT)
+	@FUZZ_PROFILE=long FUZZ_SECONDS=$(FUZZ_SECONDS) $(RUN) pytest test/fuzz -q --timeout=0 \
+	    -p no:cacheprovider $(PYTEST_ARGS)
 
 # The suite against its emulators, recorded to $(BUILD_BASE)/demo_bag (MCAP), a table per topic,
 # docs/demo.png drawn from the bag, then the per-driver checks.

@@ -46,17 +46,23 @@ class FileSource:
 
     def play(self, on_event: Callable[[Any, int], None], *, speed: float = 1.0,
              stamp_ns: Optional[Callable[[Any], Optional[int]]] = None,
-             stop: Optional[threading.Event] = None) -> int:
-        """Hand every event to ``on_event(event, now_ns)``; returns how many were handed."""
-        first_rec = first_wall = None
+             stop: Optional[threading.Event] = None, max_gap_s: float = 5.0) -> int:
+        """Hand every event to ``on_event(event, now_ns)``; returns how many were handed.
+
+        A recording time more than ``max_gap_s`` away from the previous one (a corrupt stamp, a
+        clock reset, years of NTP garbage) restarts the pacing at that event instead of being
+        waited out."""
+        first_rec = first_wall = last_rec = None
+        max_gap_ns = max_gap_s * 1e9
         count = 0
         for event in self.events():
             if stop is not None and stop.is_set():
                 break
             rec = stamp_ns(event) if (stamp_ns and speed > 0) else None
             if rec is not None:
-                if first_rec is None:
+                if first_rec is None or abs(rec - last_rec) > max_gap_ns:
                     first_rec, first_wall = rec, time.monotonic_ns()
+                last_rec = rec
                 due = first_wall + (rec - first_rec) / speed
                 delay = (due - time.monotonic_ns()) / 1e9
                 if delay > 0:

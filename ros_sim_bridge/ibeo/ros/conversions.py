@@ -492,7 +492,8 @@ def errors_statuses(ew, *, name_prefix: str, hardware_id: str, age_s: Optional[f
     A report older than ``hold_s`` counts as cleared (the sensor repeats 0x2030 every 80 ms
     while a condition lasts).  ``seen`` (name → count) adds how often each bit was reported."""
     out = []
-    fresh = ew is not None and age_s is not None and age_s <= hold_s
+    # age unknown (None): the report is taken as current; NaN compares false: not fresh
+    fresh = ew is not None and (age_s is None or age_s <= hold_s)
     for kind, level in (('errors', DiagnosticStatus.ERROR), ('warnings', DiagnosticStatus.WARN)):
         st = DiagnosticStatus(name=f'{name_prefix}sensor {kind}', hardware_id=hardware_id)
         bits = (ew.errors if kind == 'errors' else ew.warnings) if ew is not None else []
@@ -512,7 +513,8 @@ def errors_statuses(ew, *, name_prefix: str, hardware_id: str, age_s: Optional[f
                 (('warning_register_1', ew.warning_register_1),
                  ('warning_register_2', ew.warning_register_2))
             values += [KeyValue(key=k, value=f'0x{v:04X}') for k, v in regs]
-            values.append(KeyValue(key='age_s', value=f'{age_s:.2f}'))
+            values.append(KeyValue(key='age_s', value='unknown' if age_s is None
+                                   else f'{age_s:.2f}'))
         for n, count in sorted((seen or {}).get(kind, {}).items()):
             values.append(KeyValue(key=f'seen.{n}', value=str(count)))
         st.values = values
