@@ -162,11 +162,6 @@ class _McapFile:
 
     def write(self, channel: int, t: int, data) -> None:
         n = len(data)
-        self.channel_counts[channel] += 1
-        if t < self.start:
-            self.start = t
-        if t > self.end:
-            self.end = t
         if n >= self.BIG:
             if self._buf:
                 self._flush()
@@ -192,6 +187,11 @@ class _McapFile:
         if len(buf) >= self.CHUNK:
             self._flush()
 
+    def flush(self) -> None:
+        """Write the pending chunk out (if any)."""
+        if self._buf:
+            self._flush()
+
     def _flush(self) -> None:
         buf, index = self._buf, self._index
         size = len(buf)
@@ -204,10 +204,13 @@ class _McapFile:
         self._chunk_start, self._chunk_end = 2 ** 64 - 1, 0
 
     def _end_chunk(self, start: int, end: int, chunk_start: int, size: int, index: dict) -> None:
-        """Message indexes after the chunk, and its Chunk Index for the summary."""
+        """Message indexes after the chunk, and its Chunk Index for the summary; the file's
+        statistics (counts, time span) are kept per chunk, not per message."""
         chunk_length = self._pos - chunk_start
+        self.start, self.end = min(self.start, start), max(self.end, end)
         parts, offsets, pos = [], [], self._pos
         for channel, flat in index.items():
+            self.channel_counts[channel] += len(flat) // 2
             entries = struct.pack(f'<{len(flat)}Q', *flat)
             parts.append(_MESSAGE_INDEX.pack(0x07, 6 + len(entries), channel, len(entries)))
             parts.append(entries)
@@ -222,8 +225,7 @@ class _McapFile:
 
     def close(self, metadata: dict) -> None:
         """The last chunk, ``rosbag2`` metadata record, data end, summary, footer."""
-        if self._buf:
-            self._flush()
+        self.flush()
         metadata_start = self._pos
         self._record(0x0C, _string('rosbag2') + _string_map(metadata))
         metadata_length = self._pos - metadata_start
@@ -332,7 +334,8 @@ class BagWriter:
         self.write(topic, t_ns, serialize_message(msg), type_name(msg))
 
     def metadata(self) -> dict:
-        """The ``rosbag2_bagfile_information`` of what has been written so far."""
+        """The ``rosbag2_bagfile_information`` of the bag (complete once the last chunk is out:
+        :meth:`close` calls it then)."""
         mcap = self._mcap
         count = sum(self.counts.values())
         start = mcap.start if count else 0
@@ -366,6 +369,7 @@ class BagWriter:
         """Finish the MCAP file (summary, footer), then write ``metadata.yaml``."""
         if self._mcap is None:
             return
+        self._mcap.flush()
         info = self.metadata()
         self._mcap.close({'serialized_metadata': _yaml(info).strip()})
         self._mcap = None
