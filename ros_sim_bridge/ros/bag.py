@@ -93,6 +93,7 @@ _MAGIC = b'\x89MCAP0\r\n'
 _RECORD = struct.Struct('<BQ')
 # Message 0x05 up to its data: channel id u16, sequence u32, log time u64, publish time u64.
 _MESSAGE = struct.Struct('<BQHIQQ')
+_message_head = _MESSAGE.pack
 # Chunk 0x06 up to its records: start u64, end u64, uncompressed size u64, uncompressed CRC u32,
 # compression string (u32 length 0: none), records length u64.
 _CHUNK = struct.Struct('<BQQQQIIQ')
@@ -176,9 +177,8 @@ class _McapFile:
         index = self._index.get(channel)
         if index is None:
             index = self._index[channel] = []
-        index.append(t)
-        index.append(len(buf))
-        buf += _MESSAGE.pack(0x05, 22 + n, channel, 0, t, t)
+        index += (t, len(buf))
+        buf += _message_head(0x05, 22 + n, channel, 0, t, t)
         buf += data
         if t < self._chunk_start:
             self._chunk_start = t
@@ -259,6 +259,9 @@ class _McapFile:
         self._file.close()
 
 
+_serialize = None                          # rclpy.serialization.serialize_message, once imported
+
+
 class _Topic:
     __slots__ = ('channel', 'msgtype', 'digest', 'qos')
 
@@ -330,8 +333,11 @@ class BagWriter:
         self.counts[topic] += 1
 
     def write_msg(self, topic: str, t_ns: int, msg) -> None:
-        from rclpy.serialization import serialize_message
-        self.write(topic, t_ns, serialize_message(msg), type_name(msg))
+        """Serialise an rclpy message (rclpy imported on first use) and write it."""
+        global _serialize
+        if _serialize is None:
+            from rclpy.serialization import serialize_message as _serialize
+        self.write(topic, t_ns, _serialize(msg), type_name(msg))
 
     def metadata(self) -> dict:
         """The ``rosbag2_bagfile_information`` of the bag (complete once the last chunk is out:
