@@ -335,3 +335,18 @@ def test_bag_empty_is_readable(tmp_path):
     assert count == 0 and msgs == [] and list(conns) == ['/odom']
     summary, msgs = _raw_by_mcap(tmp_path / 'empty')
     assert msgs == [] and summary.statistics.message_count == 0
+
+
+def test_bag_takes_any_buffer(tmp_path):
+    """bytes, bytearray, memoryview and numpy arrays (any item size, big or small) are written
+    byte for byte."""
+    big = np.arange(100_000, dtype=np.float32)          # 400 kB: a chunk of its own
+    small = np.arange(10, dtype=np.uint16)
+    payloads = [b'\x00\x01\x00\x00' + bytes(8), bytearray(b'\x00\x01\x00\x00abcd'), big,
+                memoryview(small), small[::1]]
+    with BagWriter(tmp_path / 'buf') as writer:
+        for k, data in enumerate(payloads):
+            writer.write('/raw', 100 + k, data, 'std_msgs/msg/String')
+    _, msgs = _raw_by_mcap(tmp_path / 'buf')
+    assert [data for _, _, _, data in msgs] == [bytes(memoryview(p).cast('B')) for p in payloads]
+    assert [t for _, t, _, _ in msgs] == [100, 101, 102, 103, 104]
