@@ -1,18 +1,30 @@
-"""rosbag2 folders (``metadata.yaml`` + MCAP) written with ``rosbags``, from CDR bytes or rclpy
-messages: the one bag writer of the suite (demo recorder, CARLA ``to-bag``, ``.idc`` ``to-bag``).
+"""rosbag2 folders (``metadata.yaml`` + one MCAP file) from CDR bytes or rclpy messages: the one
+bag writer of the suite (demo recorder, CARLA ``to-bag``, ``.idc`` ``to-bag``).
 
-Type definitions go into the bag with each connection, so ``ros2 bag info/play`` and Foxglove
-read it without this package: standard types come from the rosbags type store of the running
-distribution (``ROS_DISTRO``, Kilted by default), this package's own from its ``msg/*.msg``.
-rosbags computes the RIHS01 type hashes, which match the ones rosidl generates.
+Type definitions go into the bag with each topic, so ``ros2 bag info/play`` and Foxglove read it
+without this package: standard types come from the ``rosbags`` type store of the running
+distribution (``ROS_DISTRO``, Kilted by default), this package's own from its ``msg/*.msg``;
+rosbags also gives the message definition text and the RIHS01 type hashes (equal to rosidl's).
+
+The MCAP file is written here, not by rosbags' writer, because the copies are the cost: a message
+is copied once into a 1 MiB chunk buffer when small, and not at all when big (its chunk header is
+written, then its bytes straight to the file).  Layout (MCAP spec, ``ros2`` profile): header;
+schema and channel records as topics appear; uncompressed chunks, each followed by its message
+indexes; a ``rosbag2`` metadata record; data end; summary (schemas, channels, chunk indexes,
+metadata index, statistics) with summary offsets; footer.  CRCs are 0 ("not computed", allowed by
+the spec), as rosbags writes them.  Memory stays bounded: one chunk plus one index entry per chunk.
 """
 from __future__ import annotations
 
 import os
+import struct
 from pathlib import Path
 from typing import Iterable, Optional, Union
 
-from rosbags.rosbag2 import StoragePlugin, Writer
+import yaml
+from rosbags.interfaces import (Qos, QosDurability, QosHistory, QosLiveliness,
+                                QosReliability, QosTime)
+from rosbags.rosbag2.metadata import dump_qos_v8, dump_qos_v9
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
 PACKAGE = 'ros_sim_bridge'
@@ -52,12 +64,218 @@ def type_name(msg_or_class) -> str:
     return f'{package}/msg/{cls.__name__}'
 
 
+_NO_TIME = QosTime(0, 0)                   # 0 s 0 ns: "the rmw default" (infinite)
+
+
+def offered_qos(topic: str) -> Qos:
+    """The profile the suite's nodes offer on ``topic`` (see :mod:`ros_sim_bridge.ros.qos`),
+    recorded so ``ros2 bag play`` offers it again: ``tf_static`` latched (reliable, transient
+    local, depth 1; a volatile replay would not match tf2's static listener), ``tf`` reliable
+    depth 100, everything else reliable depth 10, volatile."""
+    name = topic.rsplit('/', 1)[-1]
+    depth, durability = ((1, QosDurability.TRANSIENT_LOCAL) if name == 'tf_static' else
+                         (100, QosDurability.VOLATILE) if name == 'tf' else
+                         (10, QosDurability.VOLATILE))
+    return Qos(QosHistory.KEEP_LAST, depth, QosReliability.RELIABLE, durability, _NO_TIME,
+               _NO_TIME, QosLiveliness.AUTOMATIC, _NO_TIME, False)
+
+
+_Dumper = getattr(yaml, 'CSafeDumper', yaml.SafeDumper)
+
+
+def _yaml(data) -> str:
+    return yaml.dump(data, Dumper=_Dumper, default_flow_style=False, sort_keys=True,
+                     width=1 << 16)
+
+
+# MCAP records (MCAP specification, "Records"): little endian, opcode u8 + content length u64.
+_MAGIC = b'\x89MCAP0\r\n'
+_RECORD = struct.Struct('<BQ')
+# Message 0x05 up to its data: channel id u16, sequence u32, log time u64, publish time u64.
+_MESSAGE = struct.Struct('<BQHIQQ')
+_message_head = _MESSAGE.pack
+# Chunk 0x06 up to its records: start u64, end u64, uncompressed size u64, uncompressed CRC u32,
+# compression string (u32 length 0: none), records length u64.
+_CHUNK = struct.Struct('<BQQQQIIQ')
+# Message Index 0x07 up to its entries: channel id u16, entries byte length u32.
+_MESSAGE_INDEX = struct.Struct('<BQHI')
+_U16_U64 = struct.Struct('<HQ')
+
+
+def _string(text: str) -> bytes:
+    raw = text.encode()
+    return struct.pack('<I', len(raw)) + raw
+
+
+def _string_map(pairs: dict) -> bytes:
+    body = b''.join(_string(k) + _string(v) for k, v in pairs.items())
+    return struct.pack('<I', len(body)) + body
+
+
+class _McapFile:
+    """One MCAP file of the ``ros2`` profile, written front to back; chunks uncompressed.
+
+    A message of :attr:`BIG` bytes or more gets a chunk of its own whose bytes go straight from
+    the caller's buffer to the file; smaller ones are copied once into a pending chunk, written
+    out when it reaches :attr:`CHUNK` bytes.
+    """
+    CHUNK = 1 << 20
+    BIG = 1 << 18
+
+    def __init__(self, path: Path, library: str):
+        self._file = open(path, 'xb')
+        self._pos = 0
+        self._schemas: list[bytes] = []           # record contents, repeated in the summary
+        self._channels: list[bytes] = []
+        self._chunk_indexes: list[bytes] = []
+        self.channel_counts: dict[int, int] = {}
+        self.start, self.end = 2 ** 64 - 1, 0       # log time span of the whole file
+        self._buf = bytearray()
+        self._index: dict[int, list[int]] = {}    # channel → [time, offset, time, offset, …]
+        self._chunk_start, self._chunk_end = 2 ** 64 - 1, 0
+        self._put(_MAGIC)
+        self._record(0x01, _string('ros2') + _string(library))           # Header
+
+    def _put(self, data) -> None:
+        self._file.write(data)
+        self._pos += len(data)
+
+    def _record(self, opcode: int, content: bytes) -> None:
+        self._put(_RECORD.pack(opcode, len(content)) + content)
+
+    def add_schema(self, name: str, encoding: str, data: str) -> int:
+        schema_id = len(self._schemas) + 1          # 0 means "no schema"
+        raw = data.encode()
+        content = (struct.pack('<H', schema_id) + _string(name) + _string(encoding)
+                   + struct.pack('<I', len(raw)) + raw)
+        self._schemas.append(content)
+        self._record(0x03, content)
+        return schema_id
+
+    def add_channel(self, schema_id: int, topic: str, encoding: str, metadata: dict) -> int:
+        channel_id = len(self._channels) + 1
+        content = (struct.pack('<HH', channel_id, schema_id) + _string(topic) + _string(encoding)
+                   + _string_map(metadata))
+        self._channels.append(content)
+        self.channel_counts[channel_id] = 0
+        self._record(0x04, content)     # before any chunk holding its messages
+        return channel_id
+
+    def write(self, channel: int, t: int, data) -> None:
+        n = len(data)
+        if n >= self.BIG:
+            if self._buf:
+                self._flush()
+            size = _MESSAGE.size + n
+            chunk_start = self._pos
+            self._put(_CHUNK.pack(0x06, 40 + size, t, t, size, 0, 0, size)
+                      + _MESSAGE.pack(0x05, 22 + n, channel, 0, t, t))
+            self._put(data)                              # no copy: straight to the file
+            self._end_chunk(t, t, chunk_start, size, {channel: [t, 0]})
+            return
+        buf = self._buf
+        index = self._index.get(channel)
+        if index is None:
+            index = self._index[channel] = []
+        index += (t, len(buf))
+        buf += _message_head(0x05, 22 + n, channel, 0, t, t)
+        buf += data
+        if t < self._chunk_start:
+            self._chunk_start = t
+        if t > self._chunk_end:
+            self._chunk_end = t
+        if len(buf) >= self.CHUNK:
+            self._flush()
+
+    def flush(self) -> None:
+        """Write the pending chunk out (if any)."""
+        if self._buf:
+            self._flush()
+
+    def _flush(self) -> None:
+        buf, index = self._buf, self._index
+        size = len(buf)
+        chunk_start = self._pos
+        self._put(_CHUNK.pack(0x06, 40 + size, self._chunk_start, self._chunk_end, size, 0, 0,
+                              size))
+        self._put(buf)
+        self._end_chunk(self._chunk_start, self._chunk_end, chunk_start, size, index)
+        self._buf, self._index = bytearray(), {}
+        self._chunk_start, self._chunk_end = 2 ** 64 - 1, 0
+
+    def _end_chunk(self, start: int, end: int, chunk_start: int, size: int, index: dict) -> None:
+        """Message indexes after the chunk, and its Chunk Index for the summary; the file's
+        statistics (counts, time span) are kept per chunk, not per message."""
+        chunk_length = self._pos - chunk_start
+        self.start, self.end = min(self.start, start), max(self.end, end)
+        parts, offsets, pos = [], [], self._pos
+        for channel, flat in index.items():
+            self.channel_counts[channel] += len(flat) // 2
+            entries = struct.pack(f'<{len(flat)}Q', *flat)
+            parts.append(_MESSAGE_INDEX.pack(0x07, 6 + len(entries), channel, len(entries)))
+            parts.append(entries)
+            offsets.append(_U16_U64.pack(channel, pos))
+            pos += _MESSAGE_INDEX.size + len(entries)
+        self._put(b''.join(parts))
+        offsets_raw = b''.join(offsets)
+        self._chunk_indexes.append(
+            struct.pack('<QQQQI', start, end, chunk_start, chunk_length, len(offsets_raw))
+            + offsets_raw + struct.pack('<QIQQ', pos - (chunk_start + chunk_length), 0, size,
+                                        size))
+
+    def close(self, metadata: dict) -> None:
+        """The last chunk, ``rosbag2`` metadata record, data end, summary, footer."""
+        self.flush()
+        metadata_start = self._pos
+        self._record(0x0C, _string('rosbag2') + _string_map(metadata))
+        metadata_length = self._pos - metadata_start
+        self._record(0x0F, struct.pack('<I', 0))                        # Data End, no CRC
+        groups = []
+        for opcode, contents in ((0x03, self._schemas), (0x04, self._channels),
+                                 (0x08, self._chunk_indexes)):
+            group_start = self._pos
+            for content in contents:
+                self._record(opcode, content)
+            groups.append((opcode, group_start))
+        summary_start = groups[0][1]
+        groups.append((0x0D, self._pos))
+        self._record(0x0D, struct.pack('<QQ', metadata_start, metadata_length)
+                     + _string('rosbag2'))
+        groups.append((0x0B, self._pos))
+        counts = b''.join(_U16_U64.pack(c, n) for c, n in sorted(self.channel_counts.items()))
+        messages = sum(self.channel_counts.values())
+        start, end = (self.start, self.end) if messages else (0, 0)
+        self._record(0x0B, struct.pack('<QHIIIIQQI', messages, len(self._schemas),
+                                       len(self._channels), 0, 1, len(self._chunk_indexes),
+                                       start, end, len(counts)) + counts)
+        offsets_start = self._pos
+        bounds = [g[1] for g in groups[1:]] + [offsets_start]
+        for (opcode, group_start), group_end in zip(groups, bounds):
+            if group_end > group_start:
+                self._record(0x0E, struct.pack('<BQQ', opcode, group_start,
+                                               group_end - group_start))
+        self._record(0x02, struct.pack('<QQI', summary_start, offsets_start, 0))   # Footer
+        self._put(_MAGIC)
+        self._file.close()
+
+
+_serialize = None                          # rclpy.serialization.serialize_message, once imported
+
+
+class _Topic:
+    __slots__ = ('channel', 'msgtype', 'digest', 'qos')
+
+    def __init__(self, channel: int, msgtype: str, digest: str, qos: Qos):
+        self.channel, self.msgtype, self.digest, self.qos = channel, msgtype, digest, qos
+
+
 class BagWriter:
     """Write messages to a new rosbag2 folder; use as a context manager (``close`` finishes it).
 
     ``write(topic, t_ns, cdr)`` takes serialised CDR (e.g. from a ``raw=True`` subscription);
     ``write_msg`` serialises an rclpy message first.  A topic's type is fixed by its first write
-    (or :meth:`add_topic`); per-topic message counts are kept in :attr:`counts`.
+    (or :meth:`add_topic`); per-topic message counts are kept in :attr:`counts`.  The rosbag2
+    metadata version is 9 for Kilted and later, 8 before (``ROS_DISTRO``).
     """
 
     def __init__(self, path: Union[str, Path], *, store=None, msg_dirs=None):
@@ -65,12 +283,20 @@ class BagWriter:
         if self.path.exists():
             raise FileExistsError(f'{self.path} exists: a bag is written to a new folder')
         self.store = store or typestore(msg_dirs)
-        version = 9 if os.environ.get('ROS_DISTRO', 'kilted') not in ('humble', 'iron', 'jazzy') \
-            else 8
-        self._writer = Writer(self.path, version=version, storage_plugin=StoragePlugin.MCAP)
-        self._writer.open()
-        self._connections: dict = {}
+        self.distro = os.environ.get('ROS_DISTRO', 'kilted')
+        self.version = 8 if self.distro in ('humble', 'iron', 'jazzy') else 9
+        self.path.mkdir(mode=0o755, parents=True)
+        self._file_name = f'{self.path.name}.mcap'
+        self._mcap = _McapFile(self.path / self._file_name, f'{PACKAGE} (rosbag2 v{self.version})')
+        self._connections: dict[str, _Topic] = {}
+        self._schemas: dict[str, int] = {}
         self.counts: dict[str, int] = {}
+
+    def _qos_text(self, qos: list) -> str:
+        """``offered_qos_profiles`` as rosbag2 stores it in the MCAP channel metadata."""
+        if self.version >= 9:
+            return _yaml(dump_qos_v9(qos)).strip()
+        return dump_qos_v8(qos)
 
     def add_topic(self, topic: str, msgtype: str):
         """Declare ``topic`` with type ``msgtype`` (``pkg/msg/Name``); idempotent."""
@@ -78,28 +304,84 @@ class BagWriter:
         if conn is None:
             if msgtype not in self.store.types:
                 raise KeyError(f'{topic}: type {msgtype} is not known to the bag type store')
-            conn = self._writer.add_connection(topic, msgtype, typestore=self.store)
-            self._connections[topic] = conn
+            msgdef, _ = self.store.generate_msgdef(msgtype, ros_version=2)
+            digest = self.store.hash_rihs01(msgtype)
+            schema = self._schemas.get(msgtype)
+            if schema is None:
+                encoding = 'ros2idl' if msgdef.startswith('=' * 80 + '\nIDL: ') else 'ros2msg'
+                schema = self._schemas[msgtype] = self._mcap.add_schema(msgtype, encoding, msgdef)
+            qos = offered_qos(topic)
+            channel = self._mcap.add_channel(
+                schema, topic, 'cdr', {'offered_qos_profiles': self._qos_text([qos])})
+            conn = self._connections[topic] = _Topic(channel, msgtype, digest, qos)
             self.counts[topic] = 0
         elif conn.msgtype != msgtype:
             raise ValueError(f'{topic}: recorded as {conn.msgtype}, now given {msgtype}')
         return conn
 
-    def write(self, topic: str, t_ns: int, cdr: bytes, msgtype: Optional[str] = None) -> None:
-        conn = self._connections.get(topic) if msgtype is None else self.add_topic(topic, msgtype)
-        if conn is None:
-            raise KeyError(f'{topic}: no type given (add_topic first)')
-        self._writer.write(conn, int(t_ns), cdr)
+    def write(self, topic: str, t_ns: int, cdr, msgtype: Optional[str] = None) -> None:
+        """Write one serialised message (``bytes``, ``bytearray`` or a buffer) at log time
+        ``t_ns``; its bytes are not kept after the call."""
+        conn = self._connections.get(topic)
+        if conn is None or (msgtype is not None and msgtype != conn.msgtype):
+            if msgtype is None:
+                raise KeyError(f'{topic}: no type given (add_topic first)')
+            conn = self.add_topic(topic, msgtype)
+        if type(cdr) is not bytes and type(cdr) is not bytearray:
+            cdr = memoryview(cdr).cast('B')
+        self._mcap.write(conn.channel, int(t_ns), cdr)
         self.counts[topic] += 1
 
     def write_msg(self, topic: str, t_ns: int, msg) -> None:
-        from rclpy.serialization import serialize_message
-        self.write(topic, t_ns, serialize_message(msg), type_name(msg))
+        """Serialise an rclpy message (rclpy imported on first use) and write it."""
+        global _serialize
+        if _serialize is None:
+            from rclpy.serialization import serialize_message as _serialize
+        self.write(topic, t_ns, _serialize(msg), type_name(msg))
+
+    def metadata(self) -> dict:
+        """The ``rosbag2_bagfile_information`` of the bag (complete once the last chunk is out:
+        :meth:`close` calls it then)."""
+        mcap = self._mcap
+        count = sum(self.counts.values())
+        start = mcap.start if count else 0
+        duration = mcap.end - mcap.start if count else 0
+        dump_qos = dump_qos_v9 if self.version >= 9 else dump_qos_v8
+        return {
+            'version': self.version,
+            'storage_identifier': 'mcap',
+            'relative_file_paths': [self._file_name],
+            'duration': {'nanoseconds': duration},
+            'starting_time': {'nanoseconds_since_epoch': start},
+            'message_count': count,
+            'topics_with_message_count': [
+                {'topic_metadata': {'name': topic, 'type': conn.msgtype,
+                                    'serialization_format': 'cdr',
+                                    'offered_qos_profiles': dump_qos([conn.qos]),
+                                    'type_description_hash': conn.digest},
+                 'message_count': self.counts[topic]}
+                for topic, conn in self._connections.items()],
+            'compression_format': '',
+            'compression_mode': '',
+            'files': [{'path': self._file_name,
+                       'starting_time': {'nanoseconds_since_epoch': start},
+                       'duration': {'nanoseconds': duration},
+                       'message_count': count}],
+            'custom_data': {},
+            'ros_distro': self.distro,
+        }
 
     def close(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
+        """Finish the MCAP file (summary, footer), then write ``metadata.yaml``."""
+        if self._mcap is None:
+            return
+        self._mcap.flush()
+        info = self.metadata()
+        self._mcap.close({'serialized_metadata': _yaml(info).strip()})
+        self._mcap = None
+        tmp = self.path / 'metadata.yaml.tmp'
+        tmp.write_text(_yaml({'rosbag2_bagfile_information': info}), 'utf8')
+        tmp.replace(self.path / 'metadata.yaml')
 
     def __enter__(self) -> 'BagWriter':
         return self

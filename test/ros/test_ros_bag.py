@@ -98,3 +98,255 @@ def test_bag_refuses_existing_folder_unknown_type_and_type_change(tmp_path):
         with pytest.raises(KeyError, match='no type'):
             writer.write('/never', 3, b'')
     assert type_name(Odometry) == 'nav_msgs/msg/Odometry'
+
+
+def _mcap_records(bag):
+    """Every top-level record of the bag's MCAP file, in file order (mcap's stream reader, which
+    checks the magic, record framing and footer)."""
+    from mcap.stream_reader import StreamReader
+    with open(next(bag.glob('*.mcap')), 'rb') as f:
+        return list(StreamReader(f, emit_chunks=True).records)
+
+
+def _check_indexes(bag, summary) -> int:
+    """Every chunk index points at a chunk record, and at message index records whose (time,
+    offset) entries each land on a message record of that channel and log time inside the
+    chunk (offsets read from the file bytes, layout per the MCAP spec); returns the entries."""
+    import struct
+    raw = next(bag.glob('*.mcap')).read_bytes()
+    entries = 0
+    for ci in summary.chunk_indexes:
+        start = ci.chunk_start_offset
+        assert raw[start] == 0x06
+        assert 9 + struct.unpack_from('<Q', raw, start + 1)[0] == ci.chunk_length
+        s, e, size = struct.unpack_from('<QQQ', raw, start + 9)
+        assert (s, e, size) == (ci.message_start_time, ci.message_end_time,
+                                ci.uncompressed_size)
+        records = start + 9 + 8 * 3 + 4 + 4 + 8          # no compression: records follow
+        assert raw[records - 12:records - 8] == b'\0\0\0\0'
+        for channel, at in ci.message_index_offsets.items():
+            assert raw[at] == 0x07
+            ch, length = struct.unpack_from('<HI', raw, at + 9)
+            assert ch == channel
+            for t, off in struct.iter_unpack('<QQ', raw[at + 15:at + 15 + length]):
+                assert off < size and raw[records + off] == 0x05
+                assert struct.unpack_from('<HIQ', raw, records + off + 9) == (channel, 0, t)
+                assert s <= t <= e
+                entries += 1
+    return entries
+
+
+def _raw_by_mcap(bag):
+    """(topic, log time, publish time, data) of every message, via mcap's indexed reader."""
+    from mcap.reader import make_reader
+    with open(next(bag.glob('*.mcap')), 'rb') as f:
+        reader = make_reader(f)
+        summary = reader.get_summary()
+        msgs = [(channel.topic, m.log_time, m.publish_time, bytes(m.data))
+                for _, channel, m in reader.iter_messages(log_time_order=False)]
+    return summary, msgs
+
+
+def _raw_by_rosbags(bag):
+    from rosbags.rosbag2 import Reader
+    with Reader(bag) as reader:
+        msgs = [(conn.topic, t, bytes(raw)) for conn, t, raw in reader.messages()]
+        info = (reader.message_count, reader.start_time, reader.duration,
+                {c.topic: (c.msgtype, c.digest, c.ext.offered_qos_profiles, c.msgcount)
+                 for c in reader.connections})
+    return info, msgs
+
+
+def test_bag_many_small_messages_over_many_chunks(tmp_path):
+    """20,000 odometry messages and 10,000 TF messages (several MiB: many 1 MiB chunks), from
+    CDR bytes and rclpy messages, come back complete, in order and field for field."""
+    from rclpy.serialization import serialize_message
+    bag = tmp_path / 'many'
+    expected = []
+    with BagWriter(bag) as writer:
+        for i in range(20_000):
+            odom = Odometry()
+            odom.header.stamp.sec, odom.header.stamp.nanosec = i // 10, (i % 10) * 100_000_000
+            odom.pose.pose.position.x = float(i)
+            odom.child_frame_id = f'ego{i % 7}'
+            t = 1_700_000_000_000_000_000 + i * 10_000_000
+            raw = serialize_message(odom)
+            writer.write('/odom', t, raw, 'nav_msgs/msg/Odometry')
+            expected.append(('/odom', t, raw))
+            if i % 2:
+                tf = TransformStamped()
+                tf.child_frame_id = f'car_{i}'
+                tf.transform.translation.y = -float(i)
+                writer.write_msg('/tf', t + 1, TFMessage(transforms=[tf]))
+                expected.append(('/tf', t + 1, serialize_message(TFMessage(transforms=[tf]))))
+    assert writer.counts == {'/odom': 20_000, '/tf': 10_000}
+
+    summary, by_mcap = _raw_by_mcap(bag)
+    assert [(topic, t, data) for topic, t, _, data in by_mcap] == expected
+    assert all(log == pub for _, log, pub, _ in by_mcap)
+    assert summary.statistics.message_count == 30_000
+    assert len(summary.chunk_indexes) > 5      # several chunks, every one indexed
+    assert _check_indexes(bag, summary) == 30_000
+    assert sum(ci.uncompressed_size for ci in summary.chunk_indexes) > 5 << 20
+    (count, start, duration, conns), by_rosbags = _raw_by_rosbags(bag)
+    assert by_rosbags == expected and count == 30_000
+    assert start == expected[0][1] and duration >= expected[-1][1] - expected[0][1]
+
+    from mcap.reader import make_reader
+    from mcap_ros2.decoder import DecoderFactory
+    with open(next(bag.glob('*.mcap')), 'rb') as f:
+        decoded = [(c.topic, d) for _, c, _, d in make_reader(
+            f, decoder_factories=[DecoderFactory()]).iter_decoded_messages(topics=['/odom'])]
+    assert [d.pose.pose.position.x for _, d in decoded] == [float(i) for i in range(20_000)]
+    assert decoded[12_345][1].child_frame_id == 'ego4'
+    assert (decoded[12_345][1].header.stamp.sec, decoded[12_345][1].header.stamp.nanosec) == \
+        (1234, 500_000_000)
+
+
+def test_bag_large_messages_beyond_64_mib(tmp_path):
+    """Forty 2 MiB clouds (80 MiB in all) interleaved with small messages: every byte back, in
+    file order, through both readers; big messages sit in chunks of their own."""
+    from rclpy.serialization import serialize_message
+    from sensor_msgs.msg import PointCloud2
+    bag = tmp_path / 'large'
+    sent = []
+    with BagWriter(bag) as writer:
+        for i in range(40):
+            cloud = PointCloud2()
+            cloud.header.frame_id = f'lux{i % 6}'
+            cloud.height, cloud.width, cloud.point_step = 1, 1 << 19, 4
+            cloud.row_step = cloud.width * 4
+            data = np.full(1 << 21, i, np.uint8)
+            data[-1] = 255 - i
+            data[:4] = np.frombuffer(np.uint32(i * 7919).tobytes(), np.uint8)
+            cloud.data = data.tobytes()
+            t = 5_000_000_000 + i * 80_000_000
+            raw = serialize_message(cloud)
+            writer.write('/points', t, raw, 'sensor_msgs/msg/PointCloud2')
+            sent.append(('/points', t, raw))
+            odom = Odometry()
+            odom.pose.pose.position.z = float(i)
+            writer.write_msg('/odom', t + 1, odom)
+            sent.append(('/odom', t + 1, serialize_message(odom)))
+    assert sum(len(raw) for topic, _, raw in sent if topic == '/points') > 64 << 20
+    assert (bag / 'large.mcap').stat().st_size > 64 << 20
+
+    summary, by_mcap = _raw_by_mcap(bag)
+    assert [(topic, t, data) for topic, t, _, data in by_mcap] == sent
+    big_chunks = [ci for ci in summary.chunk_indexes if ci.uncompressed_size > 2 << 20]
+    assert len(big_chunks) == 40
+    assert _check_indexes(bag, summary) == 80
+    assert all(ci.message_start_time == ci.message_end_time for ci in big_chunks)
+    (count, _, _, _), by_rosbags = _raw_by_rosbags(bag)
+    assert count == 80 and by_rosbags == sent
+
+    from rosbags.rosbag2 import Reader
+    with Reader(bag) as reader:
+        for conn, t, raw in reader.messages(connections=[
+                c for c in reader.connections if c.topic == '/points']):
+            cloud = writer.store.deserialize_cdr(raw, conn.msgtype)
+            i = (t - 5_000_000_000) // 80_000_000
+            assert cloud.header.frame_id == f'lux{i % 6}' and cloud.width == 1 << 19
+            assert int(np.frombuffer(cloud.data[:4].tobytes(), np.uint32)[0]) == i * 7919
+            assert cloud.data[100] == i and cloud.data[-1] == 255 - i
+
+
+@pytest.mark.parametrize('distro,version', [('kilted', 9), ('jazzy', 8)])
+def test_bag_metadata_matches_what_was_written(tmp_path, monkeypatch, distro, version):
+    """metadata.yaml (and the copy inside the MCAP) states the counts, time span, topics, types,
+    type hashes, serialization format and offered QoS of what was written; rosbags parses it;
+    the MCAP holds every schema (message definition text) and channel before its messages."""
+    from rosbags.interfaces import QosDurability, QosReliability
+    from rosbags.rosbag2.metadata import parse_qos
+    monkeypatch.setenv('ROS_DISTRO', distro)
+    bag = tmp_path / 'meta'
+    times = {'/odom': [30, 10, 20], '/tf': [15], '/tf_static': [12], '/objects': [40, 41]}
+    with BagWriter(bag) as writer:
+        for topic, ts in times.items():
+            msg = dict(_messages())[topic] if topic in ('/odom', '/tf', '/objects') \
+                else TFMessage()
+            for t in ts:
+                writer.write_msg(topic, t, msg)
+        writer.add_topic('/silent', 'std_msgs/msg/String')
+    store = writer.store
+    meta = yaml.safe_load((bag / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
+    assert meta['version'] == version and meta['storage_identifier'] == 'mcap'
+    assert meta['relative_file_paths'] == ['meta.mcap'] and (bag / 'meta.mcap').is_file()
+    assert meta['message_count'] == 7
+    assert meta['starting_time'] == {'nanoseconds_since_epoch': 10}
+    assert meta['duration'] == {'nanoseconds': 31}
+    assert meta['files'] == [{'path': 'meta.mcap', 'message_count': 7,
+                              'starting_time': {'nanoseconds_since_epoch': 10},
+                              'duration': {'nanoseconds': 31}}]
+    assert meta['compression_format'] == '' and meta['compression_mode'] == ''
+    topics = {t['topic_metadata']['name']: t for t in meta['topics_with_message_count']}
+    assert {name: t['message_count'] for name, t in topics.items()} == \
+        {'/odom': 3, '/tf': 1, '/tf_static': 1, '/objects': 2, '/silent': 0}
+    types = {'/odom': 'nav_msgs/msg/Odometry', '/tf': 'tf2_msgs/msg/TFMessage',
+             '/tf_static': 'tf2_msgs/msg/TFMessage',
+             '/objects': 'ros_sim_bridge/msg/LuxObjectList', '/silent': 'std_msgs/msg/String'}
+    for name, t in topics.items():
+        tm = t['topic_metadata']
+        assert tm['type'] == types[name] and tm['serialization_format'] == 'cdr'
+        assert tm['type_description_hash'] == store.hash_rihs01(types[name])
+        assert tm['type_description_hash'].startswith('RIHS01_')
+        qos = tm['offered_qos_profiles']
+        assert isinstance(qos, list if version == 9 else str)
+        (profile,) = parse_qos(qos)
+        assert profile.reliability == QosReliability.RELIABLE
+        assert profile.durability == (QosDurability.TRANSIENT_LOCAL if name == '/tf_static'
+                                      else QosDurability.VOLATILE)
+        assert profile.depth == {'/tf_static': 1, '/tf': 100}.get(name, 10)
+
+    (count, start, _, conns), _ = _raw_by_rosbags(bag)
+    assert count == 7 and start == 10
+    assert {topic: (c[0], c[1], c[3]) for topic, c in conns.items()} == \
+        {name: (types[name], store.hash_rihs01(types[name]), t['message_count'])
+         for name, t in topics.items()}
+    assert conns['/tf_static'][2][0].durability == QosDurability.TRANSIENT_LOCAL
+
+    from mcap.records import Channel, Chunk, DataEnd, Footer, Header, Metadata, Schema
+    records = _mcap_records(bag)
+    assert isinstance(records[0], Header) and records[0].profile == 'ros2'
+    assert isinstance(records[-1], Footer)
+    assert sum(isinstance(r, DataEnd) for r in records) == 1
+    schemas = {r.id: r for r in records if isinstance(r, Schema)}
+    assert sorted(s.name for s in schemas.values()) == sorted(set(types.values()))
+    for s in schemas.values():
+        assert s.encoding == 'ros2msg'
+        assert s.data.decode() == store.generate_msgdef(s.name, ros_version=2)[0]
+    first = {}
+    for k, r in enumerate(records):
+        if isinstance(r, Channel):
+            assert r.message_encoding == 'cdr' and r.schema_id in schemas
+            assert parse_qos(r.metadata['offered_qos_profiles']) == \
+                parse_qos(topics[r.topic]['topic_metadata']['offered_qos_profiles'])
+            first.setdefault(r.topic, k)
+        elif isinstance(r, Chunk):
+            assert first, 'a chunk before any channel'
+    (inner,) = [r for r in records if isinstance(r, Metadata) and r.name == 'rosbag2']
+    assert yaml.safe_load(inner.metadata['serialized_metadata']) == meta
+
+
+def test_bag_empty_is_readable(tmp_path):
+    with BagWriter(tmp_path / 'empty') as writer:
+        writer.add_topic('/odom', 'nav_msgs/msg/Odometry')
+    (count, _, _, conns), msgs = _raw_by_rosbags(tmp_path / 'empty')
+    assert count == 0 and msgs == [] and list(conns) == ['/odom']
+    summary, msgs = _raw_by_mcap(tmp_path / 'empty')
+    assert msgs == [] and summary.statistics.message_count == 0
+
+
+def test_bag_takes_any_buffer(tmp_path):
+    """bytes, bytearray, memoryview and numpy arrays (any item size, big or small) are written
+    byte for byte."""
+    big = np.arange(100_000, dtype=np.float32)          # 400 kB: a chunk of its own
+    small = np.arange(10, dtype=np.uint16)
+    payloads = [b'\x00\x01\x00\x00' + bytes(8), bytearray(b'\x00\x01\x00\x00abcd'), big,
+                memoryview(small), small[::1]]
+    with BagWriter(tmp_path / 'buf') as writer:
+        for k, data in enumerate(payloads):
+            writer.write('/raw', 100 + k, data, 'std_msgs/msg/String')
+    _, msgs = _raw_by_mcap(tmp_path / 'buf')
+    assert [data for _, _, _, data in msgs] == [bytes(memoryview(p).cast('B')) for p in payloads]
+    assert [t for _, t, _, _ in msgs] == [100, 101, 102, 103, 104]
