@@ -1,0 +1,250 @@
+"""A whole recorder file: one-pass frame index, layout detection, frames decoded on demand.
+
+Sans-IO: :class:`Recording` takes a buffer (``bytes``, ``mmap``); opening files is the
+caller's business.  The index pass reads only packet headers and the 24 B of every FrameStart,
+so seeking to a time is a ``searchsorted`` and a jump (SUPPLEMENT §5.2, §5.5).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterator, Optional
+
+import numpy as np
+
+from ros_sim_bridge.core.binary import (BAD_VALUE, TRUNCATED, UNKNOWN_LAYOUT, CodecError)
+from .header import InfoHeader, decode_header
+from .records import (DTYPES, FRAME_START, ID_TABLES, LATEST_TABLE, PACKET_HEADER, U16,
+                      USER_IDS, VECTOR_PROBES, Layout, PacketDecoder, fits)
+
+VECTORS = {'ue4': '<f4', 'ue5': '<f8', 'f4': '<f4', 'f8': '<f8', '<f4': '<f4', '<f8': '<f8'}
+_SAMPLES = 8  # packets of each id >= 18 kept for telling the id tables apart
+
+
+@dataclass
+class Frame:
+    """One frame: FrameStart fields and its packets decoded, by name (see records.FIXED_IDS)."""
+    index: int
+    id: int
+    duration: float      # −1 on the last frame of a file (CARLA patches it only later)
+    elapsed: float
+    offset: int          # file offset of its FrameStart packet
+    packets: dict = field(default_factory=dict)
+    unknown: list = field(default_factory=list)   # (id, size) of packets skipped
+    errors: list = field(default_factory=list)    # CodecError of packets that failed
+    truncated: bool = False
+
+    def get(self, name: str, default=None):
+        return self.packets.get(name, default)
+
+
+class Recording:
+    """Index and decoder of one recorder file held in ``data``.
+
+    ``vector`` ('ue4'/'ue5') and ``ids`` (a key of ``ID_TABLES``) force a layout; by default
+    both are detected from record sizes and shapes.  Damage never raises after the header:
+    ``cut`` tells where a truncated or overrunning packet ended the readable part, ``problems``
+    lists every error found, and everything before the damage stays readable.
+    """
+
+    def __init__(self, data, *, vector: Optional[str] = None, ids: Optional[str] = None):
+        self.data = data
+        self.header: InfoHeader = decode_header(data)
+        self.problems: list[CodecError] = []
+        self.cut: Optional[CodecError] = None
+        self._index()
+        if vector is not None and vector.lower() not in VECTORS:
+            raise ValueError(f'vector must be one of ue4, ue5, not {vector!r}')
+        if ids is not None and ids not in ID_TABLES:
+            raise ValueError(f'ids must be one of {", ".join(ID_TABLES)}, not {ids!r}')
+        self.layout = Layout(VECTORS[vector.lower()] if vector else self._detect_vector(),
+                             ids or self._detect_ids())
+        self.decoder = PacketDecoder(self.layout)
+        self.unknown = Counter({pid: n for pid, n in self.packet_counts.items()
+                                if self.layout.packet_name(pid) is None})
+
+    # -- index ----------------------------------------------------------------------------
+    def _index(self) -> None:
+        data, n = self.data, len(self.data)
+        unpack = PACKET_HEADER.unpack_from
+        off = self.header.size
+        starts: list[int] = []
+        counts = [0] * 256
+        samples: dict[int, list] = {}
+        probes: list = []
+        frame_id = None
+        while off < n:
+            if off + 5 > n:
+                self._cut(off, None, f'{n - off} B left, a packet header needs 5', starts)
+                break
+            pid, size = unpack(data, off)
+            end = off + 5 + size
+            if end > n:
+                self._cut(off, pid, f'packet of {size} B overruns the file ({n - off - 5} B '
+                          'left)', starts)
+                break
+            if pid == 0:
+                if size != FRAME_START.itemsize:
+                    self.problems.append(CodecError(
+                        f'frame after {frame_id} packet 0 (FrameStart)', f'{size} B, '
+                        'FrameStart has 24: frame skipped', offset=off, kind=UNKNOWN_LAYOUT))
+                else:
+                    starts.append(off)
+                    frame_id = None
+            elif pid >= 18 or (pid in (6, 12, 13, 17, 2) and len(probes) < 64):
+                lst = probes if pid < 18 else samples.setdefault(pid, [])
+                if len(lst) < (64 if pid < 18 else _SAMPLES):
+                    lst.append((pid, off + 5, size))
+            counts[pid] += 1
+            off = end
+        self.end = off if self.cut is None else self.cut.offset
+        self.packet_counts = {pid: c for pid, c in enumerate(counts) if c}
+        self._samples, self._probes = samples, probes
+        offsets = np.asarray(starts, dtype=np.int64)
+        if len(offsets):
+            raw = np.frombuffer(data, np.uint8, count=n) if not isinstance(data, np.ndarray) \
+                else data
+            fields = raw[(offsets + 5)[:, None] + np.arange(FRAME_START.itemsize)]
+            fs = np.ascontiguousarray(fields).view(FRAME_START).reshape(-1)
+        else:
+            fs = np.zeros(0, FRAME_START)
+        self.offsets = offsets
+        self.frame_ids = fs['id'].copy()
+        self.durations = fs['duration'].copy()
+        self.elapsed = fs['elapsed'].copy()
+        self.ends = np.append(offsets[1:], self.end).astype(np.int64)
+
+    def _cut(self, off: int, pid, detail: str, starts: list) -> None:
+        name = f'frame {len(starts)} packet {pid}' if pid is not None else \
+            f'frame {len(starts)} packet header'
+        self.cut = CodecError(name, detail + f': the recording is cut here, {len(starts)} '
+                              'frames before it kept', offset=off, kind=TRUNCATED)
+        self.problems.append(self.cut)
+
+    # -- layout detection -----------------------------------------------------------------
+    def _detect_vector(self) -> str:
+        """Vector width from the record size of Position/Kinematics/BoundingBox (28 or 52 B),
+        else from an EventAdd that decodes exactly with one width."""
+        adds = []
+        for pid, start, size in self._probes:
+            body = memoryview(self.data)[start:start + size]
+            if pid == 2:
+                adds.append(body)
+                continue
+            if size < 2:
+                continue
+            (count,) = U16.unpack_from(body, 0)
+            if not count:
+                continue
+            rec = (size - 2) / count
+            for vector, dtypes in DTYPES.items():
+                if rec == dtypes['Position'].itemsize:
+                    return vector
+            self.problems.append(CodecError(
+                f'packet {pid}', f'records of {rec:g} B fit no layout (28 B UE4, 52 B UE5)',
+                offset=start - 5, kind=UNKNOWN_LAYOUT))
+        for body in adds:
+            if len(body) > 2 and U16.unpack_from(body, 0)[0]:
+                for vector in ('<f4', '<f8'):
+                    if fits('EventAdd', body, Layout(vector)):
+                        return vector
+        return '<f4'
+
+    def _detect_ids(self) -> str:
+        """The id table under which the most packets of ids >= 18 decode exactly (SUPPLEMENT
+        §5.3: validate the payload shape); the newest table when none or a tie."""
+        if not self._samples:
+            return LATEST_TABLE
+        best, best_score = LATEST_TABLE, -1
+        for table in reversed(list(ID_TABLES)):
+            layout = Layout(self._detect_vector_cached(), table)
+            score = 0
+            for pid, lst in self._samples.items():
+                name = ID_TABLES[table].get(pid)
+                if name is None:
+                    continue
+                ok = all(fits(name, memoryview(self.data)[s:s + z], layout) for _, s, z in lst)
+                score += len(lst) if ok else -1000
+            if score > best_score:
+                best, best_score = table, score
+        return best
+
+    def _detect_vector_cached(self) -> str:
+        if not hasattr(self, '_vector'):
+            self._vector = self._detect_vector()
+        return self._vector
+
+    # -- frames ---------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    @property
+    def duration(self) -> float:
+        """Elapsed time of the last frame (what CARLA calls the recording's duration)."""
+        return float(self.elapsed[-1]) if len(self.elapsed) else 0.0
+
+    def frame_at(self, t: float) -> int:
+        """Index of the frame with elapsed <= t (0 before the first)."""
+        return max(int(np.searchsorted(self.elapsed, t, side='right')) - 1, 0)
+
+    def packets(self, i: int) -> Iterator[tuple[int, int, int]]:
+        """(id, data offset, size) of every packet of frame ``i`` after its FrameStart."""
+        data, unpack = self.data, PACKET_HEADER.unpack_from
+        off, end = int(self.offsets[i]) + 29, int(self.ends[i])
+        while off + 5 <= end:
+            pid, size = unpack(data, off)
+            if pid == 0:
+                return
+            yield pid, off + 5, size
+            off += 5 + size
+
+    def frame(self, i: int, names: Optional[set] = None) -> Frame:
+        """Frame ``i`` decoded (only the packets in ``names``, if given)."""
+        if i < 0:
+            i += len(self)
+        frame = Frame(i, int(self.frame_ids[i]), float(self.durations[i]),
+                      float(self.elapsed[i]), int(self.offsets[i]))
+        mv = memoryview(self.data)
+        ended = False
+        for pid, start, size in self.packets(i):
+            name = self.layout.packet_name(pid)
+            if name is None:
+                frame.unknown.append((pid, size))
+                continue
+            if name == 'FrameEnd':
+                ended = True
+                continue
+            if names is not None and name not in names:
+                continue
+            try:
+                value = self.decoder.decode(name, mv[start:start + size],
+                                            f'frame {frame.id} packet {pid} ({name})', start)
+            except CodecError as err:
+                frame.errors.append(err)
+                continue
+            old = frame.packets.get(name)
+            if old is None:
+                frame.packets[name] = value
+            elif isinstance(old, list):
+                old.extend(value)
+            elif isinstance(old, np.ndarray) and old.dtype.names:
+                frame.packets[name] = np.concatenate([old, value])
+            else:
+                frame.packets[name] = value
+        frame.truncated = not ended and self.cut is not None and i == len(self) - 1
+        return frame
+
+    def frames(self, start: int = 0, stop: Optional[int] = None,
+               names: Optional[set] = None) -> Iterator[Frame]:
+        for i in range(start, len(self) if stop is None else min(stop, len(self))):
+            yield self.frame(i, names)
+
+    def summary(self) -> dict:
+        return {'version': self.header.version, 'map': self.header.map_name,
+                'date': self.header.date, 'frames': len(self), 'duration': self.duration,
+                'layout': self.layout.name, 'packet_counts': self.packet_counts,
+                'unknown_packets': dict(self.unknown),
+                'cut': str(self.cut) if self.cut else None}
+
+
+__all__ = ['Frame', 'Recording', 'BAD_VALUE', 'USER_IDS']
