@@ -72,6 +72,7 @@ class Recording:
         counts = [0] * 256
         samples: dict[int, list] = {}
         probes: list = []
+        events: list = []
         frame_id = None
         while off < n:
             if off + 5 > n:
@@ -91,6 +92,8 @@ class Recording:
                 else:
                     starts.append(off)
                     frame_id = None
+            elif 1 < pid < 6 and size > 2:  # a non-empty event packet (for `info`)
+                events.append((len(starts) - 1, pid, off + 5, size))
             elif pid >= 18 or (pid in (6, 12, 13, 17, 2) and len(probes) < 64):
                 lst = probes if pid < 18 else samples.setdefault(pid, [])
                 if len(lst) < (64 if pid < 18 else _SAMPLES):
@@ -100,6 +103,7 @@ class Recording:
         self.end = off if self.cut is None else self.cut.offset
         self.packet_counts = {pid: c for pid, c in enumerate(counts) if c}
         self._samples, self._probes = samples, probes
+        self.events = events  # (frame index, id, data offset, size) of non-empty events
         offsets = np.asarray(starts, dtype=np.int64)
         if len(offsets):
             raw = np.frombuffer(data, np.uint8, count=n) if not isinstance(data, np.ndarray) \
@@ -233,6 +237,32 @@ class Recording:
                 frame.packets[name] = value
         frame.truncated = not ended and self.cut is not None and i == len(self) - 1
         return frame
+
+    def event_frames(self) -> Iterator[Frame]:
+        """Frames with events (EventAdd, EventDel, EventParent, Collision), only those packets
+        decoded, straight from the index (no second walk over the file)."""
+        mv = memoryview(self.data)
+        current = None
+        for i, pid, start, size in self.events:
+            if i < 0:
+                continue
+            if current is None or current.index != i:
+                if current is not None:
+                    yield current
+                current = Frame(i, int(self.frame_ids[i]), float(self.durations[i]),
+                                float(self.elapsed[i]), int(self.offsets[i]))
+            name = self.layout.packet_name(pid)
+            try:
+                value = self.decoder.decode(name, mv[start:start + size],
+                                            f'frame {current.id} packet {pid} ({name})', start)
+            except CodecError as err:
+                current.errors.append(err)
+                continue
+            old = current.packets.get(name)
+            current.packets[name] = value if old is None else (
+                old + value if isinstance(old, list) else np.concatenate([old, value]))
+        if current is not None:
+            yield current
 
     def frames(self, start: int = 0, stop: Optional[int] = None,
                names: Optional[set] = None) -> Iterator[Frame]:
