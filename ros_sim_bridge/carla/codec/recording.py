@@ -19,6 +19,10 @@ from .records import (DTYPES, FRAME_START, ID_TABLES, LATEST_TABLE, PACKET_HEADE
 
 VECTORS = {'ue4': '<f4', 'ue5': '<f8', 'f4': '<f4', 'f8': '<f8', '<f4': '<f4', '<f8': '<f8'}
 _SAMPLES = 8  # packets of each id >= 18 kept for telling the id tables apart
+# packets the index remembers: events, and what CARLA writes only when an actor appears
+# (bounding boxes, trigger volumes, traffic light times), so a seek rebuilds the world from them
+_KEPT = frozenset((2, 3, 4, 5, 13, 16, 17))
+EVENTS = frozenset(('EventAdd', 'EventDel', 'EventParent', 'Collision'))
 
 
 @dataclass
@@ -92,7 +96,7 @@ class Recording:
                 else:
                     starts.append(off)
                     frame_id = None
-            elif 1 < pid < 6 and size > 2:  # a non-empty event packet (for `info`)
+            elif pid in _KEPT and size > 2:  # non-empty events, boxes, light times
                 events.append((len(starts) - 1, pid, off + 5, size))
             elif pid >= 18 or (pid in (6, 12, 13, 17, 2) and len(probes) < 64):
                 lst = probes if pid < 18 else samples.setdefault(pid, [])
@@ -238,20 +242,23 @@ class Recording:
         frame.truncated = not ended and self.cut is not None and i == len(self) - 1
         return frame
 
-    def event_frames(self) -> Iterator[Frame]:
-        """Frames with events (EventAdd, EventDel, EventParent, Collision), only those packets
-        decoded, straight from the index (no second walk over the file)."""
+    def event_frames(self, names=EVENTS) -> Iterator[Frame]:
+        """Frames with events (EventAdd, EventDel, EventParent, Collision; with ``names``
+        also BoundingBox, TriggerVolume, TrafficLightTime), only those packets decoded,
+        straight from the index (no second walk over the file)."""
         mv = memoryview(self.data)
         current = None
         for i, pid, start, size in self.events:
             if i < 0:
                 continue
             if current is None or current.index != i:
-                if current is not None:
+                if current is not None and (current.packets or current.errors):
                     yield current
                 current = Frame(i, int(self.frame_ids[i]), float(self.durations[i]),
                                 float(self.elapsed[i]), int(self.offsets[i]))
             name = self.layout.packet_name(pid)
+            if name not in names:
+                continue
             try:
                 value = self.decoder.decode(name, mv[start:start + size],
                                             f'frame {current.id} packet {pid} ({name})', start)
@@ -261,7 +268,7 @@ class Recording:
             old = current.packets.get(name)
             current.packets[name] = value if old is None else (
                 old + value if isinstance(old, list) else np.concatenate([old, value]))
-        if current is not None:
+        if current is not None and (current.packets or current.errors):
             yield current
 
     def frames(self, start: int = 0, stop: Optional[int] = None,
