@@ -357,3 +357,17 @@ def test_real_recordings_match_provenance(parts):
     if parts[1].startswith('v0.9.10'):
         ph = [p for f in rec.frames() for p in f.get('PhysicsControl', [])]
         assert all(p.wheels.dtype.itemsize == 36 for p in ph)
+
+
+def test_compiled_and_python_packet_walks_agree():
+    from ros_sim_bridge.carla.codec import native
+    if native.WALK is None:
+        pytest.skip('compiled packet walk not built here (make build installs it)')
+    full = hand_file('f', ids18('0.9.15'))
+    for data in (full, full[:-3], full[:len(full) // 2], HEADER):
+        a = native.walk(data, 34, use_native=True)
+        b = native.walk(data, 34, use_native=False)
+        assert all(np.array_equal(x, y) for x, y in zip(a[:3], b[:3])) and a[3] == b[3]
+        ra, rb = Recording(data), Recording(data, native=False)
+        assert ra.packet_counts == rb.packet_counts and str(ra.cut) == str(rb.cut)
+        assert np.array_equal(ra.offsets, rb.offsets) and ra.events == rb.events

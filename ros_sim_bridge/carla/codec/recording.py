@@ -14,6 +14,7 @@ import numpy as np
 
 from ros_sim_bridge.core.binary import (BAD_VALUE, TRUNCATED, UNKNOWN_LAYOUT, CodecError)
 from .header import InfoHeader, decode_header
+from .native import walk
 from .records import (DTYPES, FRAME_START, ID_TABLES, LATEST_TABLE, PACKET_HEADER, U16,
                       USER_IDS, VECTOR_PROBES, Layout, PacketDecoder, fits)
 
@@ -22,6 +23,8 @@ _SAMPLES = 8  # packets of each id >= 18 kept for telling the id tables apart
 # packets the index remembers: events, and what CARLA writes only when an actor appears
 # (bounding boxes, trigger volumes, traffic light times), so a seek rebuilds the world from them
 _KEPT = frozenset((2, 3, 4, 5, 13, 16, 17))
+_KEPT_IDS = np.array(sorted(_KEPT), np.uint8)
+_PROBE_IDS = np.array([2, 6, 12, 13, 17], np.uint8)
 EVENTS = frozenset(('EventAdd', 'EventDel', 'EventParent', 'Collision'))
 
 
@@ -51,8 +54,10 @@ class Recording:
     lists every error found, and everything before the damage stays readable.
     """
 
-    def __init__(self, data, *, vector: Optional[str] = None, ids: Optional[str] = None):
+    def __init__(self, data, *, vector: Optional[str] = None, ids: Optional[str] = None,
+                 native: bool = True):
         self.data = data
+        self._native = native
         self.header: InfoHeader = decode_header(data)
         self.problems: list[CodecError] = []
         self.cut: Optional[CodecError] = None
@@ -69,63 +74,57 @@ class Recording:
 
     # -- index ----------------------------------------------------------------------------
     def _index(self) -> None:
+        """One walk over the packet headers (compiled when available, see native.py), then
+        numpy: frame starts, counts per id, the packets kept for seeking and the samples for
+        layout detection."""
         data, n = self.data, len(self.data)
-        unpack = PACKET_HEADER.unpack_from
-        off = self.header.size
-        starts: list[int] = []
-        counts = [0] * 256
-        samples: dict[int, list] = {}
-        probes: list = []
-        events: list = []
-        frame_id = None
-        while off < n:
-            if off + 5 > n:
-                self._cut(off, None, f'{n - off} B left, a packet header needs 5', starts)
-                break
-            pid, size = unpack(data, off)
-            end = off + 5 + size
-            if end > n:
-                self._cut(off, pid, f'packet of {size} B overruns the file ({n - off - 5} B '
-                          'left)', starts)
-                break
-            if pid == 0:
-                if size != FRAME_START.itemsize:
-                    self.problems.append(CodecError(
-                        f'frame after {frame_id} packet 0 (FrameStart)', f'{size} B, '
-                        'FrameStart has 24: frame skipped', offset=off, kind=UNKNOWN_LAYOUT))
-                else:
-                    starts.append(off)
-                    frame_id = None
-            elif pid in _KEPT and size > 2:  # non-empty events, boxes, light times
-                events.append((len(starts) - 1, pid, off + 5, size))
-            elif pid >= 18 or (pid in (6, 12, 13, 17, 2) and len(probes) < 64):
-                lst = probes if pid < 18 else samples.setdefault(pid, [])
-                if len(lst) < (64 if pid < 18 else _SAMPLES):
-                    lst.append((pid, off + 5, size))
-            counts[pid] += 1
-            off = end
-        self.end = off if self.cut is None else self.cut.offset
-        self.packet_counts = {pid: c for pid, c in enumerate(counts) if c}
-        self._samples, self._probes = samples, probes
-        self.events = events  # (frame index, id, data offset, size) of non-empty events
-        offsets = np.asarray(starts, dtype=np.int64)
-        if len(offsets):
-            raw = np.frombuffer(data, np.uint8, count=n) if not isinstance(data, np.ndarray) \
-                else data
-            fields = raw[(offsets + 5)[:, None] + np.arange(FRAME_START.itemsize)]
-            fs = np.ascontiguousarray(fields).view(FRAME_START).reshape(-1)
+        offsets, ids, sizes, end = walk(data, self.header.size, self._native)
+        fs = ids == 0
+        good = fs & (sizes == FRAME_START.itemsize)
+        for off in offsets[fs & ~good].tolist():
+            self.problems.append(CodecError(
+                'packet 0 (FrameStart)', f'{PACKET_HEADER.unpack_from(data, off)[1]} B, '
+                'FrameStart has 24: frame skipped', offset=off, kind=UNKNOWN_LAYOUT))
+        starts = offsets[good]
+        if end < n:
+            if end + 5 > n:
+                self._cut(end, None, f'{n - end} B left, a packet header needs 5', len(starts))
+            else:
+                pid, size = PACKET_HEADER.unpack_from(data, end)
+                self._cut(end, pid, f'packet of {size} B overruns the file ({n - end - 5} B '
+                          'left)', len(starts))
+        self.end = end
+        counts = np.bincount(ids, minlength=256)
+        self.packet_counts = {pid: int(c) for pid, c in enumerate(counts.tolist()) if c}
+        frame_of = np.cumsum(good) - 1
+        kept = np.isin(ids, _KEPT_IDS) & (sizes > 2)
+        self.events = list(zip(frame_of[kept].tolist(), ids[kept].tolist(),
+                               (offsets[kept] + 5).tolist(), sizes[kept].tolist()))
+        probe = np.flatnonzero(np.isin(ids, _PROBE_IDS))[:64]
+        self._probes = list(zip(ids[probe].tolist(), (offsets[probe] + 5).tolist(),
+                                sizes[probe].tolist()))
+        self._samples = {}
+        for pid in np.flatnonzero(counts[18:]).tolist():
+            rows = np.flatnonzero(ids == pid + 18)[:_SAMPLES]
+            self._samples[pid + 18] = list(zip([pid + 18] * len(rows),
+                                               (offsets[rows] + 5).tolist(),
+                                               sizes[rows].tolist()))
+        if len(starts):
+            raw = np.frombuffer(data, np.uint8, count=n)
+            fields = raw[(starts + 5)[:, None] + np.arange(FRAME_START.itemsize)]
+            fsr = np.ascontiguousarray(fields).view(FRAME_START).reshape(-1)
         else:
-            fs = np.zeros(0, FRAME_START)
-        self.offsets = offsets
-        self.frame_ids = fs['id'].copy()
-        self.durations = fs['duration'].copy()
-        self.elapsed = fs['elapsed'].copy()
-        self.ends = np.append(offsets[1:], self.end).astype(np.int64)
+            fsr = np.zeros(0, FRAME_START)
+        self.offsets = starts
+        self.frame_ids = fsr['id'].copy()
+        self.durations = fsr['duration'].copy()
+        self.elapsed = fsr['elapsed'].copy()
+        self.ends = np.append(starts[1:], self.end).astype(np.int64)
 
-    def _cut(self, off: int, pid, detail: str, starts: list) -> None:
-        name = f'frame {len(starts)} packet {pid}' if pid is not None else \
-            f'frame {len(starts)} packet header'
-        self.cut = CodecError(name, detail + f': the recording is cut here, {len(starts)} '
+    def _cut(self, off: int, pid, detail: str, frames: int) -> None:
+        name = f'frame {frames} packet {pid}' if pid is not None else \
+            f'frame {frames} packet header'
+        self.cut = CodecError(name, detail + f': the recording is cut here, {frames} '
                               'frames before it kept', offset=off, kind=TRUNCATED)
         self.problems.append(self.cut)
 
