@@ -23,7 +23,7 @@ import numpy as np
 
 from ros_sim_bridge.core.binary import CodecError
 from .codec import NOT_AN_ACTOR, Recording
-from .codec.records import DOORS, vehicle_lights
+from .codec.records import vehicle_lights
 
 CATEGORIES = 'ovwtha'   # other, vehicle, walker, traffic light, hero, any
 DOOR_WORDS = {0: 'Front Left', 1: 'Front Right', 2: 'Rear Left', 3: 'Rear Right', 4: 'Hood',

@@ -13,7 +13,6 @@ reads with what the scene says, not with what an encoder wrote.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from dataclasses import dataclass
 from typing import BinaryIO

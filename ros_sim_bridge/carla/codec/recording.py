@@ -12,11 +12,11 @@ from typing import Iterator, Optional
 
 import numpy as np
 
-from ros_sim_bridge.core.binary import (BAD_VALUE, TRUNCATED, UNKNOWN_LAYOUT, CodecError)
+from ros_sim_bridge.core.binary import TRUNCATED, UNKNOWN_LAYOUT, CodecError
 from .header import InfoHeader, decode_header
 from .native import walk
 from .records import (DTYPES, FRAME_START, ID_TABLES, LATEST_TABLE, PACKET_HEADER, U16,
-                      USER_IDS, VECTOR_PROBES, Layout, PacketDecoder, fits)
+                      Layout, PacketDecoder, fits)
 
 VECTORS = {'ue4': '<f4', 'ue5': '<f8', 'f4': '<f4', 'f8': '<f8', '<f4': '<f4', '<f8': '<f8'}
 _SAMPLES = 8  # packets of each id >= 18 kept for telling the id tables apart
@@ -66,8 +66,8 @@ class Recording:
             raise ValueError(f'vector must be one of ue4, ue5, not {vector!r}')
         if ids is not None and ids not in ID_TABLES:
             raise ValueError(f'ids must be one of {", ".join(ID_TABLES)}, not {ids!r}')
-        self.layout = Layout(VECTORS[vector.lower()] if vector else self._detect_vector(),
-                             ids or self._detect_ids())
+        self._vector = VECTORS[vector.lower()] if vector else self._detect_vector()
+        self.layout = Layout(self._vector, ids or self._detect_ids())
         self.decoder = PacketDecoder(self.layout)
         self.unknown = Counter({pid: n for pid, n in self.packet_counts.items()
                                 if self.layout.packet_name(pid) is None})
@@ -164,7 +164,7 @@ class Recording:
             return LATEST_TABLE
         best, best_score = LATEST_TABLE, -1
         for table in reversed(list(ID_TABLES)):
-            layout = Layout(self._detect_vector_cached(), table)
+            layout = Layout(self._vector, table)
             score = 0
             for pid, lst in self._samples.items():
                 name = ID_TABLES[table].get(pid)
@@ -175,11 +175,6 @@ class Recording:
             if score > best_score:
                 best, best_score = table, score
         return best
-
-    def _detect_vector_cached(self) -> str:
-        if not hasattr(self, '_vector'):
-            self._vector = self._detect_vector()
-        return self._vector
 
     # -- frames ---------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -283,4 +278,4 @@ class Recording:
                 'cut': str(self.cut) if self.cut else None}
 
 
-__all__ = ['Frame', 'Recording', 'BAD_VALUE', 'USER_IDS']
+__all__ = ['Frame', 'Recording']

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Optional
 
 import numpy as np
 
@@ -430,5 +430,3 @@ def vehicle_lights(state: int) -> str:
     names = [n for n, bit in VEHICLE_LIGHT_BITS if state & bit]
     return ' '.join(names) if names else 'None'
 
-
-Decoder = Callable
