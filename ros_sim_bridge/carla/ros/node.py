@@ -109,6 +109,7 @@ class CarlaReplayerNode(Node):
         self.t = self.t_start
         self.paused = p.start_paused
         self.finished = False
+        self.closing = False
         self.last_wall = time.monotonic()
         self.timer = self.create_timer(1.0 / p.publish_rate, self._tick)
         self.get_logger().info(
@@ -146,6 +147,8 @@ class CarlaReplayerNode(Node):
 
     # -- replay ---------------------------------------------------------------------------
     def _tick(self) -> None:
+        if self.closing:
+            return
         try:
             with self.lock:
                 now = time.monotonic()
@@ -160,7 +163,8 @@ class CarlaReplayerNode(Node):
                 t = self.t
             self.publish_at(t)
         except Exception as exc:  # never go silent: count, log (rate-limited), keep ticking
-            self.diagnostics.bad_input(self.stats, exc)
+            if not self.closing:
+                self.diagnostics.bad_input(self.stats, exc)
 
     def publish_at(self, t: float) -> None:
         p, frames = self.p, self.frames
@@ -208,6 +212,10 @@ class CarlaReplayerNode(Node):
                                  'actors': str(len(self.world.actors)),
                                  'paused': str(self.paused).lower(),
                                  'finished': str(self.finished).lower()})
+
+    def close(self) -> None:
+        self.closing = True
+        self.timer.cancel()
 
 
 def main(argv=None) -> int:
