@@ -167,3 +167,30 @@ def test_follow_hero_and_start_time(ros, log_file):
     v = inv.transform.translation
     assert np.linalg.norm([v.x, v.y, v.z]) == pytest.approx(np.linalg.norm(xyz), abs=1e-3)
     assert any(x.child_frame_id == f'carla/vehicle_{SCENE.vehicle_ids[1]}' for x in msg.transforms)
+
+
+def test_damaged_recording_replays_what_is_before_the_damage(ros, tmp_path):
+    import io
+    import struct
+    buf = io.BytesIO()
+    write(buf, SCENE)
+    data = bytearray(buf.getvalue())
+    from ros_sim_bridge.carla.codec import Recording
+    rec = Recording(bytes(data))
+    # frame 20: an absurd count in its Position packet; the file cut inside its last frame
+    pos = [off for pid, off, size in rec.packets(20) if pid == 6][0]
+    struct.pack_into('<H', data, pos, 60000)
+    path = tmp_path / 'damaged.log'
+    path.write_bytes(bytes(data[:int(rec.offsets[-1]) + 40]))
+    ros.start(CarlaReplayerNode, {'file': str(path), 'start_paused': True})
+    actors = ros.collect(CarlaActorList, 'carla/actor_list')
+    at(actors, 0.0)
+    last = (len(rec) - 1) / SCENE.rate                 # the cut frame's start is kept
+    seek(ros, 20 / SCENE.rate)
+    at(actors, 20 / SCENE.rate)                         # the bad packet's frame still replays
+    seek(ros, 99.0)
+    assert len(at(actors, last).actors) > 0
+    values = ros.diagnostics('carla_replayer', lambda v: int(v.get('decode_errors', 0)) >= 2,
+                             timeout=10.0)
+    assert int(values['errors.truncated']) >= 2 and values['frames'] == str(len(rec))
+    assert 'cut here' in values['last_error'] or 'Position' in values['last_error']
