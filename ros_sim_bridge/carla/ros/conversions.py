@@ -102,11 +102,19 @@ def _m(v) -> tuple:
     return tuple(c * s for c, s in zip(v, (0.01, -0.01, 0.01)))
 
 
+def _rows(arr) -> dict:
+    """id → row of a state array (empty dict for None)."""
+    return {} if arr is None else {i: k for k, i in enumerate(arr['id'].tolist())}
+
+
 def actor_list(world: World, snap: Snapshot, stamp, frames: Frames) -> CarlaActorList:
     msg = CarlaActorList(header=header(stamp, frames.map))
     kin = world.state.get('Kinematics')
     lights = world.state.get('VehicleLight')
     walk = world.state.get('AnimWalker')
+    kin_rows, light_rows, walk_rows = _rows(kin), _rows(lights), _rows(walk)
+    if kin_rows:
+        lin_all, ang_all = ue_velocity_to_rep103(kin['linear'], kin['angular'])
     for aid, a in world.actors.items():
         m = CarlaActor(id=aid, type=a.type, type_name=a.type_name, blueprint=a.blueprint,
                        description_uid=a.uid, role_name=a.role_name, parent_id=a.parent,
@@ -118,17 +126,15 @@ def actor_list(world: World, snap: Snapshot, stamp, frames: Frames) -> CarlaActo
             m.has_bounding_box = True
             m.bounding_box_origin = vector3(_m(a.box[0]))
             m.bounding_box_extent = vector3([c * 0.01 for c in a.box[1]])
-        if kin is not None and len(kin):
-            hit = np.flatnonzero(kin['id'] == aid)
-            if len(hit):
-                lin, ang = ue_velocity_to_rep103(kin['linear'][hit[0]], kin['angular'][hit[0]])
-                m.twist.linear, m.twist.angular = vector3(lin), vector3(ang)
-        for arr, attr, fieldname in ((lights, 'light_state', 'state'),
-                                     (walk, 'walker_speed', 'speed')):
-            if arr is not None and len(arr):
-                hit = np.flatnonzero(arr['id'] == aid)
-                if len(hit):
-                    setattr(m, attr, type(getattr(m, attr))(arr[fieldname][hit[0]]))
+        k = kin_rows.get(aid)
+        if k is not None:
+            m.twist.linear, m.twist.angular = vector3(lin_all[k]), vector3(ang_all[k])
+        k = light_rows.get(aid)
+        if k is not None:
+            m.light_state = int(lights['state'][k])
+        k = walk_rows.get(aid)
+        if k is not None:
+            m.walker_speed = float(walk['speed'][k])
         msg.actors.append(m)
     return msg
 
@@ -146,29 +152,30 @@ def actor_markers(world: World, snap: Snapshot, stamp, frames: Frames, removed=(
         for ns in ('carla_actors', 'carla_labels'):
             out.markers.append(Marker(header=header(stamp, frames.map), ns=ns, id=int(aid),
                                       action=Marker.DELETE))
-    for aid, a in world.actors.items():
-        if a.type not in types:
-            continue
-        k = snap.row[aid]
-        q = snap.q[k]
-        if a.box is not None:
-            origin, extent = np.array(_m(a.box[0])), np.array(a.box[1]) * 0.01
-        else:
-            origin = np.array([0.0, 0.0, DEFAULT_ORIGIN_Z.get(a.type, 0.0)])
-            extent = np.array(DEFAULT_EXTENT.get(a.type, (0.2, 0.2, 0.2)))
-        centre = snap.xyz[k] + quat_rotate(q, origin)
+    drawn = [a for a in world.actors.values() if a.type in types]
+    if not drawn:
+        return out
+    rows = np.array([snap.row[a.id] for a in drawn])
+    origin = np.array([_m(a.box[0]) if a.box is not None
+                       else (0.0, 0.0, DEFAULT_ORIGIN_Z.get(a.type, 0.0)) for a in drawn])
+    extent = np.array([np.array(a.box[1]) * 0.01 if a.box is not None
+                       else DEFAULT_EXTENT.get(a.type, (0.2, 0.2, 0.2)) for a in drawn])
+    q = snap.q[rows]
+    centre = snap.xyz[rows] + quat_rotate(q, origin)      # all boxes in one pass
+    scale = np.maximum(2 * extent, 0.01)
+    for k, a in enumerate(drawn):
         colour = HERO_COLOUR if a.role_name == 'hero' else TYPE_COLOURS.get(a.type, (1, 1, 1))
-        box = Marker(header=header(stamp, frames.map), ns='carla_actors', id=aid,
+        box = Marker(header=header(stamp, frames.map), ns='carla_actors', id=a.id,
                      type=Marker.CUBE, action=Marker.ADD, color=_colour(colour))
-        box.pose.position, box.pose.orientation = point(centre), quaternion(q)
-        box.scale = vector3(np.maximum(2 * extent, 0.01))
-        label = Marker(header=header(stamp, frames.map), ns='carla_labels', id=aid,
+        box.pose.position, box.pose.orientation = point(centre[k]), quaternion(q[k])
+        box.scale = vector3(scale[k])
+        label = Marker(header=header(stamp, frames.map), ns='carla_labels', id=a.id,
                        type=Marker.TEXT_VIEW_FACING, action=Marker.ADD,
                        color=_colour((1, 1, 1), 1.0))
-        label.pose.position = point(centre + np.array([0.0, 0.0, extent[2] + 0.5]))
+        label.pose.position = point(centre[k] + np.array([0.0, 0.0, extent[k][2] + 0.5]))
         label.pose.orientation.w = 1.0
         label.scale.z = 0.6
-        label.text = f'{aid} {a.blueprint}' + (f' ({a.role_name})' if a.role_name else '')
+        label.text = f'{a.id} {a.blueprint}' + (f' ({a.role_name})' if a.role_name else '')
         out.markers += [box, label]
     return out
 
