@@ -104,6 +104,10 @@ def test_replay_state_frame_by_frame(ros, log_file):
     assert boxes[SCENE.hero].type == Marker.CUBE and boxes[SCENE.hero].scale.x == \
         pytest.approx(4.7)
     assert boxes[SCENE.hero].pose.position.z == pytest.approx(xyz[2] + 0.75)
+    green = SCENE.light_state(0.0)[0].tolist()
+    for lid, st in zip(SCENE.light_ids.tolist(), green):   # lights drawn in their state's colour
+        c = boxes[lid].color
+        assert (c.r, c.g) == ({0: (1.0, 0.0), 1: (1.0, 0.8), 2: (0.0, 1.0)}[st])
     labels = [m for m in m0.markers if m.ns == 'carla_labels']
     assert any('(hero)' in m.text for m in labels)
 

@@ -29,6 +29,7 @@ DEFAULT_ORIGIN_Z = {1: 0.75, 2: 0.0, 3: 2.5, 4: 1.0}
 TYPE_COLOURS = {0: (0.6, 0.6, 0.6), 1: (0.1, 0.4, 1.0), 2: (1.0, 0.6, 0.0), 3: (0.9, 0.9, 0.1),
                 4: (0.6, 0.2, 0.8), 5: (0.3, 0.9, 0.9), 6: (0.4, 0.4, 0.4)}
 HERO_COLOUR = (0.1, 0.9, 0.2)
+LIGHT_COLOURS = {0: (1.0, 0.0, 0.0), 1: (1.0, 0.8, 0.0), 2: (0.0, 1.0, 0.0), 3: (0.2, 0.2, 0.2)}
 
 
 @dataclass
@@ -145,8 +146,9 @@ def _colour(rgb, a: float = 0.8) -> ColorRGBA:
 
 def actor_markers(world: World, snap: Snapshot, stamp, frames: Frames, removed=(),
                   types=(1, 2, 3, 4)) -> MarkerArray:
-    """Oriented boxes (recorded bounding box, else a per-type default) and labels
-    (blueprint / role) of the live actors of ``types``; DELETE for ``removed`` actors."""
+    """Oriented boxes (recorded bounding box, else a per-type default; traffic lights in the
+    colour of their state) and labels (id, blueprint, role) of the live actors of ``types``;
+    DELETE for ``removed`` actors."""
     out = MarkerArray()
     for aid in removed:
         for ns in ('carla_actors', 'carla_labels'):
@@ -163,8 +165,13 @@ def actor_markers(world: World, snap: Snapshot, stamp, frames: Frames, removed=(
     q = snap.q[rows]
     centre = snap.xyz[rows] + quat_rotate(q, origin)      # all boxes in one pass
     scale = np.maximum(2 * extent, 0.01)
+    states = world.state.get('State')
+    light_state = {} if states is None else dict(zip(states['id'].tolist(),
+                                                     states['state'].tolist()))
     for k, a in enumerate(drawn):
         colour = HERO_COLOUR if a.role_name == 'hero' else TYPE_COLOURS.get(a.type, (1, 1, 1))
+        if a.id in light_state:  # traffic lights in the colour of their state
+            colour = LIGHT_COLOURS.get(light_state[a.id], colour)
         box = Marker(header=header(stamp, frames.map), ns='carla_actors', id=a.id,
                      type=Marker.CUBE, action=Marker.ADD, color=_colour(colour))
         box.pose.position, box.pose.orientation = point(centre[k]), quaternion(q[k])
