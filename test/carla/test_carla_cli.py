@@ -112,3 +112,21 @@ def test_bad_files(tmp_path, capsys):
     code, text = run('info', str(cut))
     assert code == 0 and 'cut here' in capsys.readouterr().err
     assert text.splitlines()[-2] == f'Frames: {scene.frames}'
+
+
+@pytest.mark.parametrize('layout', ['ue5', 'ue4-0.9.15'])
+def test_info_all_prints_the_newer_packets(tmp_path, layout):
+    scene = Scene(seconds=1.0, vehicles=2, walkers=1)
+    path = tmp_path / f'{layout}.log'
+    with open(path, 'wb') as f:
+        write(f, scene, layout)
+    code, text = run('info', '--all', str(path))
+    lines = text.splitlines()
+    assert code == 0 and ' Frame counter: 1000' in lines and ' Visual time: 0' in lines
+    assert ' Walkers Bones: 1' in lines
+    assert any(line.startswith('     Bone: "crl_head__C" relative: Loc(0, 0, 160)') for line in lines)
+    assert ' Vehicle wheel animations: 2' in lines
+    if layout == 'ue5':
+        assert ' Vehicle door animations: 1' in lines and '  Doors opened:  Trunk ' in lines
+    doc = json.loads(run('info', '--all', '--json', str(path))[1])
+    assert doc['frames'] == scene.frames and doc['frames_list'][0]['FrameCounter'] == 1000
