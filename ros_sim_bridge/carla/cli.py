@@ -96,7 +96,8 @@ def _packet_lines(name: str, value) -> list[str]:
     elif name == 'VehicleDoor':
         out.append(f' Vehicle door animations: {len(value)}')
         for r in value:
-            out += [f'  Id: {r["id"]}', f'  Doors opened:  {DOOR_WORDS.get(int(r["door"]), r["door"])} ']
+            door = DOOR_WORDS.get(int(r['door']), r['door'])
+            out += [f'  Id: {r["id"]}', f'  Doors opened:  {door} ']
     elif name == 'VehicleLight':
         out.append(f' Vehicle light animations: {len(value)}')
         out.extend(f'  Id: {r["id"]} {vehicle_lights(int(r["state"]))}' for r in value)

@@ -124,7 +124,8 @@ def test_info_all_prints_the_newer_packets(tmp_path, layout):
     lines = text.splitlines()
     assert code == 0 and ' Frame counter: 1000' in lines and ' Visual time: 0' in lines
     assert ' Walkers Bones: 1' in lines
-    assert any(line.startswith('     Bone: "crl_head__C" relative: Loc(0, 0, 160)') for line in lines)
+    bone = '     Bone: "crl_head__C" relative: Loc(0, 0, 160)'
+    assert any(line.startswith(bone) for line in lines)
     assert ' Vehicle wheel animations: 2' in lines
     if layout == 'ue5':
         assert ' Vehicle door animations: 1' in lines and '  Doors opened:  Trunk ' in lines

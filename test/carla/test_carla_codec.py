@@ -137,7 +137,8 @@ def test_every_packet_golden(f, vector):
     if f == 'd':  # UE5's physics control differs entirely: kept as bytes, id read
         assert ph.id == 42 and len(ph.raw) == 53 + 4 + 16 + 4 + 12 + 4 + 8 + 4 + 4 * 48
         ph = None
-    assert ph is None or ph.id == 42 and ph.values['max_rpm'] == 6000 and ph.values['use_gear_autobox']
+    assert ph is None or (ph.id == 42 and ph.values['max_rpm'] == 6000
+                          and ph.values['use_gear_autobox'])
     if ph is not None:
         assert ph.values['mass'] == 1500 and tuple(ph.values['center_of_mass']) == (0, 0, -50)
         assert ph.torque_curve.tolist() == [(0, 400), (5000, 500)]

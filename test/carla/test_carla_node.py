@@ -89,7 +89,8 @@ def test_replay_state_frame_by_frame(ros, log_file):
     assert h.header.frame_id == 'map'
     assert [h.transform.translation.x, h.transform.translation.y, h.transform.translation.z] \
         == pytest.approx(xyz.tolist(), abs=1e-4)
-    # yaw 90° (Unreal, clockwise seen from above) is −90° in REP-103: q = (cos −45°, 0, 0, sin −45°)
+    # yaw 90° (Unreal, clockwise seen from above) is −90° in REP-103:
+    # q = (cos −45°, 0, 0, sin −45°)
     q = h.transform.rotation
     assert rot[2] == pytest.approx(90.0)
     assert [q.w, q.x, q.y, q.z] == pytest.approx([np.sqrt(.5), 0, 0, -np.sqrt(.5)], abs=1e-5)

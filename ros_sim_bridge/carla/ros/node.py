@@ -4,7 +4,7 @@ simulator, replayed like CARLA's replayer (SUPPLEMENT §5.5).
 | direction | name | type | frame |
 |---|---|---|---|
 | pub | /clock | rosgraph_msgs/Clock | recording time |
-| pub | /tf | tf2_msgs/TFMessage | map → each actor (parents respected; re-rooted when following) |
+| pub | /tf | tf2_msgs/TFMessage | map → each actor (parents kept; re-rooted to follow) |
 | pub | carla/actor_list | ros_sim_bridge/CarlaActorList | map |
 | pub | carla/markers | visualization_msgs/MarkerArray | map (boxes + labels; DELETE on destroy) |
 | pub | carla/traffic_lights | ros_sim_bridge/CarlaTrafficLightList | map |
