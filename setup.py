@@ -25,7 +25,7 @@ setup(
     name='ros-sim-bridge-codecs',
     version='0.1.0',
     description='Sans-IO codecs and protocol emulators of ros_sim_bridge (MORAI, RflySim, '
-                'ibeo LUX), usable without ROS',
+                'ibeo LUX, CARLA recorder files), usable without ROS',
     license='Apache-2.0',
     python_requires='>=3.10',
     install_requires=['numpy>=1.21'],
@@ -39,5 +39,7 @@ setup(
         'morai_sim = ros_sim_bridge.morai.emulator:main',
         'ibeo_lux_sim = ros_sim_bridge.ibeo.emulator:main',
         'monodrive_sim = ros_sim_bridge.monodrive.emulator:main',
+        # carla_log info | collisions | blocked need numpy only (to-bag needs ROS 2)
+        'carla_log = ros_sim_bridge.carla.cli:main',
     ]},
 )

@@ -29,7 +29,8 @@ CHECKS_SOURCES = tuple(SOURCES)
 CHECKS = {'rflysim': 'ros_sim_bridge.rflysim.ros.demo',
           'morai': 'ros_sim_bridge.morai.ros.demo',
           'lux': 'ros_sim_bridge.ibeo.ros.demo',
-          'monodrive': 'ros_sim_bridge.monodrive.ros.demo'}
+          'monodrive': 'ros_sim_bridge.monodrive.ros.demo',
+          'carla': 'ros_sim_bridge.carla.ros.demo'}
 
 
 class EgoDriver:

@@ -1,0 +1,1 @@
+"""CARLA recorder ``.log`` files: codec, generator, offline CLI and the ROS replayer."""

@@ -1,0 +1,281 @@
+"""A whole recorder file: one-pass frame index, layout detection, frames decoded on demand.
+
+Sans-IO: :class:`Recording` takes a buffer (``bytes``, ``mmap``); opening files is the
+caller's business.  The index pass reads only packet headers and the 24 B of every FrameStart,
+so seeking to a time is a ``searchsorted`` and a jump (SUPPLEMENT §5.2, §5.5).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterator, Optional
+
+import numpy as np
+
+from ros_sim_bridge.core.binary import TRUNCATED, UNKNOWN_LAYOUT, CodecError
+from .header import InfoHeader, decode_header
+from .native import walk
+from .records import (DTYPES, FRAME_START, ID_TABLES, LATEST_TABLE, PACKET_HEADER, U16,
+                      Layout, PacketDecoder, fits)
+
+VECTORS = {'ue4': '<f4', 'ue5': '<f8', 'f4': '<f4', 'f8': '<f8', '<f4': '<f4', '<f8': '<f8'}
+_SAMPLES = 8  # packets of each id >= 18 kept for telling the id tables apart
+# packets the index remembers: events, and what CARLA writes only when an actor appears
+# (bounding boxes, trigger volumes, traffic light times), so a seek rebuilds the world from them
+_KEPT = frozenset((2, 3, 4, 5, 13, 16, 17))
+_KEPT_IDS = np.array(sorted(_KEPT), np.uint8)
+_PROBE_IDS = np.array([2, 6, 12, 13, 17], np.uint8)
+EVENTS = frozenset(('EventAdd', 'EventDel', 'EventParent', 'Collision'))
+
+
+@dataclass
+class Frame:
+    """One frame: FrameStart fields and its packets decoded, by name (see records.FIXED_IDS)."""
+    index: int
+    id: int
+    duration: float      # −1 on the last frame of a file (CARLA patches it only later)
+    elapsed: float
+    offset: int          # file offset of its FrameStart packet
+    packets: dict = field(default_factory=dict)
+    unknown: list = field(default_factory=list)   # (id, size) of packets skipped
+    errors: list = field(default_factory=list)    # CodecError of packets that failed
+    truncated: bool = False
+
+    def get(self, name: str, default=None):
+        return self.packets.get(name, default)
+
+
+class Recording:
+    """Index and decoder of one recorder file held in ``data``.
+
+    ``vector`` ('ue4'/'ue5') and ``ids`` (a key of ``ID_TABLES``) force a layout; by default
+    both are detected from record sizes and shapes.  Damage never raises after the header:
+    ``cut`` tells where a truncated or overrunning packet ended the readable part, ``problems``
+    lists every error found, and everything before the damage stays readable.
+    """
+
+    def __init__(self, data, *, vector: Optional[str] = None, ids: Optional[str] = None,
+                 native: bool = True):
+        self.data = data
+        self._native = native
+        self.header: InfoHeader = decode_header(data)
+        self.problems: list[CodecError] = []
+        self.cut: Optional[CodecError] = None
+        self._index()
+        if vector is not None and vector.lower() not in VECTORS:
+            raise ValueError(f'vector must be one of ue4, ue5, not {vector!r}')
+        if ids is not None and ids not in ID_TABLES:
+            raise ValueError(f'ids must be one of {", ".join(ID_TABLES)}, not {ids!r}')
+        self._vector = VECTORS[vector.lower()] if vector else self._detect_vector()
+        self.layout = Layout(self._vector, ids or self._detect_ids())
+        self.decoder = PacketDecoder(self.layout)
+        self.unknown = Counter({pid: n for pid, n in self.packet_counts.items()
+                                if self.layout.packet_name(pid) is None})
+
+    # -- index ----------------------------------------------------------------------------
+    def _index(self) -> None:
+        """One walk over the packet headers (compiled when available, see native.py), then
+        numpy: frame starts, counts per id, the packets kept for seeking and the samples for
+        layout detection."""
+        data, n = self.data, len(self.data)
+        offsets, ids, sizes, end = walk(data, self.header.size, self._native)
+        fs = ids == 0
+        good = fs & (sizes == FRAME_START.itemsize)
+        for off in offsets[fs & ~good].tolist():
+            self.problems.append(CodecError(
+                'packet 0 (FrameStart)', f'{PACKET_HEADER.unpack_from(data, off)[1]} B, '
+                'FrameStart has 24: frame skipped', offset=off, kind=UNKNOWN_LAYOUT))
+        starts = offsets[good]
+        if end < n:
+            if end + 5 > n:
+                self._cut(end, None, f'{n - end} B left, a packet header needs 5', len(starts))
+            else:
+                pid, size = PACKET_HEADER.unpack_from(data, end)
+                self._cut(end, pid, f'packet of {size} B overruns the file ({n - end - 5} B '
+                          'left)', len(starts))
+        self.end = end
+        counts = np.bincount(ids, minlength=256)
+        self.packet_counts = {pid: int(c) for pid, c in enumerate(counts.tolist()) if c}
+        frame_of = np.cumsum(good) - 1
+        kept = np.isin(ids, _KEPT_IDS) & (sizes > 2)
+        self.events = list(zip(frame_of[kept].tolist(), ids[kept].tolist(),
+                               (offsets[kept] + 5).tolist(), sizes[kept].tolist()))
+        probe = np.flatnonzero(np.isin(ids, _PROBE_IDS))[:64]
+        self._probes = list(zip(ids[probe].tolist(), (offsets[probe] + 5).tolist(),
+                                sizes[probe].tolist()))
+        self._samples = {}
+        for pid in np.flatnonzero(counts[18:]).tolist():
+            rows = np.flatnonzero(ids == pid + 18)[:_SAMPLES]
+            self._samples[pid + 18] = list(zip([pid + 18] * len(rows),
+                                               (offsets[rows] + 5).tolist(),
+                                               sizes[rows].tolist()))
+        if len(starts):
+            raw = np.frombuffer(data, np.uint8, count=n)
+            fields = raw[(starts + 5)[:, None] + np.arange(FRAME_START.itemsize)]
+            fsr = np.ascontiguousarray(fields).view(FRAME_START).reshape(-1)
+        else:
+            fsr = np.zeros(0, FRAME_START)
+        self.offsets = starts
+        self.frame_ids = fsr['id'].copy()
+        self.durations = fsr['duration'].copy()
+        self.elapsed = fsr['elapsed'].copy()
+        self.ends = np.append(starts[1:], self.end).astype(np.int64)
+
+    def _cut(self, off: int, pid, detail: str, frames: int) -> None:
+        name = f'frame {frames} packet {pid}' if pid is not None else \
+            f'frame {frames} packet header'
+        self.cut = CodecError(name, detail + f': the recording is cut here, {frames} '
+                              'frames before it kept', offset=off, kind=TRUNCATED)
+        self.problems.append(self.cut)
+
+    # -- layout detection -----------------------------------------------------------------
+    def _detect_vector(self) -> str:
+        """Vector width from the record size of Position/Kinematics/BoundingBox (28 or 52 B),
+        else from an EventAdd that decodes exactly with one width."""
+        adds = []
+        for pid, start, size in self._probes:
+            body = memoryview(self.data)[start:start + size]
+            if pid == 2:
+                adds.append(body)
+                continue
+            if size < 2:
+                continue
+            (count,) = U16.unpack_from(body, 0)
+            if not count:
+                continue
+            rec = (size - 2) / count
+            for vector, dtypes in DTYPES.items():
+                if rec == dtypes['Position'].itemsize:
+                    return vector
+            self.problems.append(CodecError(
+                f'packet {pid}', f'records of {rec:g} B fit no layout (28 B UE4, 52 B UE5)',
+                offset=start - 5, kind=UNKNOWN_LAYOUT))
+        for body in adds:
+            if len(body) > 2 and U16.unpack_from(body, 0)[0]:
+                for vector in ('<f4', '<f8'):
+                    if fits('EventAdd', body, Layout(vector)):
+                        return vector
+        return '<f4'
+
+    def _detect_ids(self) -> str:
+        """The id table under which the most packets of ids >= 18 decode exactly (SUPPLEMENT
+        §5.3: validate the payload shape); the newest table when none or a tie."""
+        if not self._samples:
+            return LATEST_TABLE
+        best, best_score = LATEST_TABLE, -1
+        for table in reversed(list(ID_TABLES)):
+            layout = Layout(self._vector, table)
+            score = 0
+            for pid, lst in self._samples.items():
+                name = ID_TABLES[table].get(pid)
+                if name is None:
+                    continue
+                ok = all(fits(name, memoryview(self.data)[s:s + z], layout) for _, s, z in lst)
+                score += len(lst) if ok else -1000
+            if score > best_score:
+                best, best_score = table, score
+        return best
+
+    # -- frames ---------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    @property
+    def duration(self) -> float:
+        """Elapsed time of the last frame (what CARLA calls the recording's duration)."""
+        return float(self.elapsed[-1]) if len(self.elapsed) else 0.0
+
+    def frame_at(self, t: float) -> int:
+        """Index of the frame with elapsed <= t (0 before the first)."""
+        return max(int(np.searchsorted(self.elapsed, t, side='right')) - 1, 0)
+
+    def packets(self, i: int) -> Iterator[tuple[int, int, int]]:
+        """(id, data offset, size) of every packet of frame ``i`` after its FrameStart."""
+        data, unpack = self.data, PACKET_HEADER.unpack_from
+        off, end = int(self.offsets[i]) + 29, int(self.ends[i])
+        while off + 5 <= end:
+            pid, size = unpack(data, off)
+            if pid == 0:
+                return
+            yield pid, off + 5, size
+            off += 5 + size
+
+    def frame(self, i: int, names: Optional[set] = None) -> Frame:
+        """Frame ``i`` decoded (only the packets in ``names``, if given)."""
+        if i < 0:
+            i += len(self)
+        frame = Frame(i, int(self.frame_ids[i]), float(self.durations[i]),
+                      float(self.elapsed[i]), int(self.offsets[i]))
+        mv = memoryview(self.data)
+        ended = False
+        for pid, start, size in self.packets(i):
+            name = self.layout.packet_name(pid)
+            if name is None:
+                frame.unknown.append((pid, size))
+                continue
+            if name == 'FrameEnd':
+                ended = True
+                continue
+            if names is not None and name not in names:
+                continue
+            try:
+                value = self.decoder.decode(name, mv[start:start + size],
+                                            f'frame {frame.id} packet {pid} ({name})', start)
+            except CodecError as err:
+                frame.errors.append(err)
+                continue
+            old = frame.packets.get(name)
+            if old is None:
+                frame.packets[name] = value
+            elif isinstance(old, list):
+                old.extend(value)
+            elif isinstance(old, np.ndarray) and old.dtype.names:
+                frame.packets[name] = np.concatenate([old, value])
+            else:
+                frame.packets[name] = value
+        frame.truncated = not ended and self.cut is not None and i == len(self) - 1
+        return frame
+
+    def event_frames(self, names=EVENTS) -> Iterator[Frame]:
+        """Frames with events (EventAdd, EventDel, EventParent, Collision; with ``names``
+        also BoundingBox, TriggerVolume, TrafficLightTime), only those packets decoded,
+        straight from the index (no second walk over the file)."""
+        mv = memoryview(self.data)
+        current = None
+        for i, pid, start, size in self.events:
+            if i < 0:
+                continue
+            if current is None or current.index != i:
+                if current is not None and (current.packets or current.errors):
+                    yield current
+                current = Frame(i, int(self.frame_ids[i]), float(self.durations[i]),
+                                float(self.elapsed[i]), int(self.offsets[i]))
+            name = self.layout.packet_name(pid)
+            if name not in names:
+                continue
+            try:
+                value = self.decoder.decode(name, mv[start:start + size],
+                                            f'frame {current.id} packet {pid} ({name})', start)
+            except CodecError as err:
+                current.errors.append(err)
+                continue
+            old = current.packets.get(name)
+            current.packets[name] = value if old is None else (
+                old + value if isinstance(old, list) else np.concatenate([old, value]))
+        if current is not None and (current.packets or current.errors):
+            yield current
+
+    def frames(self, start: int = 0, stop: Optional[int] = None,
+               names: Optional[set] = None) -> Iterator[Frame]:
+        for i in range(start, len(self) if stop is None else min(stop, len(self))):
+            yield self.frame(i, names)
+
+    def summary(self) -> dict:
+        return {'version': self.header.version, 'map': self.header.map_name,
+                'date': self.header.date, 'frames': len(self), 'duration': self.duration,
+                'layout': self.layout.name, 'packet_counts': self.packet_counts,
+                'unknown_packets': dict(self.unknown),
+                'cut': str(self.cut) if self.cut else None}
+
+
+__all__ = ['Frame', 'Recording']

@@ -1,0 +1,432 @@
+"""Packet ids and record layouts of CARLA recorder files (SUPPLEMENT §5.3), decode and encode.
+
+Every packet is ``u8 id``, ``u32 size``, ``size`` bytes of data.  Most data are ``u16 count`` +
+fixed-size records, decoded here as numpy structured arrays (zero copy); vectors are 3 × f32 in
+UE4 builds (0.9.x) and 3 × f64 in UE5 builds (0.10.x), so those dtypes depend on
+:class:`Layout`.  Variable-length records (actor additions, physics control, walker bones,
+wheel animations) are sized from the packet, never from a fixed struct.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from ros_sim_bridge.core.binary import (BAD_VALUE, OVERSIZED, TRUNCATED, UNKNOWN_LAYOUT,
+                                        CodecError, records, unpack_from)
+from .header import encode_string, read_string
+
+U8 = struct.Struct('<B')
+U16 = struct.Struct('<H')
+U32 = struct.Struct('<I')
+PACKET_HEADER = struct.Struct('<BI')      # id, size
+FRAME_START = np.dtype([('id', '<u8'), ('duration', '<f8'), ('elapsed', '<f8')])
+FRAME_START_STRUCT = struct.Struct('<Qdd')
+NOT_AN_ACTOR = 0xFFFFFFFF
+
+# ids 0..17 are the same in every release
+FIXED_IDS = {
+    0: 'FrameStart', 1: 'FrameEnd', 2: 'EventAdd', 3: 'EventDel', 4: 'EventParent',
+    5: 'Collision', 6: 'Position', 7: 'State', 8: 'AnimVehicle', 9: 'AnimWalker',
+    10: 'VehicleLight', 11: 'SceneLight', 12: 'Kinematics', 13: 'BoundingBox',
+    14: 'PlatformTime', 15: 'PhysicsControl', 16: 'TrafficLightTime', 17: 'TriggerVolume',
+}
+# ids >= 18 were renumbered between releases (SUPPLEMENT §5.3); Weather 24 is one port's id
+ID_TABLES = {
+    '0.9.14': {18: 'WalkerBones', 19: 'VisualTime'},
+    '0.9.15': {18: 'FrameCounter', 19: 'WalkerBones', 20: 'VisualTime',
+               21: 'AnimVehicleWheels', 22: 'AnimBiker'},
+    '0.9.16': {18: 'FrameCounter', 19: 'WalkerBones', 20: 'VisualTime', 21: 'VehicleDoor',
+               22: 'AnimVehicleWheels', 23: 'AnimBiker', 24: 'Weather'},
+}
+LATEST_TABLE = '0.9.16'
+USER_IDS = 100  # ids from here on are for users' own packets
+
+ACTOR_TYPES = {0: 'other', 1: 'vehicle', 2: 'walker', 3: 'traffic_light', 4: 'traffic_sign',
+               5: 'sensor', 6: 'invalid'}
+ATTRIBUTE_TYPES = {0: 'bool', 1: 'int', 2: 'float', 3: 'string', 4: 'rgb_color'}
+LIGHT_STATES = {0: 'red', 1: 'yellow', 2: 'green', 3: 'off', 4: 'unknown'}
+VEHICLE_LIGHT_BITS = (('Position', 1), ('LowBeam', 2), ('HighBeam', 4), ('Brake', 8),
+                      ('RightBlinker', 16), ('LeftBlinker', 32), ('Reverse', 64),
+                      ('Interior', 256), ('Fog', 128), ('Special1', 512), ('Special2', 1024))
+DOORS = {0: 'FL', 1: 'FR', 2: 'RL', 3: 'RR', 4: 'Hood', 5: 'Trunk', 6: 'All'}
+WEATHER_FIELDS = ('cloudiness', 'precipitation', 'precipitation_deposits', 'wind_intensity',
+                  'sun_azimuth_angle', 'sun_altitude_angle', 'fog_density', 'fog_distance',
+                  'fog_falloff', 'wetness', 'scattering_intensity', 'mie_scattering_scale',
+                  'rayleigh_scattering_scale', 'dust_storm')
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What differs between releases: vector width (``'<f4'`` UE4, ``'<f8'`` UE5) and the
+    numbering of ids >= 18 (a key of :data:`ID_TABLES`)."""
+    vector: str = '<f4'
+    ids: str = LATEST_TABLE
+
+    @property
+    def name(self) -> str:
+        return f"{'UE4' if self.vector == '<f4' else 'UE5'} vectors, ids>=18 as {self.ids}"
+
+    def packet_name(self, pid: int) -> Optional[str]:
+        return FIXED_IDS.get(pid) or ID_TABLES[self.ids].get(pid)
+
+    def packet_id(self, name: str) -> int:
+        for pid, n in FIXED_IDS.items():
+            if n == name:
+                return pid
+        for pid, n in ID_TABLES[self.ids].items():
+            if n == name:
+                return pid
+        raise KeyError(f'{name} has no id in the {self.ids} table')
+
+
+UE4 = Layout('<f4', LATEST_TABLE)
+UE5 = Layout('<f8', LATEST_TABLE)
+
+
+def _vec(t: str) -> tuple:
+    return (t, (3,))
+
+
+def array_dtypes(vector: str) -> dict[str, np.dtype]:
+    """The fixed-size records (after a ``u16`` count) for one vector width, packed."""
+    v = _vec(vector)
+    box = np.dtype([('id', '<u4'), ('origin',) + v, ('extent',) + v])
+    return {
+        'EventDel': np.dtype([('id', '<u4')]),
+        'EventParent': np.dtype([('id', '<u4'), ('parent', '<u4')]),
+        'Collision': np.dtype([('id', '<u4'), ('actor1', '<u4'), ('actor2', '<u4'),
+                               ('actor1_hero', 'u1'), ('actor2_hero', 'u1')]),
+        'Position': np.dtype([('id', '<u4'), ('location',) + v, ('rotation',) + v]),
+        'State': np.dtype([('id', '<u4'), ('frozen', 'u1'), ('elapsed', '<f4'),
+                           ('state', 'u1')]),
+        'AnimVehicle': np.dtype([('id', '<u4'), ('steering', '<f4'), ('throttle', '<f4'),
+                                 ('brake', '<f4'), ('handbrake', 'u1'), ('gear', '<i4')]),
+        'AnimWalker': np.dtype([('id', '<u4'), ('speed', '<f4')]),
+        'VehicleLight': np.dtype([('id', '<u4'), ('state', '<u4')]),
+        'SceneLight': np.dtype([('id', '<i4'), ('intensity', '<f4'), ('color', '<f4', (4,)),
+                                ('on', 'u1'), ('group', 'u1')]),
+        'Kinematics': np.dtype([('id', '<u4'), ('linear',) + v, ('angular',) + v]),
+        'BoundingBox': box,
+        'TrafficLightTime': np.dtype([('id', '<u4'), ('green', '<f4'), ('yellow', '<f4'),
+                                      ('red', '<f4')]),
+        'TriggerVolume': box,
+        'VehicleDoor': np.dtype([('id', '<u4'), ('door', 'u1'), ('open', 'u1')]),
+        'AnimBiker': np.dtype([('id', '<u4'), ('forward_speed', '<f4'),
+                               ('engine_rotation', '<f4')]),
+        'Weather': np.dtype([(name, '<f4') for name in WEATHER_FIELDS]),
+    }
+
+
+DTYPES = {'<f4': array_dtypes('<f4'), '<f8': array_dtypes('<f8')}
+SCALARS = {'PlatformTime': struct.Struct('<d'), 'VisualTime': struct.Struct('<d'),
+           'FrameCounter': struct.Struct('<Q')}
+# packets whose record size tells the vector width (28 B UE4, 52 B UE5)
+VECTOR_PROBES = ('Position', 'Kinematics', 'BoundingBox', 'TriggerVolume')
+
+
+# -- decoded variable-length records ---------------------------------------------------------
+@dataclass
+class ActorAdd:
+    """One EventAdd record: an actor created this frame (location cm, rotation deg, Unreal)."""
+    id: int
+    type: int
+    location: tuple
+    rotation: tuple
+    uid: int
+    blueprint: str
+    attributes: list = field(default_factory=list)  # (type, id, value) tuples
+
+    @property
+    def type_name(self) -> str:
+        return ACTOR_TYPES.get(self.type, f'type{self.type}')
+
+    def attribute(self, key: str, default: str = '') -> str:
+        for _, k, v in self.attributes:
+            if k == key:
+                return v
+        return default
+
+
+@dataclass
+class PhysicsControl:
+    """One vehicle's physics control (UE4 layout; wheels of 36 B in 0.9.10, 48 B later)."""
+    id: int
+    values: dict
+    torque_curve: np.ndarray
+    forward_gears: np.ndarray
+    steering_curve: np.ndarray
+    wheels: np.ndarray
+    raw: bytes = b''
+
+
+@dataclass
+class WalkerBones:
+    id: int
+    bones: list  # (name, location(3), rotation(3))
+
+
+@dataclass
+class WheelAnimation:
+    id: int
+    wheels: np.ndarray  # location u1, steering f4, rotation f4
+
+
+PHYSICS_HEAD = struct.Struct('<I5f?4f3f')   # 53 B
+PHYSICS_HEAD_NAMES = ('max_rpm', 'moi', 'damping_rate_full_throttle',
+                      'damping_rate_zero_throttle_clutch_engaged',
+                      'damping_rate_zero_throttle_clutch_disengaged', 'use_gear_autobox',
+                      'clutch_strength', 'final_ratio', 'mass', 'drag_coefficient')
+CURVE = np.dtype([('x', '<f4'), ('y', '<f4')])
+GEAR = np.dtype([('ratio', '<f4'), ('down_ratio', '<f4'), ('up_ratio', '<f4')])
+WHEEL_FIELDS_0910 = ['tire_friction', 'damping_rate', 'max_steer_angle', 'radius',
+                     'max_brake_torque', 'max_handbrake_torque']
+WHEEL_FIELDS_0913 = WHEEL_FIELDS_0910 + ['lat_stiff_max_load', 'lat_stiff_value',
+                                         'long_stiff_value']
+WHEELS = {36: np.dtype([(n, '<f4') for n in WHEEL_FIELDS_0910] + [('position', '<f4', (3,))]),
+          48: np.dtype([(n, '<f4') for n in WHEEL_FIELDS_0913] + [('position', '<f4', (3,))])}
+WHEEL_ANIM = np.dtype([('location', 'u1'), ('steering', '<f4'), ('rotation', '<f4')])
+
+
+class PacketDecoder:
+    """Decodes the data of one packet; ``where(offset)`` names frame, packet and file offset.
+
+    ``data`` is the packet's data only; ``base`` its offset in the file (for error messages).
+    """
+
+    def __init__(self, layout: Layout):
+        self.layout = layout
+        self.dtypes = DTYPES[layout.vector]
+        self.vec = struct.Struct('<3' + ('f' if layout.vector == '<f4' else 'd'))
+
+    def decode(self, name: str, data, message: str, base: int = 0):
+        try:
+            if name in self.dtypes:
+                return self.array(name, data, message)
+            if name in SCALARS:
+                s = SCALARS[name]
+                if len(data) != s.size:
+                    raise CodecError(message, f'{len(data)} B, {name} has {s.size}',
+                                     offset=0, kind=UNKNOWN_LAYOUT)
+                return s.unpack_from(data, 0)[0]
+            if name == 'FrameStart':
+                if len(data) != FRAME_START.itemsize:
+                    raise CodecError(message, f'{len(data)} B, FrameStart has 24', offset=0,
+                                     kind=UNKNOWN_LAYOUT)
+                return np.frombuffer(data, FRAME_START, 1)[0]
+            if name == 'FrameEnd':
+                return None
+            return getattr(self, name)(data, message)
+        except CodecError as err:
+            if base:  # re-raise with the offset in the file
+                off = None if err.offset is None else base + err.offset
+                raise CodecError(err.message, err.detail, field=err.field, offset=off,
+                                 kind=err.kind) from None
+            raise
+
+    # -- fixed-size arrays -----------------------------------------------------------------
+    def count(self, data, message: str) -> int:
+        (n,) = unpack_from(U16, data, 0, message, 'count')
+        return n
+
+    def array(self, name: str, data, message: str) -> np.ndarray:
+        dtype = self.dtypes[name]
+        n = self.count(data, message)
+        need = 2 + n * dtype.itemsize
+        if need != len(data):
+            if n and (len(data) - 2) % n == 0:
+                raise CodecError(message, f'{n} records of {(len(data) - 2) // n} B: no '
+                                 f'layout has {name} records of that size (this one: '
+                                 f'{dtype.itemsize})', field='records', offset=2,
+                                 kind=UNKNOWN_LAYOUT)
+            raise CodecError(message, f'count {n} × {dtype.itemsize} B + 2 = {need} B, packet '
+                             f'has {len(data)}', field='count', offset=0,
+                             kind=TRUNCATED if need > len(data) else OVERSIZED)
+        return records(dtype, data, 2, n, message, 'records')
+
+    # -- variable-length records -----------------------------------------------------------
+    def _vector(self, data, offset, message, fieldname):
+        return unpack_from(self.vec, data, offset, message, fieldname), offset + self.vec.size
+
+    def EventAdd(self, data, message: str) -> list[ActorAdd]:
+        n = self.count(data, message)
+        if n * 30 > len(data):  # every record is at least 30 B with f4 vectors
+            raise CodecError(message, f'count {n} cannot fit in {len(data)} B', field='count',
+                             offset=0, kind=BAD_VALUE)
+        off, out = 2, []
+        for i in range(n):
+            aid, atype = unpack_from(_ID_TYPE, data, off, message, f'[{i}].id')
+            loc, off = self._vector(data, off + 5, message, f'[{i}].location')
+            rot, off = self._vector(data, off, message, f'[{i}].rotation')
+            (uid,) = unpack_from(U32, data, off, message, f'[{i}].uid')
+            bp, off = read_string(data, off + 4, message, f'[{i}].blueprint')
+            (na,) = unpack_from(U16, data, off, message, f'[{i}].attributes')
+            off += 2
+            attrs = []
+            for _ in range(na):
+                (t,) = unpack_from(U8, data, off, message, f'[{i}].attribute.type')
+                key, off = read_string(data, off + 1, message, f'[{i}].attribute.id')
+                val, off = read_string(data, off, message, f'[{i}].attribute.value')
+                attrs.append((t, key, val))
+            out.append(ActorAdd(aid, atype, loc, rot, uid, bp, attrs))
+        if off != len(data):
+            raise CodecError(message, f'{len(data) - off} B left after {n} records',
+                             offset=off, kind=OVERSIZED)
+        return out
+
+    def PhysicsControl(self, data, message: str) -> list:
+        """UE4 layout; the wheel record size (36 or 48 B) is the one that fills the packet."""
+        n = self.count(data, message)
+        if self.layout.vector != '<f4':
+            # UE5's layout differs entirely: kept as bytes; records start with the actor id
+            aid = U32.unpack_from(data, 2)[0] if n == 1 and len(data) >= 6 else -1
+            return [PhysicsControl(aid, {}, None, None, None, None, bytes(data[2:]))]
+        errors = []
+        for wheel_size in (48, 36):
+            try:
+                return self._physics(data, message, n, wheel_size)
+            except CodecError as err:
+                errors.append(err)
+        raise errors[0]
+
+    def _physics(self, data, message, n, wheel_size) -> list:
+        off, out = 2, []
+        for i in range(n):
+            start = off
+            head = unpack_from(PHYSICS_HEAD, data, off, message, f'[{i}]')
+            off += PHYSICS_HEAD.size
+            lists = []
+            for name, dtype in (('torque_curve', CURVE), ('forward_gears', GEAR),
+                                ('steering_curve', CURVE), ('wheels', WHEELS[wheel_size])):
+                (k,) = unpack_from(U32, data, off, message, f'[{i}].{name}.count')
+                if k > 64:
+                    raise CodecError(message, f'{k} {name}: absurd', field=f'[{i}].{name}',
+                                     offset=off, kind=BAD_VALUE)
+                lists.append(records(dtype, data, off + 4, k, message, f'[{i}].{name}'))
+                off += 4 + k * dtype.itemsize
+            values = dict(zip(PHYSICS_HEAD_NAMES, head[1:11]))
+            values['center_of_mass'] = head[11:14]
+            out.append(PhysicsControl(head[0], values, *lists, raw=bytes(data[start:off])))
+        if off != len(data):
+            raise CodecError(message, f'{len(data) - off} B left after {n} physics records '
+                             f'with {wheel_size}-B wheels', offset=off, kind=UNKNOWN_LAYOUT)
+        return out
+
+    def WalkerBones(self, data, message: str) -> list:
+        n = self.count(data, message)
+        off, out = 2, []
+        for i in range(n):
+            aid, nb = unpack_from(_ID_U16, data, off, message, f'[{i}].id')
+            off += 6
+            bones = []
+            for _ in range(nb):
+                name, off = read_string(data, off, message, f'[{i}].bone.name')
+                loc, off = self._vector(data, off, message, f'[{i}].bone.location')
+                rot, off = self._vector(data, off, message, f'[{i}].bone.rotation')
+                bones.append((name, loc, rot))
+            out.append(WalkerBones(aid, bones))
+        if off != len(data):
+            raise CodecError(message, f'{len(data) - off} B left after {n} walkers',
+                             offset=off, kind=OVERSIZED)
+        return out
+
+    def AnimVehicleWheels(self, data, message: str) -> list:
+        n = self.count(data, message)
+        off, out = 2, []
+        for i in range(n):
+            aid, nw = unpack_from(_ID_U32, data, off, message, f'[{i}].id')
+            if nw > 64:
+                raise CodecError(message, f'{nw} wheels: absurd', field=f'[{i}].wheels',
+                                 offset=off + 4, kind=BAD_VALUE)
+            out.append(WheelAnimation(aid, records(WHEEL_ANIM, data, off + 8, nw, message,
+                                                   f'[{i}].wheels')))
+            off += 8 + nw * WHEEL_ANIM.itemsize
+        if off != len(data):
+            raise CodecError(message, f'{len(data) - off} B left after {n} vehicles',
+                             offset=off, kind=OVERSIZED)
+        return out
+
+
+_ID_TYPE = struct.Struct('<IB')
+_ID_U16 = struct.Struct('<IH')
+_ID_U32 = struct.Struct('<II')
+
+
+def fits(name: str, data, layout: Layout) -> bool:
+    """Whether ``data`` decodes exactly as packet ``name`` in ``layout`` (layout detection)."""
+    try:
+        PacketDecoder(layout).decode(name, data, name)
+        return True
+    except CodecError:
+        return False
+
+
+# -- encoding (the generator and tests use it) -----------------------------------------------
+class PacketEncoder:
+    """Packet bytes (id + size + data) for one layout; arrays from numpy records or tuples."""
+
+    def __init__(self, layout: Layout):
+        self.layout = layout
+        self.dtypes = DTYPES[layout.vector]
+        self.vec = struct.Struct('<3' + ('f' if layout.vector == '<f4' else 'd'))
+
+    def packet(self, name: str, data: bytes) -> bytes:
+        return PACKET_HEADER.pack(self.layout.packet_id(name), len(data)) + data
+
+    def frame_start(self, frame_id: int, duration: float, elapsed: float) -> bytes:
+        return self.packet('FrameStart', FRAME_START_STRUCT.pack(frame_id, duration, elapsed))
+
+    def frame_end(self) -> bytes:
+        return self.packet('FrameEnd', b'')
+
+    def array(self, name: str, rows) -> bytes:
+        arr = np.asarray(rows, dtype=self.dtypes[name]) if not isinstance(rows, np.ndarray) \
+            else rows.astype(self.dtypes[name], copy=False)
+        return self.packet(name, U16.pack(len(arr)) + arr.tobytes())
+
+    def scalar(self, name: str, value) -> bytes:
+        return self.packet(name, SCALARS[name].pack(value))
+
+    def event_add(self, adds: list) -> bytes:
+        parts = [U16.pack(len(adds))]
+        for a in adds:
+            parts.append(_ID_TYPE.pack(a.id, a.type) + self.vec.pack(*a.location)
+                         + self.vec.pack(*a.rotation) + U32.pack(a.uid)
+                         + encode_string(a.blueprint) + U16.pack(len(a.attributes)))
+            for t, k, v in a.attributes:
+                parts.append(U8.pack(t) + encode_string(k) + encode_string(v))
+        return self.packet('EventAdd', b''.join(parts))
+
+    def physics_control(self, controls: list) -> bytes:
+        parts = [U16.pack(len(controls))]
+        for c in controls:
+            v = c.values
+            parts.append(PHYSICS_HEAD.pack(c.id, *(v[k] for k in PHYSICS_HEAD_NAMES),
+                                           *v['center_of_mass']))
+            for arr in (c.torque_curve, c.forward_gears, c.steering_curve, c.wheels):
+                parts.append(U32.pack(len(arr)) + np.ascontiguousarray(arr).tobytes())
+        return self.packet('PhysicsControl', b''.join(parts))
+
+    def walker_bones(self, walkers: list) -> bytes:
+        parts = [U16.pack(len(walkers))]
+        for w in walkers:
+            parts.append(_ID_U16.pack(w.id, len(w.bones)))
+            for name, loc, rot in w.bones:
+                parts.append(encode_string(name) + self.vec.pack(*loc) + self.vec.pack(*rot))
+        return self.packet('WalkerBones', b''.join(parts))
+
+    def wheels(self, vehicles: list) -> bytes:
+        parts = [U16.pack(len(vehicles))]
+        for v in vehicles:
+            arr = np.asarray(v.wheels, WHEEL_ANIM)
+            parts.append(_ID_U32.pack(v.id, len(arr)) + arr.tobytes())
+        return self.packet('AnimVehicleWheels', b''.join(parts))
+
+
+def vehicle_lights(state: int) -> str:
+    """CARLA's wording of a VehicleLight state (names of the set bits, or ``None``)."""
+    names = [n for n, bit in VEHICLE_LIGHT_BITS if state & bit]
+    return ' '.join(names) if names else 'None'
+

@@ -1,0 +1,308 @@
+"""Recorder files of a scripted scene, for tests, the demo and the benchmark.
+
+The scene (all in Unreal units: cm, degrees, left-handed): a spectator, traffic lights cycling
+green → yellow → red, vehicles driving circles (the first one is the hero,
+``role_name=hero``, with a collision sensor parented to it), one vehicle parked for the whole
+recording (for ``blocked``), walkers pacing back and forth, a collision of the hero with the
+second vehicle and one with a non-actor, and the last vehicle destroyed at 60 % of the
+recording.  ``Scene`` computes every value from the time, so tests compare what a decoder
+reads with what the scene says, not with what an encoder wrote.
+
+``python -m ros_sim_bridge.carla.generator out.log --seconds 60 --vehicles 10 --layout ue4``
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from typing import BinaryIO
+
+import numpy as np
+
+from .codec.header import encode_header
+from .codec.records import (DTYPES, WHEEL_ANIM, WHEELS, ActorAdd, Layout, PacketEncoder,
+                            PhysicsControl, WalkerBones, WheelAnimation, CURVE, GEAR)
+
+LAYOUTS = {  # name → (Layout, whether ids >= 18 are written)
+    'ue4-0.9.13': (Layout('<f4', '0.9.16'), False),
+    'ue4-0.9.15': (Layout('<f4', '0.9.15'), True),
+    'ue5': (Layout('<f8', '0.9.16'), True),
+}
+SPECTATOR = 1
+SENSOR_OFFSET = 1000       # the collision sensor's id is hero id + this
+
+
+@dataclass
+class Scene:
+    seconds: float = 20.0
+    rate: float = 20.0
+    vehicles: int = 4
+    walkers: int = 2
+    traffic_lights: int = 2
+    date: int = 1_700_000_000
+    map_name: str = 'Town10HD_Opt'
+
+    # -- ids --------------------------------------------------------------------------------
+    @property
+    def frames(self) -> int:
+        return int(round(self.seconds * self.rate)) + 1
+
+    @property
+    def light_ids(self) -> np.ndarray:
+        return np.arange(self.traffic_lights, dtype=np.uint32) + 100
+
+    @property
+    def vehicle_ids(self) -> np.ndarray:
+        return np.arange(self.vehicles, dtype=np.uint32) + 200
+
+    @property
+    def walker_ids(self) -> np.ndarray:
+        return np.arange(self.walkers, dtype=np.uint32) + 300 + self.vehicles
+
+    @property
+    def hero(self) -> int:
+        return int(self.vehicle_ids[0])
+
+    @property
+    def parked(self) -> int:
+        """The vehicle that never moves (for ``blocked``): the third, when there are three."""
+        return int(self.vehicle_ids[2]) if self.vehicles >= 3 else -1
+
+    @property
+    def destroyed(self) -> int:
+        return int(self.vehicle_ids[-1]) if self.vehicles >= 4 else -1
+
+    @property
+    def destroy_frame(self) -> int:
+        return int(self.frames * 0.6)
+
+    def collision_frames(self) -> range:
+        start = min(int(self.frames / 3), self.frames - 4)
+        return range(max(start, 1), max(start, 1) + 3)
+
+    # -- state as a function of time --------------------------------------------------------
+    def vehicle_state(self, t: float):
+        """(location (n,3) cm, rotation (n,3) roll/pitch/yaw deg, velocity (n,3) m/s,
+        yaw rate (n,) deg/s) of every vehicle at time ``t``."""
+        k = np.arange(self.vehicles)
+        radius = 1500.0 + 300.0 * k                        # cm
+        omega = 0.2 / (1 + 0.1 * k)                         # rad/s
+        cx, cy = 6000.0 * (k % 5), 6000.0 * (k // 5)
+        a = omega * t + 0.5 * k
+        if self.parked >= 0:
+            omega = np.where(self.vehicle_ids == self.parked, 0.0, omega)
+            a = np.where(self.vehicle_ids == self.parked, 0.0, a)
+        loc = np.stack([cx + radius * np.cos(a), cy + radius * np.sin(a),
+                        np.full(self.vehicles, 20.0)], axis=1)
+        yaw = np.degrees(a) + 90.0
+        rot = np.stack([np.zeros(self.vehicles), np.zeros(self.vehicles),
+                        (yaw + 180.0) % 360.0 - 180.0], axis=1)
+        speed = omega * radius / 100.0                        # m/s
+        vel = np.stack([-speed * np.sin(a), speed * np.cos(a), np.zeros(self.vehicles)], axis=1)
+        return loc, rot, vel, np.degrees(omega)
+
+    def walker_state(self, t: float):
+        k = np.arange(self.walkers)
+        period = 20.0
+        phase = (t / period + k * 0.25) % 1.0
+        forward = phase < 0.5
+        s = np.where(forward, phase, 1.0 - phase) * 2 * 1400.0     # 0..1400 cm and back
+        loc = np.stack([-3000.0 + s, 500.0 * k - 2000.0, np.full(self.walkers, 90.0)], axis=1)
+        rot = np.stack([np.zeros(self.walkers), np.zeros(self.walkers),
+                        np.where(forward, 0.0, 180.0)], axis=1)
+        return loc, rot, np.full(self.walkers, 1.4)
+
+    def light_state(self, t: float):
+        """(state (0 red 1 yellow 2 green), elapsed in state) of every light."""
+        cycle = np.array([10.0, 3.0, 2.0])                  # green, yellow, red
+        tt = (t + 5.0 * np.arange(self.traffic_lights)) % cycle.sum()
+        state = np.where(tt < 10, 2, np.where(tt < 13, 1, 0))
+        elapsed = np.where(tt < 10, tt, np.where(tt < 13, tt - 10, tt - 13))
+        return state.astype(np.uint8), elapsed.astype(np.float32)
+
+    def light_location(self) -> np.ndarray:
+        k = np.arange(self.traffic_lights)
+        return np.stack([1000.0 * k, np.full(self.traffic_lights, -800.0),
+                         np.zeros(self.traffic_lights)], axis=1)
+
+    def alive_vehicles(self, frame: int) -> np.ndarray:
+        if self.destroyed >= 0 and frame >= self.destroy_frame:
+            return self.vehicle_ids != self.destroyed
+        return np.ones(self.vehicles, bool)
+
+    def additions(self, vector: str) -> list[ActorAdd]:
+        adds = [ActorAdd(SPECTATOR, 0, (0.0, 0.0, 1000.0), (0.0, -30.0, 0.0), 0, 'spectator', [])]
+        for i, lid in enumerate(self.light_ids):
+            x, y, z = self.light_location()[i]
+            adds.append(ActorAdd(int(lid), 3, (x, y, z), (0.0, 0.0, 90.0), 0,
+                                 'traffic.traffic_light', [(3, 'role_name', '')]))
+        loc, rot, _, _ = self.vehicle_state(0.0)
+        for i, vid in enumerate(self.vehicle_ids):
+            role = 'hero' if int(vid) == self.hero else ('parked' if int(vid) == self.parked
+                                                         else 'autopilot')
+            adds.append(ActorAdd(int(vid), 1, tuple(loc[i]), tuple(rot[i]), 0,
+                                 'vehicle.tesla.model3' if i % 2 == 0 else 'vehicle.audi.tt',
+                                 [(0, 'sticky_control', 'true'), (1, 'number_of_wheels', '4'),
+                                  (4, 'color', f'{50 * i % 255},33,85'),
+                                  (3, 'role_name', role)]))
+        wl, wr, _ = self.walker_state(0.0)
+        for i, wid in enumerate(self.walker_ids):
+            adds.append(ActorAdd(int(wid), 2, tuple(wl[i]), tuple(wr[i]), 0,
+                                 'walker.pedestrian.0001',
+                                 [(0, 'is_invincible', 'false'), (2, 'speed', '1.4'),
+                                  (3, 'role_name', 'walker')]))
+        loc0 = loc[0]
+        adds.append(ActorAdd(self.hero + SENSOR_OFFSET, 5, tuple(loc0), (0.0, 0.0, 0.0), 0,
+                             'sensor.other.collision', [(3, 'role_name', 'front')]))
+        return adds
+
+
+def vehicle_box(n: int) -> tuple:
+    return (0.0, 0.0, 75.0), (235.0, 95.0, 75.0)
+
+
+def _physics(vid: int) -> PhysicsControl:
+    wheels = np.zeros(4, WHEELS[48])
+    wheels['tire_friction'] = 3.5
+    wheels['radius'] = 37.0
+    wheels['max_steer_angle'] = [70, 70, 0, 0]
+    wheels['position'] = [[150, -80, 30], [150, 80, 30], [-150, -80, 30], [-150, 80, 30]]
+    return PhysicsControl(vid, {
+        'max_rpm': 15000.0, 'moi': 1.0, 'damping_rate_full_throttle': 0.25,
+        'damping_rate_zero_throttle_clutch_engaged': 2.0,
+        'damping_rate_zero_throttle_clutch_disengaged': 0.35, 'use_gear_autobox': True,
+        'clutch_strength': 10.0, 'final_ratio': 4.0, 'mass': 1845.0, 'drag_coefficient': 0.15,
+        'center_of_mass': (0.0, 0.0, 0.0)},
+        np.array([(0, 400), (1890, 500), (5730, 400)], CURVE),
+        np.array([(3.5, 0.2, 0.65), (2.0, 0.5, 0.65), (1.4, 0.5, 0.65)], GEAR),
+        np.array([(0, 1), (20, 0.9), (60, 0.8), (120, 0.7)], CURVE), wheels)
+
+
+def write(out: BinaryIO, scene: Scene, layout: str = 'ue4-0.9.13', progress=None) -> int:
+    """Write the whole recording of ``scene`` to ``out``; returns the bytes written."""
+    lay, newer = LAYOUTS[layout]
+    enc = PacketEncoder(lay)
+    dt = DTYPES[lay.vector]
+    written = out.write(encode_header(scene.date, scene.map_name))
+    n_v, n_w, n_l = scene.vehicles, scene.walkers, scene.traffic_lights
+    pos = np.zeros(1 + n_v + n_w, dt['Position'])
+    pos['id'][0] = SPECTATOR
+    pos['location'][0] = (0.0, 0.0, 1000.0)
+    pos['rotation'][0] = (0.0, -30.0, 0.0)
+    pos['id'][1:1 + n_v] = scene.vehicle_ids
+    pos['id'][1 + n_v:] = scene.walker_ids
+    anim = np.zeros(n_v, dt['AnimVehicle'])
+    anim['id'] = scene.vehicle_ids
+    anim['gear'] = 1
+    walk = np.zeros(n_w, dt['AnimWalker'])
+    walk['id'] = scene.walker_ids
+    lights = np.zeros(n_v, dt['VehicleLight'])
+    lights['id'] = scene.vehicle_ids
+    state = np.zeros(n_l, dt['State'])
+    state['id'] = scene.light_ids
+    kin = np.zeros(n_v + n_w, dt['Kinematics'])
+    kin['id'][:n_v] = scene.vehicle_ids
+    kin['id'][n_v:] = scene.walker_ids
+    empty = {name: enc.array(name, np.zeros(0, dt[name]))
+             for name in ('EventDel', 'EventParent', 'Collision')}
+    empty_add = enc.event_add([])
+    coll_frames = scene.collision_frames()
+    frames = scene.frames
+    for f in range(frames):
+        t = f / scene.rate
+        duration = 1.0 / scene.rate if f < frames - 1 else -1.0
+        parts = [enc.frame_start(f + 1, duration, t)]
+        if newer:
+            parts.append(enc.scalar('FrameCounter', 1000 + f))
+            parts.append(enc.scalar('VisualTime', t))
+        alive = scene.alive_vehicles(f)
+        parts.append(enc.event_add(scene.additions(lay.vector)) if f == 0 else empty_add)
+        if f == scene.destroy_frame and scene.destroyed >= 0:
+            parts.append(enc.array('EventDel', [(scene.destroyed,)]))
+        else:
+            parts.append(empty['EventDel'])
+        parts.append(enc.array('EventParent', [(scene.hero + SENSOR_OFFSET, scene.hero)])
+                     if f == 0 else empty['EventParent'])
+        if f in coll_frames and n_v >= 2:
+            parts.append(enc.array('Collision', [(f, scene.hero, int(scene.vehicle_ids[1]), 1, 0),
+                                                 (f + 10000, scene.hero, 0xFFFFFFFF, 1, 0)]))
+        else:
+            parts.append(empty['Collision'])
+        if newer and lay.ids == '0.9.16' and f == 1:
+            parts.append(enc.array('VehicleDoor', [(scene.hero, 5, 1)]))
+        vloc, vrot, vvel, vyaw = scene.vehicle_state(t)
+        wloc, wrot, wspeed = scene.walker_state(t)
+        pos['location'][1:1 + n_v] = vloc
+        pos['rotation'][1:1 + n_v] = vrot
+        pos['location'][1 + n_v:] = wloc
+        pos['rotation'][1 + n_v:] = wrot
+        keep = np.concatenate([[True], alive, np.ones(n_w, bool)])
+        parts.append(enc.array('Position', pos[keep]))
+        state['state'], state['elapsed'] = scene.light_state(t)
+        parts.append(enc.array('State', state))
+        anim['throttle'] = np.where(vyaw > 0, 0.5, 0.0)
+        anim['steering'] = np.where(vyaw > 0, 0.1, 0.0)
+        anim['brake'] = 0.0
+        anim['brake'][0] = 1.0 if f in coll_frames else 0.0
+        parts.append(enc.array('AnimVehicle', anim[alive]))
+        walk['speed'] = wspeed
+        parts.append(enc.array('AnimWalker', walk))
+        lights['state'] = 1 | 2
+        lights['state'][0] = 1 | 2 | (8 if f in coll_frames else 0)
+        parts.append(enc.array('VehicleLight', lights[alive]))
+        if newer:
+            wheels = np.zeros(4, WHEEL_ANIM)
+            wheels['location'] = np.arange(4)
+            parts.append(enc.wheels([WheelAnimation(int(v), wheels) for v in
+                                     scene.vehicle_ids[alive]]))
+        if f > 0:
+            kin['linear'][:n_v] = vvel
+            kin['angular'][:n_v] = np.stack([np.zeros(n_v), np.zeros(n_v), vyaw], axis=1)
+            kin['linear'][n_v:, 0] = np.where(wrot[:, 2] == 0, wspeed, -wspeed)
+            parts.append(enc.array('Kinematics', kin[np.concatenate([alive,
+                                                                     np.ones(n_w, bool)])]))
+        if f == 0:
+            boxes = [(int(v),) + vehicle_box(i) for i, v in enumerate(scene.vehicle_ids)]
+            boxes += [(int(w), (0.0, 0.0, 0.0), (18.0, 18.0, 90.0)) for w in scene.walker_ids]
+            parts.append(enc.array('BoundingBox', boxes))
+            parts.append(enc.array('TriggerVolume', [
+                (int(lid), (0.0, 0.0, 0.0), (100.0, 300.0, 100.0)) for lid in scene.light_ids]))
+        else:
+            parts.append(enc.array('BoundingBox', np.zeros(0, dt['BoundingBox'])))
+        parts.append(enc.scalar('PlatformTime', 1000.0 + t * 1.02))
+        if f == 0 and lay.vector == '<f4':  # UE5's physics record is not documented
+            parts.append(enc.physics_control([_physics(int(v)) for v in scene.vehicle_ids]))
+        if f == 0:
+            parts.append(enc.array('TrafficLightTime',
+                                   [(int(lid), 10.0, 3.0, 2.0) for lid in scene.light_ids]))
+            if newer:
+                parts.append(enc.walker_bones([WalkerBones(int(w), [
+                    ('crl_root', (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)),
+                    ('crl_head__C', (0.0, 0.0, 160.0), (0.0, 0.0, 0.0))])
+                    for w in scene.walker_ids]))
+        parts.append(enc.frame_end())
+        written += out.write(b''.join(parts))
+        if progress is not None:
+            progress(f + 1, frames)
+    return written
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description='Write a CARLA recorder file of a scripted scene.')
+    ap.add_argument('output')
+    ap.add_argument('--seconds', type=float, default=20.0)
+    ap.add_argument('--rate', type=float, default=20.0, help='frames per second')
+    ap.add_argument('--vehicles', type=int, default=4)
+    ap.add_argument('--walkers', type=int, default=2)
+    ap.add_argument('--traffic-lights', type=int, default=2)
+    ap.add_argument('--layout', choices=sorted(LAYOUTS), default='ue4-0.9.13')
+    a = ap.parse_args(argv)
+    scene = Scene(a.seconds, a.rate, a.vehicles, a.walkers, a.traffic_lights)
+    with open(a.output, 'wb') as out:
+        n = write(out, scene, a.layout)
+    print(f'{a.output}: {scene.frames} frames, {n} bytes, layout {a.layout}')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,226 @@
+"""CARLA recorder replayer (executable ``carla_replayer``): a ``.log`` into ROS 2 without the
+simulator, replayed like CARLA's replayer (SUPPLEMENT §5.5).
+
+| direction | name | type | frame |
+|---|---|---|---|
+| pub | /clock | rosgraph_msgs/Clock | recording time |
+| pub | /tf | tf2_msgs/TFMessage | map → each actor (parents kept; re-rooted to follow) |
+| pub | carla/actor_list | ros_sim_bridge/CarlaActorList | map |
+| pub | carla/markers | visualization_msgs/MarkerArray | map (boxes + labels; DELETE on destroy) |
+| pub | carla/traffic_lights | ros_sim_bridge/CarlaTrafficLightList | map |
+| pub | carla/collisions | ros_sim_bridge/CarlaCollision | map |
+| pub | carla/collision_markers | visualization_msgs/MarkerArray | map |
+| pub | carla/vehicle_controls | ros_sim_bridge/CarlaVehicleControlList | map |
+| pub | carla/hero/odometry | nav_msgs/Odometry | map → hero |
+| pub | /diagnostics | diagnostic_msgs/DiagnosticArray | |
+| srv | carla/pause, carla/resume | std_srvs/Trigger | |
+| srv | carla/seek | ros_sim_bridge/CarlaSeek | |
+
+All stamps are the recording time (seconds since its first frame), the time /clock publishes:
+run consumers with ``use_sim_time:=true``.
+"""
+from __future__ import annotations
+
+import mmap
+import sys
+import threading
+import time
+
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+from rosgraph_msgs.msg import Clock
+from std_srvs.srv import Trigger
+from tf2_msgs.msg import TFMessage
+from visualization_msgs.msg import MarkerArray
+
+from ros_sim_bridge.msg import (CarlaActorList, CarlaCollision, CarlaTrafficLightList,
+                                CarlaVehicleControlList)
+from ros_sim_bridge.srv import CarlaSeek
+from ros_sim_bridge.ros.diagnostics import Diagnostics
+from ros_sim_bridge.ros.params import declare_parameters
+from ros_sim_bridge.ros.qos import DATA, TF
+from ros_sim_bridge.ros.runner import run_node
+from ros_sim_bridge.ros.stamps import seconds_to_stamp
+from ..codec import Recording
+from ..world import World
+from . import conversions as convert
+
+PARAMETERS = {
+    'file': ('', 'CARLA recorder .log file to replay'),
+    'rate_factor': (1.0, 'replay speed: recording seconds per wall second (CARLA time factor)'),
+    'start_time': (0.0, 'recording time to start at, s; negative: from the end'),
+    'end_time': (0.0, 'recording time to stop at, s; 0: the end; negative: from the end'),
+    'loop': (False, 'start again at start_time after end_time'),
+    'start_paused': (False, 'wait for the carla/resume service before replaying'),
+    'publish_rate': (20.0, 'Hz of publishing (wall clock); poses interpolated in between'),
+    'interpolate': (True, 'interpolate poses between frames (never at rate_factor >= 2)'),
+    'map_frame': ('map', 'world frame (ENU, REP-103)'),
+    'actor_frame': ('actor_{id}', 'TF frame of an actor: {id}, {role}, {type} filled in'),
+    'hero_frame': ('hero', "TF frame of the hero (role_name 'hero'); '' to use actor_frame"),
+    'follow_actor': (-1, 'TF re-rooted on this actor: -1 none, 0 the hero, > 0 an actor id'),
+    'publish_clock': (True, 'publish /clock with the recording time'),
+    'publish_tf': (True, 'publish map → actors on /tf'),
+    'marker_types': ([1, 2, 3, 4], 'actor types drawn as boxes: 0 other, 1 vehicle, 2 walker, '
+                                   '3 traffic light, 4 traffic sign, 5 sensor'),
+    'topic_prefix': ('carla', 'namespace of the replayer topics and services'),
+    'layout_vector': ('', "force the vector width: '' detect, ue4, ue5"),
+    'layout_ids': ('', "force the ids >= 18 table: '' detect, 0.9.14, 0.9.15, 0.9.16"),
+    'diagnostics_period': (1.0, 's between /diagnostics messages'),
+}
+
+
+class CarlaReplayerNode(Node):
+    def __init__(self, **kwargs):
+        super().__init__('carla_replayer', **kwargs)
+        self.p = p = declare_parameters(self, PARAMETERS)
+        if not p.file:
+            raise ValueError('parameter file: the .log file to replay is required')
+        with open(p.file, 'rb') as f:
+            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        self.rec = Recording(data, vector=p.layout_vector or None, ids=p.layout_ids or None)
+        self.world = World(self.rec)
+        self.frames = convert.Frames(p.map_frame, p.actor_frame, p.hero_frame)
+        self.diagnostics = Diagnostics(self, period=p.diagnostics_period)
+        self.stats = self.diagnostics.stream(f'replay {p.file}', 'carla recorder',
+                                             stale_after=max(2.0, 3.0 / p.publish_rate))
+        self.stats.extra.update({'frames': str(len(self.rec)), 'layout': self.rec.layout.name,
+                                 'unknown_packets': str(sum(self.rec.unknown.values()))})
+        for problem in self.rec.problems:
+            self.diagnostics.bad_input(self.stats, problem)
+        pre = p.topic_prefix.rstrip('/') + '/' if p.topic_prefix else ''
+        self.clock = self.create_publisher(Clock, '/clock', 10) if p.publish_clock else None
+        self.tf = self.create_publisher(TFMessage, '/tf', TF)
+        self.actors_pub = self.create_publisher(CarlaActorList, pre + 'actor_list', DATA)
+        self.markers = self.create_publisher(MarkerArray, pre + 'markers', DATA)
+        self.lights = self.create_publisher(CarlaTrafficLightList, pre + 'traffic_lights', DATA)
+        self.collisions = self.create_publisher(CarlaCollision, pre + 'collisions', DATA)
+        self.collision_markers = self.create_publisher(MarkerArray, pre + 'collision_markers',
+                                                       DATA)
+        self.controls = self.create_publisher(CarlaVehicleControlList, pre + 'vehicle_controls',
+                                              DATA)
+        self.odom = self.create_publisher(Odometry, pre + 'hero/odometry', DATA)
+        self.create_service(Trigger, pre + 'pause', self._pause)
+        self.create_service(Trigger, pre + 'resume', self._resume)
+        self.create_service(CarlaSeek, pre + 'seek', self._seek)
+        self.lock = threading.Lock()
+        end = self.rec.duration
+        self.t_start = self._absolute(p.start_time)
+        self.t_end = end if p.end_time == 0 else min(self._absolute(p.end_time), end)
+        self.t = self.t_start
+        self.paused = p.start_paused
+        self.finished = False
+        self.closing = False
+        self.last_wall = time.monotonic()
+        self.timer = self.create_timer(1.0 / p.publish_rate, self._tick)
+        self.get_logger().info(
+            f'replaying {p.file}: {self.rec.header.map_name}, {len(self.rec)} frames, '
+            f'{end:.2f} s, {self.rec.layout.name}; {self.t_start:.2f} → {self.t_end:.2f} s at '
+            f'×{p.rate_factor:g}' + (' (looping)' if p.loop else '')
+            + (' (paused)' if self.paused else ''))
+
+    def _absolute(self, t: float) -> float:
+        return max(0.0, min(self.rec.duration + t if t < 0 else t, self.rec.duration))
+
+    # -- services -------------------------------------------------------------------------
+    def _pause(self, request, response):
+        with self.lock:
+            self.paused = True
+        response.success, response.message = True, f'paused at {self.t:.3f} s'
+        return response
+
+    def _resume(self, request, response):
+        with self.lock:
+            self.paused = False
+            self.finished = False
+            self.last_wall = time.monotonic()
+        response.success, response.message = True, f'replaying from {self.t:.3f} s'
+        return response
+
+    def _seek(self, request, response):
+        with self.lock:
+            self.t = self._absolute(request.time)
+            self.finished = False
+            self.last_wall = time.monotonic()
+            response.time = self.t
+        response.success, response.message = True, f'at {response.time:.3f} s'
+        return response
+
+    # -- replay ---------------------------------------------------------------------------
+    def _tick(self) -> None:
+        if self.closing:
+            return
+        try:
+            with self.lock:
+                now = time.monotonic()
+                if not self.paused and not self.finished:
+                    self.t += (now - self.last_wall) * self.p.rate_factor
+                self.last_wall = now
+                if self.t >= self.t_end:
+                    if self.p.loop and not self.paused:
+                        self.t = self.t_start
+                    else:
+                        self.t, self.finished = self.t_end, True
+                t = self.t
+            self.publish_at(t)
+        except Exception as exc:  # never go silent: count, log (rate-limited), keep ticking
+            if not self.closing:
+                self.diagnostics.bad_input(self.stats, exc)
+
+    def publish_at(self, t: float) -> None:
+        p, frames = self.p, self.frames
+        index = self.rec.frame_at(t)
+        changes = self.world.advance(index)
+        for err in self.world.errors:
+            self.diagnostics.bad_input(self.stats, err)
+        self.world.errors.clear()
+        self.stats.packet(0)
+        stamp = seconds_to_stamp(t)
+        interpolate = p.interpolate and p.rate_factor < 2.0
+        snap = convert.Snapshot.of(self.world, t, interpolate)
+        published = 0
+        if self.clock is not None:
+            self.clock.publish(Clock(clock=stamp))
+            published += 1
+        follow = None
+        if p.follow_actor == 0:
+            follow = self.world.hero()
+        elif p.follow_actor > 0 and p.follow_actor in self.world.actors:
+            follow = p.follow_actor
+        if p.publish_tf and self.world.actors:
+            self.tf.publish(TFMessage(transforms=convert.transforms(self.world, snap, stamp,
+                                                                    frames, follow)))
+            published += 1
+        self.actors_pub.publish(convert.actor_list(self.world, snap, stamp, frames))
+        removed = changes.removed
+        self.markers.publish(convert.actor_markers(self.world, snap, stamp, frames, removed,
+                                                   tuple(p.marker_types)))
+        self.lights.publish(convert.traffic_lights(self.world, snap, stamp, frames))
+        self.controls.publish(convert.vehicle_controls(self.world, stamp, frames))
+        published += 4
+        for msg in convert.collisions(self.world, changes.collisions, stamp, frames):
+            self.collisions.publish(msg)
+            published += 1
+        if changes.collisions:
+            self.collision_markers.publish(convert.collision_markers(snap, changes.collisions,
+                                                                     stamp, frames))
+        hero = self.world.hero()
+        if hero is not None:
+            self.odom.publish(convert.hero_odometry(self.world, snap, hero, stamp, frames))
+            published += 1
+        self.stats.publish(published)
+        self.stats.extra.update({'time': f'{t:.3f}', 'frame': str(self.world.index),
+                                 'actors': str(len(self.world.actors)),
+                                 'paused': str(self.paused).lower(),
+                                 'finished': str(self.finished).lower()})
+
+    def close(self) -> None:
+        self.closing = True
+        self.timer.cancel()
+
+
+def main(argv=None) -> int:
+    return run_node(CarlaReplayerNode, argv)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

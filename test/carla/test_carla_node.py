@@ -1,0 +1,201 @@
+"""carla_replayer through real DDS: clock, TF (units and axes of SUPPLEMENT §5.4, parents),
+actor list, markers (boxes, labels, DELETE on destroy), traffic lights, collisions, controls,
+hero odometry, interpolation, pause/resume/seek, follow actor — checked against the generator's
+Scene formulas."""
+import numpy as np
+import pytest
+from nav_msgs.msg import Odometry
+from rosgraph_msgs.msg import Clock
+from std_srvs.srv import Trigger
+from tf2_msgs.msg import TFMessage
+from visualization_msgs.msg import Marker, MarkerArray
+
+from ros_sim_bridge.carla.generator import SENSOR_OFFSET, Scene, write
+from ros_sim_bridge.carla.ros.node import CarlaReplayerNode
+from ros_sim_bridge.msg import (CarlaActorList, CarlaCollision, CarlaTrafficLightList,
+                                CarlaVehicleControlList)
+from ros_sim_bridge.srv import CarlaSeek
+from ros_sim_bridge.tools.session import call_service
+
+SCENE = Scene(seconds=8.0, rate=20.0, vehicles=4, walkers=1, traffic_lights=2)
+
+
+@pytest.fixture(scope='module')
+def log_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp('carla_node') / 'scene.log'
+    with open(path, 'wb') as f:
+        write(f, SCENE, 'ue4-0.9.13')
+    return str(path)
+
+
+def t_of(stamp):
+    return stamp.sec + stamp.nanosec * 1e-9
+
+
+def expected_hero(t):
+    loc, rot, _, _ = SCENE.vehicle_state(t)
+    return loc[0] * [0.01, -0.01, 0.01], rot[0]
+
+
+def seek(ros, t):
+    res = call_service(ros.probe, CarlaSeek, 'carla/seek', CarlaSeek.Request(time=t), 10.0)
+    assert res is not None and res.success
+    return res.time
+
+
+def at(collector, t, timeout=10.0):
+    """The first message stamped ``t`` (header or clock)."""
+    def stamp(m):
+        if isinstance(m, Clock):
+            return t_of(m.clock)
+        if isinstance(m, (TFMessage, MarkerArray)):
+            items = m.transforms if isinstance(m, TFMessage) else m.markers
+            return t_of(items[0].header.stamp) if items else -1.0
+        return t_of(m.header.stamp)
+    return collector.wait_for(1, timeout, where=lambda m: abs(stamp(m) - t) < 1e-6)[-1]
+
+
+def tf_of(msg, child):
+    return [t for t in msg.transforms if t.child_frame_id == child][0]
+
+
+def test_replay_state_frame_by_frame(ros, log_file):
+    ros.start(CarlaReplayerNode, {'file': log_file, 'start_paused': True, 'publish_rate': 20.0})
+    clock = ros.collect(Clock, '/clock')
+    tf = ros.collect(TFMessage, '/tf', 100)
+    actors = ros.collect(CarlaActorList, 'carla/actor_list')
+    markers = ros.collect(MarkerArray, 'carla/markers', 50)
+    lights = ros.collect(CarlaTrafficLightList, 'carla/traffic_lights')
+    controls = ros.collect(CarlaVehicleControlList, 'carla/vehicle_controls')
+    odom = ros.collect(Odometry, 'carla/hero/odometry')
+    coll = ros.collect(CarlaCollision, 'carla/collisions', 50)
+
+    # paused at t = 0: the first frame's world
+    at(clock, 0.0)
+    a0 = at(actors, 0.0)
+    ids = sorted(a.id for a in a0.actors)
+    assert ids == sorted([1, *SCENE.light_ids.tolist(), *SCENE.vehicle_ids.tolist(),
+                          *SCENE.walker_ids.tolist(), SCENE.hero + SENSOR_OFFSET])
+    hero = [a for a in a0.actors if a.id == SCENE.hero][0]
+    assert hero.role_name == 'hero' and hero.frame_id == 'hero' and hero.type_name == 'vehicle'
+    assert hero.has_bounding_box and hero.bounding_box_extent.x == pytest.approx(2.35)
+    assert 'role_name' in hero.attribute_ids and hero.light_state == 3
+    sensor = [a for a in a0.actors if a.id == SCENE.hero + SENSOR_OFFSET][0]
+    assert sensor.parent_id == SCENE.hero and sensor.type == 5
+
+    t0 = at(tf, 0.0)
+    h = tf_of(t0, 'hero')
+    xyz, rot = expected_hero(0.0)
+    assert h.header.frame_id == 'map'
+    assert [h.transform.translation.x, h.transform.translation.y, h.transform.translation.z] \
+        == pytest.approx(xyz.tolist(), abs=1e-4)
+    # yaw 90° (Unreal, clockwise seen from above) is −90° in REP-103:
+    # q = (cos −45°, 0, 0, sin −45°)
+    q = h.transform.rotation
+    assert rot[2] == pytest.approx(90.0)
+    assert [q.w, q.x, q.y, q.z] == pytest.approx([np.sqrt(.5), 0, 0, -np.sqrt(.5)], abs=1e-5)
+    s = tf_of(t0, f'actor_{SCENE.hero + SENSOR_OFFSET}')
+    assert s.header.frame_id == 'hero'                       # parent respected
+    assert abs(s.transform.translation.x) < 1e-6 and abs(s.transform.translation.y) < 1e-6
+
+    m0 = at(markers, 0.0)
+    boxes = {m.id: m for m in m0.markers if m.ns == 'carla_actors' and m.action == Marker.ADD}
+    assert set(boxes) == set(SCENE.vehicle_ids.tolist() + SCENE.walker_ids.tolist()
+                             + SCENE.light_ids.tolist())
+    assert boxes[SCENE.hero].type == Marker.CUBE and boxes[SCENE.hero].scale.x == \
+        pytest.approx(4.7)
+    assert boxes[SCENE.hero].pose.position.z == pytest.approx(xyz[2] + 0.75)
+    green = SCENE.light_state(0.0)[0].tolist()
+    for lid, st in zip(SCENE.light_ids.tolist(), green):   # lights drawn in their state's colour
+        c = boxes[lid].color
+        assert (c.r, c.g) == ({0: (1.0, 0.0), 1: (1.0, 0.8), 2: (0.0, 1.0)}[st])
+    labels = [m for m in m0.markers if m.ns == 'carla_labels']
+    assert any('(hero)' in m.text for m in labels)
+
+    state, _ = SCENE.light_state(0.0)
+    assert [lt.state for lt in at(lights, 0.0).lights] == state.tolist()
+    assert len(at(controls, 0.0).controls) == SCENE.vehicles
+    o = at(odom, 0.0)
+    assert o.child_frame_id == 'hero' and o.pose.pose.position.x == pytest.approx(xyz[0])
+
+    # interpolation: halfway between two recorded frames
+    t_mid = 2.025
+    assert seek(ros, t_mid) == pytest.approx(t_mid)
+    h = tf_of(at(tf, t_mid), 'hero')
+    a, _ = expected_hero(2.0)
+    b, _ = expected_hero(2.05)
+    assert [h.transform.translation.x, h.transform.translation.y] == \
+        pytest.approx(((a + b) / 2)[:2].tolist(), abs=1e-4)
+
+    # collisions: the frame of the hero's collision
+    t_coll = SCENE.collision_frames()[0] / SCENE.rate
+    seek(ros, t_coll)
+    c = coll.wait_for(2, 10.0)
+    assert (c[0].actor1_id, c[0].actor2_id, c[0].actor1_is_hero) == \
+        (SCENE.hero, int(SCENE.vehicle_ids[1]), True)
+    assert c[1].actor2_id == 0xFFFFFFFF and c[0].actor1_blueprint == 'vehicle.tesla.model3'
+
+    # destruction: gone from the list, its box and label deleted
+    t_del = SCENE.destroy_frame / SCENE.rate
+    markers.clear()
+    seek(ros, t_del)
+    gone = at(actors, t_del)
+    assert SCENE.destroyed not in [a.id for a in gone.actors]
+    deleted = [m for m in markers.wait_for(1, 10.0, where=lambda arr: any(
+        m.action == Marker.DELETE for m in arr.markers))[0].markers if m.action == Marker.DELETE]
+    assert {(m.ns, m.id) for m in deleted} == {('carla_actors', SCENE.destroyed),
+                                              ('carla_labels', SCENE.destroyed)}
+
+    # seeking back brings the destroyed actor back
+    seek(ros, 1.0)
+    assert SCENE.destroyed in [a.id for a in at(actors, 1.0).actors]
+
+    # negative seek = from the end; resume lets the clock run
+    assert seek(ros, -1.0) == pytest.approx(SCENE.seconds - 1.0)
+    seek(ros, 3.0)
+    assert call_service(ros.probe, Trigger, 'carla/resume', Trigger.Request(), 10.0).success
+    clock.wait_for(1, 10.0, where=lambda m: t_of(m.clock) > 3.2)
+    assert call_service(ros.probe, Trigger, 'carla/pause', Trigger.Request(), 10.0).success
+
+
+def test_follow_hero_and_start_time(ros, log_file):
+    ros.start(CarlaReplayerNode, {'file': log_file, 'start_paused': True, 'follow_actor': 0,
+                                  'start_time': -2.0, 'actor_frame': 'carla/{type}_{id}'})
+    tf = ros.collect(TFMessage, '/tf', 100)
+    t = SCENE.seconds - 2.0
+    msg = at(tf, t)
+    root = [x for x in msg.transforms if x.header.frame_id == 'hero']
+    assert {x.child_frame_id for x in root} == {'map', f'carla/sensor_{SCENE.hero + SENSOR_OFFSET}'}
+    inv = [x for x in root if x.child_frame_id == 'map'][0]
+    xyz, _ = expected_hero(t)
+    # hero → map is the inverse: map's origin seen from the hero is at distance |xyz|
+    v = inv.transform.translation
+    assert np.linalg.norm([v.x, v.y, v.z]) == pytest.approx(np.linalg.norm(xyz), abs=1e-3)
+    assert any(x.child_frame_id == f'carla/vehicle_{SCENE.vehicle_ids[1]}' for x in msg.transforms)
+
+
+def test_damaged_recording_replays_what_is_before_the_damage(ros, tmp_path):
+    import io
+    import struct
+    buf = io.BytesIO()
+    write(buf, SCENE)
+    data = bytearray(buf.getvalue())
+    from ros_sim_bridge.carla.codec import Recording
+    rec = Recording(bytes(data))
+    # frame 20: an absurd count in its Position packet; the file cut inside its last frame
+    pos = [off for pid, off, size in rec.packets(20) if pid == 6][0]
+    struct.pack_into('<H', data, pos, 60000)
+    path = tmp_path / 'damaged.log'
+    path.write_bytes(bytes(data[:int(rec.offsets[-1]) + 40]))
+    ros.start(CarlaReplayerNode, {'file': str(path), 'start_paused': True})
+    actors = ros.collect(CarlaActorList, 'carla/actor_list')
+    at(actors, 0.0)
+    last = (len(rec) - 1) / SCENE.rate                 # the cut frame's start is kept
+    seek(ros, 20 / SCENE.rate)
+    at(actors, 20 / SCENE.rate)                         # the bad packet's frame still replays
+    seek(ros, 99.0)
+    assert len(at(actors, last).actors) > 0
+    values = ros.diagnostics('carla_replayer', lambda v: int(v.get('decode_errors', 0)) >= 2,
+                             timeout=10.0)
+    assert int(values['errors.truncated']) >= 2 and values['frames'] == str(len(rec))
+    assert 'cut here' in values['last_error'] or 'Position' in values['last_error']
