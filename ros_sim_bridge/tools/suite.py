@@ -12,6 +12,7 @@ overrides a parameter only when the user gave it (its default is the empty strin
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
@@ -69,7 +70,8 @@ class Source:
     title: str
     executable: str                 # installed driver executable (CMakeLists)
     node_name: str                  # node name = section of config/<name>.yaml
-    emulator: str                   # installed emulator executable
+    emulator: Optional[str]         # installed emulator executable (None: sim:=true sets
+                                    # parameters only, e.g. a generated recording to replay)
     #: (node parameters in effect, argument values) → emulator command line
     emulator_args: Callable[[dict, dict], list[str]]
     arguments: tuple[Argument, ...] = ()
@@ -161,6 +163,28 @@ def _monodrive_ports(params: dict, pick) -> dict:
     return {'port': pick('tcp', 1, 1)}
 
 
+# -- CARLA -----------------------------------------------------------------------------------
+def carla_demo_recording() -> str:
+    """A recording of the generator's scripted scene (vehicles, walkers, lights, a collision,
+    a destroyed actor), written once to the user's cache: what ``sim:=true`` replays."""
+    from ros_sim_bridge.carla.generator import Scene, write
+    folder = Path(os.environ.get('XDG_CACHE_HOME', Path.home() / '.cache')) / PACKAGE
+    path = folder / 'carla_demo_scene_ue4-0.9.13.log'
+    if not path.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f'.{os.getpid()}.tmp')
+        with open(tmp, 'wb') as f:
+            write(f, Scene(), 'ue4-0.9.13')
+        os.replace(tmp, path)
+    return str(path)
+
+
+def _carla_sim(params: dict, args: dict) -> dict:
+    if params.get('file'):
+        return {}
+    return {'file': carla_demo_recording(), 'loop': True}
+
+
 SOURCES: dict[str, Source] = {s.name: s for s in (
     Source('rflysim', 'RflySim ground truth', 'rflysim_truth', 'rflysim_truth', 'rflysim_sim',
            _rflysim_emulator,
@@ -189,6 +213,25 @@ SOURCES: dict[str, Source] = {s.name: s for s in (
             Argument('port', 'simulator control port (default: the params file)', 'int',
                      'port')),
            free_ports=_monodrive_ports),
+    Source('carla', 'CARLA recorder replayer', 'carla_replayer', 'carla_replayer', None,
+           lambda params, args: [],
+           (Argument('file', 'CARLA recorder .log file to replay (default: the params file; '
+                     'with sim:=true and none given, a generated recording)', 'str', 'file'),
+            Argument('rate_factor', 'replay speed, recording seconds per wall second (default: '
+                     'the params file)', 'float', 'rate_factor'),
+            Argument('start_time', 'recording time to start at, s; negative: from the end '
+                     '(default: the params file)', 'float', 'start_time'),
+            Argument('end_time', 'recording time to stop at, s; 0: the end; negative: from '
+                     'the end (default: the params file)', 'float', 'end_time'),
+            Argument('loop', "'true': start again after the end (default: the params file)",
+                     'bool', 'loop'),
+            Argument('start_paused', "'true': wait for the resume service (default: the "
+                     'params file)', 'bool', 'start_paused'),
+            Argument('follow_actor', 'TF rooted on an actor: -1 none, 0 the hero, > 0 an actor '
+                     'id (default: the params file)', 'int', 'follow_actor'),
+            Argument('map_frame', 'world frame (default: the params file)', 'str',
+                     'map_frame')),
+           sim_parameters=_carla_sim),
 )}
 
 #: arguments of every launch file (per-node and all.launch.py)
@@ -298,7 +341,8 @@ def plan(source: Source, values: dict, default_params_file, *, extra_files=(),
         extra = source.sim_parameters(effective, arg_values)
         overrides.update(extra)
         effective.update(extra)
-        emulator_args = source.emulator_args(effective, arg_values)
+        if source.emulator is not None:
+            emulator_args = source.emulator_args(effective, arg_values)
     return Plan(source, namespace, params_file, overrides, effective, emulator_args,
                 arg_values.get('log_level') or 'info', tuple(str(f) for f in extra_files))
 

@@ -7,6 +7,7 @@ import subprocess
 import time
 
 from ros_sim_bridge.tools.launcher import executable
+from ros_sim_bridge.tools.suite import SOURCES
 
 
 def run(*args, **kw):
@@ -41,7 +42,7 @@ def test_unknown_source_is_one_line():
     assert proc.returncode == 2
     assert out.strip().splitlines() == [
         "ros_sim_bridge_run: --only: unknown source(s) ['nosuch']; known: "
-        "['rflysim', 'morai', 'ibeo']"]
+        f"{list(SOURCES)}"]
 
 
 def test_driver_that_cannot_bind_fails_the_run():
