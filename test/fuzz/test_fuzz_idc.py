@@ -9,6 +9,8 @@ previous-size chain and seeking by time never raise, and nothing hangs.
 """
 from __future__ import annotations
 
+import atexit
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -26,6 +28,7 @@ import ibeo_seeds
 #: Seconds one whole pass over a (small) fuzzed file may take before it counts as a hang.
 PASS_SECONDS = 5.0
 _DIR = Path(tempfile.mkdtemp(prefix='fuzz_idc_'))
+atexit.register(shutil.rmtree, _DIR, True)
 
 
 def _recording() -> bytes:
