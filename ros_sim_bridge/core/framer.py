@@ -59,9 +59,10 @@ class MagicFramer:
     ``check_body(frame) -> record`` (optional) decodes a complete frame; a CodecError from it
     makes a :class:`Rejected` event and a resync from the byte after the frame's magic.
     ``search_window`` (optional): while a body is being collected, a plausible header inside it
-    whose message would end beyond the body's end marks a false sync (CodecError TRUNCATED,
-    resync from the byte after the magic); a plausible header nested wholly inside the body is
-    payload and left alone.
+    whose message would end beyond the body's end, or a plausible header starting inside the
+    header's own bytes after its magic word (a header cut short by its sender), marks a false
+    sync (CodecError TRUNCATED, resync from the byte after the magic); a plausible header
+    nested wholly inside the body is payload and left alone.
     """
 
     def __init__(self, name: str, magic: Union[bytes, Sequence[bytes]], header_size: int,
@@ -124,7 +125,9 @@ class MagicFramer:
                     self._drop(1)
                     continue
                 self._pending = (header, size, parsed)
-                self._window_from = hs
+                # the window starts after the magic word: a header cut short by its sender
+                # holds the next message's magic word (and header) in its own bytes
+                self._window_from = len(self.magic)
             header, size, parsed = self._pending
             end = hs + size
             if self.search_window and self._false_sync_in_window(end, events):
@@ -164,13 +167,15 @@ class MagicFramer:
                 size, _ = self._parse(bytes(self._buf[at:at + hs]))
             except CodecError:
                 size = -1
-            if 0 <= size <= self.max_body and at + hs + size > end:
+            # a plausible header starting inside this header (a header cut short), or one
+            # inside the body whose message runs past the body's end: a false sync
+            if 0 <= size <= self.max_body and (at < hs or at + hs + size > end):
                 header_size = self._pending[1]
                 events.append(CodecError(
                     self.name, f'a message declaring {header_size} body bytes holds a plausible '
-                    f'header {at - hs} bytes into its body whose message runs past its end: '
-                    'cut short by the sender; resynchronising after its magic word', field='size',
-                    offset=at, kind=TRUNCATED))
+                    f'header at its byte {at} (inside its header, or a message running past its '
+                    'end): cut short by the sender; resynchronising after its magic word',
+                    field='size', offset=at, kind=TRUNCATED))
                 self._false_sync()
                 return True
             self._window_from = at + 1           # payload (nested wholly inside): go on

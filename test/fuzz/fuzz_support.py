@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from ros_sim_bridge.core.binary import CodecError
 
 KINDS = {'truncated', 'oversized', 'unknown_layout', 'bad_magic', 'bad_checksum', 'bad_value',
-         'wrong_source'}
+         'wrong_source',
+         'bad_json'}      # monodrive.codec.control.BAD_JSON: bytes that are not UTF-8 JSON
 
 #: Wall time one decode / conversion may take before it counts as a hang (generous: the machine
 #: is shared; real decodes take microseconds to a few ms).

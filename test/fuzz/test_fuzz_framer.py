@@ -11,13 +11,13 @@ import struct
 import time
 
 import pytest
-from hypothesis import example, given, strategies as st
+from hypothesis import assume, example, given, strategies as st
 
 from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.core.file_source import FileSource
 from ros_sim_bridge.core.framer import Frame
 from ros_sim_bridge.ibeo import codec as ibeo
-from ros_sim_bridge.ibeo.codec import registry
+from ros_sim_bridge.ibeo.codec import framing, registry
 
 import fuzz_support as fz
 import ibeo_seeds
@@ -115,6 +115,20 @@ def test_framer_never_raises(stream, cuts):
     assert time.perf_counter() - t0 < fz.DECODE_SECONDS
 
 
+def _nested(cut: bytes, first: bytes) -> bool:
+    """The cut message's header is complete and plausible and the first valid message lies
+    wholly inside its declared body: nothing in the stream tells that message from payload (no
+    header in the window runs past the body's end), so the framer rightly waits for the body."""
+    if len(cut) < ibeo.HEADER_SIZE:
+        return False
+    try:
+        header = ibeo.decode_header(cut)
+        framing.check_plausible(header)
+    except CodecError:
+        return False
+    return len(cut) + len(first) <= ibeo.HEADER_SIZE + header.size
+
+
 @given(st.sampled_from(MESSAGES), st.integers(5, 60),
        st.lists(st.sampled_from(MESSAGES), min_size=1, max_size=3))
 @example(MESSAGES[0], 30, MESSAGES[:3])
@@ -122,9 +136,12 @@ def test_framer_never_raises(stream, cuts):
 def test_framer_truncated_message_loses_nothing_after_it(cut_msg, keep, valid):
     """A message cut short (its header plausible or cut itself, its body not all there)
     followed by valid messages: the framer must find them (the cut message's header or body
-    holds the next message's magic word / a plausible next header)."""
+    holds the next message's magic word / a plausible next header running past its end).
+    A first valid message wholly inside the declared body of a complete, plausible header is
+    indistinguishable from payload (:func:`_nested`) and is not asked for."""
     fz.tried('core.framer.MagicFramer(truncated)')
     keep = min(keep, len(cut_msg) - 1)
+    assume(not _nested(cut_msg[:keep], valid[0]))
     stream = cut_msg[:keep] + b''.join(valid)
     got = _feed(stream, [])
     assert got[-len(valid):] == valid

@@ -9,7 +9,7 @@ from hypothesis import example, given, strategies as st
 from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.core.framer import Frame
 from ros_sim_bridge.ibeo import codec as ibeo
-from ros_sim_bridge.ibeo.codec import registry
+from ros_sim_bridge.ibeo.codec import framing, registry
 
 import fuzz_support as fz
 import ibeo_seeds
@@ -20,6 +20,8 @@ ALL_BODIES = [b for group in BODIES.values() for b in group]
 
 
 def test_every_registered_type_has_valid_seeds():
+    """Every registered decoder is fuzzed from valid seeds: a type registered without seeds in
+    ibeo_seeds fails here (and its test_decode fails too)."""
     assert set(BODIES) == set(registry.registered_types())
     for data_type, group in BODIES.items():
         for body in group:
@@ -29,12 +31,18 @@ def test_every_registered_type_has_valid_seeds():
 _INPUTS = {t: fz.inputs(BODIES[t], max_random=400) | fz.mutated(ALL_BODIES) for t in BODIES}
 
 
+def _seeded_inputs(data_type: int):
+    assert data_type in _INPUTS, \
+        f'registered type 0x{data_type:04X} ({registry.type_name(data_type)}) has no fuzz seeds'
+    return _INPUTS[data_type]
+
+
 @pytest.mark.parametrize('data_type', registry.registered_types(),
                          ids=lambda t: registry.type_name(t))
 @given(data=st.data())
 def test_decode(data_type, data):
     fz.tried(f'ibeo.codec.{registry.type_name(data_type)}')
-    body = data.draw(_INPUTS[data_type])
+    body = data.draw(_seeded_inputs(data_type))
     header = ibeo.IbeoHeader(data_type=data_type, size=len(body))
     fz.check_decoder(lambda b: registry.decode_message(data_type, b, header), body)
 
@@ -73,6 +81,6 @@ def test_header_and_frame(raw):
                                        bytes(data[ibeo.HEADER_SIZE:])))
     fz.check_decoder(frame, raw)
     try:
-        ibeo.header.check_plausible(ibeo.decode_header(raw))
+        framing.check_plausible(ibeo.decode_header(raw))
     except CodecError as err:
         fz.check_codec_error(err)

@@ -150,7 +150,7 @@ def test_kernel_tables_stay_alive(monkeypatch, layouts):
 
 
 def _objects_conversions(lst) -> None:
-    tracker = convert.MarkerTracker(lifetime_s=0.5)
+    tracker = convert.ObjectMarkers(lifetime_s=0.5)
     msgs = [convert.object_list(lst, HEADER, device_id=3), tracker.update(lst, HEADER),
             tracker.update(lux_objects.LuxObjectList(0), HEADER), tracker.clear(HEADER)]
     fz.serialize(*msgs)

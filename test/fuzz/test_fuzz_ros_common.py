@@ -51,14 +51,25 @@ def test_seconds_to_stamp(seconds):
     _check_stamp(stamps.seconds_to_stamp, seconds)
 
 
-@given(st.floats(-2**31, 2**31 - 1))
+@given(st.floats(-2**31, 2**31 - 1) | st.sampled_from([0.0, -0.0, 5e-324, -5e-324, 2**31 - 1.0,
+                                                         2**31 - 1e-6, -1e-9, -1.0]))
+@example(-1.0)
+@example(2**31 - 1.0)
 def test_seconds_to_stamp_in_range(seconds):
-    """Every finite time that fits builtin_interfaces/Time converts (passes today)."""
+    """Every finite time in the stamp's documented range (0 … int32 seconds, ros/stamps.py)
+    converts exactly; a time inside int32 but before 0 is refused with StampError
+    (a CodecError of kind bad_value), nothing else."""
     fz.tried('ros.stamps.seconds_to_stamp(in range)')
+    if seconds < 0:
+        with pytest.raises(stamps.StampError) as err:
+            stamps.seconds_to_stamp(seconds)
+        fz.check_codec_error(err.value)
+        assert err.value.kind == 'bad_value'
+        return
     t = stamps.seconds_to_stamp(seconds)
-    if INT32[0] <= t.sec <= INT32[1]:
-        fz.serialize(t)
-        assert abs(stamps.stamp_to_ns(t) - seconds * 1e9) <= max(1.0, abs(seconds) * 1e9 * 1e-15)
+    assert 0 <= t.sec <= INT32[1] and 0 <= t.nanosec < 1_000_000_000, (seconds, t)
+    fz.serialize(t)
+    assert abs(stamps.stamp_to_ns(t) - seconds * 1e9) <= max(1.0, abs(seconds) * 1e9 * 1e-15)
 
 
 @given(st.integers(-2**70, 2**70) | st.sampled_from([2**63 - 1, -2**63, 2**31 * 10**9]))

@@ -78,14 +78,17 @@ def parse_json(data: Union[bytes, bytearray, memoryview, str], what: str = MESSA
                              offset=exc.start, kind=BAD_JSON) from None
     text = data.rstrip('\0 \r\n\t')     # some builds NUL-terminate the string
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        first = exc
-    if "'" in text:
         try:
-            return json.loads(text.replace("'", '"'))
-        except json.JSONDecodeError:
-            pass
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            first = exc
+        if "'" in text:
+            try:
+                return json.loads(text.replace("'", '"'))
+            except json.JSONDecodeError:
+                pass
+    except RecursionError:              # arrays/objects nested deeper than Python recurses
+        raise CodecError(what, 'invalid JSON: nested too deeply', kind=BAD_JSON) from None
     raise CodecError(what, f'invalid JSON: {first.msg} at line {first.lineno} column '
                      f'{first.colno}', offset=first.pos, kind=BAD_JSON)
 
