@@ -2,6 +2,7 @@
 SIGINT/SIGTERM (issue #10 defect 8, issue #14)."""
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -41,6 +42,7 @@ class StopSignals:
 
     def __init__(self, signals: Sequence[int] = STOP_SIGNALS):
         self.fired: list[int] = []
+        self._deferring = False
         self.previous = {sig: signal.signal(sig, self._interrupt) for sig in signals}
 
     def _interrupt(self, signum, frame):
@@ -49,7 +51,21 @@ class StopSignals:
         if self.fired:
             return
         self.fired.append(signum)
-        raise KeyboardInterrupt
+        if not self._deferring:
+            raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def deferred(self):
+        """Within the block a stop signal is only noted; it takes effect (KeyboardInterrupt)
+        when the block ends, so objects that must not be cut half-built (an rclpy executor,
+        whose ``__del__`` then prints a traceback) are built whole first."""
+        self._deferring = True
+        try:
+            yield
+        finally:
+            self._deferring = False
+        if self.fired:
+            raise KeyboardInterrupt
 
     def finish(self, code: int) -> int:
         if self.fired:

@@ -20,24 +20,25 @@ def run_node(node_class, argv=None) -> int:
     # threads first.
     stops = stop_on_signals()
     try:
-        code = _run(node_class, argv)
+        code = _run(node_class, argv, stops)
     except KeyboardInterrupt:       # a stop signal during start-up or cleanup
         code = 0
     return stops.finish(code)
 
 
-def _run(node_class, argv) -> int:
+def _run(node_class, argv, stops) -> int:
     node = None
     try:
-        rclpy.init(args=argv if argv is not None else sys.argv,
-                   signal_handler_options=SignalHandlerOptions.NO)
-        try:
-            node = node_class()
-        except (OSError, ValueError) as exc:
-            rclpy.logging.get_logger(node_class.__name__).fatal(f'cannot start: {exc}')
-            return 1
-        executor = MultiThreadedExecutor()
-        executor.add_node(node)
+        with stops.deferred():      # a stop signal during start-up acts once all is built
+            rclpy.init(args=argv if argv is not None else sys.argv,
+                       signal_handler_options=SignalHandlerOptions.NO)
+            try:
+                node = node_class()
+            except (OSError, ValueError) as exc:
+                rclpy.logging.get_logger(node_class.__name__).fatal(f'cannot start: {exc}')
+                return 1
+            executor = MultiThreadedExecutor()
+            executor.add_node(node)
         executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
