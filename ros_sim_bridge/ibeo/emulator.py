@@ -310,7 +310,8 @@ class LuxScene:
                 lst, single_point_as_ffff=self.scan_count % 2 == 1), scan.end_ntp))
         if not out_flags & OUT_VEHICLE:
             vs = LuxVehicleState(scan.start_ntp, scan.scan_number, 0, 0.0, 0.0, 0.0, 0.0, 0.0,
-                                 0.0, self.period_s, 0.0, 0.0, 0.0, 0.0)
+                                 0.0, self.period_s * units.VEHICLE_STATE_FROM_SI[
+                                     'time_difference'], 0.0, 0.0, 0.0, 0.0)
             msgs.append(Message(registry.VEHICLE_STATE, encode_vehicle_state(vs), scan.end_ntp))
         warnings = self._warnings(t0, objects_ok)
         if warnings and not out_flags & OUT_ERRORS:

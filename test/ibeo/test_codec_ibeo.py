@@ -363,7 +363,7 @@ def test_vehicle_state_golden():
     assert vs.front_wheel_angle == pytest.approx(0.03)
     assert (vs.x, vs.y) == pytest.approx((1000.0, -2.5))
     assert vs.course_angle == pytest.approx(1.5708)
-    assert vs.time_difference == pytest.approx(0.08)
+    assert vs.time_difference == 80                       # ms, as the spec's table
     assert (vs.x_difference, vs.y_difference) == pytest.approx((0.987, -0.012))
     assert vs.heading_difference == pytest.approx(0.0005)
     assert vs.yaw_rate == pytest.approx(-0.1234)

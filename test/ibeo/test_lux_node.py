@@ -473,7 +473,7 @@ def test_objects_and_markers_cleared_when_objects_vanish(ros, driver, closing):
 
 def vehicle_msg(flags=0, velocity=0.0, yaw_rate=0.0) -> bytes:
     vs = V.LuxVehicleState(unix_ns_to_ntp64(SENSOR_NS), 42, flags, velocity, 0.1, 0.01, 12.0,
-                           -3.0, 0.5, 0.04, 0.1, 0.0, 0.002, yaw_rate)
+                           -3.0, 0.5, 40, 0.1, 0.0, 0.002, yaw_rate)
     return encode_message(registry.VEHICLE_STATE, V.encode_vehicle_state(vs))
 
 

@@ -35,6 +35,10 @@ OBJECT_FROM_SI = {name: {CM: 100.0, MS: 1e3, DEG: 180.0 / math.pi}[factor]
 #: LUX 0x2221 contour points (Point2D): cm → m.
 CONTOUR_TO_SI = CM
 CONTOUR_FROM_SI = 100.0
+#: LUX 0x2805 vehicle state field → factor to SI.  Every other field's spec unit is a
+#: fixed-point SI step (0.01 m/s, 0.001 rad, ...), undone by the codec, so already SI.
+VEHICLE_STATE_TO_SI = {'time_difference': MS}
+VEHICLE_STATE_FROM_SI = {'time_difference': 1e3}
 #: Wire unit of every converted object field, for texts.
 OBJECT_WIRE_UNITS = {name: ('ms' if f == MS else 'deg' if f == DEG
                             else 'cm/s' if 'velocity' in name else 'cm')

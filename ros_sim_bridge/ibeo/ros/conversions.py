@@ -488,7 +488,7 @@ def vehicle_state(s, header: Header, *, device_id: int = 0) -> LuxVehicleState:
     for name in ('longitudinal_velocity', 'steering_wheel_angle', 'front_wheel_angle', 'x', 'y',
                  'course_angle', 'time_difference', 'x_difference', 'y_difference',
                  'heading_difference', 'yaw_rate'):
-        setattr(m, name, float(getattr(s, name)))
+        setattr(m, name, float(getattr(s, name)) * units.VEHICLE_STATE_TO_SI.get(name, 1.0))
     return m
 
 
