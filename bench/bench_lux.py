@@ -201,9 +201,9 @@ def object_message(n: int, points: int) -> bytes:
     from ros_sim_bridge.ibeo.codec import objects as O
     o = O.make_objects(n)
     o['id'] = np.arange(n) % 65536
-    o['box_center_x'] = (np.arange(n) % 1000) * 0.1
-    o['box_size_x'], o['box_size_y'], o['classification'] = 4.0, 1.8, 5
-    contour = np.tile(np.arange(points, dtype=np.float64)[:, None] * 0.01 % 300, (1, 2))
+    o['box_center_x'] = (np.arange(n) % 1000) * 10.0          # the spec's units: cm
+    o['box_size_x'], o['box_size_y'], o['classification'] = 400, 180, 5
+    contour = np.tile(np.arange(points, dtype=np.float64)[:, None] % 30000, (1, 2))
     return encode_message(registry.OBJECTS, O.encode_objects(O.LuxObjectList(0, o,
                                                                            [contour] * n)))
 

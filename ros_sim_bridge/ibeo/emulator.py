@@ -37,6 +37,7 @@ from ros_sim_bridge.ibeo.codec import errors_warnings as err
 from ros_sim_bridge.ibeo.codec import objects as obj
 from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.codec import scan as sc
+from ros_sim_bridge.ibeo.codec import units
 from ros_sim_bridge.core.file_source import FileSource, pacing_gaps
 from ros_sim_bridge.ibeo.codec.framing import make_framer
 from ros_sim_bridge.ibeo.codec.header import decode_header, encode_message
@@ -309,7 +310,8 @@ class LuxScene:
                 lst, single_point_as_ffff=self.scan_count % 2 == 1), scan.end_ntp))
         if not out_flags & OUT_VEHICLE:
             vs = LuxVehicleState(scan.start_ntp, scan.scan_number, 0, 0.0, 0.0, 0.0, 0.0, 0.0,
-                                 0.0, self.period_s, 0.0, 0.0, 0.0, 0.0)
+                                 0.0, self.period_s * units.VEHICLE_STATE_FROM_SI[
+                                     'time_difference'], 0.0, 0.0, 0.0, 0.0)
             msgs.append(Message(registry.VEHICLE_STATE, encode_vehicle_state(vs), scan.end_ntp))
         warnings = self._warnings(t0, objects_ok)
         if warnings and not out_flags & OUT_ERRORS:
@@ -512,7 +514,9 @@ class LuxScene:
         for i, r in enumerate(rows):
             for key, value in r.items():
                 arr[key][i] = value
-        return obj.LuxObjectList(scan.start_ntp, arr, contours)
+        # The scene is SI; the record takes the spec's units (cm, cm/s, ms, deg).
+        return obj.LuxObjectList(scan.start_ntp, units.scaled(arr, units.OBJECT_FROM_SI),
+                                 [xy * units.CONTOUR_FROM_SI for xy in contours])
 
     # --- ground truth for tests ----------------------------------------------------------
     def truth(self, t: Optional[float] = None) -> list[dict]:

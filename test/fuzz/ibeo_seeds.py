@@ -240,7 +240,7 @@ def records() -> list:
     o['classification'] = [5, 3]
     lst = objects.LuxObjectList(1 << 32, o, [np.array([[1.0, 2.0], [3.0, 4.0]]),
                                              np.array([[0.5, 0.5]])])
-    vs = vehicle_state.LuxVehicleState(1 << 32, 9, 0, 10.0, 0.1, 0.01, 123.45, -6.78, 0.5, 0.04,
+    vs = vehicle_state.LuxVehicleState(1 << 32, 9, 0, 10.0, 0.1, 0.01, 123.45, -6.78, 0.5, 40,
                                        0.4, 0.0, 0.001, 0.03)
     return [s, lst, vs, errors_warnings.errors_from_names('W-Sync'),
             commands.LuxCommand(commands.GET_STATUS),

@@ -151,7 +151,9 @@ def test_kernel_tables_stay_alive(monkeypatch, layouts):
 
 def _objects_conversions(lst) -> None:
     tracker = convert.ObjectMarkers(lifetime_s=0.5)
+    si = convert.objects_to_si(lst)                  # the codec's cm, cm/s, ms, deg → SI
     msgs = [convert.object_list(lst, HEADER, device_id=3), tracker.update(lst, HEADER),
+            convert.object_list(si, HEADER), tracker.update(si, HEADER),
             tracker.update(lux_objects.LuxObjectList(0), HEADER), tracker.clear(HEADER)]
     fz.serialize(*msgs)
 

@@ -269,7 +269,8 @@ def golden_objects_body():
             + golden_object(3, [], vel=(0, 0), cls=99))
 
 
-def test_objects_golden_decode_si():
+def test_objects_golden_decode_in_spec_units():
+    """Values as the §4 table prints them: cm, cm/s, ms; the orientation's 1/100 deg → deg."""
     lst = ibeo.decode_message(0x2221, golden_objects_body())
     assert isinstance(lst, O.LuxObjectList) and len(lst) == 3
     assert lst.scan_start_ntp == START_NTP
@@ -277,33 +278,32 @@ def test_objects_golden_decode_si():
     assert o['id'].tolist() == [1, 2, 3]
     a = o[0]
     assert (a['age'], a['prediction_age']) == (12, 1)
-    assert a['relative_time'] == pytest.approx(0.033)
-    assert (a['reference_x'], a['reference_y']) == pytest.approx((12.34, -5.67))
-    assert (a['reference_sigma_x'], a['reference_sigma_y']) == pytest.approx((0.10, 0.20))
-    assert (a['closest_x'], a['closest_y']) == pytest.approx((11.0, -6.0))
-    assert (a['bbox_center_x'], a['bbox_center_y']) == pytest.approx((12.0, -5.0))
-    assert (a['bbox_size_x'], a['bbox_size_y']) == pytest.approx((4.5, 1.8))  # length X, width Y
-    assert (a['box_center_x'], a['box_center_y']) == pytest.approx((12.1, -5.1))
-    assert (a['box_size_x'], a['box_size_y']) == pytest.approx((4.4, 1.7))
-    assert a['box_orientation'] == pytest.approx(math.radians(45.0))   # 1/100 deg, not 1/32
+    assert a['relative_time'] == 33                                       # ms
+    assert (a['reference_x'], a['reference_y']) == (1234, -567)           # cm
+    assert (a['reference_sigma_x'], a['reference_sigma_y']) == (10, 20)
+    assert (a['closest_x'], a['closest_y']) == (1100, -600)
+    assert (a['bbox_center_x'], a['bbox_center_y']) == (1200, -500)
+    assert (a['bbox_size_x'], a['bbox_size_y']) == (450, 180)             # length X, width Y
+    assert (a['box_center_x'], a['box_center_y']) == (1210, -510)
+    assert (a['box_size_x'], a['box_size_y']) == (440, 170)
+    assert a['box_orientation'] == pytest.approx(45.0)         # deg: 1/100 deg, not 1/32
     assert a['abs_velocity_valid'] and (a['abs_velocity_x'], a['abs_velocity_y']) == \
-        pytest.approx((2.5, -1.0))
-    assert (a['abs_velocity_sigma_x'], a['abs_velocity_sigma_y']) == pytest.approx((0.3, 0.4))
-    assert a['rel_velocity_valid'] and (a['rel_velocity_x'], a['rel_velocity_y']) == \
-        pytest.approx((-0.1, 0.05))
+        (250, -100)                                                        # cm/s
+    assert (a['abs_velocity_sigma_x'], a['abs_velocity_sigma_y']) == (30, 40)
+    assert a['rel_velocity_valid'] and (a['rel_velocity_x'], a['rel_velocity_y']) == (-10, 5)
     assert (a['classification'], a['classification_age'], a['classification_certainty']) == \
         (5, 7, 80)
     b = o[1]
     assert not b['abs_velocity_valid']
     assert math.isnan(b['abs_velocity_x']) and math.isnan(b['abs_velocity_y'])
-    assert b['abs_velocity_sigma_x'] == pytest.approx(0.3)    # sigmas pass through
+    assert b['abs_velocity_sigma_x'] == 30                    # sigmas pass through
     assert b['rel_velocity_valid']
-    assert b['box_orientation'] == pytest.approx(-math.pi / 2)
+    assert b['box_orientation'] == pytest.approx(-90.0)
     assert b['classification'] == 12 and O.classification_name(12) == 'bicycle'
     assert o[2]['classification'] == 99 and O.classification_name(99) == 'class_99'
     assert o['contour_count'].tolist() == [2, 1, 0]          # 0xFFFF means one point
-    np.testing.assert_allclose(lst.contours[0], [[10.0, -4.0], [11.0, -5.0]])
-    np.testing.assert_allclose(lst.contours[1], [[-3.0, 7.0]])
+    assert lst.contours[0].tolist() == [[1000, -400], [1100, -500]]       # cm
+    assert lst.contours[1].tolist() == [[-300, 700]]
     assert lst.contours[2].shape == (0, 2)
 
 
@@ -313,7 +313,7 @@ def test_objects_round_trip():
     again = O.encode_objects(lst, single_point_as_ffff=True)
     assert again == body
     plain = O.encode_objects(lst)
-    np.testing.assert_allclose(O.decode_objects(plain).contours[1], [[-3.0, 7.0]])
+    assert O.decode_objects(plain).contours[1].tolist() == [[-300, 700]]
     assert plain[10 + 58 + 8 + 58 - 2:10 + 58 + 8 + 58] == b'\x01\x00'   # count 1, not 0xFFFF
 
 
@@ -363,7 +363,7 @@ def test_vehicle_state_golden():
     assert vs.front_wheel_angle == pytest.approx(0.03)
     assert (vs.x, vs.y) == pytest.approx((1000.0, -2.5))
     assert vs.course_angle == pytest.approx(1.5708)
-    assert vs.time_difference == pytest.approx(0.08)
+    assert vs.time_difference == 80                       # ms, as the spec's table
     assert (vs.x_difference, vs.y_difference) == pytest.approx((0.987, -0.012))
     assert vs.heading_difference == pytest.approx(0.0005)
     assert vs.yaw_rate == pytest.approx(-0.1234)

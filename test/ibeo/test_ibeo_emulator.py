@@ -112,19 +112,22 @@ def test_tracked_objects_follow_the_truth():
     assert all(i == ids[0] for i in ids)                               # stable track ids
     assert len(lst) >= 3
     for o, contour in zip(lst.objects, lst.contours):
-        name = min(truth, key=lambda n: np.hypot(*(truth[n][0] - (o['reference_x'],
-                                                                  o['reference_y']))))
+        # the record holds the spec's units (cm, cm/s, deg); the truth is SI
+        name = min(truth, key=lambda n: np.hypot(*(truth[n][0] - (o['reference_x'] / 100,
+                                                                  o['reference_y'] / 100))))
         center, velocity, heading = truth[name]
         mover = next(m for m in scene.movers if m.name == name)
-        assert (o['reference_x'], o['reference_y']) == pytest.approx(tuple(center), abs=0.01)
-        assert o['box_orientation'] == pytest.approx(heading, abs=0.01)
-        assert (o['box_size_x'], o['box_size_y']) == pytest.approx((mover.length, mover.width),
-                                                                    abs=0.01)
+        assert (o['reference_x'], o['reference_y']) == pytest.approx(tuple(center * 100),
+                                                                     abs=1)
+        assert math.radians(o['box_orientation']) == pytest.approx(heading, abs=0.01)
+        assert (o['box_size_x'], o['box_size_y']) == pytest.approx(
+            (mover.length * 100, mover.width * 100), abs=1)
         assert o['abs_velocity_valid']                                 # age >= 3 now
-        assert (o['abs_velocity_x'], o['abs_velocity_y']) == pytest.approx(tuple(velocity),
-                                                                           abs=0.01)
+        assert (o['abs_velocity_x'], o['abs_velocity_y']) == pytest.approx(
+            tuple(velocity * 100), abs=1)
         assert o['classification'] == mover.classification
         assert 1 <= len(contour) <= 16 and o['contour_count'] == len(contour)
+        contour = contour / 100
         corners = mover.corners(t)
         edges = np.hstack([corners, np.roll(corners, -1, axis=0)])
         assert seg_distance(contour, edges).max() < 0.1

@@ -41,7 +41,7 @@ def scan(number: int) -> bytes:
 def invalid_vehicle_state() -> bytes:
     """0x2805 with error flag 0x0800 (no CAN data): the node logs a warning."""
     vs = V.LuxVehicleState(unix_ns_to_ntp64(SENSOR_NS), 42, 0x0800, 5.0, 0.1, 0.01, 12.0,
-                           -3.0, 0.5, 0.04, 0.1, 0.0, 0.002, 0.0)
+                           -3.0, 0.5, 40, 0.1, 0.0, 0.002, 0.0)
     return encode_message(registry.VEHICLE_STATE, V.encode_vehicle_state(vs))
 
 

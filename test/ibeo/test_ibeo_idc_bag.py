@@ -40,7 +40,7 @@ def add_lux_and_more(path, src):
         objs['id'] = 44
         w.write_record(lux_objects.LuxObjectList(ntp, objs, [np.array([[1.0, 2.0]])]),
                        device_id=2, ntp=ntp + 1)
-        w.write_record(lux_vs.LuxVehicleState(ntp, 7, 0, 3.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.1,
+        w.write_record(lux_vs.LuxVehicleState(ntp, 7, 0, 3.0, 0.0, 0.0, 0.0, 0.0, 0.0, 100,
                                               0.0, 0.0, 0.0, 0.02), device_id=2, ntp=ntp + 2)
         w.write_record(lux_ew.errors_from_names(), device_id=2, ntp=ntp + 3)
         w.write(0x6410, sm.encode_trace(sm.TraceMessage(0x6410, 2, 'DSP warning')),

@@ -18,11 +18,11 @@ H = Header(frame_id='laser')
 def object_list(n, points_per_object=3):
     o = O.make_objects(n)
     o['id'] = np.arange(n) % 65536
-    o['box_center_x'] = (np.arange(n) % 600) * 0.5
-    o['box_size_x'], o['box_size_y'] = 4.0, 1.8
-    o['box_orientation'] = math.pi / 2
+    o['box_center_x'] = (np.arange(n) % 600) * 50              # the codec's units: cm, deg
+    o['box_size_x'], o['box_size_y'] = 400, 180
+    o['box_orientation'] = 90
     o['classification'] = 5
-    contours = [np.full((points_per_object, 2), 0.25 * (i % 8)) for i in range(n)]
+    contours = [np.full((points_per_object, 2), 25 * (i % 8)) for i in range(n)]
     return O.LuxObjectList(0x1234, o, contours)
 
 
@@ -73,8 +73,8 @@ def test_largest_legal_list_is_bounded_by_the_caps():
 
 def test_markers_of_one_object_by_hand():
     lst = object_list(1)
-    lst.objects['reference_x'], lst.objects['reference_y'] = 2.0, 1.0
-    lst.objects['abs_velocity_x'], lst.objects['abs_velocity_y'] = 3.0, -1.0
+    lst.objects['reference_x'], lst.objects['reference_y'] = 200, 100         # cm
+    lst.objects['abs_velocity_x'], lst.objects['abs_velocity_y'] = 300, -100  # cm/s
     lst.objects['rel_velocity_valid'] = False
     arr = convert.ObjectMarkers(box_height=1.5).update(convert.cap_objects(lst), H)
     by_ns = {m.ns: m for m in arr.markers}
@@ -102,3 +102,54 @@ def test_decoded_contours_are_views_made_on_access():
     assert got == lst.contours and got != lst.contours[:2]
     with pytest.raises(IndexError):
         got[3]
+
+
+def test_conversion_applies_the_units_table():
+    """The codec's cm, cm/s, ms and deg (spec §4) become m, m/s, s and rad on the way to ROS,
+    and only there: the record keeps the spec's numbers."""
+    o = O.make_objects(2)
+    o['relative_time'] = 33
+    o['reference_x'], o['reference_y'] = 1234, -567
+    o['reference_sigma_x'], o['reference_sigma_y'] = 10, 20
+    o['closest_x'], o['closest_y'] = 1100, -600
+    o['bbox_center_x'], o['bbox_center_y'] = 1200, -500
+    o['bbox_size_x'], o['bbox_size_y'] = 450, 180
+    o['box_center_x'], o['box_center_y'] = 1210, -510
+    o['box_size_x'], o['box_size_y'] = 440, 170
+    o['box_orientation'] = [45.0, -90.0]
+    o['abs_velocity_x'], o['abs_velocity_y'] = 250, -100
+    o['abs_velocity_sigma_x'], o['abs_velocity_sigma_y'] = 30, 40
+    o['rel_velocity_x'], o['rel_velocity_y'] = -10, 5
+    o['abs_velocity_valid'][1] = False
+    o['abs_velocity_x'][1] = o['abs_velocity_y'][1] = np.nan
+    o['id'] = [7, 8]
+    lst = O.LuxObjectList(1, o, [np.array([[1000.0, -400.0], [1100.0, -500.0]]),
+                                 np.array([[-300.0, 700.0]])])
+    si = convert.cap_objects(lst)
+    a, b = si.objects
+    assert a['relative_time'] == pytest.approx(0.033)
+    assert (a['reference_x'], a['reference_y']) == pytest.approx((12.34, -5.67))
+    assert (a['reference_sigma_x'], a['reference_sigma_y']) == pytest.approx((0.10, 0.20))
+    assert (a['closest_x'], a['closest_y']) == pytest.approx((11.0, -6.0))
+    assert (a['bbox_center_x'], a['bbox_center_y']) == pytest.approx((12.0, -5.0))
+    assert (a['bbox_size_x'], a['bbox_size_y']) == pytest.approx((4.5, 1.8))
+    assert (a['box_center_x'], a['box_center_y']) == pytest.approx((12.1, -5.1))
+    assert (a['box_size_x'], a['box_size_y']) == pytest.approx((4.4, 1.7))
+    assert a['box_orientation'] == pytest.approx(math.radians(45.0))
+    assert b['box_orientation'] == pytest.approx(-math.pi / 2)
+    assert (a['abs_velocity_x'], a['abs_velocity_y']) == pytest.approx((2.5, -1.0))
+    assert (a['abs_velocity_sigma_x'], a['abs_velocity_sigma_y']) == pytest.approx((0.3, 0.4))
+    assert (a['rel_velocity_x'], a['rel_velocity_y']) == pytest.approx((-0.1, 0.05))
+    assert not b['abs_velocity_valid'] and math.isnan(b['abs_velocity_x'])
+    assert (a['id'], b['id']) == (7, 8)                       # unitless fields pass through
+    np.testing.assert_allclose(si.contours[0], [[10.0, -4.0], [11.0, -5.0]])
+    np.testing.assert_allclose(si.contours[1], [[-3.0, 7.0]])
+    assert lst.objects['reference_x'][0] == 1234              # the record is not changed
+    assert lst.contours[1].tolist() == [[-300.0, 700.0]]
+    # decoded contours (one shared array) convert the same way
+    decoded = O.decode_objects(O.encode_objects(lst))
+    np.testing.assert_allclose(convert.cap_objects(decoded).contours[0],
+                               [[10.0, -4.0], [11.0, -5.0]])
+    msg = convert.object_list(si, H)
+    assert msg.objects[0].reference_x == pytest.approx(12.34)
+    assert msg.objects[0].contour[1].x == pytest.approx(11.0)

@@ -412,21 +412,22 @@ def test_emulator_8_layers_detected_from_device_type(ros, driver, closing):
 # --- objects and markers from exact bytes -------------------------------------------------------
 
 def object_list_msg(specs) -> bytes:
-    """specs: (id, class, center xy, size xy, yaw, abs velocity xy or None, contour)."""
+    """specs: (id, class, center xy, size xy, yaw, abs velocity xy or None, contour) in m, rad,
+    m/s; the record takes the spec's cm, deg, cm/s."""
     o = O.make_objects(len(specs))
     contours = []
     for i, (oid, cls, c, size, yaw, vel, contour) in enumerate(specs):
         o['id'][i], o['classification'][i], o['age'][i] = oid, cls, 10
-        o['box_center_x'][i], o['box_center_y'][i] = c
-        o['reference_x'][i], o['reference_y'][i] = c
-        o['box_size_x'][i], o['box_size_y'][i] = size
-        o['box_orientation'][i] = yaw
+        o['box_center_x'][i], o['box_center_y'][i] = np.multiply(c, 100)
+        o['reference_x'][i], o['reference_y'][i] = np.multiply(c, 100)
+        o['box_size_x'][i], o['box_size_y'][i] = np.multiply(size, 100)
+        o['box_orientation'][i] = math.degrees(yaw)
         if vel is None:
             o['abs_velocity_valid'][i] = False
         else:
-            o['abs_velocity_x'][i], o['abs_velocity_y'][i] = vel
+            o['abs_velocity_x'][i], o['abs_velocity_y'][i] = np.multiply(vel, 100)
         o['rel_velocity_valid'][i] = False
-        contours.append(np.asarray(contour, float))
+        contours.append(np.asarray(contour, float) * 100)
     lst = O.LuxObjectList(unix_ns_to_ntp64(SENSOR_NS), o, contours)
     return encode_message(registry.OBJECTS, O.encode_objects(lst, single_point_as_ffff=True))
 
@@ -472,7 +473,7 @@ def test_objects_and_markers_cleared_when_objects_vanish(ros, driver, closing):
 
 def vehicle_msg(flags=0, velocity=0.0, yaw_rate=0.0) -> bytes:
     vs = V.LuxVehicleState(unix_ns_to_ntp64(SENSOR_NS), 42, flags, velocity, 0.1, 0.01, 12.0,
-                           -3.0, 0.5, 0.04, 0.1, 0.0, 0.002, yaw_rate)
+                           -3.0, 0.5, 40, 0.1, 0.0, 0.002, yaw_rate)
     return encode_message(registry.VEHICLE_STATE, V.encode_vehicle_state(vs))
 
 

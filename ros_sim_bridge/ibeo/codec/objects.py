@@ -1,8 +1,10 @@
 """ibeo LUX object list, data type 0x2221 (spec §4; little-endian).
 
 Body = scan start time (NTP64) + object count (u16) + objects; each object is a 58-byte fixed
-part followed by its own contour list (Point2D int16 cm).  Everything is converted to SI
-(m, m/s, s, rad) into one :data:`OBJECT_DTYPE` array; contours are per-object (k, 2) arrays.
+part followed by its own contour list (Point2D int16 cm).  Every field is decoded in the
+unit the spec's table names (cm, cm/s, ms; the orientation's 1/100 deg fixed point → deg) into
+one :data:`OBJECT_DTYPE` array; contours are per-object (k, 2) arrays in cm.  The factors to SI
+are in :mod:`.units` (README "Units rule"); ``ibeo/ros/conversions.py`` applies them.
 
 Real-world rules (SUPPLEMENT §3.3): orientation is 1/100 deg (spec v1.32); a velocity
 component 0x8000 marks the vector invalid (→ NaN and ``*_valid`` False); a contour count of
@@ -10,7 +12,6 @@ component 0x8000 marks the vector invalid (→ NaN and ``*_valid`` False); a con
 """
 from __future__ import annotations
 
-import math
 import struct
 from dataclasses import dataclass, field
 from collections import abc
@@ -48,9 +49,10 @@ WIRE_OBJECT_DTYPE = np.dtype([
 assert WIRE_OBJECT_DTYPE.itemsize == 58
 WIRE_POINT2D_DTYPE = np.dtype([('x', '<i2'), ('y', '<i2')])
 
-#: Decoded objects, SI units: positions/sizes/sigmas m, velocities m/s, relative_time s
-#: (after scan start), box_orientation rad.  bbox_size_x is the bounding box length (X extent),
-#: bbox_size_y its width (Y extent).  Invalid velocities are NaN with ``*_valid`` False.
+#: Decoded objects, the spec's units: positions/sizes/sigmas cm, velocities cm/s,
+#: relative_time ms (after scan start), box_orientation deg (wire: 1/100 deg); SI factors in
+#: :data:`.units.OBJECT_TO_SI`.  bbox_size_x is the bounding box length (X extent), bbox_size_y
+#: its width (Y extent).  Invalid velocities are NaN with ``*_valid`` False.
 OBJECT_DTYPE = np.dtype([
     ('id', 'u2'), ('age', 'u2'), ('prediction_age', 'u2'), ('relative_time', 'f8'),
     ('reference_x', 'f8'), ('reference_y', 'f8'),
@@ -77,7 +79,7 @@ def classification_name(value: int) -> str:
 
 @dataclass(frozen=True, eq=False)
 class LuxObjectList:
-    """One 0x2221 message: ``objects`` (OBJECT_DTYPE) and ``contours[i]`` ((k, 2) m) of each
+    """One 0x2221 message: ``objects`` (OBJECT_DTYPE) and ``contours[i]`` ((k, 2) cm) of each
     (decoded lists: a :class:`Contours`; any sequence of (k, 2) arrays when encoding)."""
     scan_start_ntp: int
     objects: np.ndarray = field(default_factory=lambda: np.zeros(0, OBJECT_DTYPE))
@@ -94,7 +96,7 @@ class LuxObjectList:
 
 
 class Contours(abc.Sequence):
-    """The contours of an object list, all points in one (total, 2) array (m): ``contours[i]``
+    """The contours of an object list, all points in one (total, 2) array (cm): ``contours[i]``
     is object i's (k, 2) view, made on access, so that a list of 65,535 objects costs no
     per-object work until an object's contour is read.  Slicing gives a list of views."""
 
@@ -157,7 +159,7 @@ def decode_objects(body, header=None) -> LuxObjectList:
     else:
         wire = np.frombuffer(b''.join([view[o:o + 58] for o in offsets.tolist()]),
                              WIRE_OBJECT_DTYPE)
-    objects = _to_si(wire, counts)
+    objects = _from_wire(wire, counts)
     # All contour points in one gather; each object's contour is a view made on access.
     total = int(counts.sum())
     if total:
@@ -165,40 +167,40 @@ def decode_objects(body, header=None) -> LuxObjectList:
         within = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
         idx = (starts + 4 * within)[:, None] + np.arange(4)
         pts = raw[idx].reshape(-1).view(WIRE_POINT2D_DTYPE)
-        xy = np.stack([pts['x'], pts['y']], axis=1).astype(np.float64) * 0.01
+        xy = np.stack([pts['x'], pts['y']], axis=1).astype(np.float64)
     else:
         xy = np.zeros((0, 2), np.float64)
     return LuxObjectList(start, objects, Contours(xy, counts))
 
 
-def _to_si(w: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def _from_wire(w: np.ndarray, counts: np.ndarray) -> np.ndarray:
     o = np.zeros(len(w), OBJECT_DTYPE)
     for name in ('id', 'age', 'prediction_age', 'classification', 'classification_age',
                  'classification_certainty'):
         o[name] = w[name]
-    o['relative_time'] = w['relative_timestamp'] * 1e-3
+    o['relative_time'] = w['relative_timestamp']
     for name in ('reference_x', 'reference_y', 'reference_sigma_x', 'reference_sigma_y',
                  'closest_x', 'closest_y', 'bbox_center_x', 'bbox_center_y', 'box_center_x',
                  'box_center_y', 'box_size_x', 'box_size_y'):
-        o[name] = w[name] * 0.01
-    o['bbox_size_x'] = w['bbox_length'] * 0.01
-    o['bbox_size_y'] = w['bbox_width'] * 0.01
-    o['box_orientation'] = w['box_orientation'] * (math.pi / 18000.0)
+        o[name] = w[name]
+    o['bbox_size_x'] = w['bbox_length']
+    o['bbox_size_y'] = w['bbox_width']
+    o['box_orientation'] = w['box_orientation'] * 0.01         # 1/100 deg → deg
     for kind in ('abs', 'rel'):
         vx, vy = w[f'{kind}_velocity_x'], w[f'{kind}_velocity_y']
         valid = (vx != INVALID) & (vy != INVALID)
         o[f'{kind}_velocity_valid'] = valid
-        o[f'{kind}_velocity_x'] = np.where(valid, vx * 0.01, np.nan)
-        o[f'{kind}_velocity_y'] = np.where(valid, vy * 0.01, np.nan)
+        o[f'{kind}_velocity_x'] = np.where(valid, vx, np.nan)
+        o[f'{kind}_velocity_y'] = np.where(valid, vy, np.nan)
     # Sigmas are passed through even when the velocity is invalid (the spec says nothing).
-    o['abs_velocity_sigma_x'] = w['abs_velocity_sigma_x'] * 0.01
-    o['abs_velocity_sigma_y'] = w['abs_velocity_sigma_y'] * 0.01
+    o['abs_velocity_sigma_x'] = w['abs_velocity_sigma_x']
+    o['abs_velocity_sigma_y'] = w['abs_velocity_sigma_y']
     o['contour_count'] = counts
     return o
 
 
 def _cm(values, name: str, signed: bool = True) -> np.ndarray:
-    v = np.rint(np.asarray(values, np.float64) * 100.0)
+    v = np.rint(np.asarray(values, np.float64))
     low, high = (-0x8000, 0x7FFF) if signed else (0, 0xFFFF)
     if np.any(~np.isfinite(v)) or np.any((v < low) | (v > high)):
         raise CodecError(NAME, f'value outside the {"int16" if signed else "uint16"} cm range',
@@ -207,7 +209,7 @@ def _cm(values, name: str, signed: bool = True) -> np.ndarray:
 
 
 def encode_objects(lst: LuxObjectList, *, single_point_as_ffff: bool = False) -> bytes:
-    """The 0x2221 body of ``lst``.  Invalid/NaN velocities go out as 0x8000; with
+    """The 0x2221 body of ``lst`` (the spec's units, see :data:`OBJECT_DTYPE`).  Invalid/NaN velocities go out as 0x8000; with
     ``single_point_as_ffff`` a one-point contour is announced as 0xFFFF (as some firmware does)."""
     o = np.asarray(lst.objects)
     contours = [np.asarray(c, np.float64).reshape(-1, 2) for c in lst.contours]
@@ -217,7 +219,7 @@ def encode_objects(lst: LuxObjectList, *, single_point_as_ffff: bool = False) ->
     for name in ('id', 'age', 'prediction_age', 'classification', 'classification_age',
                  'classification_certainty'):
         w[name] = o[name]
-    w['relative_timestamp'] = np.rint(o['relative_time'] * 1e3)
+    w['relative_timestamp'] = np.rint(o['relative_time'])
     for name in ('reference_x', 'reference_y', 'reference_sigma_x', 'reference_sigma_y',
                  'closest_x', 'closest_y', 'bbox_center_x', 'bbox_center_y', 'box_center_x',
                  'box_center_y'):
@@ -226,7 +228,7 @@ def encode_objects(lst: LuxObjectList, *, single_point_as_ffff: bool = False) ->
     w['box_size_y'] = _cm(o['box_size_y'], 'box_size_y', False)
     w['bbox_length'] = _cm(o['bbox_size_x'], 'bbox_size_x', False)
     w['bbox_width'] = _cm(o['bbox_size_y'], 'bbox_size_y', False)
-    w['box_orientation'] = np.rint(np.degrees(o['box_orientation']) * 100.0)
+    w['box_orientation'] = np.rint(o['box_orientation'] * 100.0)
     for kind in ('abs', 'rel'):
         valid = o[f'{kind}_velocity_valid'] & np.isfinite(o[f'{kind}_velocity_x']) \
             & np.isfinite(o[f'{kind}_velocity_y'])
@@ -253,7 +255,7 @@ def encode_objects(lst: LuxObjectList, *, single_point_as_ffff: bool = False) ->
 
 
 def make_objects(count: int) -> np.ndarray:
-    """A zeroed OBJECT_DTYPE array (velocities valid, 0 m/s) to fill in before encoding."""
+    """A zeroed OBJECT_DTYPE array (velocities valid, 0 cm/s) to fill in before encoding."""
     o = np.zeros(count, OBJECT_DTYPE)
     o['abs_velocity_valid'] = True
     o['rel_velocity_valid'] = True

@@ -1,6 +1,8 @@
 """ibeo LUX vehicle state, data type 0x2805 (spec §5; little-endian, 46 bytes).
 
-Computed by the LUX from CAN data.  Values are converted to SI (m, m/s, rad, rad/s, s).
+Computed by the LUX from CAN data.  The fixed-point steps of the spec's table (0.01 m/s,
+0.001 rad, ...) are undone, which gives SI (m, m/s, rad, rad/s); the time difference stays in
+the table's ms (factor in :mod:`.units`, applied by ``ibeo/ros/conversions.py``).
 Validity rule (§5): invalid if any error flag other than 0x0100 / 0x0200 is set.
 """
 from __future__ import annotations
@@ -41,7 +43,7 @@ class LuxVehicleState:
     x: float                         # m (wire 0.01 m, int32)
     y: float                         # m
     course_angle: float              # rad (wire 0.0001 rad)
-    time_difference: float           # s (wire ms)
+    time_difference: float           # ms, as the spec's table (SI: units.VEHICLE_STATE_TO_SI)
     x_difference: float              # m (wire 0.001 m)
     y_difference: float              # m
     heading_difference: float        # rad (wire 0.0001 rad)
@@ -71,7 +73,7 @@ def decode_vehicle_state(body, header=None) -> LuxVehicleState:
     (ts, scan, err, vel, steer, front, _r1, x, y, course, dt, dx, dy, dh, _r2, yaw,
      _r3) = unpack_from(_BODY, body, 0, NAME, 'vehicle_state')
     return LuxVehicleState(ts, scan, err, vel * 0.01, steer * 0.001, front * 1e-4, x * 0.01,
-                           y * 0.01, course * 1e-4, dt * 1e-3, dx * 1e-3, dy * 1e-3, dh * 1e-4,
+                           y * 0.01, course * 1e-4, float(dt), dx * 1e-3, dy * 1e-3, dh * 1e-4,
                            yaw * 1e-4)
 
 
@@ -89,7 +91,7 @@ def encode_vehicle_state(s: LuxVehicleState) -> bytes:
                         _i(s.front_wheel_angle, 1e-4, 'front_wheel_angle'), 0,
                         _i(s.x, 0.01, 'x'), _i(s.y, 0.01, 'y'),
                         _i(s.course_angle, 1e-4, 'course_angle'),
-                        _i(s.time_difference, 1e-3, 'time_difference'),
+                        _i(s.time_difference, 1, 'time_difference'),
                         _i(s.x_difference, 1e-3, 'x_difference'),
                         _i(s.y_difference, 1e-3, 'y_difference'),
                         _i(s.heading_difference, 1e-4, 'heading_difference'), 0,

@@ -7,7 +7,8 @@
   :func:`~ros_sim_bridge.ibeo.codec.scan.points_xyz` (layer table, 8-layer mirror tilt), in
   single precision.
 * :func:`scan_info`, :func:`object_list` (after :func:`cap_objects`: at most
-  :class:`ObjectCaps` objects and contour points per message), :func:`vehicle_state`,
+  :class:`ObjectCaps` objects and contour points per message, converted from the codec's cm,
+  cm/s, ms, deg to SI with :mod:`ros_sim_bridge.ibeo.codec.units`), :func:`vehicle_state`,
   :func:`vehicle_twist`.
 * :class:`ObjectMarkers`: object list → ``visualization_msgs/MarkerArray`` (oriented boxes,
   contours, labels, velocity arrows; :mod:`ros_sim_bridge.ros.markers`), deleting the markers
@@ -32,6 +33,7 @@ from ros_sim_bridge.ros import markers
 
 from ros_sim_bridge.ibeo.codec import objects as lux_objects
 from ros_sim_bridge.ibeo.codec import scan as lux_scan
+from ros_sim_bridge.ibeo.codec import units
 from ros_sim_bridge.msg import LuxObject, LuxObjectList, LuxScanInfo, LuxVehicleState
 from ros_sim_bridge.ibeo.ros import lux_native
 
@@ -306,7 +308,8 @@ class ObjectCaps:
 
 @dataclass(frozen=True)
 class CappedObjects:
-    """An object list cut to the caps: ``objects`` (OBJECT_DTYPE), ``contours`` (each (k, 2)),
+    """An object list cut to the caps, in SI (m, m/s, s, rad): ``objects`` (OBJECT_DTYPE
+    layout), ``contours`` (each (k, 2) m),
     and what was cut: ``dropped_objects`` and ``dropped_points`` (contour points beyond the cap,
     of the objects kept)."""
     scan_start_ntp: int
@@ -323,19 +326,35 @@ class CappedObjects:
 def cap_objects(lst: lux_objects.LuxObjectList, caps: ObjectCaps = ObjectCaps()
                 ) -> CappedObjects:
     """The first ``caps.max_objects`` objects of ``lst``, each contour cut to
-    ``caps.max_contour_points`` points, and the counts of what was cut (arrays, no loop over
-    the dropped objects)."""
+    ``caps.max_contour_points`` points, converted to SI (:data:`units.OBJECT_TO_SI`), and the
+    counts of what was cut (arrays, no loop over the dropped objects)."""
     n = len(lst.objects)
     keep = min(n, max(int(caps.max_objects), 0))
     limit = max(int(caps.max_contour_points), 0)
-    objects = lst.objects[:keep]
+    objects = units.scaled(lst.objects[:keep], units.OBJECT_TO_SI)
     counts = np.fromiter((len(c) for c in lst.contours[:keep]), np.int64, keep)
     over = np.maximum(counts - limit, 0)
-    contours = list(lst.contours[:keep])
+    contours = _contours_to_si(lst.contours, keep)
     if over.any():
         for i in np.flatnonzero(over).tolist():
             contours[i] = contours[i][:limit]
     return CappedObjects(lst.scan_start_ntp, objects, contours, n - keep, int(over.sum()))
+
+
+def objects_to_si(lst: lux_objects.LuxObjectList) -> CappedObjects:
+    """All of ``lst`` in SI, nothing cut (offline tools, e.g. ``.idc`` → bag)."""
+    return cap_objects(lst, ObjectCaps(max_objects=len(lst.objects),
+                                       max_contour_points=0xFFFF))
+
+
+def _contours_to_si(contours, keep: int) -> list:
+    """The first ``keep`` contours in m: decoded :class:`~.objects.Contours` share one
+    (total, 2) array, scaled once; other sequences are scaled per contour."""
+    if isinstance(contours, lux_objects.Contours):
+        end = int(contours.counts[:keep].sum())
+        points = contours.points[:end] * units.CONTOUR_TO_SI
+        return list(lux_objects.Contours(points, contours.counts[:keep]))
+    return [np.asarray(c, np.float64) * units.CONTOUR_TO_SI for c in contours[:keep]]
 
 
 def contour_points(lst) -> list[list[Point]]:
@@ -469,7 +488,7 @@ def vehicle_state(s, header: Header, *, device_id: int = 0) -> LuxVehicleState:
     for name in ('longitudinal_velocity', 'steering_wheel_angle', 'front_wheel_angle', 'x', 'y',
                  'course_angle', 'time_difference', 'x_difference', 'y_difference',
                  'heading_difference', 'yaw_rate'):
-        setattr(m, name, float(getattr(s, name)))
+        setattr(m, name, float(getattr(s, name)) * units.VEHICLE_STATE_TO_SI.get(name, 1.0))
     return m
 
 

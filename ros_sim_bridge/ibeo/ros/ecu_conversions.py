@@ -474,8 +474,9 @@ class IbeoToRos:
                      lux.scan_info(record, hdr, device_id=dev, published_points=len(cloud)))]
         if isinstance(record, lux_objects.LuxObjectList):
             hdr = _header(record.scan_start_ntp or header.ntp, self.lux_frame)
-            return [(self.topic('lux_objects'), lux.object_list(record, hdr, device_id=dev)),
-                    (self.topic('markers'), MarkerArray(markers=lux.object_markers(record, hdr)))]
+            si = lux.objects_to_si(record)
+            return [(self.topic('lux_objects'), lux.object_list(si, hdr, device_id=dev)),
+                    (self.topic('markers'), MarkerArray(markers=lux.object_markers(si, hdr)))]
         if isinstance(record, lux_vs.LuxVehicleState):
             hdr = _header(record.timestamp_ntp or header.ntp, self.vehicle_frame)
             out = [(self.topic('lux_vehicle_state'), lux.vehicle_state(record, hdr,

@@ -46,8 +46,8 @@ from ros_sim_bridge.ibeo.codec import scan as lux_scan
 from ros_sim_bridge.ibeo.codec import objects as lux_objects
 from ros_sim_bridge.ibeo.codec import vehicle_state as lux_vehicle
 from ros_sim_bridge.ibeo.codec.header import DEFAULT_MAX_BODY
-from ros_sim_bridge.ibeo.session import (STAMP_SOURCES, BadMessage, LuxSession, Message, Reply,
-                                         ReplyFailed, Scan, Skipped, UnpairedHalf)
+from ros_sim_bridge.ibeo.session import (BadMessage, LuxSession, Message, Reply, ReplyFailed,
+                                         Scan, Skipped, UnpairedHalf)
 from ros_sim_bridge.core.ntp import unix_ns_to_ntp
 from ros_sim_bridge.ibeo.ros import conversions as convert
 from ros_sim_bridge.ros.pointcloud import CloudBuffer, to_pointcloud2
@@ -55,7 +55,7 @@ from ros_sim_bridge.ros.stamps import ns_to_stamp, stamp_to_ns
 from ros_sim_bridge.ros.diagnostics import Diagnostics, StreamStats
 from ros_sim_bridge.msg import LuxObjectList, LuxScanInfo, LuxVehicleState
 from ros_sim_bridge.ros.runner import run_node
-from ros_sim_bridge.ros.params import declare_parameters
+from ros_sim_bridge.ros.params import common_parameters, declare_parameters
 from ros_sim_bridge.ros.qos import DATA
 from ros_sim_bridge.srv import (LuxCommand, LuxGetParameter, LuxGetStatus, LuxSetNtpTime,
                                 LuxSetParameter)
@@ -66,8 +66,11 @@ PARAMETERS = {
     'port': (12002, 'sensor TCP port'),
     'frame_id': ('laser', 'scanner frame of points, scan_info, objects and markers (FLU)'),
     'vehicle_frame_id': ('base_link', 'frame of vehicle_state and vehicle_state/twist'),
-    'stamp_source': ('receive', "'receive': host clock at reception; 'sensor': the message's "
-                     'NTP time (falls back to receive time while the sensor clock is unset)'),
+    **common_parameters(stamp_sources={
+        'receive': 'host clock at reception',
+        'sensor': "the message's NTP time (falls back to receive time while the sensor clock "
+                  'is unset)'},
+        stamp_default='receive', stale_after=1.0, stale_what='the scan stream'),
     'layers': (0, '0: ask the sensor (DeviceType 0x3301, BeamTilt 0x3302) on connect; 4 or 8'),
     'layer_elevations_deg': ([-1.2, -0.4, 0.4, 1.2], 'elevation of layers 0..3 (deg, layer 0 '
                              'lowest; SUPPLEMENT §3.2)'),
@@ -83,7 +86,9 @@ PARAMETERS = {
     'command_timeout': (2.0, 's a command service waits for the reply'),
     'connect_timeout': (2.0, 's per connection attempt'),
     'min_backoff': (0.25, 's before the first reconnect attempt'),
-    'max_backoff': (8.0, 's between reconnect attempts at most (doubling)'),
+    'max_backoff': (8.0, 's the doubling back-off grows to at most; each wait is still capped '
+                    'at 1 s (TcpClient reconnect_within), so a sensor that is back is served '
+                    'within a second'),
     'max_message_bytes': (DEFAULT_MAX_BODY, 'largest message body accepted (bigger = corrupt)'),
     'max_objects': (256, 'objects per 0x2221 published at most (the first ones; the rest are '
                     'counted and dropped, a warning is logged)'),
@@ -91,8 +96,6 @@ PARAMETERS = {
                            'the rest are counted and dropped, a warning is logged)'),
     'publish_markers': (True, 'publish objects/markers'),
     'marker_lifetime': (0.0, 's markers live without an update in RViz (0 = until deleted)'),
-    'diagnostics_period': (1.0, 's between /diagnostics messages'),
-    'stale_after': (1.0, 's without scans before the scan stream is reported stale'),
     'errors_hold': (1.0, 's a 0x2030 error/warning report stays active (sensor repeats it)'),
 }
 
@@ -121,8 +124,6 @@ class IbeoLuxNode(Node):
     def __init__(self, **kwargs):
         super().__init__('ibeo_lux', **kwargs)
         self.p = p = declare_parameters(self, PARAMETERS)
-        if p.stamp_source not in STAMP_SOURCES:
-            raise ValueError(f'stamp_source must be one of {STAMP_SOURCES}, not {p.stamp_source!r}')
         if p.max_objects < 0 or p.max_contour_points < 0:
             raise ValueError('max_objects and max_contour_points must be >= 0')
         self.session = LuxSession(layers=p.layers, beam_tilt=p.beam_tilt,
