@@ -334,10 +334,10 @@ def test_all_launch_switches_sources_and_shares_sim(stand_ins):
 
 
 def test_old_ibeo_lux_launch_file_is_the_new_one(stand_ins):
-    declared_old, nodes_old = evaluate('ibeo_lux.launch.py', {'host': '10.0.0.5'})
+    declared_old, nodes_old = evaluate('ibeo_lux.launch.py', {'host': '127.0.0.5'})
     declared_new, _ = evaluate('ibeo.launch.py')
     assert set(declared_old) == set(declared_new)
-    assert node_parameters(node_named(nodes_old, 'ibeo_lux'))[1]['host'] == '10.0.0.5'
+    assert node_parameters(node_named(nodes_old, 'ibeo_lux'))[1]['host'] == '127.0.0.5'
 
 
 def readme_launch_examples():
@@ -378,9 +378,9 @@ def test_as_int_list_refuses_words():
 
 
 def test_runner_set_items():
-    assert suite.parse_set(['rflysim.copter_ids=[1,2]', 'ibeo.host=10.0.0.2',
+    assert suite.parse_set(['rflysim.copter_ids=[1,2]', 'ibeo.host=127.0.0.2',
                             'ibeo.port=1']) == {
-        'rflysim': {'copter_ids': [1, 2]}, 'ibeo': {'host': '10.0.0.2', 'port': 1}}
+        'rflysim': {'copter_ids': [1, 2]}, 'ibeo': {'host': '127.0.0.2', 'port': 1}}
     for bad in ('copter_ids=[1]', 'nosuch.port=1', 'rflysim.base_port'):
         with pytest.raises(ValueError):
             suite.parse_set([bad], suite.SOURCES)
