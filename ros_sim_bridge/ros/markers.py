@@ -67,19 +67,26 @@ def _color_msgs(colors, n: int) -> list[ColorRGBA]:
 
 
 def boxes(header: Header, ns: str, ids: Sequence[int], centers, sizes, *, yaw=None,
-          colors=WHITE, min_size: float = 0.0,
+          orientations=None, colors=WHITE, min_size: float = 0.0,
           lifetime: Optional[Duration] = None) -> list[Marker]:
     """CUBE markers: ``centers`` (n, 3) box centres (m), ``sizes`` (n, 3) full extents (m;
-    sizes below ``min_size`` raised to it so a flat box stays visible), ``yaw`` (n,) rad about
-    z (None: axis-aligned), ``colors`` one RGBA or (n, 4)."""
+    sizes below ``min_size`` raised to it so a flat box stays visible), the orientation either
+    ``yaw`` (n,) rad about z or ``orientations`` (n, 4) quaternions w, x, y, z (neither:
+    axis-aligned), ``colors`` one RGBA or (n, 4)."""
     ids = np.asarray(ids).reshape(-1)
     n = len(ids)
     if not n:
         return []
+    if yaw is not None and orientations is not None:
+        raise ValueError('boxes: give yaw or orientations, not both')
     c = np.asarray(centers, np.float64).reshape(n, 3).tolist()
     s = np.maximum(np.asarray(sizes, np.float64).reshape(n, 3), min_size).tolist()
-    q = (frames.quat_from_euler(0.0, 0.0, np.asarray(yaw, np.float64).reshape(n)).tolist()
-         if yaw is not None else [[1.0, 0.0, 0.0, 0.0]] * n)
+    if orientations is not None:
+        q = np.asarray(orientations, np.float64).reshape(n, 4).tolist()
+    elif yaw is not None:
+        q = frames.quat_from_euler(0.0, 0.0, np.asarray(yaw, np.float64).reshape(n)).tolist()
+    else:
+        q = [[1.0, 0.0, 0.0, 0.0]] * n
     col = _color_msgs(colors, n)
     tmpl = _template(header, ns, Marker.CUBE, lifetime)
     out = []

@@ -47,6 +47,18 @@ def test_boxes_axis_aligned_one_colour_and_empty():
     assert M.boxes(H, 'n', [], np.zeros((0, 3)), np.zeros((0, 3))) == []
 
 
+def test_boxes_take_full_orientations_as_given():
+    """Pitched or rolled boxes (CARLA actors on a slope): quaternions w, x, y, z as given."""
+    q = [[0.9, 0.1, -0.3, 0.2], [1.0, 0.0, 0.0, 0.0]]
+    a, b = M.boxes(H, 'actors', [1, 2], np.zeros((2, 3)), np.ones((2, 3)), orientations=q)
+    assert (a.pose.orientation.w, a.pose.orientation.x, a.pose.orientation.y,
+            a.pose.orientation.z) == (0.9, 0.1, -0.3, 0.2)
+    assert b.pose.orientation.w == 1.0
+    with pytest.raises(ValueError, match='not both'):
+        M.boxes(H, 'actors', [1], np.zeros((1, 3)), np.ones((1, 3)), yaw=[0.0],
+                orientations=[[1.0, 0.0, 0.0, 0.0]])
+
+
 def test_labels_arrows_line_strips():
     (t,) = M.labels(H, 'labels', [4], [[1.0, 2.0, 3.0]], ['4 car'], height=0.7)
     assert (t.type, t.text, t.scale.z, t.pose.position.z) == (Marker.TEXT_VIEW_FACING, '4 car',

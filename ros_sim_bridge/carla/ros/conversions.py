@@ -18,6 +18,7 @@ from ros_sim_bridge.core.frames import quat_conjugate, quat_multiply, quat_rotat
 from ros_sim_bridge.msg import (CarlaActor, CarlaActorList, CarlaCollision, CarlaTrafficLight,
                                 CarlaTrafficLightList, CarlaVehicleControl,
                                 CarlaVehicleControlList)
+from ros_sim_bridge.ros import markers
 from ros_sim_bridge.ros.geometry import point, quaternion, vector3
 from ..codec.records import LIGHT_STATES, NOT_AN_ACTOR
 from ..world import World, ue_to_rep103, ue_velocity_to_rep103
@@ -149,11 +150,9 @@ def actor_markers(world: World, snap: Snapshot, stamp, frames: Frames, removed=(
     """Oriented boxes (recorded bounding box, else a per-type default; traffic lights in the
     colour of their state) and labels (id, blueprint, role) of the live actors of ``types``;
     DELETE for ``removed`` actors."""
-    out = MarkerArray()
-    for aid in removed:
-        for ns in ('carla_actors', 'carla_labels'):
-            out.markers.append(Marker(header=header(stamp, frames.map), ns=ns, id=int(aid),
-                                      action=Marker.DELETE))
+    hdr = header(stamp, frames.map)
+    out = MarkerArray(markers=markers.deletes(
+        hdr, [(ns, int(aid)) for aid in removed for ns in ('carla_actors', 'carla_labels')]))
     drawn = [a for a in world.actors.values() if a.type in types]
     if not drawn:
         return out
@@ -164,26 +163,22 @@ def actor_markers(world: World, snap: Snapshot, stamp, frames: Frames, removed=(
                        else DEFAULT_EXTENT.get(a.type, (0.2, 0.2, 0.2)) for a in drawn])
     q = snap.q[rows]
     centre = snap.xyz[rows] + quat_rotate(q, origin)      # all boxes in one pass
-    scale = np.maximum(2 * extent, 0.01)
     states = world.state.get('State')
     light_state = {} if states is None else dict(zip(states['id'].tolist(),
                                                      states['state'].tolist()))
-    for k, a in enumerate(drawn):
+    colours = []
+    for a in drawn:
         colour = HERO_COLOUR if a.role_name == 'hero' else TYPE_COLOURS.get(a.type, (1, 1, 1))
         if a.id in light_state:  # traffic lights in the colour of their state
             colour = LIGHT_COLOURS.get(light_state[a.id], colour)
-        box = Marker(header=header(stamp, frames.map), ns='carla_actors', id=a.id,
-                     type=Marker.CUBE, action=Marker.ADD, color=_colour(colour))
-        box.pose.position, box.pose.orientation = point(centre[k]), quaternion(q[k])
-        box.scale = vector3(scale[k])
-        label = Marker(header=header(stamp, frames.map), ns='carla_labels', id=a.id,
-                       type=Marker.TEXT_VIEW_FACING, action=Marker.ADD,
-                       color=_colour((1, 1, 1), 1.0))
-        label.pose.position = point(centre[k] + np.array([0.0, 0.0, extent[k][2] + 0.5]))
-        label.pose.orientation.w = 1.0
-        label.scale.z = 0.6
-        label.text = f'{a.id} {a.blueprint}' + (f' ({a.role_name})' if a.role_name else '')
-        out.markers += [box, label]
+        colours.append((*colour[:3], 0.8))
+    ids = [a.id for a in drawn]
+    texts = [f'{a.id} {a.blueprint}' + (f' ({a.role_name})' if a.role_name else '')
+             for a in drawn]
+    above = centre + np.column_stack([np.zeros((len(drawn), 2)), extent[:, 2] + 0.5])
+    out.markers += markers.boxes(hdr, 'carla_actors', ids, centre, 2 * extent, orientations=q,
+                                 colors=colours, min_size=0.01)
+    out.markers += markers.labels(hdr, 'carla_labels', ids, above, texts, height=0.6)
     return out
 
 
