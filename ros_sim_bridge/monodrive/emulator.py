@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import signal
 import socket
 import sys
 import threading
@@ -27,7 +26,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from ros_sim_bridge.core.binary import CodecError
-from ros_sim_bridge.core.cli import strip_ros_args
+from ros_sim_bridge.core.cli import run_main, strip_ros_args
 from ros_sim_bridge.core.framer import Frame
 from ros_sim_bridge.monodrive.codec import control, lidar, payloads, sensor
 
@@ -482,10 +481,6 @@ class MonoDriveSim:
             self._stop.wait(0.2)
 
 
-def _terminate(signum, frame):
-    raise KeyboardInterrupt
-
-
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog='monodrive_sim',
                                  description='monoDrive simulator emulator (JSON over TCP)')
@@ -503,8 +498,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.rate <= 0:
         print('monodrive_sim: --rate must be > 0', file=sys.stderr)
         return 2
-    signal.signal(signal.SIGTERM, _terminate)
-    signal.signal(signal.SIGINT, _terminate)
+    return run_main(lambda: _serve(args))
+
+
+def _serve(args) -> int:
+    """Build and serve until ``--duration`` or a stop signal (core.cli.run_main: exit 0)."""
     try:
         sim = MonoDriveSim(args.host, args.port, rate=args.rate, header_size=args.header,
                            reply_magic=(control.CLIENT_MAGIC if args.reply_magic == 'new'
@@ -522,11 +520,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         sim.start()
         sim.serve_forever(args.duration or None)
-    except KeyboardInterrupt:
-        pass
     finally:
         sim.stop()
-    print(f'monodrive_sim: {len(sim.received)} control messages, {sim.errors} errors', flush=True)
+        print(f'monodrive_sim: {len(sim.received)} control messages, {sim.errors} errors',
+              flush=True)
     return 0
 
 

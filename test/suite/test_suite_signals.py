@@ -15,6 +15,7 @@ import pytest
 from ros_sim_bridge.morai.emulator import RECV_PORTS, SEND_PORTS
 from ros_sim_bridge.morai.ros.node import INBOUND
 from ros_sim_bridge.tools.launcher import executable, ros_args
+from ros_sim_bridge.tools.suite import carla_demo_recording
 
 from conftest import free_tcp_port, free_udp_ports
 
@@ -42,6 +43,13 @@ def _command(name):
         return ros_args(parameters={'host': '127.0.0.1', 'port': free_tcp_port()}), 'connecting'
     if name == 'ibeo_lux_sim':
         return ['--port', str(free_tcp_port())], 'LUX emulator on'
+    if name == 'monodrive_client':   # no simulator there: it keeps trying, as on a robot
+        return ros_args(parameters={'port': free_tcp_port()}), 'monoDrive client for'
+    if name == 'monodrive_sim':
+        return ['--port', str(free_tcp_port())], 'monodrive_sim: control on'
+    if name == 'carla_replayer':
+        return (ros_args(parameters={'file': carla_demo_recording(), 'loop': True}),
+                'replaying')
     raise KeyError(name)
 
 
@@ -79,7 +87,7 @@ class Running:
 
 
 EXECUTABLES = ['rflysim_truth', 'rflysim_sim', 'morai_bridge', 'morai_sim', 'ibeo_lux',
-               'ibeo_lux_sim']
+               'ibeo_lux_sim', 'monodrive_client', 'monodrive_sim', 'carla_replayer']
 SEQUENCES = {
     'sigint': [signal.SIGINT],
     'sigterm': [signal.SIGTERM],
