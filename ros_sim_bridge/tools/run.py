@@ -27,6 +27,7 @@ import yaml
 from ros_sim_bridge.tools import suite
 from ros_sim_bridge.tools.launcher import NodeProcess, config_file, stop_all
 from ros_sim_bridge.tools.ports import free_tcp_port, free_udp_ports
+from ros_sim_bridge.tools.session import background_node
 
 
 def pick_port(kind: str, count: int, step: int) -> int:
@@ -195,10 +196,6 @@ def parse_only(text: Optional[str]) -> list[str]:
 def run(args, on_progress=None) -> int:
     """Run the suite as ``args`` say; returns the exit code. ``on_progress(elapsed, recorder)``
     is called about once a second."""
-    import rclpy
-    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
-    from rclpy.signals import SignalHandlerOptions
-
     from ros_sim_bridge.ros.bag import BagWriter
 
     only = parse_only(args.only)
@@ -209,59 +206,47 @@ def run(args, on_progress=None) -> int:
     the_suite = Suite(sim=args.sim, only=only, configs=args.config, settings=settings,
                       free_ports=args.free_ports, quiet=args.quiet)
     writer = BagWriter(args.record) if args.record else None  # refuses an existing folder
-    context = rclpy.Context()
-    rclpy.init(context=context, signal_handler_options=SignalHandlerOptions.NO)
-    node = rclpy.create_node('ros_sim_bridge_recorder', context=context)
-    recorder = Recorder(node, writer) if writer else None
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-
-    def spin():
-        try:
-            executor.spin()
-        except ExternalShutdownException:
-            pass
-    thread = threading.Thread(target=spin, name='recorder', daemon=True)
-    thread.start()
     failed: list[str] = []
+    codes: dict = {}
+    recorder = None
     try:
-        the_suite.start()
-        # the clock starts once every driver is up (imports take seconds on a busy machine)
-        wanted = {(p.source.node_name, '/' + p.namespace if p.namespace else '/')
-                  for p in the_suite.plans}
-        deadline = time.monotonic() + args.startup_timeout
-        while not stop.is_set() and time.monotonic() < deadline and not the_suite.failed():
-            if wanted <= set(node.get_node_names_and_namespaces()):
-                break
-            stop.wait(0.1)
-        else:
-            missing = wanted - set(node.get_node_names_and_namespaces())
-            if missing and not stop.is_set():
-                print(f'ros_sim_bridge_run: not up after {args.startup_timeout:.0f} s: '
-                      + ', '.join(f'{ns.rstrip("/")}/{n}' for n, ns in sorted(missing)),
-                      file=sys.stderr)
-        start = time.monotonic()
-        while not stop.is_set():
-            elapsed = time.monotonic() - start
-            if args.duration and elapsed >= args.duration:
-                break
-            if on_progress:
-                on_progress(elapsed, recorder)
-            failed = the_suite.failed()
-            if failed and len(failed) == len(the_suite.processes):
-                break
-            stop.wait(min(1.0, args.duration - elapsed) if args.duration else 1.0)
-        failed = the_suite.failed()
+        with background_node('ros_sim_bridge_recorder', own_context=True) as node:
+            recorder = Recorder(node, writer) if writer else None
+            try:
+                the_suite.start()
+                # the clock starts once every driver is up (imports take seconds on a busy machine)
+                wanted = {(p.source.node_name, '/' + p.namespace if p.namespace else '/')
+                          for p in the_suite.plans}
+                deadline = time.monotonic() + args.startup_timeout
+                while not stop.is_set() and time.monotonic() < deadline and not the_suite.failed():
+                    if wanted <= set(node.get_node_names_and_namespaces()):
+                        break
+                    stop.wait(0.1)
+                else:
+                    missing = wanted - set(node.get_node_names_and_namespaces())
+                    if missing and not stop.is_set():
+                        print(f'ros_sim_bridge_run: not up after {args.startup_timeout:.0f} s: '
+                              + ', '.join(f'{ns.rstrip("/")}/{n}' for n, ns in sorted(missing)),
+                              file=sys.stderr)
+                start = time.monotonic()
+                while not stop.is_set():
+                    elapsed = time.monotonic() - start
+                    if args.duration and elapsed >= args.duration:
+                        break
+                    if on_progress:
+                        on_progress(elapsed, recorder)
+                    failed = the_suite.failed()
+                    if failed and len(failed) == len(the_suite.processes):
+                        break
+                    stop.wait(min(1.0, args.duration - elapsed) if args.duration else 1.0)
+                failed = the_suite.failed()
+            finally:
+                codes = the_suite.stop()
+                if recorder is not None:
+                    recorder.drain()     # what the children published last is on its way
     finally:
-        codes = the_suite.stop()
-        if recorder is not None:
-            recorder.drain()     # what the children published last is still on its way
-        context.try_shutdown()
-        thread.join(timeout=5.0)
-        executor.shutdown()
         if recorder is not None:
             recorder.close()
-        node.destroy_node()
         for s, handler in previous.items():
             signal.signal(s, handler)
     for name in failed:

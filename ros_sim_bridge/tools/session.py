@@ -16,14 +16,22 @@ def keep_dds_local(domain_range: tuple[int, int]) -> None:
 
 
 @contextlib.contextmanager
-def background_node(name: str):
-    """rclpy initialised, one node spinning in a thread; all of it shut down cleanly after."""
+def background_node(name: str, *, own_context: bool = False):
+    """rclpy initialised, one node spinning in a thread; all of it shut down cleanly after.
+
+    ``own_context``: a private rclpy context with rclpy's signal handlers off, for a tool that
+    handles SIGINT/SIGTERM itself (the runner) or shares its process with other contexts."""
     import rclpy
     from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+    from rclpy.signals import SignalHandlerOptions
 
-    rclpy.init()
-    node = rclpy.create_node(name)
-    executor = SingleThreadedExecutor()
+    context = rclpy.Context() if own_context else None
+    if own_context:
+        rclpy.init(context=context, signal_handler_options=SignalHandlerOptions.NO)
+    else:
+        rclpy.init()
+    node = rclpy.create_node(name, context=context)
+    executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
 
     def spin():
@@ -36,7 +44,8 @@ def background_node(name: str):
     try:
         yield node
     finally:
-        rclpy.try_shutdown()  # wakes the executor, so its thread ends before the process does
+        # wakes the executor, so its thread ends before the process does
+        (context.try_shutdown if context is not None else rclpy.try_shutdown)()
         thread.join(timeout=5.0)
         executor.shutdown()
         node.destroy_node()
