@@ -30,8 +30,14 @@ def _run(node_class, argv, stops) -> int:
     node = None
     try:
         with stops.deferred():      # a stop signal during start-up acts once all is built
-            rclpy.init(args=argv if argv is not None else sys.argv,
-                       signal_handler_options=SignalHandlerOptions.NO)
+            try:
+                rclpy.init(args=argv if argv is not None else sys.argv,
+                           signal_handler_options=SignalHandlerOptions.NO)
+            except Exception as exc:  # rcl refuses the arguments (e.g. -p 'name:=')
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+                rclpy.logging.get_logger(node_class.__name__).fatal(
+                    f'cannot start: invalid ROS arguments: {first}')
+                return 1
             try:
                 node = node_class()
             except (OSError, ValueError) as exc:

@@ -121,3 +121,11 @@ def test_morai_port_it_cannot_bind_is_one_clear_line_and_exit_1():
                              capture_output=True, text=True, timeout=60)
     assert out.returncode == 1 and 'Traceback' not in out.stderr, out.stderr
     assert f'listen_port.ego_status = {port}' in out.stderr and 'cannot bind UDP' in out.stderr
+
+
+def test_malformed_ros_arguments_are_one_clear_line_and_exit_1():
+    """rcl refuses `-p name:=` (no value): one FATAL line and exit 1, never a traceback."""
+    out = subprocess.run([str(executable('rflysim_truth')), '--ros-args', '-p', 'base_port:='],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and 'Traceback' not in out.stderr, out.stderr
+    assert 'cannot start: invalid ROS arguments' in out.stderr, out.stderr
