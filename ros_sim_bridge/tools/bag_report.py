@@ -3,9 +3,9 @@
 Read back with ``rosbags`` (an independent CDR decoder, against the bag's own type definitions),
 never with the code that published it. The picture has one panel per top-level namespace that
 has something to draw: point clouds (coloured by ``layer``, else ``intensity``), box markers
-(CUBE: position, yaw, size), odometry tracks, and LINE_STRIP contours. New sources (CARLA
-actors, monoDrive) appear without changes here when they publish these types.
-"""
+(CUBE: position, yaw, size) and odometry tracks, all in one frame per panel: what a source
+records in another frame (a lidar cloud beside map-frame tracks) is moved there with the bag's
+own /tf and /tf_static at its stamp, or named in the panel title as not drawn."""
 from __future__ import annotations
 
 import math
@@ -112,33 +112,136 @@ def _namespace(topic: str) -> str:
     return parts[0] if len(parts) > 1 else ''
 
 
+def _stamp_ns(header) -> int:
+    return header.stamp.sec * 1_000_000_000 + header.stamp.nanosec
+
+
+def _matrix(t) -> np.ndarray:
+    """4×4 homogeneous matrix of a geometry_msgs/Transform (parent ← child)."""
+    q, v = t.rotation, t.translation
+    x, y, z, w = q.x, q.y, q.z, q.w
+    m = np.eye(4)
+    m[:3, :3] = [[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                 [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                 [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]]
+    m[:3, 3] = (v.x, v.y, v.z)
+    return m
+
+
+class BagTransforms:
+    """The bag's /tf and /tf_static as a tree: ``lookup(target, source, stamp_ns)`` composes
+    the transforms on the path, each taken at its recorded stamp nearest ``stamp_ns`` and no
+    further from it than ``tolerance_ns`` (a recorder that fell behind on /tf leaves the last
+    seconds without transforms; nothing is drawn there rather than drawn in the wrong place)."""
+
+    def __init__(self, bag):
+        edges: dict = defaultdict(list)              # child → [(stamp_ns, parent, matrix)]
+        for topic in ('/tf_static', '/tf'):
+            for _, msg in bag.get(topic, (None, []))[1]:
+                for tr in msg.transforms:
+                    stamp = -1 if topic == '/tf_static' else _stamp_ns(tr.header)
+                    edges[tr.child_frame_id].append((stamp, tr.header.frame_id,
+                                                     _matrix(tr.transform)))
+        self._edges = {child: sorted(rows, key=lambda r: r[0]) for child, rows in edges.items()}
+        self._stamps = {child: np.array([r[0] for r in rows])
+                        for child, rows in self._edges.items()}
+
+    def _to_root(self, frame: str, stamp_ns: int, tolerance_ns: int) -> dict:
+        """frame on the path to the root → matrix (that frame ← ``frame``)."""
+        out, m, seen = {frame: np.eye(4)}, np.eye(4), {frame}
+        while frame in self._edges:
+            rows, stamps = self._edges[frame], self._stamps[frame]
+            i = int(np.clip(np.searchsorted(stamps, stamp_ns), 0, len(rows) - 1))
+            if i > 0 and abs(stamps[i - 1] - stamp_ns) <= abs(stamps[i] - stamp_ns):
+                i -= 1
+            stamp, frame, edge = rows[i]
+            if stamp >= 0 and abs(stamp - stamp_ns) > tolerance_ns:
+                break
+            if frame in seen:                        # a loop in a broken bag: stop there
+                break
+            seen.add(frame)
+            m = edge @ m
+            out[frame] = m
+        return out
+
+    def lookup(self, target: str, source: str, stamp_ns: int, tolerance_ns: int = 200_000_000):
+        """Matrix target ← source, or None when no transforms near ``stamp_ns`` join them."""
+        if target == source:
+            return np.eye(4)
+        up_source = self._to_root(source, stamp_ns, tolerance_ns)
+        up_target = self._to_root(target, stamp_ns, tolerance_ns)
+        common = next((f for f in up_source if f in up_target), None)
+        if common is None:
+            return None
+        return np.linalg.inv(up_target[common]) @ up_source[common]
+
+
+def _moved_cloud(pts: np.ndarray, m: np.ndarray) -> np.ndarray:
+    out = pts.copy()
+    xyz = np.stack([pts['x'], pts['y'], pts['z']]).astype(np.float64)
+    moved = m[:3, :3] @ xyz + m[:3, 3:4]
+    out['x'], out['y'], out['z'] = moved
+    return out
+
+
 def drawables(bag) -> dict:
-    """namespace → what to draw: clouds, boxes, tracks."""
-    panels: dict = defaultdict(lambda: {'clouds': [], 'boxes': [], 'tracks': {}, 'frame': ''})
+    """namespace → what to draw (clouds, boxes, tracks), all in one frame per panel: the frame
+    of its boxes and tracks (else of its clouds); what is recorded in another frame is moved
+    into it with the bag's TF at its own stamp, or listed under ``skipped`` when no TF joins
+    the two frames."""
+    items: dict = defaultdict(lambda: {'clouds': [], 'boxes': [], 'tracks': []})
     for topic, (msgtype, messages) in bag.items():
         ns = _namespace(topic)
         if not ns or not messages:
             continue
         name = msgtype.rsplit('/', 1)[-1]
-        panel = panels[ns]
         if name == 'PointCloud2':
-            for _, msg in messages[-3:]:
-                panel['clouds'].append(cloud_array(msg))
-                panel['frame'] = msg.header.frame_id
+            for _, msg in messages:
+                items[ns]['clouds'].append((msg.header.frame_id, _stamp_ns(msg.header),
+                                            cloud_array(msg)))
         elif name == 'MarkerArray':
             for marker in messages[-1][1].markers:
                 if marker.type == 1 and marker.action == 0:       # CUBE, ADD
                     p, s = marker.pose.position, marker.scale
-                    panel['boxes'].append((p.x, p.y, _yaw(marker.pose.orientation), s.x, s.y,
-                                           marker.ns))
-                    panel['frame'] = panel['frame'] or marker.header.frame_id
+                    items[ns]['boxes'].append((marker.header.frame_id, _stamp_ns(marker.header),
+                                               (p.x, p.y, p.z), _yaw(marker.pose.orientation),
+                                               s.x, s.y, marker.ns))
         elif name == 'Odometry':
-            xy = np.array([(m.pose.pose.position.x, m.pose.pose.position.y)
-                           for _, m in messages])
-            panel['tracks'][topic] = xy
-            panel['frame'] = panel['frame'] or messages[-1][1].header.frame_id
-    return {ns: p for ns, p in sorted(panels.items())
-            if p['clouds'] or p['boxes'] or p['tracks']}
+            last = messages[-1][1]
+            xyz = np.array([(m.pose.pose.position.x, m.pose.pose.position.y,
+                             m.pose.pose.position.z) for _, m in messages])
+            items[ns]['tracks'].append((last.header.frame_id, _stamp_ns(last.header), topic, xyz))
+    tf = BagTransforms(bag)
+    panels = {}
+    for ns, it in sorted(items.items()):
+        fixed = [f for f, *_ in it['boxes'] + it['tracks']]
+        frame = max(set(fixed), key=fixed.count) if fixed else (
+            it['clouds'][-1][0] if it['clouds'] else '')
+        panel = {'clouds': [], 'boxes': [], 'tracks': {}, 'frame': frame, 'skipped': []}
+        for source, stamp, pts in reversed(it['clouds']):       # the last 3 that can be drawn
+            m = tf.lookup(frame, source, stamp)
+            if m is not None:
+                panel['clouds'].append(_moved_cloud(pts, m))
+                if len(panel['clouds']) == 3:
+                    break
+        if it['clouds'] and not panel['clouds']:
+            panel['skipped'].append(f'cloud in {it["clouds"][-1][0]}')
+        for source, stamp, xyz, yaw, lx, ly, mns in it['boxes']:
+            m = tf.lookup(frame, source, stamp)
+            if m is None:
+                panel['skipped'].append(f'box in {source}')
+                continue
+            x, y, _ = m[:3, :3] @ np.array(xyz) + m[:3, 3]
+            panel['boxes'].append((x, y, yaw + math.atan2(m[1, 0], m[0, 0]), lx, ly, mns))
+        for source, stamp, topic, xyz in it['tracks']:
+            m = tf.lookup(frame, source, stamp)
+            if m is None:
+                panel['skipped'].append(f'track in {source}')
+                continue
+            panel['tracks'][topic] = (xyz @ m[:3, :3].T + m[:3, 3])[:, :2]
+        if panel['clouds'] or panel['boxes'] or panel['tracks']:
+            panels[ns] = panel
+    return panels
 
 
 def render(bag, out_path, title: str = 'ros_sim_bridge suite (make demo)') -> Path:
@@ -173,7 +276,9 @@ def render(bag, out_path, title: str = 'ros_sim_bridge suite (make demo)') -> Pa
             ax.plot(xy[-1, 0], xy[-1, 1], 'o', ms=5, color=ax.lines[-1].get_color())
         if p['tracks']:
             ax.legend(loc='best', fontsize=7)
-        ax.set_title(f'/{ns}  (frame {p["frame"] or "?"})')
+        skipped = f'; not drawn (no TF): {", ".join(sorted(set(p["skipped"])))}' \
+            if p['skipped'] else ''
+        ax.set_title(f'/{ns}  (frame {p["frame"] or "?"}{skipped})', fontsize=9)
         ax.set_xlabel('x [m]')
         ax.set_ylabel('y [m]')
         ax.set_aspect('equal', adjustable='datalim')
