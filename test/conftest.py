@@ -32,6 +32,23 @@ def shared_path(*parts: str) -> Path:
     return path
 
 
+class UdpSender:
+    """A UDP socket that sends to 127.0.0.1 only: ``send(data)`` to its own ``port``,
+    ``send_to(port, data)`` to any other (a new sender is a new source port, as a simulator
+    restart would be)."""
+
+    def __init__(self, port: int = 0):
+        import socket
+        self.port = port
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+
+    def send(self, data: bytes) -> None:
+        self.send_to(self.port, data)
+
+    def send_to(self, port: int, data: bytes) -> None:
+        self.sock.sendto(data, ('127.0.0.1', port))
+
+
 class Collector:
     """Every message that arrives on a topic, for a test to wait on."""
 

@@ -4,7 +4,6 @@ Datagrams are built by hand from the spec (morai-sim-udp.txt "Ego Vehicle Status
 §1.1–1.4): identifier, data_length int32, aux_data 3×int32, payload from byte 27, tail CR LF.
 """
 import random
-import socket
 import struct
 import time
 
@@ -13,7 +12,7 @@ import pytest
 from ros_sim_bridge.morai.ros.node import INBOUND, MoraiBridgeNode
 from ros_sim_bridge.msg import MoraiEgoVehicleStatus
 
-from conftest import free_udp_ports, wait_until
+from conftest import UdpSender, free_udp_ports, wait_until
 
 IDENT = b'#MoraiInfo$'
 
@@ -31,15 +30,6 @@ def ego152(sec=1, nsec=0, velocity_kmh=36.0):
     return bytes(b)
 
 
-class Tx:
-    def __init__(self, port):
-        self.port = port
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-
-    def send(self, data):
-        self.sock.sendto(data, ('127.0.0.1', self.port))
-
-
 @pytest.fixture
 def ego_bridge(ros):
     """morai_bridge listening for Ego Status only, a sender for it and a collector."""
@@ -49,7 +39,7 @@ def ego_bridge(ros):
         overrides.update({'listen_port.ego_status': port, 'diagnostics_period': 0.2, **params})
         node = ros.start(MoraiBridgeNode, overrides)
         status = ros.collect(MoraiEgoVehicleStatus, 'morai/ego_status', 1000)
-        return node, Tx(port), status
+        return node, UdpSender(port), status
     return start
 
 
@@ -112,7 +102,7 @@ def test_simulator_power_cycle_goes_stale_then_recovers(ros, ego_bridge):
                    and 'ego_status' in st.name for arr in list(diag.messages)
                    for st in arr.status)
     assert wait_until(stale, 10)
-    Tx(tx.port).send(ego152(sec=2))
+    UdpSender(tx.port).send(ego152(sec=2))
     assert [m.sec for m in status.wait_for(2, timeout=10)] == [1, 2]
 
 

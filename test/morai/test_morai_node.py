@@ -25,7 +25,7 @@ from ros_sim_bridge.srv import (MoraiSaveSensorData, MoraiScenarioLoad, MoraiSen
                                 MoraiSetTrafficLight)
 from ros_sim_bridge.tools.launcher import NodeProcess, config_file
 
-from conftest import free_udp_ports, wait_until
+from conftest import UdpSender, free_udp_ports, wait_until
 
 HOST = '127.0.0.1'
 # Unit conversions of the expected values, written out here rather than taken from the bridge:
@@ -72,14 +72,6 @@ class SimSockets:
             s.close()
 
 
-class Tx:
-    def __init__(self):
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-
-    def send(self, port, data):
-        self.sock.sendto(data, (HOST, port))
-
-
 class Bridge:
     """Starts MoraiBridgeNode with free listen ports and SimSockets as the simulator."""
 
@@ -109,8 +101,6 @@ def bridge_obj(ros):
     b = Bridge(ros)
     yield b
     b.sim.close()
-
-
 
 
 def call(ros, srv_type, name, request, timeout=10.0):
@@ -174,7 +164,7 @@ def test_ego_status_in_every_view(ros, bridge):
     status = ros.collect(MoraiEgoVehicleStatus, 'morai/ego_status')
     odom = ros.collect(Odometry, 'morai/odom')
     tf = ros.collect(TFMessage, '/tf')
-    Tx().send(ports['ego_status'], ego94())
+    UdpSender().send_to(ports['ego_status'], ego94())
 
     s = status.wait_for(1)[0]
     assert s.layout == 'ego94_notail' and not s.has_sim_time and not s.has_link_id
@@ -218,7 +208,7 @@ def test_ego_status_every_converted_field_is_si(ros, bridge):
         angular_velocity_z=45.0, accel_x=-1.5, accel_z=9.81, steer=30.0, rear_steer=-2.0,
         link_id='L1', side_slip_angle_fl=1.5, tire_lateral_force_rr=1200.0,
         cross_track_error=0.25)
-    Tx().send(ports['ego_status'], morai.encode_ego_status(wire))
+    UdpSender().send_to(ports['ego_status'], morai.encode_ego_status(wire))
     s = status.wait_for(1)[0]
     assert s.layout == 'ego216' and s.has_angular_velocity and s.has_rear_steer
     assert (s.sec, s.nsec, s.gear, s.brake) == (7, 5, 2, 0.5)
@@ -242,7 +232,7 @@ def test_objects_empty_slots_markers_and_ids(ros, bridge):
                1: (101, 0, 12.0, -6.0, 90.0, 0.5, 0.5, 1.7, 3.6),     # pedestrian
                5: (201, 2, 50.0, -7.5, 45.0, 1.0, 1.0, 1.0, 0.0),     # obstacle, after gaps
                19: (-5, -1, 0.0, 0.0, 0.0, 4.6, 1.9, 1.5, 0.0)}       # another ego, last slot
-    Tx().send(ports['object_info'], objects68(records))
+    UdpSender().send_to(ports['object_info'], objects68(records))
 
     m = objects.wait_for(1)[0]
     assert m.layout == 'obj68' and not m.has_sim_time
@@ -282,7 +272,7 @@ def test_other_inbound_types(ros, bridge):
     vcoll_mk = ros.collect(MarkerArray, 'morai/vehicle_collision_markers')
     insn = ros.collect(MoraiIntersectionStatus, 'morai/intersection_status')
     multi = ros.collect(MoraiMultiEgoSetting, 'morai/multi_ego_setting')
-    tx = Tx()
+    tx = UdpSender()
 
     # Get TrafficLight Status (48 B), built at the SUPPLEMENT offsets: index @30, type @42,
     # status @44 (red | green-left)
@@ -292,7 +282,7 @@ def test_other_inbound_types(ros, bridge):
     b[30:39] = b'C119BS010'
     struct.pack_into('<hh', b, 42, 1, 1 | 32)
     b[46:48] = b'\r\n'
-    tx.send(ports['traffic_light_status'], bytes(b))
+    tx.send_to(ports['traffic_light_status'], bytes(b))
     t = tl.wait_for(1)[0]
     assert (t.traffic_light_index, t.traffic_light_type, t.traffic_light_status) == \
         ('C119BS010', 1, 33)
@@ -302,7 +292,7 @@ def test_other_inbound_types(ros, bridge):
     recs = np.zeros(3, morai.COLLISION_DTYPE)
     recs[0] = (1, 7, 2.0, 0.5, 0.0, 32.0, 3.5, 0.0)
     recs[2] = (0, 101, 1.0, -1.0, 0.0, 31.0, 2.0, 0.0)
-    tx.send(ports['collision'], morai.encode_collision(recs, 'col148', sec=12, nsec=500))
+    tx.send_to(ports['collision'], morai.encode_collision(recs, 'col148', sec=12, nsec=500))
     c = coll.wait_for(1)[0]
     assert c.layout == 'col148' and c.has_sim_time and (c.sec, c.nsec) == (12, 500)
     assert (c.header.stamp.sec, c.header.stamp.nanosec) == (12, 500)   # stamp_source 'sim'
@@ -321,7 +311,7 @@ def test_other_inbound_types(ros, bridge):
     pair[0, 0]['heading'], pair[0, 1]['heading'] = 180.0, -90.0      # deg on the wire
     pair[0, 0]['velocity_x'], pair[0, 1]['velocity_y'] = 54.0, -9.0  # km/h on the wire
     pair[0, 0]['accel_x'] = -6.0                                      # m/s², unchanged
-    tx.send(ports['vehicle_collision'], morai.encode_vehicle_collision(pair))
+    tx.send_to(ports['vehicle_collision'], morai.encode_vehicle_collision(pair))
     v = vcoll.wait_for(1)[0]
     assert len(v.collisions) == 1
     assert (v.collisions[0].vehicle_a.obj_id, v.collisions[0].vehicle_b.obj_id) == (3, 4)
@@ -338,7 +328,7 @@ def test_other_inbound_types(ros, bridge):
     struct.pack_into('<i', b, 11, 8)
     struct.pack_into('<hhf', b, 27, 3, 2, 4.5)
     b[35:37] = b'\r\n'
-    tx.send(ports['intersection_status'], bytes(b))
+    tx.send_to(ports['intersection_status'], bytes(b))
     i = insn.wait_for(1)[0]
     assert (i.intersection_index, i.intersection_status, i.intersection_status_time) == (3, 2, 4.5)
 
@@ -350,7 +340,7 @@ def test_other_inbound_types(ros, bridge):
     egos['heading'] = [90.0, -45.0]                   # deg on the wire
     egos['roll'], egos['pitch'] = [0.0, 1.0], [0.0, -2.0]
     egos['gear'] = 4
-    tx.send(ports['multi_ego_setting'],
+    tx.send_to(ports['multi_ego_setting'],
             morai.encode_multi_ego(morai.MultiEgoSetting(2, 1, egos)))
     m = multi.wait_for(1)[0]
     assert (m.num_of_ego, m.camera_index, len(m.egos)) == (2, 1, 2)
@@ -368,17 +358,17 @@ def test_every_release_layout_is_detected(ros, bridge, stamp_source):
     status = ros.collect(MoraiEgoVehicleStatus, 'morai/ego_status', 50)
     objects = ros.collect(MoraiObjectStatusList, 'morai/objects', 50)
     coll = ros.collect(MoraiCollisionData, 'morai/collision', 50)
-    tx = Tx()
+    tx = UdpSender()
     scene = MoraiScene()
     scene.step(3.25)                                   # sim time 3.25 s
     st = scene.ego_status()
     for layout in morai.ego_status.LAYOUT_NAMES:
-        tx.send(ports['ego_status'], morai.encode_ego_status(st, layout=layout))
+        tx.send_to(ports['ego_status'], morai.encode_ego_status(st, layout=layout))
     objs = scene.nearest_objects()
     for layout in morai.object_info.LAYOUT_NAMES:
-        tx.send(ports['object_info'], morai.encode_object_info(objs, layout, 3, 250_000_000))
+        tx.send_to(ports['object_info'], morai.encode_object_info(objs, layout, 3, 250_000_000))
     for layout in morai.collision.LAYOUT_NAMES:
-        tx.send(ports['collision'], morai.encode_collision(scene.collision_records(), layout,
+        tx.send_to(ports['collision'], morai.encode_collision(scene.collision_records(), layout,
                                                            3, 250_000_000))
     got = status.wait_for(len(morai.ego_status.LAYOUT_NAMES))
     by_layout = {m.layout: m for m in got}
@@ -412,7 +402,7 @@ def test_bad_datagrams_are_counted_per_type_and_valid_ones_all_arrive(ros, bridg
     node, ports = start(inbound=('ego_status', 'object_info', 'traffic_light_status'))
     status = ros.collect(MoraiEgoVehicleStatus, 'morai/ego_status', 100)
     objects = ros.collect(MoraiObjectStatusList, 'morai/objects', 100)
-    tx = Tx()
+    tx = UdpSender()
     scene = MoraiScene()
     good = []
     for k in range(10):
@@ -428,17 +418,17 @@ def test_bad_datagrams_are_counted_per_type_and_valid_ones_all_arrive(ros, bridg
            bytes(range(200)),                      # garbage
            b'']                                    # empty
     for k in range(10):
-        tx.send(ports['ego_status'], good[k])
+        tx.send_to(ports['ego_status'], good[k])
         if k < len(bad):
-            tx.send(ports['ego_status'], bad[k])
+            tx.send_to(ports['ego_status'], bad[k])
     # Object Info: the document's 1472-byte figure is an unknown layout, reported, not guessed
     doc1472 = bytearray(1472)
     doc1472[0:14] = b'#MoraiObjInfo$'
     struct.pack_into('<i', doc1472, 14, 1420)
     doc1472[-2:] = b'\r\n'
-    tx.send(ports['object_info'], bytes(doc1472))
-    tx.send(ports['object_info'], morai.encode_object_info(scene.nearest_objects(), 'obj68'))
-    tx.send(ports['object_info'], bytes(doc1472))
+    tx.send_to(ports['object_info'], bytes(doc1472))
+    tx.send_to(ports['object_info'], morai.encode_object_info(scene.nearest_objects(), 'obj68'))
+    tx.send_to(ports['object_info'], bytes(doc1472))
 
     got = status.wait_for(10)
     assert sorted(m.nsec + m.sec * 10**9 for m in got) == \

@@ -4,7 +4,6 @@ Datagrams are built field by field at the SUPPLEMENT §2.2 offsets (SOut2Simulat
 """
 import ctypes
 import math
-import socket
 import struct
 import random
 import threading
@@ -17,7 +16,7 @@ from ros_sim_bridge.rflysim import codec
 from ros_sim_bridge.rflysim.ros import conversions
 from ros_sim_bridge.rflysim.ros.node import RflySimTruthNode
 
-from conftest import free_udp_ports, wait_until
+from conftest import UdpSender, free_udp_ports, wait_until
 
 
 def truth_168(copter_id=1, t=1.0, pos=(1.0, 2.0, -3.0)):
@@ -33,15 +32,6 @@ def truth_168(copter_id=1, t=1.0, pos=(1.0, 2.0, -3.0)):
     return bytes(b)
 
 
-class Tx:
-    def __init__(self, port):
-        self.port = port
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-
-    def send(self, data):
-        self.sock.sendto(data, ('127.0.0.1', self.port))
-
-
 @pytest.fixture
 def truth_node(ros):
     def start(**params):
@@ -49,7 +39,7 @@ def truth_node(ros):
         node = ros.start(RflySimTruthNode, {'copter_ids': [1], 'base_port': base,
                                             'diagnostics_period': 0.2, **params})
         truth = ros.collect(RflySimTruth, 'rflysim/vehicle_1/truth', 1000)
-        return node, Tx(codec.truth_port(1, base)), truth
+        return node, UdpSender(codec.truth_port(1, base)), truth
     return start
 
 
@@ -180,7 +170,7 @@ def test_sender_power_cycle_goes_stale_then_recovers(ros, truth_node):
         return any(st.level == DiagnosticStatus.WARN and 'no data for' in st.message
                    and 'vehicle 1' in st.name for arr in list(diag.messages) for st in arr.status)
     assert wait_until(stale, 10)
-    tx = Tx(tx.port)                         # a new sender process: a new source port
+    tx = UdpSender(tx.port)                         # a new sender process: a new source port
     tx.send(truth_168(t=2.0))
     got = truth.wait_for(2, timeout=10)
     assert [m.runned_time for m in got] == [1.0, 2.0]

@@ -17,7 +17,7 @@ from ros_sim_bridge.rflysim.ros.node import RflySimTruthNode
 from ros_sim_bridge.ros.qos import LATCHED
 from ros_sim_bridge.tools.launcher import NodeProcess, config_file
 
-from conftest import free_udp_ports, wait_until
+from conftest import UdpSender, free_udp_ports, wait_until
 
 
 def sout2simulator(copter_id=1, *, pos=(10.0, 20.0, -5.0), vel=(1.0, 2.0, -0.5),
@@ -49,14 +49,6 @@ def node_ports(ros):
     return start
 
 
-class Tx:
-    def __init__(self):
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-
-    def send(self, port, data):
-        self.sock.sendto(data, ('127.0.0.1', port))
-
-
 def test_known_pose_in_every_view(ros, node_ports):
     node, base, ports = node_ports((1,))
     odom = ros.collect(Odometry, 'rflysim/vehicle_1/odom')
@@ -66,7 +58,7 @@ def test_known_pose_in_every_view(ros, node_ports):
     tf = ros.collect(TFMessage, '/tf')
     # Heading east (yaw_ned = 90°), level: ENU yaw 0, i.e. identity attitude.
     q_east = (math.cos(math.pi / 4), 0.0, 0.0, math.sin(math.pi / 4))
-    Tx().send(ports[1], sout2simulator(euler=(0.0, 0.0, math.pi / 2), quat=q_east))
+    UdpSender().send_to(ports[1], sout2simulator(euler=(0.0, 0.0, math.pi / 2), quat=q_east))
 
     o = odom.wait_for(1)[0]
     assert o.header.frame_id == 'map' and o.child_frame_id == 'vehicle_1/base_link'
@@ -119,12 +111,10 @@ def test_several_vehicles_all_packets_arrive_and_match_the_scene(ros, node_ports
         assert (last.x, last.y, last.z) == pytest.approx(tuple(expect))
 
 
-
-
 def test_bad_packets_are_counted_and_valid_ones_around_them_all_arrive(ros, node_ports):
     node, base, ports = node_ports((1, 2))
     truth = ros.collect(RflySimTruth, 'rflysim/vehicle_1/truth', 100)
-    tx = Tx()
+    tx = UdpSender()
     good = [sout2simulator(t=float(k)) for k in range(10)]
     bad_checksum = bytearray(good[0])
     struct.pack_into('<i', bad_checksum, 0, 987654321)
@@ -135,9 +125,9 @@ def test_bad_packets_are_counted_and_valid_ones_around_them_all_arrive(ros, node
            bytes(range(256))[:168],                         # garbage of a valid size
            b'\x00' * 5]                                     # tiny
     for k in range(10):
-        tx.send(ports[1], good[k])
+        tx.send_to(ports[1], good[k])
         if k < len(bad):
-            tx.send(ports[1], bad[k])
+            tx.send_to(ports[1], bad[k])
     got = truth.wait_for(10)
     assert sorted(m.runned_time for m in got) == [float(k) for k in range(10)]
     values = ros.diagnostics('vehicle 1', lambda v: v.get('decode_errors') == '6')
@@ -157,7 +147,7 @@ def test_other_forms_crash_notice_and_map_origin(ros, node_ports):
     coll = ros.collect(RflySimCollision, 'rflysim/vehicle_1/collision')
     imu = ros.collect(Imu, 'rflysim/vehicle_1/imu')
     truth = ros.collect(RflySimTruth, 'rflysim/vehicle_1/truth')
-    tx = Tx()
+    tx = UdpSender()
     # legacy netDataShort: tg = 7 (collided with vehicle 7), len 152, payload without checksum
     legacy = bytearray(200)
     struct.pack_into('<2i', legacy, 0, 7, 152)
@@ -166,7 +156,7 @@ def test_other_forms_crash_notice_and_map_origin(ros, node_ports):
     struct.pack_into('<3f', legacy, 36, 1.0, 2.0, -3.0)   # PosE (float on this wire)
     struct.pack_into('<4f', legacy, 60, 1.0, 0.0, 0.0, 0.0)
     struct.pack_into('<3d', legacy, 136, 40.0, 116.0, 50.0)
-    tx.send(ports[1], bytes(legacy))
+    tx.send_to(ports[1], bytes(legacy))
     c = coll.wait_for(1)[0]
     assert (c.copter_id, c.target_id) == (1, 7)
     t = truth.wait_for(1)[0]
@@ -179,7 +169,7 @@ def test_other_forms_crash_notice_and_map_origin(ros, node_ports):
     struct.pack_into('<3f', simple, 68, 0.0, 0.0, 0.0)
     struct.pack_into('<3d', simple, 80, 0.0, 0.0, -1.0)
     struct.pack_into('<d', simple, 104, 9.0)
-    tx.send(ports[1], bytes(simple))
+    tx.send_to(ports[1], bytes(simple))
     i = imu.wait_for(2)[1]
     assert i.angular_velocity_covariance[0] == -1.0 and i.linear_acceleration_covariance[0] == -1.0
     t = truth.wait_for(1, where=lambda m: m.form == RflySimTruth.FORM_SIMPLE_TIME)[-1]
@@ -187,9 +177,9 @@ def test_other_forms_crash_notice_and_map_origin(ros, node_ports):
     assert not t.has_body_motion
 
     # crash notice (12 bytes) and the map's GPS origin (32 bytes, latched)
-    tx.send(ports[1], struct.pack('<3i', 1234567890, 1, 4))
+    tx.send_to(ports[1], struct.pack('<3i', 1234567890, 1, 4))
     assert coll.wait_for(2)[1].target_id == 4
-    tx.send(ports[1], struct.pack('<2i3d', 1234567890, 1, 39.9, 116.3, 40.0))
+    tx.send_to(ports[1], struct.pack('<2i3d', 1234567890, 1, 39.9, 116.3, 40.0))
     late = ros.collect(NavSatFix, 'rflysim/map_origin', LATCHED)  # subscribes after the fact
     o = late.wait_for(1)[0]
     assert (o.latitude, o.longitude, o.altitude) == (39.9, 116.3, 40.0)
