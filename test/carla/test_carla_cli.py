@@ -129,5 +129,9 @@ def test_info_all_prints_the_newer_packets(tmp_path, layout):
     assert ' Vehicle wheel animations: 2' in lines
     if layout == 'ue5':
         assert ' Vehicle door animations: 1' in lines and '  Doors opened:  Trunk ' in lines
+        assert ' Physics Control events: 2' in lines and '   max_torque = 300' in lines
+        assert '   reverse_gear_ratios = 2.86' in lines
+        assert any(line.startswith('    wheel 3: axle_type 1 offset (-150, 80, 30) ')
+                   for line in lines)
     doc = json.loads(run('info', '--all', '--json', str(path))[1])
     assert doc['frames'] == scene.frames and doc['frames_list'][0]['FrameCounter'] == 1000
