@@ -104,6 +104,14 @@ def test_bad_files(tmp_path, capsys):
     assert run('info', str(bad))[0] == 2
     assert 'not a CARLA recorder' in capsys.readouterr().err
     assert run('info', str(tmp_path / 'missing.log'))[0] == 2
+    empty = tmp_path / 'empty.log'
+    empty.write_bytes(b'')
+    assert run('info', str(empty))[0] == 2
+    assert f'{empty}: InfoHeader @0: empty recording, no CARLA header' in capsys.readouterr().err
+    short = tmp_path / 'short.log'
+    short.write_bytes(b'\x01\x00\x0e\x00CARLA_REC')
+    assert run('info', str(short))[0] == 2
+    assert 'recording of 13 B is shorter than its CARLA header' in capsys.readouterr().err
     scene = Scene(seconds=2.0)
     data = io.BytesIO()
     write(data, scene)

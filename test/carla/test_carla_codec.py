@@ -140,6 +140,15 @@ def test_header_golden_and_errors():
     with pytest.raises(CodecError) as err:
         decode_header(HEADER[:20])
     assert err.value.kind == TRUNCATED
+    assert 'recording of 20 B is shorter than its CARLA header' in str(err.value)
+    with pytest.raises(CodecError) as err:
+        decode_header(b'')
+    assert err.value.kind == TRUNCATED and 'empty recording, no CARLA header' in str(err.value)
+    for cut in (1, 3, 10, 30):   # inside version, magic length, magic, map name
+        with pytest.raises(CodecError) as err:
+            decode_header(HEADER[:cut])
+        assert err.value.kind == TRUNCATED
+        assert f'recording of {cut} B is shorter than its CARLA header' in str(err.value)
 
 
 @pytest.mark.parametrize('f,vector', [('f', 'UE4'), ('d', 'UE5')])

@@ -2,6 +2,8 @@
 actor list, markers (boxes, labels, DELETE on destroy), traffic lights, collisions, controls,
 hero odometry, interpolation, pause/resume/seek, follow actor — checked against the generator's
 Scene formulas."""
+import subprocess
+
 import numpy as np
 import pytest
 from nav_msgs.msg import Odometry
@@ -15,6 +17,7 @@ from ros_sim_bridge.carla.ros.node import CarlaReplayerNode
 from ros_sim_bridge.msg import (CarlaActorList, CarlaCollision, CarlaTrafficLightList,
                                 CarlaVehicleControlList)
 from ros_sim_bridge.srv import CarlaSeek
+from ros_sim_bridge.tools.launcher import executable, ros_args
 from ros_sim_bridge.tools.session import call_service
 
 SCENE = Scene(seconds=8.0, rate=20.0, vehicles=4, walkers=1, traffic_lights=2)
@@ -199,3 +202,20 @@ def test_damaged_recording_replays_what_is_before_the_damage(ros, tmp_path):
                              timeout=10.0)
     assert int(values['errors.truncated']) >= 2 and values['frames'] == str(len(rec))
     assert 'cut here' in values['last_error'] or 'Position' in values['last_error']
+
+
+@pytest.mark.parametrize('content,text', [
+    (b'', 'empty recording, no CARLA header'),
+    (b'\x01\x00\x0e\x00CARLA_RECORDER\x00\x00', 'recording of 20 B is shorter than its CARLA '
+                                                  'header')])
+def test_empty_or_short_file_is_one_fatal_line_under_the_node_name(tmp_path, content, text):
+    path = tmp_path / 'bad.log'
+    path.write_bytes(content)
+    out = subprocess.run([str(executable('carla_replayer')),
+                          *ros_args(parameters={'file': str(path)})],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and 'Traceback' not in out.stderr, out.stderr
+    fatal = [line for line in out.stderr.splitlines() if 'FATAL' in line]
+    assert len(fatal) == 1, out.stderr
+    assert '[carla_replayer]' in fatal[0] and 'CarlaReplayerNode' not in fatal[0]
+    assert f'cannot start: {path}: ' in fatal[0] and text in fatal[0]

@@ -21,7 +21,6 @@ run consumers with ``use_sim_time:=true``.
 """
 from __future__ import annotations
 
-import mmap
 import sys
 import threading
 import time
@@ -41,7 +40,8 @@ from ros_sim_bridge.ros.params import declare_parameters
 from ros_sim_bridge.ros.qos import DATA, TF
 from ros_sim_bridge.ros.runner import run_node
 from ros_sim_bridge.ros.stamps import seconds_to_stamp
-from ..codec import Recording
+from ros_sim_bridge.core.binary import CodecError
+from ..cli import open_recording
 from ..world import World
 from . import conversions as convert
 
@@ -70,14 +70,18 @@ PARAMETERS = {
 
 
 class CarlaReplayerNode(Node):
+    NODE_NAME = 'carla_replayer'
+
     def __init__(self, **kwargs):
-        super().__init__('carla_replayer', **kwargs)
+        super().__init__(self.NODE_NAME, **kwargs)
         self.p = p = declare_parameters(self, PARAMETERS)
         if not p.file:
             raise ValueError('parameter file: the .log file to replay is required')
-        with open(p.file, 'rb') as f:
-            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        self.rec = Recording(data, vector=p.layout_vector or None, ids=p.layout_ids or None)
+        try:
+            self.rec = open_recording(p.file, vector=p.layout_vector or None,
+                                      ids=p.layout_ids or None)
+        except CodecError as err:   # empty, short, not a recording: one clear line, exit 1
+            raise ValueError(f'{p.file}: {err}') from None
         self.world = World(self.rec)
         self.frames = convert.Frames(p.map_frame, p.actor_frame, p.hero_frame)
         self.diagnostics = Diagnostics(self, period=p.diagnostics_period)
