@@ -12,8 +12,12 @@ from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
+from ros_sim_bridge.carla.codec import Recording
 from ros_sim_bridge.carla.generator import SENSOR_OFFSET, Scene, write
+from ros_sim_bridge.carla.ros import conversions as convert
 from ros_sim_bridge.carla.ros.node import CarlaReplayerNode
+from ros_sim_bridge.carla.world import World
+from ros_sim_bridge.ros.stamps import seconds_to_stamp
 from ros_sim_bridge.msg import (CarlaActorList, CarlaCollision, CarlaTrafficLightList,
                                 CarlaVehicleControlList)
 from ros_sim_bridge.srv import CarlaSeek
@@ -121,12 +125,13 @@ def test_replay_state_frame_by_frame(ros, log_file):
     o = at(odom, 0.0)
     assert o.child_frame_id == 'hero' and o.pose.pose.position.x == pytest.approx(xyz[0])
 
-    # interpolation: halfway between two recorded frames
+    # interpolation as CARLA's replayer (SUPPLEMENT §5.5): t = 2.025 is halfway through the
+    # frame at 2.0, so halfway from the previous frame's pose (1.95) to that frame's (2.0)
     t_mid = 2.025
     assert seek(ros, t_mid) == pytest.approx(t_mid)
     h = tf_of(at(tf, t_mid), 'hero')
-    a, _ = expected_hero(2.0)
-    b, _ = expected_hero(2.05)
+    a, _ = expected_hero(1.95)
+    b, _ = expected_hero(2.0)
     assert [h.transform.translation.x, h.transform.translation.y] == \
         pytest.approx(((a + b) / 2)[:2].tolist(), abs=1e-4)
 
@@ -170,7 +175,7 @@ def test_follow_hero_and_start_time(ros, log_file):
     root = [x for x in msg.transforms if x.header.frame_id == 'hero']
     assert {x.child_frame_id for x in root} == {'map', f'carla/sensor_{SCENE.hero + SENSOR_OFFSET}'}
     inv = [x for x in root if x.child_frame_id == 'map'][0]
-    xyz, _ = expected_hero(t)
+    xyz, _ = expected_hero(t - 1.0 / SCENE.rate)   # at a frame's own time: the previous pose
     # hero → map is the inverse: map's origin seen from the hero is at distance |xyz|
     v = inv.transform.translation
     assert np.linalg.norm([v.x, v.y, v.z]) == pytest.approx(np.linalg.norm(xyz), abs=1e-3)
@@ -219,3 +224,80 @@ def test_empty_or_short_file_is_one_fatal_line_under_the_node_name(tmp_path, con
     assert len(fatal) == 1, out.stderr
     assert '[carla_replayer]' in fatal[0] and 'CarlaReplayerNode' not in fatal[0]
     assert f'cannot start: {path}: ' in fatal[0] and text in fatal[0]
+
+
+def only_in_frames(data: bytes, pid: int, frames: set) -> bytes:
+    """The recording with packet ``pid`` left out of every frame not in ``frames`` (as CARLA
+    writes event-like state, e.g. SceneLight, only when it changes)."""
+    rec = Recording(data)
+    out = bytearray(data[:rec.header.size])
+    for i in range(len(rec)):
+        start = int(rec.offsets[i])
+        out += data[start:start + 29]                      # its FrameStart packet
+        for p, off, size in rec.packets(i):
+            if p != pid or i in frames:
+                out += data[off - 5:off + size]
+    return bytes(out)
+
+
+def world_messages(world, t):
+    frames = convert.Frames()
+    stamp = seconds_to_stamp(t)
+    snap = convert.Snapshot.of(world, t)
+    return {'actors': convert.actor_list(world, snap, stamp, frames),
+            'tf': convert.transforms(world, snap, stamp, frames),
+            'markers': convert.actor_markers(world, snap, stamp, frames),
+            'lights': convert.traffic_lights(world, snap, stamp, frames),
+            'controls': convert.vehicle_controls(world, stamp, frames),
+            'odometry': convert.hero_odometry(world, snap, world.hero(), stamp, frames)}
+
+
+def test_seek_rebuilds_the_world_of_a_straight_replay(tmp_path):
+    """A seek to t (from before, from after, from far) gives the same actors, parents, TF,
+    markers, traffic lights, controls and odometry as replaying frame by frame to t; vehicle
+    lights recorded only when they change still hold after the jump."""
+    buf = __import__('io').BytesIO()
+    write(buf, SCENE)
+    first_coll = SCENE.collision_frames()[0]
+    data = only_in_frames(buf.getvalue(), 10, {0, first_coll})   # VehicleLight on change only
+    rec = Recording(data)
+    played = World(rec)
+    coll_seen = []
+    for target in sorted({first_coll + 3, SCENE.destroy_frame + 2, len(rec) - 2, 70}):
+        while played.index < target:
+            coll_seen += played.advance(played.index + 1).collisions
+        t = float(rec.elapsed[target]) + 0.4 * float(rec.durations[target])
+        expected = world_messages(played, t)
+        for start in (0, target - 7, len(rec) - 1):          # near, far and backward jumps
+            sought = World(rec)
+            sought.advance(start)
+            changes = sought.advance(rec.frame_at(t), jump=True)
+            assert [c.frame for c in changes.collisions] in ([], [rec.frame_ids[target]] * 2)
+            got = world_messages(sought, t)
+            for name, msg in expected.items():
+                assert got[name] == msg, (name, start, target)
+    assert len(coll_seen) == 2 * sum(f <= len(rec) - 2 for f in SCENE.collision_frames())
+    hero_light = [a.light_state for a in expected['actors'].actors if a.id == SCENE.hero]
+    assert hero_light == [1 | 2 | 8]     # the brake light of the first collision holds
+
+
+def test_seek_publishes_no_collision_it_jumped_over(ros, log_file):
+    """CARLA's replayer never replays Collision packets; ours publishes those of the frames it
+    replays and of the frame a seek lands in, never those of the frames a seek jumps over."""
+    frames = SCENE.collision_frames()
+    ros.start(CarlaReplayerNode, {'file': log_file, 'start_paused': True, 'publish_rate': 20.0})
+    actors = ros.collect(CarlaActorList, 'carla/actor_list')
+    coll = ros.collect(CarlaCollision, 'carla/collisions', 50)
+    at(actors, 0.0)
+    for t in (frames[0] - 2) / SCENE.rate, (frames[-1] + 2) / SCENE.rate:   # near and far
+        seek(ros, t)
+        at(actors, t)
+    seek(ros, (frames[0] - 1) / SCENE.rate)              # backwards, over all of them
+    at(actors, (frames[0] - 1) / SCENE.rate)
+    assert coll.messages == []
+    t_coll = frames[1] / SCENE.rate
+    seek(ros, t_coll)                                    # landing on a collision frame
+    got = coll.wait_for(2, 10.0)
+    assert [t_of(c.header.stamp) for c in got] == pytest.approx([t_coll] * len(got))
+    assert len(got) == 2 and {c.collision_id for c in got} == {frames[1], frames[1] + 10000}
+

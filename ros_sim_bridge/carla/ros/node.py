@@ -112,6 +112,7 @@ class CarlaReplayerNode(Node):
         self.t_end = end if p.end_time == 0 else min(self._absolute(p.end_time), end)
         self.t = self.t_start
         self.paused = p.start_paused
+        self.jump = True     # the next publish follows a seek, a loop or the start (World.advance)
         self.finished = False
         self.closing = False
         self.last_wall = time.monotonic()
@@ -143,6 +144,7 @@ class CarlaReplayerNode(Node):
     def _seek(self, request, response):
         with self.lock:
             self.t = self._absolute(request.time)
+            self.jump = True
             self.finished = False
             self.last_wall = time.monotonic()
             response.time = self.t
@@ -161,19 +163,21 @@ class CarlaReplayerNode(Node):
                 self.last_wall = now
                 if self.t >= self.t_end:
                     if self.p.loop and not self.paused:
-                        self.t = self.t_start
+                        self.t, self.jump = self.t_start, True
                     else:
                         self.t, self.finished = self.t_end, True
-                t = self.t
-            self.publish_at(t)
+                t, jump, self.jump = self.t, self.jump, False
+            self.publish_at(t, jump)
         except Exception as exc:  # never go silent: count, log (rate-limited), keep ticking
             if not self.closing:
                 self.diagnostics.bad_input(self.stats, exc)
 
-    def publish_at(self, t: float) -> None:
+    def publish_at(self, t: float, jump: bool = False) -> None:
+        """Everything at recording time ``t``; ``jump``: after a seek or a loop, the world is
+        rebuilt and collisions of the frames jumped over are not published."""
         p, frames = self.p, self.frames
         index = self.rec.frame_at(t)
-        changes = self.world.advance(index)
+        changes = self.world.advance(index, jump)
         for err in self.world.errors:
             self.diagnostics.bad_input(self.stats, err)
         self.world.errors.clear()
