@@ -271,7 +271,7 @@ def write(out: BinaryIO, scene: Scene, layout: str = 'ue4-0.9.13', progress=None
         anim['brake'] = 0.0
         anim['brake'][0] = 1.0 if f in coll_frames else 0.0
         parts.append(enc.array('AnimVehicle', anim[alive]))
-        walk['speed'] = wspeed
+        walk['speed'] = wspeed * 100.0       # cm/s, as CARLA records FWalkerControl.Speed
         parts.append(enc.array('AnimWalker', walk))
         lights['state'] = 1 | 2
         lights['state'][0] = 1 | 2 | (8 if f in coll_frames else 0)

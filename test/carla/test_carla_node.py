@@ -301,3 +301,58 @@ def test_seek_publishes_no_collision_it_jumped_over(ros, log_file):
     assert [t_of(c.header.stamp) for c in got] == pytest.approx([t_coll] * len(got))
     assert len(got) == 2 and {c.collision_id for c in got} == {frames[1], frames[1] + 10000}
 
+
+def test_units_and_axes_of_every_published_field():
+    """SUPPLEMENT §5.4 on golden bytes (UE4, written by hand): positions cm → m with y
+    flipped, rotations deg → rad with pitch and yaw flipped, Kinematics m/s and deg/s (y and
+    z of the angular velocity flipped), bounding box origin (cm, actor frame) and half sizes,
+    walker speed cm/s (CARLA records FWalkerControl.Speed) → m/s."""
+    import math
+    import struct
+
+    def s(text):
+        return struct.pack('<H', len(text)) + text.encode()
+
+    def pk(pid, data):
+        return struct.pack('<BI', pid, len(data)) + data
+
+    def add(aid, atype, blueprint, role):
+        return (struct.pack('<IB', aid, atype) + struct.pack('<6f', 0, 0, 0, 0, 0, 0)
+                + struct.pack('<I', 0) + s(blueprint) + struct.pack('<H', 1) + b'\x03'
+                + s('role_name') + s(role))
+    body = (pk(0, struct.pack('<Qdd', 1, -1.0, 0.0))
+            + pk(2, struct.pack('<H', 2) + add(7, 1, 'vehicle.audi.tt', 'hero')
+                 + add(8, 2, 'walker.pedestrian.0001', ''))
+            + pk(6, struct.pack('<H', 2) + struct.pack('<I6f', 7, 100, 200, 300, 0, 0, 90)
+                 + struct.pack('<I6f', 8, -50, 0, 0, 0, 30, 0))
+            + pk(9, struct.pack('<H', 1) + struct.pack('<If', 8, 140.0))
+            + pk(12, struct.pack('<H', 1) + struct.pack('<I6f', 7, 3, 4, 0.5, 90, 180, -360))
+            + pk(13, struct.pack('<H', 1) + struct.pack('<I6f', 7, 10, 20, 70, 230, 95, 75))
+            + pk(1, b''))
+    header = (b'\x01\x00' + s('CARLA_RECORDER') + struct.pack('<q', 0) + s('Town01'))
+    world = World(Recording(header + body))
+    world.advance(0)
+    msgs = world_messages(world, 0.0)
+    hero = [a for a in msgs['actors'].actors if a.id == 7][0]
+    walker = [a for a in msgs['actors'].actors if a.id == 8][0]
+    p = hero.pose.position
+    assert (p.x, p.y, p.z) == pytest.approx((1.0, -2.0, 3.0))
+    q = hero.pose.orientation                     # Unreal yaw +90° → −90° about +z
+    assert (q.w, q.x, q.y, q.z) == pytest.approx((math.sqrt(.5), 0, 0, -math.sqrt(.5)))
+    q = walker.pose.orientation                   # Unreal pitch +30° (nose up) → −30° about y
+    assert (q.w, q.x, q.y, q.z) == pytest.approx((math.cos(-math.pi / 12), 0,
+                                                  math.sin(-math.pi / 12), 0))
+    lin, ang = hero.twist.linear, hero.twist.angular   # map frame
+    assert (lin.x, lin.y, lin.z) == pytest.approx((3.0, -4.0, 0.5))
+    assert (ang.x, ang.y, ang.z) == pytest.approx((math.pi / 2, -math.pi, 2 * math.pi))
+    o, e = hero.bounding_box_origin, hero.bounding_box_extent
+    assert (o.x, o.y, o.z) == pytest.approx((0.1, -0.2, 0.7))
+    assert (e.x, e.y, e.z) == pytest.approx((2.3, 0.95, 0.75))
+    assert walker.walker_speed == pytest.approx(1.4)
+    odom = msgs['odometry']                        # twist in the hero's own frame (FLU)
+    v = odom.twist.twist.linear                    # map (3, −4) seen from a −90° yaw: (4, 3)
+    assert (v.x, v.y, v.z) == pytest.approx((4.0, 3.0, 0.5), abs=1e-6)
+    box = [m for m in msgs['markers'].markers if m.ns == 'carla_actors' and m.id == 7][0]
+    c = box.pose.position                          # origin rotated by the hero's yaw
+    assert (c.x, c.y, c.z) == pytest.approx((1.0 - 0.2, -2.0 - 0.1, 3.7))
+    assert (box.scale.x, box.scale.y, box.scale.z) == pytest.approx((4.6, 1.9, 1.5))
