@@ -53,7 +53,8 @@ PARAMETERS = {
     'loop': (False, 'start again at start_time after end_time'),
     'start_paused': (False, 'wait for the carla/resume service before replaying'),
     'publish_rate': (20.0, 'Hz of publishing (wall clock); poses interpolated in between'),
-    'interpolate': (True, 'interpolate poses between frames (never at rate_factor >= 2)'),
+    'interpolate': (True, "poses as CARLA's replayer: previous frame's → this frame's; off (or "
+                          "rate_factor >= 2): the previous frame's pose"),
     'map_frame': ('map', 'world frame (ENU, REP-103)'),
     'actor_frame': ('actor_{id}', 'TF frame of an actor: {id}, {role}, {type} filled in'),
     'hero_frame': ('hero', "TF frame of the hero (role_name 'hero'); '' to use actor_frame"),
