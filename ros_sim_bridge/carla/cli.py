@@ -120,10 +120,24 @@ def _packet_lines(name: str, value) -> list[str]:
         out.append(f' Physics Control events: {len(value)}')
         for c in value:
             out.append(f'  Id: {c.id}')
-            if not c.values:
-                out.append(f'   ({len(c.raw)} bytes, UE5 layout not decoded)')
-                continue
             v = c.values
+            if c.layout == 'ue5':   # every field by its carla::rpc name (our wording)
+                for key, value in v.items():
+                    out.append(f'   {key} = ' + (vec(value) if isinstance(value, tuple)
+                                                  else g(value)))
+                for key, arr in (('torque_curve', c.torque_curve),
+                                 ('steering_curve', c.steering_curve)):
+                    out.append(f'   {key} =' + ''.join(f' ({g(p["x"])}, {g(p["y"])})'
+                                                       for p in arr))
+                for key, arr in (('forward_gear_ratios', c.forward_gears),
+                                 ('reverse_gear_ratios', c.reverse_gears)):
+                    out.append(f'   {key} =' + ''.join(f' {g(r)}' for r in arr['ratio']))
+                out.append('   wheels:')
+                for k, w in enumerate(c.wheels):
+                    out.append(f'    wheel {k}: ' + ' '.join(
+                        f'{n} {vec(w[n]) if w[n].shape else g(w[n])}'
+                        for n in c.wheels.dtype.names))
+                continue
             for key in ('max_rpm', 'moi', 'damping_rate_full_throttle',
                         'damping_rate_zero_throttle_clutch_engaged',
                         'damping_rate_zero_throttle_clutch_disengaged'):

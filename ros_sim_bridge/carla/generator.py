@@ -20,8 +20,9 @@ from typing import BinaryIO
 import numpy as np
 
 from .codec.header import encode_header
-from .codec.records import (DTYPES, WHEEL_ANIM, WHEELS, ActorAdd, Layout, PacketEncoder,
-                            PhysicsControl, WalkerBones, WheelAnimation, CURVE, GEAR)
+from .codec.records import (DTYPES, PHYSICS_HEAD_UE5_NAMES, RATIO, WHEEL_ANIM, WHEEL_UE5, WHEELS,
+                            ActorAdd, Layout, PacketEncoder, PhysicsControl, WalkerBones,
+                            WheelAnimation, CURVE, GEAR)
 
 LAYOUTS = {  # name → (Layout, whether ids >= 18 are written)
     'ue4-0.9.13': (Layout('<f4', '0.9.16'), False),
@@ -178,6 +179,31 @@ def _physics(vid: int) -> PhysicsControl:
         np.array([(0, 1), (20, 0.9), (60, 0.8), (120, 0.7)], CURVE), wheels)
 
 
+def _physics_ue5(vid: int) -> PhysicsControl:
+    """The same car in UE5's physics control (Chaos vehicle fields, SUPPLEMENT §5.3)."""
+    wheels = np.zeros(4, WHEEL_UE5)
+    wheels['axle_type'] = [0, 0, 1, 1]
+    wheels['offset'] = [[150, -80, 30], [150, 80, 30], [-150, -80, 30], [-150, 80, 30]]
+    wheels['wheel_radius'] = 37.0
+    wheels['wheel_width'] = 25.0
+    wheels['max_steer_angle'] = [70, 70, 0, 0]
+    wheels['affected_by_steering'] = [1, 1, 0, 0]
+    wheels['suspension_axis'] = (0.0, 0.0, -1.0)
+    wheels['max_brake_torque'] = 1500.0
+    wheels['max_hand_brake_torque'] = 3000.0
+    wheels['wheel_index'] = np.arange(4)
+    values = dict.fromkeys(PHYSICS_HEAD_UE5_NAMES, 0.0)
+    values.update({'max_torque': 300.0, 'max_rpm': 5000.0, 'idle_rpm': 900.0,
+                   'use_automatic_gears': True, 'final_ratio': 4.0, 'mass': 1845.0,
+                   'drag_coefficient': 0.3, 'center_of_mass': (0.0, 0.0, 0.0),
+                   'inertia_tensor_scale': (1.0, 1.0, 1.0), 'use_sweep_wheel_collision': False,
+                   'differential_type': 0})
+    return PhysicsControl(vid, values, np.array([(0, 500), (5000, 500)], CURVE),
+                          np.array([(3.5,), (2.0,), (1.4,)], RATIO),
+                          np.array([(0, 1), (10, 0.5)], CURVE), wheels,
+                          reverse_gears=np.array([(2.86,)], RATIO))
+
+
 def write(out: BinaryIO, scene: Scene, layout: str = 'ue4-0.9.13', progress=None) -> int:
     """Write the whole recording of ``scene`` to ``out``; returns the bytes written."""
     lay, newer = LAYOUTS[layout]
@@ -245,7 +271,7 @@ def write(out: BinaryIO, scene: Scene, layout: str = 'ue4-0.9.13', progress=None
         anim['brake'] = 0.0
         anim['brake'][0] = 1.0 if f in coll_frames else 0.0
         parts.append(enc.array('AnimVehicle', anim[alive]))
-        walk['speed'] = wspeed
+        walk['speed'] = wspeed * 100.0       # cm/s, as CARLA records FWalkerControl.Speed
         parts.append(enc.array('AnimWalker', walk))
         lights['state'] = 1 | 2
         lights['state'][0] = 1 | 2 | (8 if f in coll_frames else 0)
@@ -270,8 +296,9 @@ def write(out: BinaryIO, scene: Scene, layout: str = 'ue4-0.9.13', progress=None
         else:
             parts.append(enc.array('BoundingBox', np.zeros(0, dt['BoundingBox'])))
         parts.append(enc.scalar('PlatformTime', 1000.0 + t * 1.02))
-        if f == 0 and lay.vector == '<f4':  # UE5's physics record is not documented
-            parts.append(enc.physics_control([_physics(int(v)) for v in scene.vehicle_ids]))
+        if f == 0:
+            physics = _physics if lay.vector == '<f4' else _physics_ue5
+            parts.append(enc.physics_control([physics(int(v)) for v in scene.vehicle_ids]))
         if f == 0:
             parts.append(enc.array('TrafficLightTime',
                                    [(int(lid), 10.0, 3.0, 2.0) for lid in scene.light_ids]))

@@ -2,10 +2,20 @@
 (SUPPLEMENT §5.3, §5.5), and the conversion of Unreal values to REP-103 (§5.4).  ROS-free.
 
 Applying frame ``i`` applies its events (add, delete, parent, collision) and takes its state
-arrays (positions, traffic lights, animations, lights, kinematics) as the current ones.  Poses
-at a time ``t`` between frame ``i`` and ``i + 1`` are interpolated linearly (angles along the
-short way), so at a frame's elapsed time the pose is exactly the recorded one; like CARLA's
-replayer, there is no interpolation at a time factor of 2 or more.
+packets (positions, traffic lights, animations, lights, kinematics) as the current ones; a state
+packet a frame leaves out keeps the last one recorded.  Poses follow CARLA's replayer
+(SUPPLEMENT §5.5): at a time ``t`` in frame ``i`` (elapsed_i <= t < elapsed_i + duration_i)
+they are interpolated between the *previous* Position packet and frame ``i``'s with the
+fraction ``(t - elapsed_i) / duration_i`` (angles the short way, as UE's FRotator lerp); an
+actor without a previous position is at its current one; without interpolation (CARLA: time
+factor >= 2) the fraction is 0, i.e. the previous position.
+
+A jump (seek, loop, far or backward move) rebuilds the world from the frame index: every event
+before the target (actors, parents, destructions, bounding boxes, traffic light times), the
+latest state packets at or before it, then the target frame — the same world a frame-by-frame
+replay reaches.  Collisions of the frames jumped over are not reported (CARLA's replayer never
+replays Collision packets; we report those of the frames replayed, and of the frame a jump
+lands in).
 """
 from __future__ import annotations
 
@@ -19,8 +29,11 @@ from .codec import ActorAdd, Frame, Recording
 from .codec.records import ACTOR_TYPES
 
 # what a rebuild (seek) replays of the frames before the target
-REBUILD = frozenset({'EventAdd', 'EventDel', 'EventParent', 'Collision', 'BoundingBox',
-                     'TriggerVolume', 'TrafficLightTime'})
+REBUILD = frozenset({'EventAdd', 'EventDel', 'EventParent', 'BoundingBox', 'TriggerVolume',
+                     'TrafficLightTime'})
+# state packets whose last recorded one holds until the next (Kinematics: see apply)
+STATE = ('Position', 'State', 'AnimVehicle', 'AnimWalker', 'VehicleLight', 'SceneLight')
+FAR = 50   # frames ahead beyond which moving on is a rebuild, not a frame-by-frame replay
 
 
 def ue_to_rep103(location_cm, rotation_deg):
@@ -101,12 +114,30 @@ class World:
 
     def reset(self) -> None:
         self.index = -1
+        self.elapsed = 0.0
         self.actors: dict[int, Actor] = {}
         self.state: dict[str, np.ndarray] = {}
-        self._next: Optional[tuple] = None
+        self.state_frame: dict[str, int] = {}   # name → index of the frame it came from
+        self._prev: Optional[tuple] = None       # (frame index, previous Position array)
 
     # -- frames -----------------------------------------------------------------------------
     def apply(self, fr: Frame, changes: FrameChanges) -> None:
+        """Frame ``fr`` replayed: its events, then its state packets."""
+        self.apply_events(fr, changes)
+        for name in STATE:
+            arr = fr.get(name)
+            if arr is not None:
+                self.state[name] = arr
+                self.state_frame[name] = fr.index
+        # Kinematics is left out of a frame without moving actors (SUPPLEMENT §5.6)
+        self.state['Kinematics'] = fr.get('Kinematics', np.zeros(0, self.rec.decoder.dtypes[
+            'Kinematics']))
+        self.index = fr.index
+        self.elapsed = fr.elapsed
+
+    def apply_events(self, fr: Frame, changes: FrameChanges) -> None:
+        """The events of ``fr``: actors added and destroyed, parents, collisions, bounding
+        boxes, trigger volumes, traffic light times."""
         self.errors.extend(fr.errors)
         for add in fr.get('EventAdd', []):
             self.actors[add.id] = Actor.from_add(add, fr.elapsed)
@@ -145,50 +176,58 @@ class World:
                 a = self.actors.get(int(r['id']))
                 if a is not None:
                     a.light_times = (float(r['green']), float(r['yellow']), float(r['red']))
-        for name in ('Position', 'State', 'AnimVehicle', 'AnimWalker', 'VehicleLight'):
-            arr = fr.get(name)
-            if arr is not None:
-                self.state[name] = arr
-        # Kinematics is left out of a frame without moving actors (SUPPLEMENT §5.6)
-        self.state['Kinematics'] = fr.get('Kinematics', np.zeros(0, self.rec.decoder.dtypes[
-            'Kinematics']))
-        self.index = fr.index
-        self.elapsed = fr.elapsed
 
-    def advance(self, target: int) -> FrameChanges:
-        """Bring the world to frame ``target``: forward frame by frame, or (backwards / far)
-        rebuilt from the events before it and the state of ``target`` itself."""
+    def advance(self, target: int, jump: bool = False) -> FrameChanges:
+        """Bring the world to frame ``target``.  Replay (``jump`` false): frame by frame,
+        every event of the frames passed is reported.  A jump (a seek, a loop) or a backward or
+        far move: the world is rebuilt (see the module text) and only the target frame's
+        collisions are reported; ``added``/``removed`` say how the actor set changed."""
         changes = FrameChanges()
         target = max(0, min(target, len(self.rec) - 1))
-        if target < self.index or target - self.index > 50:
-            before = set(self.actors)
-            self.reset()
-            changes.reset = True
-            for fr in self.rec.event_frames(REBUILD):
-                if fr.index >= target:
-                    break
-                scratch = FrameChanges()
-                self.apply(fr, scratch)
-            self.apply(self.rec.frame(target), changes)
-            changes.removed = sorted(before - set(self.actors))
-            changes.added = sorted(set(self.actors) - before)
+        if target == self.index:
             return changes
-        for i in range(self.index + 1, target + 1):
-            self.apply(self.rec.frame(i), changes)
+        if self.index < target <= self.index + FAR:   # near ahead: frame by frame
+            for i in range(self.index + 1, target + 1):
+                if jump and i == target:
+                    changes.collisions.clear()          # only the landing frame's
+                self.apply(self.rec.frame(i), changes)
+            return changes
+        before = set(self.actors)
+        self.reset()
+        changes.reset = True
+        scratch = FrameChanges()
+        for fr in self.rec.event_frames(REBUILD):
+            if fr.index >= target:
+                break
+            self.apply_events(fr, scratch)
+        for name in STATE:
+            j = self.rec.last_with(name, target - 1)
+            if j >= 0 and self.rec.last_with(name, target) != target:
+                arr = self.rec.frame(j, {name}).get(name)
+                if arr is not None:
+                    self.state[name], self.state_frame[name] = arr, j
+        self.apply(self.rec.frame(target), changes)
+        changes.removed = sorted(before - set(self.actors))
+        changes.added = sorted(set(self.actors) - before)
         return changes
 
     # -- poses ------------------------------------------------------------------------------
-    def _next_positions(self):
-        i = self.index + 1
-        if i >= len(self.rec):
+    def _previous_positions(self):
+        """The Position packet recorded before the current one (CARLA's PrevPos), or None."""
+        current = self.state_frame.get('Position', -1)
+        j = self.rec.last_with('Position', current - 1) if current > 0 else -1
+        if j < 0:
             return None
-        if self._next is None or self._next[0] != i:
-            self._next = (i, self.rec.frame(i, {'Position'}).get('Position'))
-        return self._next[1]
+        if self._prev is None or self._prev[0] != j:
+            self._prev = (j, self.rec.frame(j, {'Position'}).get('Position'))
+        return self._prev[1]
 
     def poses(self, t: Optional[float] = None, interpolate: bool = True):
         """(ids, location cm (n,3), rotation deg (n,3)) of every live actor at time ``t``
-        (Unreal units); actors without a Position record keep their spawn pose."""
+        (Unreal units), by CARLA's replayer rule (module text): between the previous and the
+        current Position packet, fraction ``(t − elapsed) / duration`` (0 without
+        ``interpolate``).  ``t=None``: the current frame's recorded positions as they are.
+        Actors without a Position record keep their spawn pose."""
         ids = np.fromiter(self.actors, np.int64, len(self.actors))
         loc = np.array([a.spawn_location for a in self.actors.values()], np.float64)
         rot = np.array([a.spawn_rotation for a in self.actors.values()], np.float64)
@@ -199,19 +238,21 @@ class World:
             order = np.argsort(ids)
             cur_loc = pos['location'].astype(np.float64)
             cur_rot = pos['rotation'].astype(np.float64)
-            nxt = self._next_positions() if interpolate and t is not None else None
-            duration = self.rec.durations[self.index]
-            if nxt is not None and len(nxt) and duration > 0 and t > self.elapsed:
-                alpha = min((t - self.elapsed) / duration, 1.0)
-                k = np.searchsorted(nxt['id'], pos['id'])
-                sorter = np.argsort(nxt['id'])
-                k = sorter[np.clip(np.searchsorted(nxt['id'], pos['id'], sorter=sorter), 0,
-                                   len(nxt) - 1)]
-                both = nxt['id'][k] == pos['id']
-                d_loc = nxt['location'][k].astype(np.float64) - cur_loc
-                d_rot = (nxt['rotation'][k].astype(np.float64) - cur_rot + 180.0) % 360.0 - 180.0
-                cur_loc = cur_loc + np.where(both[:, None], alpha * d_loc, 0.0)
-                cur_rot = cur_rot + np.where(both[:, None], alpha * d_rot, 0.0)
+            prev = self._previous_positions() if t is not None else None
+            if prev is not None and len(prev):
+                duration = float(self.rec.durations[self.index])
+                alpha = 0.0
+                if interpolate and duration > 0:
+                    alpha = min(max((t - self.elapsed) / duration, 0.0), 1.0)
+                sorter = np.argsort(prev['id'])
+                k = sorter[np.clip(np.searchsorted(prev['id'], pos['id'], sorter=sorter), 0,
+                                   len(prev) - 1)]
+                both = (prev['id'][k] == pos['id'])[:, None]
+                p_loc = prev['location'][k].astype(np.float64)
+                p_rot = prev['rotation'][k].astype(np.float64)
+                d_rot = (cur_rot - p_rot + 180.0) % 360.0 - 180.0
+                cur_loc = np.where(both, p_loc + alpha * (cur_loc - p_loc), cur_loc)
+                cur_rot = np.where(both, p_rot + alpha * d_rot, cur_rot)
             j = np.searchsorted(ids, pos['id'], sorter=order)
             j = order[np.clip(j, 0, len(ids) - 1)]
             hit = ids[j] == pos['id']

@@ -26,6 +26,12 @@ def run_node(node_class, argv=None) -> int:
     return stops.finish(code)
 
 
+def _logger_name(node_class) -> str:
+    """The name start-up failures are logged under: the node's name (a class attribute
+    ``NODE_NAME``) like every later line of the node, else the class name."""
+    return getattr(node_class, 'NODE_NAME', None) or node_class.__name__
+
+
 def _run(node_class, argv, stops) -> int:
     node = None
     try:
@@ -35,13 +41,13 @@ def _run(node_class, argv, stops) -> int:
                            signal_handler_options=SignalHandlerOptions.NO)
             except Exception as exc:  # rcl refuses the arguments (e.g. -p 'name:=')
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
-                rclpy.logging.get_logger(node_class.__name__).fatal(
+                rclpy.logging.get_logger(_logger_name(node_class)).fatal(
                     f'cannot start: invalid ROS arguments: {first}')
                 return 1
             try:
                 node = node_class()
             except (OSError, ValueError) as exc:
-                rclpy.logging.get_logger(node_class.__name__).fatal(f'cannot start: {exc}')
+                rclpy.logging.get_logger(_logger_name(node_class)).fatal(f'cannot start: {exc}')
                 return 1
             executor = MultiThreadedExecutor()
             executor.add_node(node)

@@ -104,6 +104,14 @@ def test_bad_files(tmp_path, capsys):
     assert run('info', str(bad))[0] == 2
     assert 'not a CARLA recorder' in capsys.readouterr().err
     assert run('info', str(tmp_path / 'missing.log'))[0] == 2
+    empty = tmp_path / 'empty.log'
+    empty.write_bytes(b'')
+    assert run('info', str(empty))[0] == 2
+    assert f'{empty}: InfoHeader @0: empty recording, no CARLA header' in capsys.readouterr().err
+    short = tmp_path / 'short.log'
+    short.write_bytes(b'\x01\x00\x0e\x00CARLA_REC')
+    assert run('info', str(short))[0] == 2
+    assert 'recording of 13 B is shorter than its CARLA header' in capsys.readouterr().err
     scene = Scene(seconds=2.0)
     data = io.BytesIO()
     write(data, scene)
@@ -129,5 +137,9 @@ def test_info_all_prints_the_newer_packets(tmp_path, layout):
     assert ' Vehicle wheel animations: 2' in lines
     if layout == 'ue5':
         assert ' Vehicle door animations: 1' in lines and '  Doors opened:  Trunk ' in lines
+        assert ' Physics Control events: 2' in lines and '   max_torque = 300' in lines
+        assert '   reverse_gear_ratios = 2.86' in lines
+        assert any(line.startswith('    wheel 3: axle_type 1 offset (-150, 80, 30) ')
+                   for line in lines)
     doc = json.loads(run('info', '--all', '--json', str(path))[1])
     assert doc['frames'] == scene.frames and doc['frames_list'][0]['FrameCounter'] == 1000

@@ -36,6 +36,50 @@ def v(fmt, *xyz):
     return struct.pack('<3' + fmt, *xyz)
 
 
+def wheel_ue5(i: int) -> bytes:
+    """One carla::rpc::WheelPhysicsControl as UE5's recorder writes it (its 208-B in-memory
+    image, natural alignment): padding bytes 0xEE, the lateral slip graph's std::vector
+    pointers (bytes 72..95) as garbage 0xCD."""
+    pad = b'\xee'
+    return (bytes([i % 2])                                       # 0 axle_type u8
+            + pad * 3 + struct.pack('<3f', 150.0, -80.0 + 160 * (i % 2), 30.0)  # 4 offset
+            + struct.pack('<9f', 37.0, 25.0, 30.0, 1000.0, 3.0, 1.0, 20.0, 20.0,
+                          70.0 if i < 2 else 0.0)                  # 16..51
+            + bytes([i < 2, 1, i >= 2, 1, 0, 0])                  # 52..57 six bools
+            + pad * 2 + struct.pack('<f', 30.0)                   # 60 max_wheelspin_rotation
+            + b'\x02' + pad * 7                                   # 64 torque combine, pad
+            + b'\xcd' * 24                                        # 72 std::vector (pointers)
+            + struct.pack('<3f', 0.0, 0.0, -1.0)                  # 96 suspension_axis
+            + struct.pack('<3f', 0.0, 0.0, 0.0)                   # 108 force offset
+            + struct.pack('<6f', 10.0, 10.0, 0.5, 0.5, 250.0, 50.0)  # 120..143
+            + struct.pack('<i', 3) + struct.pack('<f', 0.15)      # 144, 148
+            + b'\x01\x02' + pad * 2                               # 152 sweep shape, type
+            + struct.pack('<2f', 1500.0, 3000.0)                  # 156, 160 brake torques
+            + struct.pack('<i', i)                                # 164 wheel_index
+            + struct.pack('<9f', 1.0 * i, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0)  # 168..203
+            + pad * 4)                                            # 204..207 tail padding
+
+
+def physics_ue5() -> bytes:
+    """A UE5 PhysicsControl packet by hand: u16 count, u32 id, the scalars of
+    carla::rpc::VehiclePhysicsControl in write order, five u32-counted lists."""
+    head = (struct.pack('<I', 42)
+            + struct.pack('<6f', 300.0, 5000.0, 900.0, 1.0, 1.0, 600.0)  # max_torque … rev_down
+            + b'\x03' + struct.pack('<f', 0.5) + b'\x01'          # differential, split, auto
+            + struct.pack('<7f', 0.5, 4.0, 4500.0, 2000.0, 0.9, 1845.0, 0.3)
+            + struct.pack('<3f', 0.0, 0.0, -50.0)                 # center_of_mass
+            + struct.pack('<4f', 180.0, 140.0, 0.3, 2.5)          # chassis w/h, downforce, area
+            + struct.pack('<3f', 1.0, 1.0, 1.0)                   # inertia_tensor_scale
+            + struct.pack('<2f', 10.0, 0.866) + b'\x00')           # sleep x2, sweep collision
+    assert len(head) == 111
+    return (struct.pack('<H', 1) + head
+            + struct.pack('<I', 2) + struct.pack('<4f', 0, 500, 5000, 500)
+            + struct.pack('<I', 3) + struct.pack('<3f', 2.85, 2.02, 1.35)
+            + struct.pack('<I', 1) + struct.pack('<f', 2.86)
+            + struct.pack('<I', 2) + struct.pack('<4f', 0, 1, 10, 0.5)
+            + struct.pack('<I', 4) + b''.join(wheel_ue5(i) for i in range(4)))
+
+
 def frame_packets(f: str) -> bytes:
     """One frame with every packet 2..17 (f: 'f' UE4, 'd' UE5)."""
     add = (struct.pack('<H', 1) + struct.pack('<I', 42) + b'\x01' + v(f, 100.0, -200.0, 30.0)
@@ -67,6 +111,8 @@ def frame_packets(f: str) -> bytes:
             + struct.pack('<I', 4) + b''.join(struct.pack('<9f', 3.5, .25, 70, 37, 1500, 3000,
                                                           3, 17, 3000) + struct.pack('<3f', i, 0, 0)
                                               for i in range(4)))
+    if f == 'd':
+        phys = physics_ue5()
     tltime = struct.pack('<H', 1) + struct.pack('<I', 60) + struct.pack('<3f', 10, 3, 2)
     trig = struct.pack('<H', 1) + struct.pack('<I', 61) + v(f, 1, 2, 3) + v(f, 4, 5, 6)
     return b''.join([pk(2, add), pk(3, dele), pk(4, parent), pk(5, coll), pk(6, pos),
@@ -94,6 +140,15 @@ def test_header_golden_and_errors():
     with pytest.raises(CodecError) as err:
         decode_header(HEADER[:20])
     assert err.value.kind == TRUNCATED
+    assert 'recording of 20 B is shorter than its CARLA header' in str(err.value)
+    with pytest.raises(CodecError) as err:
+        decode_header(b'')
+    assert err.value.kind == TRUNCATED and 'empty recording, no CARLA header' in str(err.value)
+    for cut in (1, 3, 10, 30):   # inside version, magic length, magic, map name
+        with pytest.raises(CodecError) as err:
+            decode_header(HEADER[:cut])
+        assert err.value.kind == TRUNCATED
+        assert f'recording of {cut} B is shorter than its CARLA header' in str(err.value)
 
 
 @pytest.mark.parametrize('f,vector', [('f', 'UE4'), ('d', 'UE5')])
@@ -134,8 +189,9 @@ def test_every_packet_golden(f, vector):
     assert b['origin'].tolist() == [0, 0, 70] and b['extent'].tolist() == [230, 100, 75]
     assert fr.get('PlatformTime') == 123.5
     ph = fr.get('PhysicsControl')[0]
-    if f == 'd':  # UE5's physics control differs entirely: kept as bytes, id read
-        assert ph.id == 42 and len(ph.raw) == 53 + 4 + 16 + 4 + 12 + 4 + 8 + 4 + 4 * 48
+    if f == 'd':  # UE5's physics control has its own layout (checked in its own test)
+        assert ph.layout == 'ue5' and ph.id == 42 and len(ph.raw) == 111 + 20 + 16 + 8 + 20 \
+            + 4 + 4 * 208
         ph = None
     assert ph is None or (ph.id == 42 and ph.values['max_rpm'] == 6000
                           and ph.values['use_gear_autobox'])
@@ -162,6 +218,46 @@ def test_physics_control_wheels_of_0910_sized_from_the_packet():
     ph = rec.frame(0).get('PhysicsControl')[0]
     assert ph.wheels.dtype.itemsize == 36 and ph.wheels['position'][1].tolist() == [1, 2, 3]
     assert 'long_stiff_value' not in ph.wheels.dtype.names
+
+
+def test_physics_control_ue5_layout_golden():
+    rec = Recording(hand_file('d', pk(15, physics_ue5())))
+    assert rec.layout.vector == '<f8'
+    fr = rec.frame(0)
+    assert fr.errors == []
+    first, ph = fr.get('PhysicsControl')           # the frame's packet and the extra one
+    assert ph.layout == 'ue5' and ph.id == 42 and ph.raw == first.raw
+    v = ph.values
+    assert (v['max_torque'], v['max_rpm'], v['idle_rpm'], v['rev_down_rate']) == \
+        (300, 5000, 900, 600)
+    assert v['differential_type'] == 3 and v['front_rear_split'] == 0.5
+    assert v['use_automatic_gears'] is True and v['use_sweep_wheel_collision'] is False
+    assert (v['final_ratio'], v['change_up_rpm'], v['mass']) == (4, 4500, 1845)
+    assert v['center_of_mass'] == (0, 0, -50) and v['inertia_tensor_scale'] == (1, 1, 1)
+    assert (v['chassis_width'], v['drag_area']) == (180, 2.5)
+    assert v['sleep_slope_limit'] == pytest.approx(0.866)
+    assert ph.torque_curve.tolist() == [(0, 500), (5000, 500)]
+    assert ph.forward_gears['ratio'].tolist() == pytest.approx([2.85, 2.02, 1.35])
+    assert ph.reverse_gears['ratio'].tolist() == pytest.approx([2.86])
+    assert ph.steering_curve.tolist() == [(0, 1), (10, 0.5)]
+    w = ph.wheels
+    assert len(w) == 4 and w.dtype.itemsize == 208
+    assert w['axle_type'].tolist() == [0, 1, 0, 1]
+    assert w['offset'][1].tolist() == [150, 80, 30] and w['wheel_radius'][0] == 37
+    assert w['max_steer_angle'].tolist() == [70, 70, 0, 0]
+    assert w['affected_by_steering'].tolist() == [1, 1, 0, 0]
+    assert w['affected_by_handbrake'].tolist() == [0, 0, 1, 1]
+    assert w['max_wheelspin_rotation'][0] == 30 and w['external_torque_combine_method'][0] == 2
+    assert w['suspension_axis'][0].tolist() == [0, 0, -1] and w['spring_preload'][0] == 50
+    assert w['suspension_smoothing'][0] == 3 and w['rollbar_scaling'][0] == pytest.approx(.15)
+    assert (w['sweep_shape'][0], w['sweep_type'][0]) == (1, 2)
+    assert (w['max_brake_torque'][0], w['max_hand_brake_torque'][0]) == (1500, 3000)
+    assert w['wheel_index'].tolist() == [0, 1, 2, 3]
+    assert w['location'][3].tolist() == [3, 2, 3] and w['velocity'][0].tolist() == [7, 8, 9]
+    # a record cut short is reported, the frame's other packets kept
+    bad = Recording(hand_file('d', pk(15, physics_ue5()[:-4])))
+    assert [e.kind for e in bad.frame(0).errors] == [TRUNCATED]
+    assert bad.frame(0).get('Position') is not None
 
 
 def ids18(table):

@@ -2,6 +2,8 @@
 actor list, markers (boxes, labels, DELETE on destroy), traffic lights, collisions, controls,
 hero odometry, interpolation, pause/resume/seek, follow actor — checked against the generator's
 Scene formulas."""
+import subprocess
+
 import numpy as np
 import pytest
 from nav_msgs.msg import Odometry
@@ -10,11 +12,16 @@ from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
+from ros_sim_bridge.carla.codec import Recording
 from ros_sim_bridge.carla.generator import SENSOR_OFFSET, Scene, write
+from ros_sim_bridge.carla.ros import conversions as convert
 from ros_sim_bridge.carla.ros.node import CarlaReplayerNode
+from ros_sim_bridge.carla.world import World
+from ros_sim_bridge.ros.stamps import seconds_to_stamp
 from ros_sim_bridge.msg import (CarlaActorList, CarlaCollision, CarlaTrafficLightList,
                                 CarlaVehicleControlList)
 from ros_sim_bridge.srv import CarlaSeek
+from ros_sim_bridge.tools.launcher import executable, ros_args
 from ros_sim_bridge.tools.session import call_service
 
 SCENE = Scene(seconds=8.0, rate=20.0, vehicles=4, walkers=1, traffic_lights=2)
@@ -118,12 +125,13 @@ def test_replay_state_frame_by_frame(ros, log_file):
     o = at(odom, 0.0)
     assert o.child_frame_id == 'hero' and o.pose.pose.position.x == pytest.approx(xyz[0])
 
-    # interpolation: halfway between two recorded frames
+    # interpolation as CARLA's replayer (SUPPLEMENT §5.5): t = 2.025 is halfway through the
+    # frame at 2.0, so halfway from the previous frame's pose (1.95) to that frame's (2.0)
     t_mid = 2.025
     assert seek(ros, t_mid) == pytest.approx(t_mid)
     h = tf_of(at(tf, t_mid), 'hero')
-    a, _ = expected_hero(2.0)
-    b, _ = expected_hero(2.05)
+    a, _ = expected_hero(1.95)
+    b, _ = expected_hero(2.0)
     assert [h.transform.translation.x, h.transform.translation.y] == \
         pytest.approx(((a + b) / 2)[:2].tolist(), abs=1e-4)
 
@@ -167,7 +175,7 @@ def test_follow_hero_and_start_time(ros, log_file):
     root = [x for x in msg.transforms if x.header.frame_id == 'hero']
     assert {x.child_frame_id for x in root} == {'map', f'carla/sensor_{SCENE.hero + SENSOR_OFFSET}'}
     inv = [x for x in root if x.child_frame_id == 'map'][0]
-    xyz, _ = expected_hero(t)
+    xyz, _ = expected_hero(t - 1.0 / SCENE.rate)   # at a frame's own time: the previous pose
     # hero → map is the inverse: map's origin seen from the hero is at distance |xyz|
     v = inv.transform.translation
     assert np.linalg.norm([v.x, v.y, v.z]) == pytest.approx(np.linalg.norm(xyz), abs=1e-3)
@@ -199,3 +207,152 @@ def test_damaged_recording_replays_what_is_before_the_damage(ros, tmp_path):
                              timeout=10.0)
     assert int(values['errors.truncated']) >= 2 and values['frames'] == str(len(rec))
     assert 'cut here' in values['last_error'] or 'Position' in values['last_error']
+
+
+@pytest.mark.parametrize('content,text', [
+    (b'', 'empty recording, no CARLA header'),
+    (b'\x01\x00\x0e\x00CARLA_RECORDER\x00\x00', 'recording of 20 B is shorter than its CARLA '
+                                                  'header')])
+def test_empty_or_short_file_is_one_fatal_line_under_the_node_name(tmp_path, content, text):
+    path = tmp_path / 'bad.log'
+    path.write_bytes(content)
+    out = subprocess.run([str(executable('carla_replayer')),
+                          *ros_args(parameters={'file': str(path)})],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and 'Traceback' not in out.stderr, out.stderr
+    fatal = [line for line in out.stderr.splitlines() if 'FATAL' in line]
+    assert len(fatal) == 1, out.stderr
+    assert '[carla_replayer]' in fatal[0] and 'CarlaReplayerNode' not in fatal[0]
+    assert f'cannot start: {path}: ' in fatal[0] and text in fatal[0]
+
+
+def only_in_frames(data: bytes, pid: int, frames: set) -> bytes:
+    """The recording with packet ``pid`` left out of every frame not in ``frames`` (as CARLA
+    writes event-like state, e.g. SceneLight, only when it changes)."""
+    rec = Recording(data)
+    out = bytearray(data[:rec.header.size])
+    for i in range(len(rec)):
+        start = int(rec.offsets[i])
+        out += data[start:start + 29]                      # its FrameStart packet
+        for p, off, size in rec.packets(i):
+            if p != pid or i in frames:
+                out += data[off - 5:off + size]
+    return bytes(out)
+
+
+def world_messages(world, t):
+    frames = convert.Frames()
+    stamp = seconds_to_stamp(t)
+    snap = convert.Snapshot.of(world, t)
+    return {'actors': convert.actor_list(world, snap, stamp, frames),
+            'tf': convert.transforms(world, snap, stamp, frames),
+            'markers': convert.actor_markers(world, snap, stamp, frames),
+            'lights': convert.traffic_lights(world, snap, stamp, frames),
+            'controls': convert.vehicle_controls(world, stamp, frames),
+            'odometry': convert.hero_odometry(world, snap, world.hero(), stamp, frames)}
+
+
+def test_seek_rebuilds_the_world_of_a_straight_replay(tmp_path):
+    """A seek to t (from before, from after, from far) gives the same actors, parents, TF,
+    markers, traffic lights, controls and odometry as replaying frame by frame to t; vehicle
+    lights recorded only when they change still hold after the jump."""
+    buf = __import__('io').BytesIO()
+    write(buf, SCENE)
+    first_coll = SCENE.collision_frames()[0]
+    data = only_in_frames(buf.getvalue(), 10, {0, first_coll})   # VehicleLight on change only
+    rec = Recording(data)
+    played = World(rec)
+    coll_seen = []
+    for target in sorted({first_coll + 3, SCENE.destroy_frame + 2, len(rec) - 2, 70}):
+        while played.index < target:
+            coll_seen += played.advance(played.index + 1).collisions
+        t = float(rec.elapsed[target]) + 0.4 * float(rec.durations[target])
+        expected = world_messages(played, t)
+        for start in (0, target - 7, len(rec) - 1):          # near, far and backward jumps
+            sought = World(rec)
+            sought.advance(start)
+            changes = sought.advance(rec.frame_at(t), jump=True)
+            assert [c.frame for c in changes.collisions] in ([], [rec.frame_ids[target]] * 2)
+            got = world_messages(sought, t)
+            for name, msg in expected.items():
+                assert got[name] == msg, (name, start, target)
+    assert len(coll_seen) == 2 * sum(f <= len(rec) - 2 for f in SCENE.collision_frames())
+    hero_light = [a.light_state for a in expected['actors'].actors if a.id == SCENE.hero]
+    assert hero_light == [1 | 2 | 8]     # the brake light of the first collision holds
+
+
+def test_seek_publishes_no_collision_it_jumped_over(ros, log_file):
+    """CARLA's replayer never replays Collision packets; ours publishes those of the frames it
+    replays and of the frame a seek lands in, never those of the frames a seek jumps over."""
+    frames = SCENE.collision_frames()
+    ros.start(CarlaReplayerNode, {'file': log_file, 'start_paused': True, 'publish_rate': 20.0})
+    actors = ros.collect(CarlaActorList, 'carla/actor_list')
+    coll = ros.collect(CarlaCollision, 'carla/collisions', 50)
+    at(actors, 0.0)
+    for t in (frames[0] - 2) / SCENE.rate, (frames[-1] + 2) / SCENE.rate:   # near and far
+        seek(ros, t)
+        at(actors, t)
+    seek(ros, (frames[0] - 1) / SCENE.rate)              # backwards, over all of them
+    at(actors, (frames[0] - 1) / SCENE.rate)
+    assert coll.messages == []
+    t_coll = frames[1] / SCENE.rate
+    seek(ros, t_coll)                                    # landing on a collision frame
+    got = coll.wait_for(2, 10.0)
+    assert [t_of(c.header.stamp) for c in got] == pytest.approx([t_coll] * len(got))
+    assert len(got) == 2 and {c.collision_id for c in got} == {frames[1], frames[1] + 10000}
+
+
+def test_units_and_axes_of_every_published_field():
+    """SUPPLEMENT §5.4 on golden bytes (UE4, written by hand): positions cm → m with y
+    flipped, rotations deg → rad with pitch and yaw flipped, Kinematics m/s and deg/s (y and
+    z of the angular velocity flipped), bounding box origin (cm, actor frame) and half sizes,
+    walker speed cm/s (CARLA records FWalkerControl.Speed) → m/s."""
+    import math
+    import struct
+
+    def s(text):
+        return struct.pack('<H', len(text)) + text.encode()
+
+    def pk(pid, data):
+        return struct.pack('<BI', pid, len(data)) + data
+
+    def add(aid, atype, blueprint, role):
+        return (struct.pack('<IB', aid, atype) + struct.pack('<6f', 0, 0, 0, 0, 0, 0)
+                + struct.pack('<I', 0) + s(blueprint) + struct.pack('<H', 1) + b'\x03'
+                + s('role_name') + s(role))
+    body = (pk(0, struct.pack('<Qdd', 1, -1.0, 0.0))
+            + pk(2, struct.pack('<H', 2) + add(7, 1, 'vehicle.audi.tt', 'hero')
+                 + add(8, 2, 'walker.pedestrian.0001', ''))
+            + pk(6, struct.pack('<H', 2) + struct.pack('<I6f', 7, 100, 200, 300, 0, 0, 90)
+                 + struct.pack('<I6f', 8, -50, 0, 0, 0, 30, 0))
+            + pk(9, struct.pack('<H', 1) + struct.pack('<If', 8, 140.0))
+            + pk(12, struct.pack('<H', 1) + struct.pack('<I6f', 7, 3, 4, 0.5, 90, 180, -360))
+            + pk(13, struct.pack('<H', 1) + struct.pack('<I6f', 7, 10, 20, 70, 230, 95, 75))
+            + pk(1, b''))
+    header = (b'\x01\x00' + s('CARLA_RECORDER') + struct.pack('<q', 0) + s('Town01'))
+    world = World(Recording(header + body))
+    world.advance(0)
+    msgs = world_messages(world, 0.0)
+    hero = [a for a in msgs['actors'].actors if a.id == 7][0]
+    walker = [a for a in msgs['actors'].actors if a.id == 8][0]
+    p = hero.pose.position
+    assert (p.x, p.y, p.z) == pytest.approx((1.0, -2.0, 3.0))
+    q = hero.pose.orientation                     # Unreal yaw +90° → −90° about +z
+    assert (q.w, q.x, q.y, q.z) == pytest.approx((math.sqrt(.5), 0, 0, -math.sqrt(.5)))
+    q = walker.pose.orientation                   # Unreal pitch +30° (nose up) → −30° about y
+    assert (q.w, q.x, q.y, q.z) == pytest.approx((math.cos(-math.pi / 12), 0,
+                                                  math.sin(-math.pi / 12), 0))
+    lin, ang = hero.twist.linear, hero.twist.angular   # map frame
+    assert (lin.x, lin.y, lin.z) == pytest.approx((3.0, -4.0, 0.5))
+    assert (ang.x, ang.y, ang.z) == pytest.approx((math.pi / 2, -math.pi, 2 * math.pi))
+    o, e = hero.bounding_box_origin, hero.bounding_box_extent
+    assert (o.x, o.y, o.z) == pytest.approx((0.1, -0.2, 0.7))
+    assert (e.x, e.y, e.z) == pytest.approx((2.3, 0.95, 0.75))
+    assert walker.walker_speed == pytest.approx(1.4)
+    odom = msgs['odometry']                        # twist in the hero's own frame (FLU)
+    v = odom.twist.twist.linear                    # map (3, −4) seen from a −90° yaw: (4, 3)
+    assert (v.x, v.y, v.z) == pytest.approx((4.0, 3.0, 0.5), abs=1e-6)
+    box = [m for m in msgs['markers'].markers if m.ns == 'carla_actors' and m.id == 7][0]
+    c = box.pose.position                          # origin rotated by the hero's yaw
+    assert (c.x, c.y, c.z) == pytest.approx((1.0 - 0.2, -2.0 - 0.1, 3.7))
+    assert (box.scale.x, box.scale.y, box.scale.z) == pytest.approx((4.6, 1.9, 1.5))

@@ -9,8 +9,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from ros_sim_bridge.core.binary import (BAD_MAGIC, BAD_VALUE, CodecError, encode_prefixed_string,
-                                        prefixed_string, unpack_from)
+from ros_sim_bridge.core.binary import (BAD_MAGIC, BAD_VALUE, TRUNCATED, CodecError,
+                                        encode_prefixed_string, prefixed_string, unpack_from)
 
 MAGIC = 'CARLA_RECORDER'
 SUPPORTED_VERSIONS = (1,)
@@ -37,9 +37,29 @@ def encode_string(text: str, message: str = 'string', field: str = 'text') -> by
 
 
 def decode_header(data) -> InfoHeader:
-    """The info header at the start of ``data``; CodecError on a wrong magic or version."""
+    """The info header at the start of ``data``; CodecError on an empty or short file, a wrong
+    magic or version."""
+    n = len(data)
+    if n == 0:
+        raise CodecError('InfoHeader', 'empty recording, no CARLA header', offset=0,
+                         kind=TRUNCATED)
+    try:
+        return _decode_header(data)
+    except CodecError as err:
+        if err.kind != TRUNCATED:
+            raise
+        raise CodecError('InfoHeader', f'recording of {n} B is shorter than its CARLA header '
+                         f'(version, magic, date, map name): {err.detail}', field=err.field,
+                         offset=err.offset, kind=TRUNCATED) from None
+
+
+def _decode_header(data) -> InfoHeader:
+    n = len(data)
     (version,) = unpack_from(U16, data, 0, 'InfoHeader', 'version')
     (mlen,) = unpack_from(U16, data, 2, 'InfoHeader', 'magic.length')
+    if mlen == len(MAGIC) and 4 + mlen > n and MAGIC.encode().startswith(bytes(data[4:n])):
+        raise CodecError('InfoHeader', f'needs bytes 4..{4 + mlen}, have {n}',
+                         field='magic', offset=4, kind=TRUNCATED)
     if mlen != len(MAGIC) or bytes(data[4:4 + mlen]) != MAGIC.encode():
         got = bytes(data[4:4 + min(mlen, 32)])
         raise CodecError('InfoHeader', f'magic is {got!r}, not {MAGIC!r}: not a CARLA recorder '

@@ -25,6 +25,9 @@ _SAMPLES = 8  # packets of each id >= 18 kept for telling the id tables apart
 _KEPT = frozenset((2, 3, 4, 5, 13, 16, 17))
 _KEPT_IDS = np.array(sorted(_KEPT), np.uint8)
 _PROBE_IDS = np.array([2, 6, 12, 13, 17], np.uint8)
+# state packets a frame may leave out (the last one recorded still holds): Position, State,
+# AnimVehicle, AnimWalker, VehicleLight, SceneLight
+_STATE_IDS = (6, 7, 8, 9, 10, 11)
 EVENTS = frozenset(('EventAdd', 'EventDel', 'EventParent', 'Collision'))
 
 
@@ -100,6 +103,9 @@ class Recording:
         kept = np.isin(ids, _KEPT_IDS) & (sizes > 2)
         self.events = list(zip(frame_of[kept].tolist(), ids[kept].tolist(),
                                (offsets[kept] + 5).tolist(), sizes[kept].tolist()))
+        # frames holding each state packet (positions, lights, animations): a jump finds the
+        # latest one at or before its target without walking the frames in between
+        self._state_frames = {pid: np.unique(frame_of[ids == pid]) for pid in _STATE_IDS}
         probe = np.flatnonzero(np.isin(ids, _PROBE_IDS))[:64]
         self._probes = list(zip(ids[probe].tolist(), (offsets[probe] + 5).tolist(),
                                 sizes[probe].tolist()))
@@ -188,6 +194,13 @@ class Recording:
     def frame_at(self, t: float) -> int:
         """Index of the frame with elapsed <= t (0 before the first)."""
         return max(int(np.searchsorted(self.elapsed, t, side='right')) - 1, 0)
+
+    def last_with(self, name: str, i: int) -> int:
+        """Index of the latest frame <= ``i`` holding a ``name`` packet (a state packet:
+        Position, State, AnimVehicle, AnimWalker, VehicleLight, SceneLight), −1 if none."""
+        frames = self._state_frames[self.layout.packet_id(name)]
+        k = int(np.searchsorted(frames, i, side='right')) - 1
+        return int(frames[k]) if k >= 0 else -1
 
     def packets(self, i: int) -> Iterator[tuple[int, int, int]]:
         """(id, data offset, size) of every packet of frame ``i`` after its FrameStart."""

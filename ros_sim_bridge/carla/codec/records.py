@@ -152,7 +152,8 @@ class ActorAdd:
 
 @dataclass
 class PhysicsControl:
-    """One vehicle's physics control (UE4 layout; wheels of 36 B in 0.9.10, 48 B later)."""
+    """One vehicle's physics control: UE4 layout (wheels of 36 B in 0.9.10, 48 B later) or
+    UE5 layout (``reverse_gears`` set, wheels of 208 B; see :data:`PHYSICS_HEAD_UE5`)."""
     id: int
     values: dict
     torque_curve: np.ndarray
@@ -160,6 +161,11 @@ class PhysicsControl:
     steering_curve: np.ndarray
     wheels: np.ndarray
     raw: bytes = b''
+    reverse_gears: Optional[np.ndarray] = None   # UE5 only
+
+    @property
+    def layout(self) -> str:
+        return 'ue4' if self.reverse_gears is None else 'ue5'
 
 
 @dataclass
@@ -188,6 +194,49 @@ WHEEL_FIELDS_0913 = WHEEL_FIELDS_0910 + ['lat_stiff_max_load', 'lat_stiff_value'
 WHEELS = {36: np.dtype([(n, '<f4') for n in WHEEL_FIELDS_0910] + [('position', '<f4', (3,))]),
           48: np.dtype([(n, '<f4') for n in WHEEL_FIELDS_0913] + [('position', '<f4', (3,))])}
 WHEEL_ANIM = np.dtype([('location', 'u1'), ('steering', '<f4'), ('rotation', '<f4')])
+
+# UE5 (0.10.x, ue5-dev) PhysicsControl record: CarlaRecorderPhysicsControl::Write writes the
+# u32 actor id, then each scalar of carla::rpc::VehiclePhysicsControl with WriteValue
+# (sizeof(T) bytes, packed one after the other: f32, u8 differential type, bool), vectors as
+# carla::geom::Vector3D (3 × f32 even in UE5), then five WriteStdVector lists (u32 count +
+# count × sizeof(T)): torque curve (Vector2D, 2 × f32), forward and reverse gear ratios (f32),
+# steering curve (Vector2D), wheels (carla::rpc::WheelPhysicsControl written as its in-memory
+# image, see WHEEL_UE5).
+PHYSICS_HEAD_UE5 = struct.Struct('<I6fBf?7f3f4f3f2f?')   # 111 B
+PHYSICS_HEAD_UE5_NAMES = (
+    'max_torque', 'max_rpm', 'idle_rpm', 'brake_effect', 'rev_up_moi', 'rev_down_rate',
+    'differential_type', 'front_rear_split', 'use_automatic_gears', 'gear_change_time',
+    'final_ratio', 'change_up_rpm', 'change_down_rpm', 'transmission_efficiency', 'mass',
+    'drag_coefficient', 'center_of_mass', 'chassis_width', 'chassis_height',
+    'downforce_coefficient', 'drag_area', 'inertia_tensor_scale', 'sleep_threshold',
+    'sleep_slope_limit', 'use_sweep_wheel_collision')
+RATIO = np.dtype([('ratio', '<f4')])
+# carla::rpc::WheelPhysicsControl is not packed and holds a std::vector (lateral_slip_graph),
+# so WriteValue writes its natural-alignment image: 208 B on the 64-bit ABIs CARLA builds for
+# (Linux clang, Windows MSVC: 24-B std::vector, 8-B alignment).  Bytes 72..95 are the vector's
+# pointers (the slip graph itself is not in the file) and the padding bytes are undefined:
+# neither is decoded.
+_WHEEL_UE5_FIELDS = (
+    ('axle_type', 'u1', 0), ('offset', ('<f4', (3,)), 4), ('wheel_radius', '<f4', 16),
+    ('wheel_width', '<f4', 20), ('wheel_mass', '<f4', 24), ('cornering_stiffness', '<f4', 28),
+    ('friction_force_multiplier', '<f4', 32), ('side_slip_modifier', '<f4', 36),
+    ('slip_threshold', '<f4', 40), ('skid_threshold', '<f4', 44),
+    ('max_steer_angle', '<f4', 48), ('affected_by_steering', 'u1', 52),
+    ('affected_by_brake', 'u1', 53), ('affected_by_handbrake', 'u1', 54),
+    ('affected_by_engine', 'u1', 55), ('abs_enabled', 'u1', 56),
+    ('traction_control_enabled', 'u1', 57), ('max_wheelspin_rotation', '<f4', 60),
+    ('external_torque_combine_method', 'u1', 64), ('suspension_axis', ('<f4', (3,)), 96),
+    ('suspension_force_offset', ('<f4', (3,)), 108), ('suspension_max_raise', '<f4', 120),
+    ('suspension_max_drop', '<f4', 124), ('suspension_damping_ratio', '<f4', 128),
+    ('wheel_load_ratio', '<f4', 132), ('spring_rate', '<f4', 136),
+    ('spring_preload', '<f4', 140), ('suspension_smoothing', '<i4', 144),
+    ('rollbar_scaling', '<f4', 148), ('sweep_shape', 'u1', 152), ('sweep_type', 'u1', 153),
+    ('max_brake_torque', '<f4', 156), ('max_hand_brake_torque', '<f4', 160),
+    ('wheel_index', '<i4', 164), ('location', ('<f4', (3,)), 168),
+    ('old_location', ('<f4', (3,)), 180), ('velocity', ('<f4', (3,)), 192))
+WHEEL_UE5 = np.dtype({'names': [f[0] for f in _WHEEL_UE5_FIELDS],
+                      'formats': [f[1] for f in _WHEEL_UE5_FIELDS],
+                      'offsets': [f[2] for f in _WHEEL_UE5_FIELDS], 'itemsize': 208})
 
 
 class PacketDecoder:
@@ -280,9 +329,7 @@ class PacketDecoder:
         """UE4 layout; the wheel record size (36 or 48 B) is the one that fills the packet."""
         n = self.count(data, message)
         if self.layout.vector != '<f4':
-            # UE5's layout differs entirely: kept as bytes; records start with the actor id
-            aid = U32.unpack_from(data, 2)[0] if n == 1 and len(data) >= 6 else -1
-            return [PhysicsControl(aid, {}, None, None, None, None, bytes(data[2:]))]
+            return self._physics_ue5(data, message, n)
         errors = []
         for wheel_size in (48, 36):
             try:
@@ -312,6 +359,39 @@ class PacketDecoder:
         if off != len(data):
             raise CodecError(message, f'{len(data) - off} B left after {n} physics records '
                              f'with {wheel_size}-B wheels', offset=off, kind=UNKNOWN_LAYOUT)
+        return out
+
+    def _physics_ue5(self, data, message, n) -> list:
+        """UE5 layout (:data:`PHYSICS_HEAD_UE5`, lists sized by their counts, wheels of
+        :data:`WHEEL_UE5`); the records must fill the packet exactly."""
+        off, out = 2, []
+        for i in range(n):
+            start = off
+            head = unpack_from(PHYSICS_HEAD_UE5, data, off, message, f'[{i}]')
+            off += PHYSICS_HEAD_UE5.size
+            lists = []
+            for name, dtype in (('torque_curve', CURVE), ('forward_gears', RATIO),
+                                ('reverse_gears', RATIO), ('steering_curve', CURVE),
+                                ('wheels', WHEEL_UE5)):
+                (k,) = unpack_from(U32, data, off, message, f'[{i}].{name}.count')
+                if k > 64:
+                    raise CodecError(message, f'{k} {name}: absurd', field=f'[{i}].{name}',
+                                     offset=off, kind=BAD_VALUE)
+                lists.append(records(dtype, data, off + 4, k, message, f'[{i}].{name}'))
+                off += 4 + k * dtype.itemsize
+            flat = list(head[1:])
+            values = {}
+            for key in PHYSICS_HEAD_UE5_NAMES:   # the two Vector3D take three values each
+                if key in ('center_of_mass', 'inertia_tensor_scale'):
+                    values[key], flat = tuple(flat[:3]), flat[3:]
+                else:
+                    values[key], flat = flat[0], flat[1:]
+            torque, fwd, rev, steer, wheels = lists
+            out.append(PhysicsControl(head[0], values, torque, fwd, steer, wheels,
+                                      raw=bytes(data[start:off]), reverse_gears=rev))
+        if off != len(data):
+            raise CodecError(message, f'{len(data) - off} B left after {n} UE5 physics records',
+                             offset=off, kind=UNKNOWN_LAYOUT)
         return out
 
     def WalkerBones(self, data, message: str) -> list:
@@ -403,6 +483,18 @@ class PacketEncoder:
         parts = [U16.pack(len(controls))]
         for c in controls:
             v = c.values
+            if c.reverse_gears is not None:   # UE5 layout
+                head = []
+                for key in PHYSICS_HEAD_UE5_NAMES:
+                    head.extend(v[key] if key in ('center_of_mass', 'inertia_tensor_scale')
+                                else (v[key],))
+                parts.append(PHYSICS_HEAD_UE5.pack(c.id, *head))
+                for arr, dtype in ((c.torque_curve, CURVE), (c.forward_gears, RATIO),
+                                   (c.reverse_gears, RATIO), (c.steering_curve, CURVE),
+                                   (c.wheels, WHEEL_UE5)):
+                    parts.append(U32.pack(len(arr))
+                                 + np.asarray(arr, dtype).tobytes())
+                continue
             parts.append(PHYSICS_HEAD.pack(c.id, *(v[k] for k in PHYSICS_HEAD_NAMES),
                                            *v['center_of_mass']))
             for arr in (c.torque_curve, c.forward_gears, c.steering_curve, c.wheels):

@@ -136,7 +136,7 @@ def actor_list(world: World, snap: Snapshot, stamp, frames: Frames) -> CarlaActo
             m.light_state = int(lights['state'][k])
         k = walk_rows.get(aid)
         if k is not None:
-            m.walker_speed = float(walk['speed'][k])
+            m.walker_speed = float(walk['speed'][k]) * 0.01   # cm/s (FWalkerControl.Speed)
         msg.actors.append(m)
     return msg
 

@@ -21,7 +21,6 @@ run consumers with ``use_sim_time:=true``.
 """
 from __future__ import annotations
 
-import mmap
 import sys
 import threading
 import time
@@ -41,7 +40,8 @@ from ros_sim_bridge.ros.params import declare_parameters
 from ros_sim_bridge.ros.qos import DATA, TF
 from ros_sim_bridge.ros.runner import run_node
 from ros_sim_bridge.ros.stamps import seconds_to_stamp
-from ..codec import Recording
+from ros_sim_bridge.core.binary import CodecError
+from ..cli import open_recording
 from ..world import World
 from . import conversions as convert
 
@@ -53,7 +53,8 @@ PARAMETERS = {
     'loop': (False, 'start again at start_time after end_time'),
     'start_paused': (False, 'wait for the carla/resume service before replaying'),
     'publish_rate': (20.0, 'Hz of publishing (wall clock); poses interpolated in between'),
-    'interpolate': (True, 'interpolate poses between frames (never at rate_factor >= 2)'),
+    'interpolate': (True, "poses as CARLA's replayer: previous frame's → this frame's; off (or "
+                          "rate_factor >= 2): the previous frame's pose"),
     'map_frame': ('map', 'world frame (ENU, REP-103)'),
     'actor_frame': ('actor_{id}', 'TF frame of an actor: {id}, {role}, {type} filled in'),
     'hero_frame': ('hero', "TF frame of the hero (role_name 'hero'); '' to use actor_frame"),
@@ -70,14 +71,18 @@ PARAMETERS = {
 
 
 class CarlaReplayerNode(Node):
+    NODE_NAME = 'carla_replayer'
+
     def __init__(self, **kwargs):
-        super().__init__('carla_replayer', **kwargs)
+        super().__init__(self.NODE_NAME, **kwargs)
         self.p = p = declare_parameters(self, PARAMETERS)
         if not p.file:
             raise ValueError('parameter file: the .log file to replay is required')
-        with open(p.file, 'rb') as f:
-            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        self.rec = Recording(data, vector=p.layout_vector or None, ids=p.layout_ids or None)
+        try:
+            self.rec = open_recording(p.file, vector=p.layout_vector or None,
+                                      ids=p.layout_ids or None)
+        except CodecError as err:   # empty, short, not a recording: one clear line, exit 1
+            raise ValueError(f'{p.file}: {err}') from None
         self.world = World(self.rec)
         self.frames = convert.Frames(p.map_frame, p.actor_frame, p.hero_frame)
         self.diagnostics = Diagnostics(self, period=p.diagnostics_period)
@@ -108,6 +113,7 @@ class CarlaReplayerNode(Node):
         self.t_end = end if p.end_time == 0 else min(self._absolute(p.end_time), end)
         self.t = self.t_start
         self.paused = p.start_paused
+        self.jump = True     # the next publish follows a seek, a loop or the start (World.advance)
         self.finished = False
         self.closing = False
         self.last_wall = time.monotonic()
@@ -139,6 +145,7 @@ class CarlaReplayerNode(Node):
     def _seek(self, request, response):
         with self.lock:
             self.t = self._absolute(request.time)
+            self.jump = True
             self.finished = False
             self.last_wall = time.monotonic()
             response.time = self.t
@@ -157,19 +164,21 @@ class CarlaReplayerNode(Node):
                 self.last_wall = now
                 if self.t >= self.t_end:
                     if self.p.loop and not self.paused:
-                        self.t = self.t_start
+                        self.t, self.jump = self.t_start, True
                     else:
                         self.t, self.finished = self.t_end, True
-                t = self.t
-            self.publish_at(t)
+                t, jump, self.jump = self.t, self.jump, False
+            self.publish_at(t, jump)
         except Exception as exc:  # never go silent: count, log (rate-limited), keep ticking
             if not self.closing:
                 self.diagnostics.bad_input(self.stats, exc)
 
-    def publish_at(self, t: float) -> None:
+    def publish_at(self, t: float, jump: bool = False) -> None:
+        """Everything at recording time ``t``; ``jump``: after a seek or a loop, the world is
+        rebuilt and collisions of the frames jumped over are not published."""
         p, frames = self.p, self.frames
         index = self.rec.frame_at(t)
-        changes = self.world.advance(index)
+        changes = self.world.advance(index, jump)
         for err in self.world.errors:
             self.diagnostics.bad_input(self.stats, err)
         self.world.errors.clear()

@@ -47,7 +47,7 @@ def to_bag(rec: Recording, output: str, *, rate: float = 0.0, progress: bool = T
             next_t = t + (1.0 / rate if rate > 0 else 0.0)
             stamp = seconds_to_stamp(t)
             t_ns = base_ns + int(round(t * 1e9))
-            snap = convert.Snapshot.of(world, t, False)
+            snap = convert.Snapshot.of(world, None)   # each frame's recorded poses
             bag.write_msg('/clock', t_ns, Clock(clock=stamp))
             if world.actors:
                 bag.write_msg('/tf', t_ns, TFMessage(transforms=convert.transforms(
