@@ -32,6 +32,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from ros_sim_bridge.core.binary import CodecError
+from ros_sim_bridge.ibeo import geometry
 from ros_sim_bridge.ibeo.codec import commands as cmd
 from ros_sim_bridge.ibeo.codec import errors_warnings as err
 from ros_sim_bridge.ibeo.codec import objects as obj
@@ -416,8 +417,9 @@ class LuxScene:
         n_rays = len(h)
         ray_idx = np.arange(n_rays)
         for layer in range(4):
-            elev = sc.layer_elevations(np.full(n_rays, layer), h,
-                                       mirror_side=mirror if tilt else None, beam_tilt_rad=tilt)
+            elev = geometry.layer_elevations(np.full(n_rays, layer), h,
+                                             mirror_side=mirror if tilt else None,
+                                             beam_tilt_rad=tilt)
             cos_e = np.cos(elev)
             horiz = t_first.copy()
             owner = owner_first.copy()

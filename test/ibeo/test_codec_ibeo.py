@@ -13,6 +13,7 @@ from ros_sim_bridge.ibeo.codec import commands as C
 from ros_sim_bridge.ibeo.codec import errors_warnings as E
 from ros_sim_bridge.ibeo.codec import objects as O
 from ros_sim_bridge.ibeo.codec import scan as S
+from ros_sim_bridge.ibeo import geometry as G
 from ros_sim_bridge.ibeo.codec import vehicle_state as V
 from ros_sim_bridge.ibeo.codec.framing import make_framer
 from ros_sim_bridge.ibeo.codec.header import IbeoHeader, decode_header
@@ -139,15 +140,18 @@ def test_scan_golden_decode():
     scan = ibeo.decode_message(0x2202, golden_scan_body(GOLDEN_POINTS))
     assert isinstance(scan, S.LuxScan)
     assert scan.scan_number == 0x1234 and scan.scanner_status == 0x830B
+    # the table's units: 409.6 ns counts, angle ticks, cm (SI: test_ibeo_units.py)
     assert scan.sync_phase_offset == 7
-    assert scan.sync_phase_offset_s == pytest.approx(7 * 409.6e-9)
     assert scan.start_ntp == START_NTP and scan.end_ntp == END_NTP
-    assert scan.duration_s == pytest.approx(0.0222, abs=1e-9)
+    assert scan.duration_s == pytest.approx(0.0222, abs=1e-9)   # NTP 32.32 s fixed point
     assert scan.ticks_per_rotation == 11520
-    assert scan.start_angle == pytest.approx(math.radians(50))
-    assert scan.end_angle == pytest.approx(math.radians(-60))
-    assert scan.mounting_rpy_rad == pytest.approx((0.0, math.radians(0.25), math.radians(-0.5)))
-    assert scan.mounting_position_m == pytest.approx((1.5, -0.2, 0.5))
+    assert (scan.start_angle_ticks, scan.end_angle_ticks) == (1600, -1920)
+    assert (scan.mounting_yaw_ticks, scan.mounting_pitch_ticks, scan.mounting_roll_ticks) == \
+        (-16, 8, 0)
+    assert (scan.mounting_x_cm, scan.mounting_y_cm, scan.mounting_z_cm) == (150, -20, 50)
+    for si_view in ('start_angle', 'end_angle', 'mounting_rpy_rad', 'mounting_position_m',
+                    'sync_phase_offset_s', 'ticks_to_rad'):
+        assert not hasattr(scan, si_view), si_view      # SI lives in units/geometry/conversions
     assert scan.mirror_side == 1 and scan.upside_down
     assert scan.flag_names == ['dirt_labeled', 'mirror_side_rear']
     assert 'upside_down' in scan.status_names and 'motor_on' in scan.status_names
@@ -170,7 +174,7 @@ def test_scan_round_trip_is_byte_exact():
 
 def test_scan_xyz_four_layers():
     scan = S.decode_scan(golden_scan_body(GOLDEN_POINTS))
-    xyz, h = S.scan_xyz(scan)
+    xyz, h = G.scan_xyz(scan)
     assert xyz.dtype == np.float32 and xyz.shape == (4, 3)
     e3, e0 = math.radians(1.2), math.radians(-1.2)
     assert xyz[0] == pytest.approx([10 * math.cos(e3), 0, 10 * math.sin(e3)], abs=1e-5)
@@ -178,7 +182,7 @@ def test_scan_xyz_four_layers():
     assert h.tolist() == pytest.approx([0, math.pi / 2, math.radians(-60), math.radians(50)],
                                        abs=1e-6)
     # A custom table (astuff order) changes only z.
-    xyz2, _ = S.scan_xyz(scan, layer_elevations_deg=(1.6, 0.8, -0.8, -1.6))
+    xyz2, _ = G.scan_xyz(scan, layer_elevations_deg=(1.6, 0.8, -0.8, -1.6))
     assert xyz2[0, 2] == pytest.approx(10 * math.sin(math.radians(-1.6)), abs=1e-5)
 
 
@@ -189,21 +193,21 @@ def test_scan_xyz_eight_layer_mirror_tilt():
     pts['distance_cm'] = 10000
     pts['angle_ticks'] = [0, 2880]
     for side, sign in ((0, -1), (1, +1)):
-        xyz, _ = S.points_xyz(pts, 11520, mirror_side=side, beam_tilt_rad=tilt)
+        xyz, _ = G.points_xyz(pts, 11520, mirror_side=side, beam_tilt_rad=tilt)
         # h = 0: effective tilt = tilt/2·√2·sin(−π/4) = −tilt/2; offset 2·eff → ±tilt.
         assert math.degrees(math.asin(xyz[0, 2] / 100)) == pytest.approx(-1.2 + sign * 1.6,
                                                                          abs=1e-4)
         # h = 90°: sin(π/4 − π/4) = 0 → no tilt there.
         assert math.degrees(math.asin(xyz[1, 2] / 100)) == pytest.approx(-1.2, abs=1e-4)
-    up, _ = S.points_xyz(pts, 11520, mirror_side=0, beam_tilt_rad=tilt, upside_down=True)
+    up, _ = G.points_xyz(pts, 11520, mirror_side=0, beam_tilt_rad=tilt, upside_down=True)
     assert math.degrees(math.asin(up[0, 2] / 100)) == pytest.approx(0.4, abs=1e-4)
     # scan_xyz: mirror side from the scan, eight_layer only by configuration.
     scan = S.decode_scan(golden_scan_body([(0, 0, 0, 0, 10000, 1)]))
-    flat, _ = S.scan_xyz(scan)
+    flat, _ = G.scan_xyz(scan)
     assert math.degrees(math.asin(flat[0, 2] / 100)) == pytest.approx(-1.2, abs=1e-4)
-    tilted, _ = S.scan_xyz(scan, eight_layer=True, upside_down=False)
+    tilted, _ = G.scan_xyz(scan, eight_layer=True, upside_down=False)
     assert math.degrees(math.asin(tilted[0, 2] / 100)) == pytest.approx(0.4, abs=1e-4)
-    cloud = S.scan_cloud(scan, eight_layer=True, upside_down=False)
+    cloud = G.scan_cloud(scan, eight_layer=True, upside_down=False)
     assert cloud['layer'].tolist() == [4]
     assert math.hypot(cloud['x'][0], cloud['y'][0], cloud['z'][0]) == pytest.approx(100)
 
@@ -212,7 +216,7 @@ def test_scan_layer_outside_table_is_nan():
     pts = np.zeros(1, S.POINT_DTYPE)
     pts['layer'] = 7
     pts['distance_cm'] = 100
-    xyz, _ = S.points_xyz(pts)
+    xyz, _ = G.points_xyz(pts)
     assert np.isnan(xyz).all()
 
 

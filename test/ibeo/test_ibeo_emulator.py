@@ -13,6 +13,8 @@ from ros_sim_bridge.ibeo.codec import commands as C
 from ros_sim_bridge.ibeo.codec import errors_warnings as E
 from ros_sim_bridge.ibeo.codec import objects as O
 from ros_sim_bridge.ibeo.codec import scan as S
+from ros_sim_bridge.ibeo import geometry as G
+from ros_sim_bridge.ibeo.codec import units
 from ros_sim_bridge.ibeo.codec import vehicle_state as V
 from ros_sim_bridge.ibeo.codec.framing import make_framer
 from ros_sim_bridge.core.ntp import unix_ns_to_ntp
@@ -61,7 +63,7 @@ def test_scan_geometry_matches_the_scene():
     for _ in range(5):
         scene.step()
     scan = decode(scene.step())[0]
-    xyz, h = S.scan_xyz(scan)
+    xyz, h = G.scan_xyz(scan)
     p = scan.points
     # Ground hits (lower layers beyond ~24 m) lie 0.5 m below the sensor (mounting z).
     ground = p['flags'] == S.POINT_FLAG_GROUND
@@ -146,7 +148,7 @@ def test_eight_layers_alternate_mirror_sides():
     kwargs = dict(eight_layer=True, beam_tilt_rad=scene.param('BeamTilt'))
     elev = {}
     for scan in (front, rear):
-        xyz, h = S.scan_xyz(scan, **kwargs)
+        xyz, h = G.scan_xyz(scan, **kwargs)
         p = scan.points
         ground = p['flags'] == S.POINT_FLAG_GROUND
         if ground.any():                                               # front side only
@@ -156,7 +158,7 @@ def test_eight_layers_alternate_mirror_sides():
                                                       np.linalg.norm(xyz[ahead], axis=1)))
     assert elev[0].mean() == pytest.approx(1.2 - 1.6, abs=0.1)
     assert elev[1].mean() == pytest.approx(1.2 + 1.6, abs=0.1)
-    cloud = S.scan_cloud(rear, **kwargs)
+    cloud = G.scan_cloud(rear, **kwargs)
     assert set(np.unique(cloud['layer'])) == {4, 5, 6, 7}
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from ros_sim_bridge.ibeo.codec import scan as S
+from ros_sim_bridge.ibeo import geometry as G
 from ros_sim_bridge.ibeo.ros import lux_native
 from ros_sim_bridge.ibeo.ros.conversions import CLOUD_DTYPE, CloudBuilder, drop_mask, is_dense
 
@@ -49,7 +50,7 @@ def test_builder_geometry_matches_the_codec_formula(mirror_side, upside_down, ei
     tilt = math.radians(1.6)
     builder = CloudBuilder(native=native)
     got = builder.build(scan, eight_layer=eight_layer, beam_tilt=tilt)
-    want = S.scan_cloud(scan, eight_layer=eight_layer, beam_tilt_rad=tilt)
+    want = G.scan_cloud(scan, eight_layer=eight_layer, beam_tilt_rad=tilt)
     assert builder.nan_points == 0
     assert got.dtype == CLOUD_DTYPE
     for f in ('x', 'y', 'z'):
@@ -122,7 +123,7 @@ def test_each_scan_layout_gets_its_own_tables(native):
         scan = dataclass_replace(random_scan(500, side, down, seed=tpr + side),
                                  ticks_per_rotation=tpr)
         got = builder.build(scan, eight_layer=True, beam_tilt=tilt)
-        want = S.scan_cloud(scan, eight_layer=True, beam_tilt_rad=tilt)
+        want = G.scan_cloud(scan, eight_layer=True, beam_tilt_rad=tilt)
         for f in ('x', 'y', 'z'):
             np.testing.assert_allclose(got[f], want[f], rtol=1e-5, atol=2e-4)
 
@@ -172,7 +173,7 @@ def test_issue_trigger_gives_the_codec_formula_points_numpy():
     tilt = math.radians(1.6)
     for scan in trigger_scans():
         got = builder.build(scan, eight_layer=True, beam_tilt=tilt)
-        want = S.scan_cloud(scan, eight_layer=True, beam_tilt_rad=tilt)
+        want = G.scan_cloud(scan, eight_layer=True, beam_tilt_rad=tilt)
         for f in ('x', 'y', 'z'):
             np.testing.assert_allclose(got[f], want[f], rtol=1e-5, atol=2e-4,
                                        err_msg=f'scan {scan.scan_number} field {f}')
@@ -195,13 +196,13 @@ def test_kernel_is_only_given_live_tables(monkeypatch, cache):
     real_kernel = lux_native.KERNEL
     calls = []
 
-    def checking_kernel(wire, n, out, tick_trig, tilt_trig, layer_trig, k, lift):
+    def checking_kernel(wire, n, out, tick_trig, tilt_trig, layer_trig, k, m_per_cm, lift):
         live = {addr for ref, addr in made if ref() is not None}
         for name, addr in (('tick', tick_trig), ('tilt', tilt_trig)):
             if addr is not None:
                 assert addr in live, f'{name} table at 0x{addr:x} was freed before the call'
         calls.append(tilt_trig is not None)
-        return real_kernel(wire, n, out, tick_trig, tilt_trig, layer_trig, k, lift)
+        return real_kernel(wire, n, out, tick_trig, tilt_trig, layer_trig, k, m_per_cm, lift)
 
     monkeypatch.setattr(lux_native, 'tick_table', tracked(lux_native.tick_table))
     monkeypatch.setattr(lux_native, 'tilt_table', tracked(lux_native.tilt_table))
@@ -223,14 +224,14 @@ from dataclasses import replace
 import numpy as np
 sys.path += %r
 from test_lux_cloud import trigger_scans
-from ros_sim_bridge.ibeo.codec import scan as S
+from ros_sim_bridge.ibeo import geometry as G
 from ros_sim_bridge.ibeo.ros.conversions import CloudBuilder
 b = CloudBuilder(native=True)
 b.TRIG_CACHE = 1
 worst = 0.0
 for scan in trigger_scans(repeat=4):
     got = b.build(scan, eight_layer=True, beam_tilt=math.radians(1.6))
-    want = S.scan_cloud(scan, eight_layer=True, beam_tilt_rad=math.radians(1.6))
+    want = G.scan_cloud(scan, eight_layer=True, beam_tilt_rad=math.radians(1.6))
     for f in 'xyz':
         worst = max(worst, float(np.max(np.abs(got[f] - want[f]))))
 print(worst)
@@ -248,8 +249,8 @@ def test_one_cloud_dtype_and_star_import_of_the_conversions():
     exec('from ros_sim_bridge.ibeo.ros.conversions import *', namespace)
     from ros_sim_bridge.ibeo.ros import conversions
     assert set(conversions.__all__) <= set(namespace)
-    assert namespace['CLOUD_DTYPE'] is S.CLOUD_DTYPE
-    assert S.CLOUD_DTYPE.itemsize == 24 and S.CLOUD_DTYPE.names == (
+    assert namespace['CLOUD_DTYPE'] is G.CLOUD_DTYPE
+    assert G.CLOUD_DTYPE.itemsize == 24 and G.CLOUD_DTYPE.names == (
         'x', 'y', 'z', 'horizontal_angle', 'echo_width', 'layer', 'echo', 'flags')
-    assert [S.CLOUD_DTYPE.fields[n][1] for n in S.CLOUD_DTYPE.names] == [0, 4, 8, 12, 16, 20,
+    assert [G.CLOUD_DTYPE.fields[n][1] for n in G.CLOUD_DTYPE.names] == [0, 4, 8, 12, 16, 20,
                                                                         21, 22]

@@ -27,6 +27,7 @@ from ros_sim_bridge.ibeo.codec import errors_warnings as E
 from ros_sim_bridge.ibeo.codec import objects as O
 from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.codec import scan as S
+from ros_sim_bridge.ibeo import geometry as G
 from ros_sim_bridge.ibeo.codec import vehicle_state as V
 from ros_sim_bridge.ibeo.codec.header import MAGIC_BYTES, encode_message
 from ros_sim_bridge.core.ntp import unix_ns_to_ntp64
@@ -145,7 +146,7 @@ def numbered_scan(number: int) -> bytes:
 
 def expected_xyz(pts, **kw):
     scan = S.LuxScan(0, 0, 0, 0, 0, 11520, 0, 0, points=pts)
-    return S.scan_xyz(scan, **kw)
+    return G.scan_xyz(scan, **kw)
 
 
 # --- fixtures --------------------------------------------------------------------------------
@@ -278,7 +279,7 @@ def test_points_8_layers_two_mirror_sides_merged_with_tilt(ros, driver, closing)
     tilt = S.DEFAULT_8_LAYER_BEAM_TILT_RAD
     xyz_f, _ = expected_xyz(front, eight_layer=True, beam_tilt_rad=tilt)
     scan_r = S.LuxScan(0, 0, 0, 0, 0, 11520, 0, 0, flags=S.SCAN_FLAG_MIRROR_SIDE, points=rear)
-    xyz_r, _ = S.scan_xyz(scan_r, eight_layer=True, beam_tilt_rad=tilt)
+    xyz_r, _ = G.scan_xyz(scan_r, eight_layer=True, beam_tilt_rad=tilt)
     np.testing.assert_allclose(np.stack([cloud['x'], cloud['y'], cloud['z']], 1),
                                np.vstack([xyz_f, xyz_r]), atol=1e-4)
     # at h = 0 the front side looks 1.6° down, the rear side 1.6° up

@@ -1,8 +1,11 @@
 """The ibeo wire's units and their factors to SI (the units rule: README, "Units rule").
 
-The codec decodes every field in the unit the spec's table names for it (ibeo-lux-interface.txt
-§4 "Object: content": positions, sizes and sigmas in cm, velocities in cm/s, the box orientation
-in deg after undoing its 1/100 deg fixed point, the relative timestamp in ms).
+The codec decodes every field in the unit the spec's table names for it: 0x2202 scans (§3)
+keep angles in ticks, distances, echo widths and the mounting position in cm, the sync phase
+in 409.6 ns counts (:func:`ticks_to_rad`, :data:`CM`, :data:`SYNC_PHASE_TO_SI`; applied by
+``ibeo/geometry.py`` and ``ibeo/ros/conversions.py``); 0x2221 objects (§4 "Object: content")
+keep positions, sizes and sigmas in cm, velocities in cm/s, the box orientation in deg after
+undoing its 1/100 deg fixed point, the relative timestamp in ms.
 ``ibeo/ros/conversions.py`` applies :data:`OBJECT_TO_SI` on the way to ROS; encoders take the
 spec's units, and :data:`OBJECT_FROM_SI` turns SI values (e.g. a simulated scene) back into them.
 The table lives here, ROS-free, so offline tools convert with the same factors.
@@ -16,6 +19,21 @@ import numpy as np
 CM = 0.01                      # m per cm (also m/s per cm/s)
 MS = 1e-3                      # s per ms
 DEG = math.pi / 180.0          # rad per deg
+
+#: LUX 0x2202 scan (§3): the sync phase offset counts 409.6 ns ("conversion factor 409.6 ns").
+SYNC_PHASE_TO_SI = 409.6e-9    # s per count
+
+
+def rad_per_tick(ticks_per_rotation: int) -> float:
+    """LUX 0x2202 angles (§3): angle = 2π · ticks / ticks per rotation (the scan header's
+    "angle ticks per rotation", 11520 on a LUX: 1/32 deg)."""
+    return 2.0 * math.pi / ticks_per_rotation
+
+
+def ticks_to_rad(ticks, ticks_per_rotation: int):
+    """Angle ticks (a number or an array) → rad, ``ticks · rad_per_tick``."""
+    return ticks * rad_per_tick(ticks_per_rotation)
+
 
 #: LUX 0x2221 object field (OBJECT_DTYPE name) → factor from its wire unit to SI.  A field not
 #: listed is unitless (ids, ages in scans, classes) and passed through.
@@ -52,3 +70,4 @@ def scaled(records: np.ndarray, factors: dict) -> np.ndarray:
     for name, factor in factors.items():
         out[name] = out[name] * factor
     return out
+
