@@ -448,9 +448,9 @@ def test_errors_golden_multi_and_round_trip():
     (C.encode_save_config(), '0400 0000'),
     (C.encode_set_parameter('Scan frequency', 25.0), '1000 0000 0211 00190000'),
     (C.encode_set_parameter(0x1102, 6400, raw=True), '1000 0000 0211 00190000'),
-    (C.encode_set_parameter('start angle', math.radians(45)), '1000 0000 0011 A0050000'),
-    (C.encode_set_parameter('SensorMounting_Y', -0.25), '1000 0000 0112 E7FF0000'),
-    (C.encode_set_parameter('sync_angle_offset', math.radians(-1)), '1000 0000 0311 E03F0000'),
+    (C.encode_set_parameter('start angle', 45.0), '1000 0000 0011 A0050000'),   # deg
+    (C.encode_set_parameter('SensorMounting_Y', -25), '1000 0000 0112 E7FF0000'),     # cm
+    (C.encode_set_parameter('sync_angle_offset', -1.0), '1000 0000 0311 E03F0000'),   # i14
     (C.encode_set_parameter('SteerRatioPoly1', 0.5), '1000 0000 0D12 0000003F'),
     (C.encode_set_parameter('TCP Port', 12002), '1000 0000 0110 E22E0000'),
     (C.encode_get_parameter(0x1001), '1100 0000 0110'),
@@ -533,24 +533,30 @@ def test_get_status_reply_golden():
     assert e.value.kind == TRUNCATED
 
 
-@pytest.mark.parametrize('body,name,value', [
-    ('1100 0010 C800A8C0', 'IP address', '192.168.0.200'),
-    ('1100 0110 E22E0000', 'TCP Port', 12002),
-    ('1100 0211 800C0000', 'Scan frequency', 12.5),
-    ('1100 0111 80F80000', 'End angle', math.radians(-60)),
-    ('1100 0311 E0FF0000', 'Sync angle offset', math.radians(-1)),   # bits 14/15 ignored
-    ('1100 0012 96000000', 'SensorMounting_X', 1.5),
-    ('1100 0D12 0000003F', 'SteerRatioPoly1', 0.5),
-    ('1100 0133 18000000', 'DeviceType', 0x18),
-    ('1100 0233 17010000', 'BeamTilt', 0.0279),
-    ('1100 0599 78563412', '0x9905', 0x12345678),                   # unknown index: raw u32
+# §7.2 values as the table states them: 1/32 deg counts → deg, 1/256 Hz → Hz, cm stay cm,
+# BeamTilt 1/10000 rad → rad (SUPPLEMENT §3.2); SI (the services' values) in test_ibeo_units.py.
+@pytest.mark.parametrize('body,name,value,unit', [
+    ('1100 0010 C800A8C0', 'IP address', '192.168.0.200', ''),
+    ('1100 0110 E22E0000', 'TCP Port', 12002, ''),
+    ('1100 0211 800C0000', 'Scan frequency', 12.5, 'Hz'),             # 3200 / 256
+    ('1100 0111 80F80000', 'End angle', -60.0, 'deg'),                # -1920 / 32
+    ('1100 0311 E0FF0000', 'Sync angle offset', -1.0, 'deg'),         # bits 14/15 ignored
+    ('1100 0012 96000000', 'SensorMounting_X', 150.0, 'cm'),
+    ('1100 0312 40FF0000', 'SensorMounting_Yaw', -6.0, 'deg'),         # -192 / 32
+    ('1100 0912 B4000000', 'VehicleWidth', 180.0, 'cm'),
+    ('1100 1110 F4010000', 'CAN Baud Rate', 500, 'kBd'),
+    ('1100 0D12 0000003F', 'SteerRatioPoly1', 0.5, ''),
+    ('1100 0133 18000000', 'DeviceType', 0x18, ''),
+    ('1100 0233 17010000', 'BeamTilt', 0.0279, 'rad'),                # 279 / 10000
+    ('1100 0599 78563412', '0x9905', 0x12345678, ''),                 # unknown index: raw u32
 ])
-def test_get_parameter_reply_golden(body, name, value):
+def test_get_parameter_reply_golden(body, name, value, unit):
     r = C.decode_reply(hx(body))
     assert r.success and r.command_id == C.GET_PARAMETER
-    assert r.parameter.name == name
-    assert r.parameter.value == pytest.approx(value) if isinstance(value, float) else \
-        r.parameter.value == value
+    assert r.parameter.name == name and C.parameter(r.parameter.index).unit == unit
+    assert type(r.parameter.value) is type(value)
+    assert r.parameter.value == pytest.approx(value, rel=1e-12) if isinstance(value, float) \
+        else r.parameter.value == value
     assert C.encode_reply(r) == hx(body)
 
 
@@ -747,10 +753,14 @@ def test_split_messages_helper():
 
 def test_set_parameter_request_to_wire_value():
     # §7.1.4: the value travels as 32 bits, 2-byte values in the low half; SensorMounting_X is
-    # INT16 in cm, so -1.25 m = -125 = 0xFF83; an IP address is 4 bytes, first octet highest
+    # INT16 in cm (the codec's unit), so -125 cm = 0xFF83; an IP address is 4 bytes, first
+    # octet highest.  The SI form of the same requests: test_ibeo_units.py.
     x = C.parameter('SensorMounting_X')
-    assert C.raw_from_request(x, -1.25) == 0xFF83
-    assert C.raw_from_request(x, 0.0, ' -1.25 ') == 0xFF83
+    assert C.raw_from_request(x, -125) == 0xFF83
+    assert C.raw_from_request(x, 0.0, ' -125 ') == 0xFF83
+    assert C.raw_from_request(C.parameter('Start angle'), 50.0) == 1600     # deg, 1/32 deg
+    assert C.raw_from_request(C.parameter('End angle'), -60.0) == -1920 & 0xFFFF
+    assert C.raw_from_request(C.parameter('Scan frequency'), 25.0) == 6400
     assert C.raw_from_request(x, 0x12345678, raw=True) == 0x12345678
     assert C.raw_from_request(x, -1, raw=True) == 0xFFFFFFFF
     ip = C.parameter(0x1000)

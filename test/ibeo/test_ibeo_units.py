@@ -9,11 +9,82 @@ import struct
 import pytest
 from std_msgs.msg import Header
 
+from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.ibeo import geometry as G
+from ros_sim_bridge.ibeo.codec import commands as C
 from ros_sim_bridge.ibeo.codec import scan as S
 from ros_sim_bridge.ibeo.codec import units
 from ros_sim_bridge.ibeo.ros import conversions as convert
 from ros_sim_bridge.ibeo.ros import lux_native
+
+
+def hx(s: str) -> bytes:
+    return bytes.fromhex(s.replace(' ', ''))
+
+
+# --- command parameters (§7.2) -----------------------------------------------------------------
+
+# GetParameter replies (the bodies of test_codec_ibeo.test_get_parameter_reply_golden): the
+# services' value in SI, its text and unit.
+@pytest.mark.parametrize('body,si,text,unit', [
+    ('1100 0010 C800A8C0', math.nan, '192.168.0.200', ''),
+    ('1100 0110 E22E0000', 12002.0, '12002', ''),
+    ('1100 0211 800C0000', 12.5, '12.5', 'Hz'),
+    ('1100 0111 80F80000', math.radians(-60), None, 'rad'),
+    ('1100 0311 E0FF0000', math.radians(-1), None, 'rad'),
+    ('1100 0012 96000000', 1.5, '1.5', 'm'),
+    ('1100 0312 40FF0000', math.radians(-6), None, 'rad'),
+    ('1100 0912 B4000000', 1.8, '1.8', 'm'),
+    ('1100 1110 F4010000', 500.0, '500', 'kBd'),
+    ('1100 0233 17010000', 0.0279, '0.0279', 'rad'),
+])
+def test_parameter_reply_in_si(body, si, text, unit):
+    pv = C.decode_reply(hx(body)).parameter
+    value, got_text, got_unit = convert.parameter_reply_value(C.parameter(pv.index), pv.value)
+    assert got_unit == unit == units.parameter_si_unit(C.parameter(pv.index))
+    if math.isnan(si):
+        assert math.isnan(value)
+    else:
+        assert value == pytest.approx(si, rel=1e-12)
+    assert got_text == (text if text is not None else f'{si:g}')
+
+
+def test_parameter_angle_si_equals_tick_formula():
+    # 1/32 deg counts in SI are exactly the scan's 2π·ticks/11520 (spec §3), for every count
+    p = C.parameter('Start angle')
+    for raw in range(-1920, 1601):
+        si = units.parameter_to_si(p, C.parameter_from_raw(p, raw & 0xFFFF))
+        assert si == raw * (2.0 * math.pi / 11520)
+        assert C.parameter_to_raw(p, units.parameter_from_si(p, si)) == raw & 0xFFFF
+
+
+def test_set_parameter_request_in_si():
+    # the SetParameter service takes SI: -1.25 m = -125 cm = 0xFF83 (test_codec_ibeo has the
+    # same request in the codec's cm)
+    x = C.parameter('SensorMounting_X')
+    assert convert.parameter_request_raw(x, -1.25) == 0xFF83
+    assert convert.parameter_request_raw(x, 0.0, ' -1.25 ') == 0xFF83
+    assert convert.parameter_request_raw(x, 0.29) == 29           # rounded, not truncated
+    assert convert.parameter_request_raw(x, 0x12345678, raw=True) == 0x12345678
+    assert convert.parameter_request_raw(x, -1, raw=True) == 0xFFFFFFFF
+    assert convert.parameter_request_raw(C.parameter('Start angle'), math.radians(45)) == 1440
+    assert convert.parameter_request_raw(C.parameter('SensorMounting_Yaw'),
+                                         math.radians(-6)) == -192 & 0xFFFF
+    assert convert.parameter_request_raw(C.parameter('sync angle offset'),
+                                         math.radians(-1)) == 0x3FE0
+    assert convert.parameter_request_raw(C.parameter('Scan frequency'), 25.0) == 6400
+    assert convert.parameter_request_raw(C.parameter('BeamTilt'), 0.0279) == 279
+    assert convert.parameter_request_raw(C.parameter('TCP Port'), 12002.0) == 12002
+    ip = C.parameter(0x1000)
+    assert convert.parameter_request_raw(ip, 0.0, '192.168.0.1') == 0xC0A80001
+    with pytest.raises(CodecError):
+        convert.parameter_request_raw(ip, 3.0)                     # a number for an address
+    with pytest.raises(ValueError):
+        convert.parameter_request_raw(x, 0.0, 'one metre')
+    with pytest.raises(CodecError):
+        convert.parameter_request_raw(C.parameter('Start angle'), math.nan)
+    with pytest.raises(CodecError):
+        convert.parameter_request_raw(x, 400.0)                    # 40000 cm: not an INT16
 
 
 # --- 0x2202 scan (§3) ---------------------------------------------------------------------------
@@ -66,3 +137,4 @@ def test_scan_points_in_si(native):
     ref = G.scan_cloud(S.decode_scan(scan_body()))
     for name in ('x', 'y', 'z', 'horizontal_angle', 'echo_width'):
         assert cloud[name] == pytest.approx(ref[name], abs=1e-5), name
+

@@ -9,6 +9,11 @@ undoing its 1/100 deg fixed point, the relative timestamp in ms.
 ``ibeo/ros/conversions.py`` applies :data:`OBJECT_TO_SI` on the way to ROS; encoders take the
 spec's units, and :data:`OBJECT_FROM_SI` turns SI values (e.g. a simulated scene) back into them.
 The table lives here, ROS-free, so offline tools convert with the same factors.
+
+Command parameters (§7.2, ``commands.PARAMETERS``) are typed in the unit their table states
+(deg after undoing 1/32 deg, cm, Hz, BeamTilt rad); :data:`PARAMETER_UNITS_TO_SI` maps those
+units to SI, :func:`parameter_to_si` / :func:`parameter_from_si` apply it (the services of
+``ibeo/ros`` and the session's BeamTilt probe).
 """
 from __future__ import annotations
 
@@ -71,3 +76,31 @@ def scaled(records: np.ndarray, factors: dict) -> np.ndarray:
         out[name] = out[name] * factor
     return out
 
+
+#: §7.2 parameter unit (``commands.Parameter.unit``) → (SI unit, factor to SI).  Units not
+#: listed (kBd, plain counts, IP addresses) are passed through unchanged.
+PARAMETER_UNITS_TO_SI = {'deg': ('rad', DEG), 'cm': ('m', CM), 'Hz': ('Hz', 1.0),
+                         'rad': ('rad', 1.0)}
+
+
+def parameter_si_unit(p) -> str:
+    """The unit of :func:`parameter_to_si`'s value for parameter ``p`` ('' for plain counts)."""
+    return PARAMETER_UNITS_TO_SI.get(p.unit, (p.unit, None))[0]
+
+
+def parameter_to_si(p, value):
+    """A parameter value in its table unit (``commands.parameter_from_raw``) → SI; text (IP
+    addresses) and values of units without a factor pass through."""
+    factor = PARAMETER_UNITS_TO_SI.get(p.unit, (None, None))[1]
+    if factor is None or isinstance(value, str):
+        return value
+    return value * factor
+
+
+def parameter_from_si(p, value):
+    """SI value → the parameter's table unit (the inverse of :func:`parameter_to_si`; dividing
+    by the same factor, so 1/32 deg steps round exactly as 2π/11520 rad steps)."""
+    factor = PARAMETER_UNITS_TO_SI.get(p.unit, (None, None))[1]
+    if factor is None or isinstance(value, str):
+        return value
+    return value / factor

@@ -31,6 +31,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from ros_sim_bridge.ros import markers
 
+from ros_sim_bridge.ibeo.codec import commands as lux_commands
 from ros_sim_bridge.ibeo.codec import objects as lux_objects
 from ros_sim_bridge.ibeo.codec import scan as lux_scan
 from ros_sim_bridge.ibeo.codec import units
@@ -511,6 +512,33 @@ def vehicle_twist(s, header: Header) -> TwistStamped:
     return m
 
 
+# --- command parameters (services) ---------------------------------------------------------
+
+def parameter_request_raw(p: lux_commands.Parameter, value: float = 0.0, text: str = '',
+                          raw: bool = False) -> int:
+    """The 32-bit wire value of a SetParameter service request, which is in SI (rad, m, Hz):
+    ``value`` or a number in ``text`` goes to the table's unit (:func:`units.parameter_from_si`)
+    and then to the wire (``commands.raw_from_request``); an IP address in ``text`` and a
+    ``raw`` wire value go through unchanged.  CodecError or ValueError as raw_from_request."""
+    if raw:
+        return lux_commands.raw_from_request(p, value, raw=True)
+    text = text.strip()
+    if text and p.kind != 'ip':
+        value, text = float(text), ''
+    if not text:
+        value = units.parameter_from_si(p, value)
+    return lux_commands.raw_from_request(p, value, text)
+
+
+def parameter_reply_value(p: lux_commands.Parameter, value) -> tuple[float, str, str]:
+    """(value in SI, as text, its unit) of a GetParameter reply's value (in the table's unit):
+    NaN and the dotted quad for IP addresses; the unit from :func:`units.parameter_si_unit`."""
+    si = units.parameter_to_si(p, value)
+    if isinstance(si, str):
+        return float('nan'), si, ''
+    return float(si), f'{si:g}', units.parameter_si_unit(p)
+
+
 # --- errors and warnings -------------------------------------------------------------------
 
 def errors_statuses(ew, *, name_prefix: str, hardware_id: str, age_s: Optional[float] = None,
@@ -555,4 +583,5 @@ __all__ = ['CLOUD_DTYPE', 'drop_mask', 'CloudBuilder', 'is_dense', 'concatenate'
            'ObjectCaps', 'CappedObjects', 'cap_objects', 'contour_points', 'object_list',
            'class_colors',
            'MARKER_NAMESPACES', 'object_markers', 'ObjectMarkers',
-           'vehicle_state', 'vehicle_twist', 'errors_statuses']
+           'vehicle_state', 'vehicle_twist', 'parameter_request_raw', 'parameter_reply_value',
+           'errors_statuses']
