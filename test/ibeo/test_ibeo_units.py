@@ -12,9 +12,11 @@ from std_msgs.msg import Header
 from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.ibeo import geometry as G
 from ros_sim_bridge.ibeo.codec import commands as C
+from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.codec import scan as S
 from ros_sim_bridge.ibeo.codec import units
 from ros_sim_bridge.ibeo.ros import conversions as convert
+from ros_sim_bridge.ibeo.ros import ecu_conversions as ec
 from ros_sim_bridge.ibeo.ros import lux_native
 
 
@@ -138,3 +140,24 @@ def test_scan_points_in_si(native):
     for name in ('x', 'y', 'z', 'horizontal_angle', 'echo_width'):
         assert cloud[name] == pytest.approx(ref[name], abs=1e-5), name
 
+
+# --- ECU types ------------------------------------------------------------------------------------
+
+def test_ecu_vehicle_state_distance_in_si():
+    body = bytearray(86)
+    struct.pack_into('>Qii', body, 4, 555, 123456, -20000)     # 1/10 mm (§15)
+    v = registry.decode_message(0x2806, bytes(body))
+    assert (v.distance_x, v.distance_y) == (123456, -20000)    # the codec: the table's unit
+    odom = ec.vehicle_odometry(v, Header(frame_id='odom'))
+    assert (odom.pose.pose.position.x, odom.pose.pose.position.y) == pytest.approx(
+        (12.3456, -2.0), rel=1e-12)
+
+
+def test_ecu_gps_rad_to_navsatfix_deg():
+    body = bytearray(127)
+    struct.pack_into('>IQB3d', body, 0, 1000, 77, 3, 0.84, 0.2, 500.0)   # rad, rad, m (§22)
+    g = registry.decode_message(0x2604, bytes(body))
+    assert (g.latitude, g.longitude) == (0.84, 0.2)
+    fix = ec.gps_fix(g, Header())
+    assert (fix.latitude, fix.longitude) == pytest.approx((math.degrees(0.84),
+                                                           math.degrees(0.2)), rel=1e-12)

@@ -14,6 +14,10 @@ Command parameters (§7.2, ``commands.PARAMETERS``) are typed in the unit their 
 (deg after undoing 1/32 deg, cm, Hz, BeamTilt rad); :data:`PARAMETER_UNITS_TO_SI` maps those
 units to SI, :func:`parameter_to_si` / :func:`parameter_from_si` apply it (the services of
 ``ibeo/ros`` and the session's BeamTilt probe).
+
+The ECU types (§8 on) are SI floats in their tables except a few integers: the 0x2806/0x2807
+distances in 1/10 mm (:data:`ECU_VEHICLE_STATE_TO_SI`, applied by ``ros/ecu_conversions.py``),
+µs point time offsets and ms classification ages, which the ECU messages carry as such.
 """
 from __future__ import annotations
 
@@ -62,6 +66,10 @@ CONTOUR_FROM_SI = 100.0
 #: fixed-point SI step (0.01 m/s, 0.001 rad, ...), undone by the codec, so already SI.
 VEHICLE_STATE_TO_SI = {'time_difference': MS}
 VEHICLE_STATE_FROM_SI = {'time_difference': 1e3}
+TENTH_MM = 1e-4                # m per 1/10 mm
+#: ECU 0x2806/0x2807 vehicle state (§15, §16) field → factor to SI: the distances from the
+#: origin are INT32 in 1/10 mm; every other field is FLOAT32 in SI already.
+ECU_VEHICLE_STATE_TO_SI = {'distance_x': TENTH_MM, 'distance_y': TENTH_MM}
 #: Wire unit of every converted object field, for texts.
 OBJECT_WIRE_UNITS = {name: ('ms' if f == MS else 'deg' if f == DEG
                             else 'cm/s' if 'velocity' in name else 'cm')
