@@ -559,8 +559,12 @@ def test_every_command_against_the_emulator(ros, driver, closing):
     ok = call(ros, LuxSetParameter, ns + 'set_parameter',
               LuxSetParameter.Request(name='SensorMounting_X', value=1.25))
     assert ok.success and ok.raw == 125, ok.message
-    assert call(ros, LuxGetParameter, ns + 'get_parameter',
-                LuxGetParameter.Request(index=0x1200)).value == pytest.approx(1.25)
+    mx = call(ros, LuxGetParameter, ns + 'get_parameter', LuxGetParameter.Request(index=0x1200))
+    assert mx.value == pytest.approx(1.25) and mx.unit == 'm' and mx.raw == 125
+    # SI in, the table's 1/32 deg on the wire: -6 deg = -192 counts
+    yaw = call(ros, LuxSetParameter, ns + 'set_parameter',
+               LuxSetParameter.Request(name='SensorMounting_Yaw', value=math.radians(-6)))
+    assert yaw.success and yaw.raw == -192 & 0xFFFF and server.scene.params[0x1203] == yaw.raw
     bad = call(ros, LuxSetParameter, ns + 'set_parameter',
                LuxSetParameter.Request(name='Scan frequency', value=20.0))   # not 12.5/25/50
     assert not bad.success and 'reply 0x8010' in bad.message
