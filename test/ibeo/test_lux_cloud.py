@@ -1,9 +1,12 @@
-"""The driver's float32 point builder agrees with the codec's float64 formula (4 and 8 layers).
+"""The driver's float32 point builder agrees with the float64 formula of ibeo/geometry.py
+(4 and 8 layers).
 
-Both of its paths: the compiled kernel (src/lux_cloud.c, installed by the build) and numpy.
+Both of its paths: the compiled kernel (ibeo/ros/lux_cloud.c, installed by the build) and numpy.
 """
 import math
+import shutil
 import struct
+import subprocess
 import sys
 from dataclasses import replace as dataclass_replace
 
@@ -23,6 +26,28 @@ def test_the_build_installed_the_kernel():
     # goes without it (the kernel writes host floats into the little-endian layout).
     assert sys.byteorder != 'little' or lux_native.KERNEL is not None
     assert CloudBuilder().native == (lux_native.KERNEL is not None)
+
+
+@pytest.mark.skipif(shutil.which('cc') is None or sys.byteorder != 'little',
+                    reason='no C compiler to build stand-in libraries')
+def test_a_kernel_of_another_interface_is_not_loaded(tmp_path):
+    # lux_cloud.c gained an argument (m_per_cm from codec/units.py): a library built from an
+    # older lux_cloud.c, or one answering another interface version, must not be called with
+    # the new argument list; the builder then uses numpy
+    sources = {'old': 'unsigned long sim_bridge_lux_cloud(void) { return 0; }\n',
+               'other': 'int sim_bridge_lux_cloud_abi(void) { return 1; }\n'
+                        'unsigned long sim_bridge_lux_cloud(void) { return 0; }\n',
+               'same': f'int sim_bridge_lux_cloud_abi(void) {{ return {lux_native.ABI}; }}\n'
+                       'unsigned long sim_bridge_lux_cloud(void) { return 0; }\n'}
+    loaded = {}
+    for name, code in sources.items():
+        (tmp_path / f'{name}.c').write_text(code)
+        lib = tmp_path / f'lib{name}.so'
+        subprocess.run(['cc', '-shared', '-fPIC', '-o', str(lib), str(tmp_path / f'{name}.c')],
+                       check=True)
+        loaded[name] = lux_native._load(str(lib))
+    assert loaded['old'] is None and loaded['other'] is None
+    assert loaded['same'] is not None
 
 
 def random_scan(n, mirror_side=0, upside_down=False, seed=0):
