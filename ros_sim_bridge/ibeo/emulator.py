@@ -32,6 +32,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from ros_sim_bridge.core.binary import CodecError
+from ros_sim_bridge.ibeo import geometry
 from ros_sim_bridge.ibeo.codec import commands as cmd
 from ros_sim_bridge.ibeo.codec import errors_warnings as err
 from ros_sim_bridge.ibeo.codec import objects as obj
@@ -62,9 +63,10 @@ STATUS_STOPPED = 0x0309        # laser off
 
 
 def default_parameters(layers: int = 4, rate_hz: float = 12.5, port: int = DEFAULT_PORT) -> dict:
-    """Raw (wire) values of every §7.2 parameter for an emulated unit."""
+    """Raw (wire) values of every §7.2 parameter for an emulated unit (``raw``: from SI)."""
     def raw(name, value):
-        return cmd.parameter_to_raw(cmd.parameter(name), value)
+        p = cmd.parameter(name)
+        return cmd.parameter_to_raw(p, units.parameter_from_si(p, value))
     p = {
         0x1000: raw('IP address', DEFAULT_HOST), 0x1001: port,
         0x1002: raw('Subnet Mask', '255.0.0.0'), 0x1003: raw('Standard gateway', '0.0.0.0'),
@@ -210,6 +212,7 @@ class LuxScene:
 
     # --- parameters ----------------------------------------------------------------------
     def param(self, name_or_index):
+        """A parameter's value in the unit of its §7.2 table (deg, cm, Hz, ...)."""
         p = cmd.parameter(name_or_index)
         return cmd.parameter_from_raw(p, self.params[p.index])
 
@@ -227,7 +230,7 @@ class LuxScene:
 
     @property
     def beam_tilt_rad(self) -> float:
-        return self.param('BeamTilt')
+        return units.parameter_to_si(cmd.parameter('BeamTilt'), self.param('BeamTilt'))
 
     def ntp_at(self, t_s: float) -> int:
         return unix_ns_to_ntp64(self.clock_offset_ns + int(round(t_s * 1e9)))
@@ -416,8 +419,9 @@ class LuxScene:
         n_rays = len(h)
         ray_idx = np.arange(n_rays)
         for layer in range(4):
-            elev = sc.layer_elevations(np.full(n_rays, layer), h,
-                                       mirror_side=mirror if tilt else None, beam_tilt_rad=tilt)
+            elev = geometry.layer_elevations(np.full(n_rays, layer), h,
+                                             mirror_side=mirror if tilt else None,
+                                             beam_tilt_rad=tilt)
             cos_e = np.cos(elev)
             horiz = t_first.copy()
             owner = owner_first.copy()

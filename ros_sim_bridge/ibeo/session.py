@@ -38,6 +38,7 @@ from ros_sim_bridge.core.ntp import NTP_UNIX_OFFSET, ntp64_to_unix_ns
 from ros_sim_bridge.ibeo.codec import commands as cmd
 from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.codec import scan as lux_scan
+from ros_sim_bridge.ibeo.codec import units
 from ros_sim_bridge.ibeo.codec.framing import make_framer
 from ros_sim_bridge.ibeo.codec.header import DEFAULT_MAX_BODY, IbeoHeader, encode_message
 
@@ -180,11 +181,12 @@ class LuxSession:
         return self.detected_eight
 
     def apply_beam_tilt(self, reply: Optional[cmd.LuxReply]) -> None:
-        """Use a GetParameter(BeamTilt) reply (rad); a missing or zero value keeps the
-        configured tilt."""
+        """Use a GetParameter(BeamTilt) reply (its table unit to rad with
+        :func:`units.parameter_to_si`); a missing or zero value keeps the configured tilt."""
         if reply is not None and reply.success and reply.parameter is not None \
                 and reply.parameter.value:
-            self.beam_tilt = float(reply.parameter.value)
+            p = cmd.parameter(reply.parameter.index)
+            self.beam_tilt = float(units.parameter_to_si(p, reply.parameter.value))
 
     # --- time ----------------------------------------------------------------------------
     @staticmethod

@@ -105,14 +105,14 @@ class _TableWatch:
         return {t().ctypes.data for t in self.tables if t() is not None}
 
     def _checked(self, kernel):
-        def wrapper(wire, n, out, ticks, tilt, layers, k, lift):
+        def wrapper(wire, n, out, ticks, tilt, layers, k, m_per_cm, lift):
             live = self._live()
             for name, table in (('tick table', ticks), ('tilt table', tilt)):
                 if table is None:
                     continue
                 address = table if isinstance(table, int) else table.ctypes.data
                 assert address in live, f'the kernel was handed a freed {name}'
-            return kernel(wire, n, out, ticks, tilt, layers, k, lift)
+            return kernel(wire, n, out, ticks, tilt, layers, k, m_per_cm, lift)
         return wrapper
 
 

@@ -13,6 +13,7 @@ from ros_sim_bridge.ibeo.codec import commands as C
 from ros_sim_bridge.ibeo.codec import errors_warnings as E
 from ros_sim_bridge.ibeo.codec import objects as O
 from ros_sim_bridge.ibeo.codec import scan as S
+from ros_sim_bridge.ibeo import geometry as G
 from ros_sim_bridge.ibeo.codec import vehicle_state as V
 from ros_sim_bridge.ibeo.codec.framing import make_framer
 from ros_sim_bridge.ibeo.codec.header import IbeoHeader, decode_header
@@ -139,15 +140,18 @@ def test_scan_golden_decode():
     scan = ibeo.decode_message(0x2202, golden_scan_body(GOLDEN_POINTS))
     assert isinstance(scan, S.LuxScan)
     assert scan.scan_number == 0x1234 and scan.scanner_status == 0x830B
+    # the table's units: 409.6 ns counts, angle ticks, cm (SI: test_ibeo_units.py)
     assert scan.sync_phase_offset == 7
-    assert scan.sync_phase_offset_s == pytest.approx(7 * 409.6e-9)
     assert scan.start_ntp == START_NTP and scan.end_ntp == END_NTP
-    assert scan.duration_s == pytest.approx(0.0222, abs=1e-9)
+    assert scan.duration_s == pytest.approx(0.0222, abs=1e-9)   # NTP 32.32 s fixed point
     assert scan.ticks_per_rotation == 11520
-    assert scan.start_angle == pytest.approx(math.radians(50))
-    assert scan.end_angle == pytest.approx(math.radians(-60))
-    assert scan.mounting_rpy_rad == pytest.approx((0.0, math.radians(0.25), math.radians(-0.5)))
-    assert scan.mounting_position_m == pytest.approx((1.5, -0.2, 0.5))
+    assert (scan.start_angle_ticks, scan.end_angle_ticks) == (1600, -1920)
+    assert (scan.mounting_yaw_ticks, scan.mounting_pitch_ticks, scan.mounting_roll_ticks) == \
+        (-16, 8, 0)
+    assert (scan.mounting_x_cm, scan.mounting_y_cm, scan.mounting_z_cm) == (150, -20, 50)
+    for si_view in ('start_angle', 'end_angle', 'mounting_rpy_rad', 'mounting_position_m',
+                    'sync_phase_offset_s', 'ticks_to_rad'):
+        assert not hasattr(scan, si_view), si_view      # SI lives in units/geometry/conversions
     assert scan.mirror_side == 1 and scan.upside_down
     assert scan.flag_names == ['dirt_labeled', 'mirror_side_rear']
     assert 'upside_down' in scan.status_names and 'motor_on' in scan.status_names
@@ -170,7 +174,7 @@ def test_scan_round_trip_is_byte_exact():
 
 def test_scan_xyz_four_layers():
     scan = S.decode_scan(golden_scan_body(GOLDEN_POINTS))
-    xyz, h = S.scan_xyz(scan)
+    xyz, h = G.scan_xyz(scan)
     assert xyz.dtype == np.float32 and xyz.shape == (4, 3)
     e3, e0 = math.radians(1.2), math.radians(-1.2)
     assert xyz[0] == pytest.approx([10 * math.cos(e3), 0, 10 * math.sin(e3)], abs=1e-5)
@@ -178,7 +182,7 @@ def test_scan_xyz_four_layers():
     assert h.tolist() == pytest.approx([0, math.pi / 2, math.radians(-60), math.radians(50)],
                                        abs=1e-6)
     # A custom table (astuff order) changes only z.
-    xyz2, _ = S.scan_xyz(scan, layer_elevations_deg=(1.6, 0.8, -0.8, -1.6))
+    xyz2, _ = G.scan_xyz(scan, layer_elevations_deg=(1.6, 0.8, -0.8, -1.6))
     assert xyz2[0, 2] == pytest.approx(10 * math.sin(math.radians(-1.6)), abs=1e-5)
 
 
@@ -189,21 +193,21 @@ def test_scan_xyz_eight_layer_mirror_tilt():
     pts['distance_cm'] = 10000
     pts['angle_ticks'] = [0, 2880]
     for side, sign in ((0, -1), (1, +1)):
-        xyz, _ = S.points_xyz(pts, 11520, mirror_side=side, beam_tilt_rad=tilt)
+        xyz, _ = G.points_xyz(pts, 11520, mirror_side=side, beam_tilt_rad=tilt)
         # h = 0: effective tilt = tilt/2·√2·sin(−π/4) = −tilt/2; offset 2·eff → ±tilt.
         assert math.degrees(math.asin(xyz[0, 2] / 100)) == pytest.approx(-1.2 + sign * 1.6,
                                                                          abs=1e-4)
         # h = 90°: sin(π/4 − π/4) = 0 → no tilt there.
         assert math.degrees(math.asin(xyz[1, 2] / 100)) == pytest.approx(-1.2, abs=1e-4)
-    up, _ = S.points_xyz(pts, 11520, mirror_side=0, beam_tilt_rad=tilt, upside_down=True)
+    up, _ = G.points_xyz(pts, 11520, mirror_side=0, beam_tilt_rad=tilt, upside_down=True)
     assert math.degrees(math.asin(up[0, 2] / 100)) == pytest.approx(0.4, abs=1e-4)
     # scan_xyz: mirror side from the scan, eight_layer only by configuration.
     scan = S.decode_scan(golden_scan_body([(0, 0, 0, 0, 10000, 1)]))
-    flat, _ = S.scan_xyz(scan)
+    flat, _ = G.scan_xyz(scan)
     assert math.degrees(math.asin(flat[0, 2] / 100)) == pytest.approx(-1.2, abs=1e-4)
-    tilted, _ = S.scan_xyz(scan, eight_layer=True, upside_down=False)
+    tilted, _ = G.scan_xyz(scan, eight_layer=True, upside_down=False)
     assert math.degrees(math.asin(tilted[0, 2] / 100)) == pytest.approx(0.4, abs=1e-4)
-    cloud = S.scan_cloud(scan, eight_layer=True, upside_down=False)
+    cloud = G.scan_cloud(scan, eight_layer=True, upside_down=False)
     assert cloud['layer'].tolist() == [4]
     assert math.hypot(cloud['x'][0], cloud['y'][0], cloud['z'][0]) == pytest.approx(100)
 
@@ -212,7 +216,7 @@ def test_scan_layer_outside_table_is_nan():
     pts = np.zeros(1, S.POINT_DTYPE)
     pts['layer'] = 7
     pts['distance_cm'] = 100
-    xyz, _ = S.points_xyz(pts)
+    xyz, _ = G.points_xyz(pts)
     assert np.isnan(xyz).all()
 
 
@@ -444,9 +448,9 @@ def test_errors_golden_multi_and_round_trip():
     (C.encode_save_config(), '0400 0000'),
     (C.encode_set_parameter('Scan frequency', 25.0), '1000 0000 0211 00190000'),
     (C.encode_set_parameter(0x1102, 6400, raw=True), '1000 0000 0211 00190000'),
-    (C.encode_set_parameter('start angle', math.radians(45)), '1000 0000 0011 A0050000'),
-    (C.encode_set_parameter('SensorMounting_Y', -0.25), '1000 0000 0112 E7FF0000'),
-    (C.encode_set_parameter('sync_angle_offset', math.radians(-1)), '1000 0000 0311 E03F0000'),
+    (C.encode_set_parameter('start angle', 45.0), '1000 0000 0011 A0050000'),   # deg
+    (C.encode_set_parameter('SensorMounting_Y', -25), '1000 0000 0112 E7FF0000'),     # cm
+    (C.encode_set_parameter('sync_angle_offset', -1.0), '1000 0000 0311 E03F0000'),   # i14
     (C.encode_set_parameter('SteerRatioPoly1', 0.5), '1000 0000 0D12 0000003F'),
     (C.encode_set_parameter('TCP Port', 12002), '1000 0000 0110 E22E0000'),
     (C.encode_get_parameter(0x1001), '1100 0000 0110'),
@@ -529,24 +533,30 @@ def test_get_status_reply_golden():
     assert e.value.kind == TRUNCATED
 
 
-@pytest.mark.parametrize('body,name,value', [
-    ('1100 0010 C800A8C0', 'IP address', '192.168.0.200'),
-    ('1100 0110 E22E0000', 'TCP Port', 12002),
-    ('1100 0211 800C0000', 'Scan frequency', 12.5),
-    ('1100 0111 80F80000', 'End angle', math.radians(-60)),
-    ('1100 0311 E0FF0000', 'Sync angle offset', math.radians(-1)),   # bits 14/15 ignored
-    ('1100 0012 96000000', 'SensorMounting_X', 1.5),
-    ('1100 0D12 0000003F', 'SteerRatioPoly1', 0.5),
-    ('1100 0133 18000000', 'DeviceType', 0x18),
-    ('1100 0233 17010000', 'BeamTilt', 0.0279),
-    ('1100 0599 78563412', '0x9905', 0x12345678),                   # unknown index: raw u32
+# §7.2 values as the table states them: 1/32 deg counts → deg, 1/256 Hz → Hz, cm stay cm,
+# BeamTilt 1/10000 rad → rad (SUPPLEMENT §3.2); SI (the services' values) in test_ibeo_units.py.
+@pytest.mark.parametrize('body,name,value,unit', [
+    ('1100 0010 C800A8C0', 'IP address', '192.168.0.200', ''),
+    ('1100 0110 E22E0000', 'TCP Port', 12002, ''),
+    ('1100 0211 800C0000', 'Scan frequency', 12.5, 'Hz'),             # 3200 / 256
+    ('1100 0111 80F80000', 'End angle', -60.0, 'deg'),                # -1920 / 32
+    ('1100 0311 E0FF0000', 'Sync angle offset', -1.0, 'deg'),         # bits 14/15 ignored
+    ('1100 0012 96000000', 'SensorMounting_X', 150.0, 'cm'),
+    ('1100 0312 40FF0000', 'SensorMounting_Yaw', -6.0, 'deg'),         # -192 / 32
+    ('1100 0912 B4000000', 'VehicleWidth', 180.0, 'cm'),
+    ('1100 1110 F4010000', 'CAN Baud Rate', 500, 'kBd'),
+    ('1100 0D12 0000003F', 'SteerRatioPoly1', 0.5, ''),
+    ('1100 0133 18000000', 'DeviceType', 0x18, ''),
+    ('1100 0233 17010000', 'BeamTilt', 0.0279, 'rad'),                # 279 / 10000
+    ('1100 0599 78563412', '0x9905', 0x12345678, ''),                 # unknown index: raw u32
 ])
-def test_get_parameter_reply_golden(body, name, value):
+def test_get_parameter_reply_golden(body, name, value, unit):
     r = C.decode_reply(hx(body))
     assert r.success and r.command_id == C.GET_PARAMETER
-    assert r.parameter.name == name
-    assert r.parameter.value == pytest.approx(value) if isinstance(value, float) else \
-        r.parameter.value == value
+    assert r.parameter.name == name and C.parameter(r.parameter.index).unit == unit
+    assert type(r.parameter.value) is type(value)
+    assert r.parameter.value == pytest.approx(value, rel=1e-12) if isinstance(value, float) \
+        else r.parameter.value == value
     assert C.encode_reply(r) == hx(body)
 
 
@@ -743,10 +753,14 @@ def test_split_messages_helper():
 
 def test_set_parameter_request_to_wire_value():
     # §7.1.4: the value travels as 32 bits, 2-byte values in the low half; SensorMounting_X is
-    # INT16 in cm, so -1.25 m = -125 = 0xFF83; an IP address is 4 bytes, first octet highest
+    # INT16 in cm (the codec's unit), so -125 cm = 0xFF83; an IP address is 4 bytes, first
+    # octet highest.  The SI form of the same requests: test_ibeo_units.py.
     x = C.parameter('SensorMounting_X')
-    assert C.raw_from_request(x, -1.25) == 0xFF83
-    assert C.raw_from_request(x, 0.0, ' -1.25 ') == 0xFF83
+    assert C.raw_from_request(x, -125) == 0xFF83
+    assert C.raw_from_request(x, 0.0, ' -125 ') == 0xFF83
+    assert C.raw_from_request(C.parameter('Start angle'), 50.0) == 1600     # deg, 1/32 deg
+    assert C.raw_from_request(C.parameter('End angle'), -60.0) == -1920 & 0xFFFF
+    assert C.raw_from_request(C.parameter('Scan frequency'), 25.0) == 6400
     assert C.raw_from_request(x, 0x12345678, raw=True) == 0x12345678
     assert C.raw_from_request(x, -1, raw=True) == 0xFFFFFFFF
     ip = C.parameter(0x1000)

@@ -13,6 +13,8 @@ from ros_sim_bridge.ibeo.codec import commands as C
 from ros_sim_bridge.ibeo.codec import errors_warnings as E
 from ros_sim_bridge.ibeo.codec import objects as O
 from ros_sim_bridge.ibeo.codec import scan as S
+from ros_sim_bridge.ibeo import geometry as G
+from ros_sim_bridge.ibeo.codec import units
 from ros_sim_bridge.ibeo.codec import vehicle_state as V
 from ros_sim_bridge.ibeo.codec.framing import make_framer
 from ros_sim_bridge.core.ntp import unix_ns_to_ntp
@@ -61,7 +63,7 @@ def test_scan_geometry_matches_the_scene():
     for _ in range(5):
         scene.step()
     scan = decode(scene.step())[0]
-    xyz, h = S.scan_xyz(scan)
+    xyz, h = G.scan_xyz(scan)
     p = scan.points
     # Ground hits (lower layers beyond ~24 m) lie 0.5 m below the sensor (mounting z).
     ground = p['flags'] == S.POINT_FLAG_GROUND
@@ -146,7 +148,7 @@ def test_eight_layers_alternate_mirror_sides():
     kwargs = dict(eight_layer=True, beam_tilt_rad=scene.param('BeamTilt'))
     elev = {}
     for scan in (front, rear):
-        xyz, h = S.scan_xyz(scan, **kwargs)
+        xyz, h = G.scan_xyz(scan, **kwargs)
         p = scan.points
         ground = p['flags'] == S.POINT_FLAG_GROUND
         if ground.any():                                               # front side only
@@ -156,7 +158,7 @@ def test_eight_layers_alternate_mirror_sides():
                                                       np.linalg.norm(xyz[ahead], axis=1)))
     assert elev[0].mean() == pytest.approx(1.2 - 1.6, abs=0.1)
     assert elev[1].mean() == pytest.approx(1.2 + 1.6, abs=0.1)
-    cloud = S.scan_cloud(rear, **kwargs)
+    cloud = G.scan_cloud(rear, **kwargs)
     assert set(np.unique(cloud['layer'])) == {4, 5, 6, 7}
 
 
@@ -197,12 +199,16 @@ def test_get_status_and_parameters():
     assert r.success and r.status.firmware_version_str == '2.7.5'
     assert 30 < r.status.temperature_c < 45 and r.status.status_names[:2] == ['motor_on',
                                                                               'laser_on']
-    for name, value in (('Scan frequency', 12.5), ('angleTicksPerRotation', 11520),
-                        ('IP address', '127.0.0.1'), ('Start angle', math.radians(50)),
-                        ('SensorMounting_Z', 0.5), ('DeviceType', 0x10)):
+    # values in the §7.2 table's units (deg, cm), and in SI through units.parameter_to_si
+    for name, value, si in (('Scan frequency', 12.5, 12.5), ('angleTicksPerRotation', 11520, 11520),
+                            ('IP address', '127.0.0.1', '127.0.0.1'),
+                            ('Start angle', 50.0, math.radians(50)),
+                            ('SensorMounting_Z', 50.0, 0.5), ('DeviceType', 0x10, 0x10)):
         r = reply(scene, C.encode_get_parameter(name))
         assert r.success and r.parameter.value == pytest.approx(value) \
             if isinstance(value, float) else r.parameter.value == value
+        assert units.parameter_to_si(C.parameter(name), r.parameter.value) == pytest.approx(si) \
+            if isinstance(si, float) else r.parameter.value == si
     assert not reply(scene, C.encode_get_parameter(0x7777)).success
 
 
@@ -210,12 +216,12 @@ def test_set_parameter_rules_and_effects():
     scene = sim.LuxScene()
     assert reply(scene, C.encode_set_parameter('Scan frequency', 25.0)).success
     assert scene.rate_hz == 25.0
-    assert reply(scene, C.encode_set_parameter('Start angle', math.radians(30))).success
-    assert reply(scene, C.encode_set_parameter('End angle', math.radians(-30))).success
-    assert reply(scene, C.encode_set_parameter('SensorMounting_X', 2.0)).success
+    assert reply(scene, C.encode_set_parameter('Start angle', 30.0)).success
+    assert reply(scene, C.encode_set_parameter('End angle', -30.0)).success
+    assert reply(scene, C.encode_set_parameter('SensorMounting_X', 200)).success
     scan = decode(scene.step())[0]
     assert (scan.start_angle_ticks, scan.end_angle_ticks, scan.mounting_x_cm) == (960, -960, 200)
-    for key, value in (('Scan frequency', 20.0), ('Start angle', math.radians(51)),
+    for key, value in (('Scan frequency', 20.0), ('Start angle', 51.0),
                        ('ContourPointDensity', 3), ('angleTicksPerRotation', 5760),
                        ('DeviceType', 0x18)):
         r = reply(scene, C.encode_set_parameter(key, value))
@@ -327,7 +333,7 @@ def test_tcp_streams_scans_and_answers_commands(server):
         assert status.success and status.status.fpga_version == 0x9604
         port = c.ask(C.encode_get_parameter('TCP Port'))
         assert port.parameter.value == server.port
-        assert c.ask(C.encode_set_parameter('Start angle', math.radians(20))).success
+        assert c.ask(C.encode_set_parameter('Start angle', 20.0)).success
         n = c.count(S.LuxScan)
         c.pump(lambda c: c.count(S.LuxScan) >= n + 2)
         assert [r for _, r in c.records if isinstance(r, S.LuxScan)][-1].start_angle_ticks == 640

@@ -13,6 +13,8 @@ from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.ibeo.codec import commands as C
 from ros_sim_bridge.ibeo.codec import errors_warnings as E
 from ros_sim_bridge.ibeo.codec import scan as S
+from ros_sim_bridge.ibeo.codec import units
+from ros_sim_bridge.ibeo import geometry as G
 from ros_sim_bridge.ibeo.codec.framing import make_framer
 from ros_sim_bridge.ibeo.codec.header import decode_header
 from ros_sim_bridge.core.framer import Frame
@@ -71,7 +73,8 @@ def test_scan_headers(decoded):
         assert len(scan.points) == 740
         assert scan.ticks_per_rotation == 11520
         assert (scan.start_angle_ticks, scan.end_angle_ticks) == (1600, -1600)
-        assert scan.start_angle == pytest.approx(math.radians(50))
+        assert units.ticks_to_rad(scan.start_angle_ticks, scan.ticks_per_rotation) == \
+            pytest.approx(math.radians(50))
         assert scan.scanner_status == 0x030B
         assert scan.flags in (0x0002, 0x0402)
         assert 0.0 < scan.duration_s < 0.08
@@ -118,7 +121,7 @@ def test_sensor_clock_is_not_ntp_1900(decoded):
 
 def test_xyz_plausible(decoded):
     for scan in scans_of(decoded)[:5]:
-        xyz, h = S.scan_xyz(scan)
+        xyz, h = G.scan_xyz(scan)
         r = np.linalg.norm(xyz, axis=1)
         assert np.allclose(r, scan.points['distance_cm'] / 100.0, rtol=1e-5)
         assert (np.abs(xyz[:, 2]) <= r * math.sin(math.radians(1.2)) + 1e-6).all()

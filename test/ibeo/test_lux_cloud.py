@@ -1,9 +1,12 @@
-"""The driver's float32 point builder agrees with the codec's float64 formula (4 and 8 layers).
+"""The driver's float32 point builder agrees with the float64 formula of ibeo/geometry.py
+(4 and 8 layers).
 
-Both of its paths: the compiled kernel (src/lux_cloud.c, installed by the build) and numpy.
+Both of its paths: the compiled kernel (ibeo/ros/lux_cloud.c, installed by the build) and numpy.
 """
 import math
+import shutil
 import struct
+import subprocess
 import sys
 from dataclasses import replace as dataclass_replace
 
@@ -11,6 +14,7 @@ import numpy as np
 import pytest
 
 from ros_sim_bridge.ibeo.codec import scan as S
+from ros_sim_bridge.ibeo import geometry as G
 from ros_sim_bridge.ibeo.ros import lux_native
 from ros_sim_bridge.ibeo.ros.conversions import CLOUD_DTYPE, CloudBuilder, drop_mask, is_dense
 
@@ -22,6 +26,28 @@ def test_the_build_installed_the_kernel():
     # goes without it (the kernel writes host floats into the little-endian layout).
     assert sys.byteorder != 'little' or lux_native.KERNEL is not None
     assert CloudBuilder().native == (lux_native.KERNEL is not None)
+
+
+@pytest.mark.skipif(shutil.which('cc') is None or sys.byteorder != 'little',
+                    reason='no C compiler to build stand-in libraries')
+def test_a_kernel_of_another_interface_is_not_loaded(tmp_path):
+    # lux_cloud.c gained an argument (m_per_cm from codec/units.py): a library built from an
+    # older lux_cloud.c, or one answering another interface version, must not be called with
+    # the new argument list; the builder then uses numpy
+    sources = {'old': 'unsigned long sim_bridge_lux_cloud(void) { return 0; }\n',
+               'other': 'int sim_bridge_lux_cloud_abi(void) { return 1; }\n'
+                        'unsigned long sim_bridge_lux_cloud(void) { return 0; }\n',
+               'same': f'int sim_bridge_lux_cloud_abi(void) {{ return {lux_native.ABI}; }}\n'
+                       'unsigned long sim_bridge_lux_cloud(void) { return 0; }\n'}
+    loaded = {}
+    for name, code in sources.items():
+        (tmp_path / f'{name}.c').write_text(code)
+        lib = tmp_path / f'lib{name}.so'
+        subprocess.run(['cc', '-shared', '-fPIC', '-o', str(lib), str(tmp_path / f'{name}.c')],
+                       check=True)
+        loaded[name] = lux_native._load(str(lib))
+    assert loaded['old'] is None and loaded['other'] is None
+    assert loaded['same'] is not None
 
 
 def random_scan(n, mirror_side=0, upside_down=False, seed=0):
@@ -49,7 +75,7 @@ def test_builder_geometry_matches_the_codec_formula(mirror_side, upside_down, ei
     tilt = math.radians(1.6)
     builder = CloudBuilder(native=native)
     got = builder.build(scan, eight_layer=eight_layer, beam_tilt=tilt)
-    want = S.scan_cloud(scan, eight_layer=eight_layer, beam_tilt_rad=tilt)
+    want = G.scan_cloud(scan, eight_layer=eight_layer, beam_tilt_rad=tilt)
     assert builder.nan_points == 0
     assert got.dtype == CLOUD_DTYPE
     for f in ('x', 'y', 'z'):
@@ -122,7 +148,7 @@ def test_each_scan_layout_gets_its_own_tables(native):
         scan = dataclass_replace(random_scan(500, side, down, seed=tpr + side),
                                  ticks_per_rotation=tpr)
         got = builder.build(scan, eight_layer=True, beam_tilt=tilt)
-        want = S.scan_cloud(scan, eight_layer=True, beam_tilt_rad=tilt)
+        want = G.scan_cloud(scan, eight_layer=True, beam_tilt_rad=tilt)
         for f in ('x', 'y', 'z'):
             np.testing.assert_allclose(got[f], want[f], rtol=1e-5, atol=2e-4)
 
@@ -172,7 +198,7 @@ def test_issue_trigger_gives_the_codec_formula_points_numpy():
     tilt = math.radians(1.6)
     for scan in trigger_scans():
         got = builder.build(scan, eight_layer=True, beam_tilt=tilt)
-        want = S.scan_cloud(scan, eight_layer=True, beam_tilt_rad=tilt)
+        want = G.scan_cloud(scan, eight_layer=True, beam_tilt_rad=tilt)
         for f in ('x', 'y', 'z'):
             np.testing.assert_allclose(got[f], want[f], rtol=1e-5, atol=2e-4,
                                        err_msg=f'scan {scan.scan_number} field {f}')
@@ -195,13 +221,13 @@ def test_kernel_is_only_given_live_tables(monkeypatch, cache):
     real_kernel = lux_native.KERNEL
     calls = []
 
-    def checking_kernel(wire, n, out, tick_trig, tilt_trig, layer_trig, k, lift):
+    def checking_kernel(wire, n, out, tick_trig, tilt_trig, layer_trig, k, m_per_cm, lift):
         live = {addr for ref, addr in made if ref() is not None}
         for name, addr in (('tick', tick_trig), ('tilt', tilt_trig)):
             if addr is not None:
                 assert addr in live, f'{name} table at 0x{addr:x} was freed before the call'
         calls.append(tilt_trig is not None)
-        return real_kernel(wire, n, out, tick_trig, tilt_trig, layer_trig, k, lift)
+        return real_kernel(wire, n, out, tick_trig, tilt_trig, layer_trig, k, m_per_cm, lift)
 
     monkeypatch.setattr(lux_native, 'tick_table', tracked(lux_native.tick_table))
     monkeypatch.setattr(lux_native, 'tilt_table', tracked(lux_native.tilt_table))
@@ -223,14 +249,14 @@ from dataclasses import replace
 import numpy as np
 sys.path += %r
 from test_lux_cloud import trigger_scans
-from ros_sim_bridge.ibeo.codec import scan as S
+from ros_sim_bridge.ibeo import geometry as G
 from ros_sim_bridge.ibeo.ros.conversions import CloudBuilder
 b = CloudBuilder(native=True)
 b.TRIG_CACHE = 1
 worst = 0.0
 for scan in trigger_scans(repeat=4):
     got = b.build(scan, eight_layer=True, beam_tilt=math.radians(1.6))
-    want = S.scan_cloud(scan, eight_layer=True, beam_tilt_rad=math.radians(1.6))
+    want = G.scan_cloud(scan, eight_layer=True, beam_tilt_rad=math.radians(1.6))
     for f in 'xyz':
         worst = max(worst, float(np.max(np.abs(got[f] - want[f]))))
 print(worst)
@@ -248,8 +274,8 @@ def test_one_cloud_dtype_and_star_import_of_the_conversions():
     exec('from ros_sim_bridge.ibeo.ros.conversions import *', namespace)
     from ros_sim_bridge.ibeo.ros import conversions
     assert set(conversions.__all__) <= set(namespace)
-    assert namespace['CLOUD_DTYPE'] is S.CLOUD_DTYPE
-    assert S.CLOUD_DTYPE.itemsize == 24 and S.CLOUD_DTYPE.names == (
+    assert namespace['CLOUD_DTYPE'] is G.CLOUD_DTYPE
+    assert G.CLOUD_DTYPE.itemsize == 24 and G.CLOUD_DTYPE.names == (
         'x', 'y', 'z', 'horizontal_angle', 'echo_width', 'layer', 'echo', 'flags')
-    assert [S.CLOUD_DTYPE.fields[n][1] for n in S.CLOUD_DTYPE.names] == [0, 4, 8, 12, 16, 20,
+    assert [G.CLOUD_DTYPE.fields[n][1] for n in G.CLOUD_DTYPE.names] == [0, 4, 8, 12, 16, 20,
                                                                         21, 22]

@@ -27,6 +27,7 @@ from ros_sim_bridge.ibeo.codec import errors_warnings as E
 from ros_sim_bridge.ibeo.codec import objects as O
 from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.codec import scan as S
+from ros_sim_bridge.ibeo import geometry as G
 from ros_sim_bridge.ibeo.codec import vehicle_state as V
 from ros_sim_bridge.ibeo.codec.header import MAGIC_BYTES, encode_message
 from ros_sim_bridge.core.ntp import unix_ns_to_ntp64
@@ -145,7 +146,7 @@ def numbered_scan(number: int) -> bytes:
 
 def expected_xyz(pts, **kw):
     scan = S.LuxScan(0, 0, 0, 0, 0, 11520, 0, 0, points=pts)
-    return S.scan_xyz(scan, **kw)
+    return G.scan_xyz(scan, **kw)
 
 
 # --- fixtures --------------------------------------------------------------------------------
@@ -278,7 +279,7 @@ def test_points_8_layers_two_mirror_sides_merged_with_tilt(ros, driver, closing)
     tilt = S.DEFAULT_8_LAYER_BEAM_TILT_RAD
     xyz_f, _ = expected_xyz(front, eight_layer=True, beam_tilt_rad=tilt)
     scan_r = S.LuxScan(0, 0, 0, 0, 0, 11520, 0, 0, flags=S.SCAN_FLAG_MIRROR_SIDE, points=rear)
-    xyz_r, _ = S.scan_xyz(scan_r, eight_layer=True, beam_tilt_rad=tilt)
+    xyz_r, _ = G.scan_xyz(scan_r, eight_layer=True, beam_tilt_rad=tilt)
     np.testing.assert_allclose(np.stack([cloud['x'], cloud['y'], cloud['z']], 1),
                                np.vstack([xyz_f, xyz_r]), atol=1e-4)
     # at h = 0 the front side looks 1.6° down, the rear side 1.6° up
@@ -558,8 +559,12 @@ def test_every_command_against_the_emulator(ros, driver, closing):
     ok = call(ros, LuxSetParameter, ns + 'set_parameter',
               LuxSetParameter.Request(name='SensorMounting_X', value=1.25))
     assert ok.success and ok.raw == 125, ok.message
-    assert call(ros, LuxGetParameter, ns + 'get_parameter',
-                LuxGetParameter.Request(index=0x1200)).value == pytest.approx(1.25)
+    mx = call(ros, LuxGetParameter, ns + 'get_parameter', LuxGetParameter.Request(index=0x1200))
+    assert mx.value == pytest.approx(1.25) and mx.unit == 'm' and mx.raw == 125
+    # SI in, the table's 1/32 deg on the wire: -6 deg = -192 counts
+    yaw = call(ros, LuxSetParameter, ns + 'set_parameter',
+               LuxSetParameter.Request(name='SensorMounting_Yaw', value=math.radians(-6)))
+    assert yaw.success and yaw.raw == -192 & 0xFFFF and server.scene.params[0x1203] == yaw.raw
     bad = call(ros, LuxSetParameter, ns + 'set_parameter',
                LuxSetParameter.Request(name='Scan frequency', value=20.0))   # not 12.5/25/50
     assert not bad.success and 'reply 0x8010' in bad.message

@@ -4,7 +4,8 @@ Modules, one concept each: :mod:`.header` (24-byte data header), :mod:`.framing`
 stream framer: false syncs, decode once),
 :mod:`.registry` (data type → decoder/encoder dispatch), :mod:`.scan` (0x2202),
 :mod:`.objects` (0x2221), :mod:`.vehicle_state` (0x2805), :mod:`.errors_warnings` (0x2030),
-:mod:`.commands` (0x2010 / 0x2020), :mod:`.units` (the 0x2221 factors to SI).  Importing
+:mod:`.commands` (0x2010 / 0x2020), :mod:`.units` (the factors from the spec's units to SI;
+the codec itself keeps the spec's units, see the README's units rule).  Importing
 this package registers every type; later modules (ECU 0x2205, 0x2280, 0x2403, ``.idc`` types) register themselves the same way.
 """
 from . import header, registry  # noqa: F401  (registry first: the type modules use it)

@@ -4,7 +4,10 @@ Command body: command id (u16), reserved (u16), command data.  Reply body: reply
 reply data; reply id = command id on success, command id | 0x8000 on failure (§7).
 Reset gets no reply (§7.1.1).  Parameters (§7.2) are addressed by index or by the spec's
 names (case, spaces and underscores ignored: ``'Scan frequency'`` = ``'scan_frequency'``) and
-typed/scaled: angles rad, lengths m, frequency Hz, IP addresses dotted strings.
+typed in the unit the §7.2 table states (the units rule): the wire's fixed point is undone
+(1/32 deg → deg, 1/256 Hz → Hz, BeamTilt 1/10000 rad → rad), lengths stay cm, IP addresses are
+dotted strings.  Their factors to SI (deg → rad, cm → m) are ``units.PARAMETER_UNITS_TO_SI``,
+applied at the service boundary (``ibeo/ros/conversions.py``) and by the session.
 
 SetNTPTimestampSync (0x0034): seconds at offset 6 and fraction at offset 10 — the document's
 table puts both at 6, a typo (SUPPLEMENT §3.3).  Older firmware's 0x0030/0x0031 (seconds /
@@ -12,7 +15,6 @@ fraction separately, value at offset 6) decode too.
 """
 from __future__ import annotations
 
-import math
 import re
 import struct
 from dataclasses import dataclass
@@ -62,7 +64,8 @@ _STATUS_REPLY = struct.Struct('<HHHHIHHHH3H3H')   # 32 bytes (§7.1.2)
 
 # --- parameters (§7.2) ---------------------------------------------------------------------
 
-TICK = 2.0 * math.pi / 11520.0     # 1/32 degree in rad
+#: One count of the §7.2 angles: "In 1/32°" (deg per count).
+DEG_32 = 1.0 / 32.0
 
 #: Integer parameter kinds: wire value range, and the bits they occupy in the 32-bit field.
 KIND_LIMITS = {'u32': (0, 0xFFFFFFFF), 'u16': (0, 0xFFFF), 'i16': (-0x8000, 0x7FFF),
@@ -72,8 +75,9 @@ KIND_MASK = {'u32': 0xFFFFFFFF, 'u16': 0xFFFF, 'i16': 0xFFFF, 'i14': 0x3FFF}
 
 @dataclass(frozen=True)
 class Parameter:
-    """One parameter: ``kind`` is the wire type (u16, i16, u32, f32, ip, i14); ``scale``
-    converts wire units to SI (value = raw × scale; None = plain integer)."""
+    """One §7.2 parameter as the table describes it: ``kind`` is the wire type (u16, i16, u32,
+    f32, ip, i14); ``unit`` the table's unit and ``scale`` the value of one wire count in it
+    (value = raw × scale: "In 1/32°" is scale 1/32, unit deg; None = a plain integer)."""
     index: int
     name: str
     kind: str
@@ -100,22 +104,22 @@ PARAMETERS: dict[int, Parameter] = {p.index: p for p in (
     Parameter(0x1017, 'Minimum Object Age', 'u16'),
     Parameter(0x1018, 'Maximum Prediction Age', 'u16'),
     Parameter(0x1019, 'Interface Flags', 'u16', note='restart needed'),
-    Parameter(0x1100, 'Start angle', 'i16', TICK, 'rad', note='1/32 deg, 1600..-1919'),
-    Parameter(0x1101, 'End angle', 'i16', TICK, 'rad', note='1/32 deg, 1599..-1920'),
+    Parameter(0x1100, 'Start angle', 'i16', DEG_32, 'deg', note='1/32 deg, 1600..-1919'),
+    Parameter(0x1101, 'End angle', 'i16', DEG_32, 'deg', note='1/32 deg, 1599..-1920'),
     Parameter(0x1102, 'Scan frequency', 'u16', 1.0 / 256.0, 'Hz', note='3200/6400/12800'),
-    Parameter(0x1103, 'Sync angle offset', 'i14', TICK, 'rad', note='INT14, bits 14/15 ignored'),
+    Parameter(0x1103, 'Sync angle offset', 'i14', DEG_32, 'deg', note='INT14, bits 14/15 ignored'),
     Parameter(0x1104, 'angular resolution type', 'u16', note='0 focused, 1 constant'),
     Parameter(0x1105, 'angleTicksPerRotation', 'u16', note='read only'),
-    Parameter(0x1200, 'SensorMounting_X', 'i16', 0.01, 'm'),
-    Parameter(0x1201, 'SensorMounting_Y', 'i16', 0.01, 'm'),
-    Parameter(0x1202, 'SensorMounting_Z', 'i16', 0.01, 'm'),
-    Parameter(0x1203, 'SensorMounting_Yaw', 'i16', TICK, 'rad'),
-    Parameter(0x1204, 'SensorMounting_Pitch', 'i16', TICK, 'rad'),
-    Parameter(0x1205, 'SensorMounting_Roll', 'i16', TICK, 'rad'),
-    Parameter(0x1206, 'VehicleFrontToFrontAxle', 'u16', 0.01, 'm'),
-    Parameter(0x1207, 'FrontAxleToRearAxle', 'u16', 0.01, 'm'),
-    Parameter(0x1208, 'RearAxleToVehicleRear', 'u16', 0.01, 'm'),
-    Parameter(0x1209, 'VehicleWidth', 'u16', 0.01, 'm'),
+    Parameter(0x1200, 'SensorMounting_X', 'i16', 1.0, 'cm'),
+    Parameter(0x1201, 'SensorMounting_Y', 'i16', 1.0, 'cm'),
+    Parameter(0x1202, 'SensorMounting_Z', 'i16', 1.0, 'cm'),
+    Parameter(0x1203, 'SensorMounting_Yaw', 'i16', DEG_32, 'deg'),
+    Parameter(0x1204, 'SensorMounting_Pitch', 'i16', DEG_32, 'deg'),
+    Parameter(0x1205, 'SensorMounting_Roll', 'i16', DEG_32, 'deg'),
+    Parameter(0x1206, 'VehicleFrontToFrontAxle', 'u16', 1.0, 'cm'),
+    Parameter(0x1207, 'FrontAxleToRearAxle', 'u16', 1.0, 'cm'),
+    Parameter(0x1208, 'RearAxleToVehicleRear', 'u16', 1.0, 'cm'),
+    Parameter(0x1209, 'VehicleWidth', 'u16', 1.0, 'cm'),
     Parameter(0x120A, 'steerRatioType', 'u16'),
     Parameter(0x120C, 'SteerRatioPoly0', 'f32'),
     Parameter(0x120D, 'SteerRatioPoly1', 'f32'),
@@ -125,7 +129,7 @@ PARAMETERS: dict[int, Parameter] = {p.index: p for p in (
     Parameter(0x3301, 'DeviceType', 'u16', note='0x06 LUX3, 0x10 LUX4, 0x11 LUX4HD, '
               '0x18 LUX4 8 lines, 0x19 LUX4HD 8 lines'),
     # Not in the document: beam tilt of 8-layer units, int16 / 10000 rad (SUPPLEMENT §3.2).
-    Parameter(0x3302, 'BeamTilt', 'i16', 1e-4, 'rad', note='not in the document'),
+    Parameter(0x3302, 'BeamTilt', 'i16', 1e-4, 'rad', note='not in the document, 1/10000 rad'),
 )}
 
 DEVICE_TYPES = {0x06: 'LUX3', 0x10: 'LUX4', 0x11: 'LUX4HD', 0x18: 'LUX4_8Lines',
@@ -160,7 +164,7 @@ BEAM_TILT = parameter('BeamTilt').index
 
 
 def parameter_from_raw(p: Parameter, raw: int):
-    """Typed/scaled value from the 32-bit wire value."""
+    """The value in the table's unit (``p.unit``) from the 32-bit wire value."""
     raw &= 0xFFFFFFFF
     if p.kind == 'ip':
         return '.'.join(str((raw >> s) & 0xFF) for s in (24, 16, 8, 0))
@@ -185,8 +189,9 @@ def raw_from_request(p: Parameter, value: float = 0.0, text: str = '', raw: bool
                      ) -> int:
     """The 32-bit wire value a SetParameter request means: ``raw`` takes ``value`` as the wire
     value; else ``text`` (stripped, when given: an IP address for 'ip' parameters, a number
-    otherwise) or ``value``, typed and scaled by :func:`parameter_to_raw`.  CodecError or
-    ValueError when it cannot be sent (an IP address given as a number, text not a number)."""
+    otherwise) or ``value``, in the table's unit, typed by :func:`parameter_to_raw`.  CodecError
+    or ValueError when it cannot be sent (an IP address given as a number, text not a number).
+    SI requests go through ``ibeo/ros/conversions.parameter_request_raw``."""
     if raw:
         return int(value) & 0xFFFFFFFF
     text = text.strip()
@@ -199,7 +204,8 @@ def raw_from_request(p: Parameter, value: float = 0.0, text: str = '', raw: bool
 
 
 def parameter_to_raw(p: Parameter, value) -> int:
-    """32-bit wire value from a typed/scaled value (2-byte values in the low half, §7.1.4)."""
+    """32-bit wire value from a value in the table's unit (2-byte values in the low half,
+    §7.1.4)."""
     def bad(detail):
         return CodecError(NAME_CMD, f'{value!r}: {detail}', field=p.name, kind=BAD_VALUE)
     if p.kind == 'ip':
@@ -222,7 +228,8 @@ def parameter_to_raw(p: Parameter, value) -> int:
 
 @dataclass(frozen=True)
 class ParameterValue:
-    """A parameter read back: index, spec name, raw 32-bit wire value, typed SI value."""
+    """A parameter read back: index, spec name, raw 32-bit wire value, typed value in the
+    table's unit (``parameter(index).unit``)."""
     index: int
     name: str
     raw: int
@@ -289,7 +296,8 @@ def encode_stop_measure() -> bytes:
 
 
 def encode_set_parameter(key: Union[int, str], value, *, raw: bool = False) -> bytes:
-    """SetParameter (§7.1.4): ``value`` typed/scaled, or the 32-bit wire value with raw=True."""
+    """SetParameter (§7.1.4): ``value`` in the table's unit, or the 32-bit wire value with
+    raw=True."""
     p = parameter(key)
     wire = int(value) & 0xFFFFFFFF if raw else parameter_to_raw(p, value)
     return pack(_SET_PARAM, (SET_PARAMETER, 0, p.index, wire), NAME_CMD)

@@ -1,13 +1,13 @@
 """GPS position 0x2604 (PositionWGS84, spec §22) and GpsImu 0x9001 (spec §33); big-endian
 (§33 states it; §22 does not, and is read in the ECU's network byte order like the rest).
 
-Angles are radians (latitude/longitude too), course and yaw relative to north (0 = north,
-π/2 = west), sigmas in metres; :data:`MEASUREMENT_TIMESTAMP` is the 42-byte Timestamp block of
+Angles are radians (latitude/longitude too, as the tables state; NavSatFix's degrees are made
+by ``ibeo/ros/ecu_conversions.py``), course and yaw relative to north (0 = north, π/2 = west),
+sigmas in metres; :data:`MEASUREMENT_TIMESTAMP` is the 42-byte Timestamp block of
 0x9001/0x9002 (five NTP64 times and the clock type).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from ros_sim_bridge.core.ntp import ntp64_to_unix_ns
@@ -47,14 +47,6 @@ class PositionWgs84:
     source_type: int = 0
 
     DATA_TYPE = GPS_2604
-
-    @property
-    def latitude_deg(self) -> float:
-        return math.degrees(self.latitude)
-
-    @property
-    def longitude_deg(self) -> float:
-        return math.degrees(self.longitude)
 
     @property
     def stamp_ns(self) -> int:

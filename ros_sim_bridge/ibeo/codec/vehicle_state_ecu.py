@@ -1,8 +1,10 @@
 """Ibeo FUSION SYSTEM / ECU vehicle states 0x2806, 0x2807, 0x2808 (spec §15–§17).
 
 Byte order: the ECU's network byte order (big-endian, as every ECU type of the document;
-§15–§17 do not repeat it).  ISO 8855 vehicle frame (x forward, y left), SI units as the
-tables state: distances from the origin in 1/10 mm on the wire (``distance_*_m`` give m).
+§15–§17 do not repeat it).  ISO 8855 vehicle frame (x forward, y left), in the units the
+tables state (the units rule): SI except the 0x2806/0x2807 distances from the origin, which stay
+INT32 in 1/10 mm (``units.ECU_VEHICLE_STATE_TO_SI`` has their factor to m), and the 0x2808
+latitude/longitude in deg.
 
 0x2808: the document gives latitude/longitude as DOUBLE [deg] but altitude as 4 bytes at
 offset 40 (DOUBLE in the type column): the byte count and the following offsets only fit a
@@ -45,14 +47,6 @@ class EcuVehicleState2806:
     steer_ratio_s3: float = 0.0
 
     DATA_TYPE = VEHICLE_STATE_2806
-
-    @property
-    def distance_x_m(self) -> float:
-        return self.distance_x * 1e-4
-
-    @property
-    def distance_y_m(self) -> float:
-        return self.distance_y * 1e-4
 
     @property
     def stamp_ns(self) -> int:

@@ -3,10 +3,11 @@
 * :class:`CloudBuilder`: a 0x2202 scan's points → :data:`CLOUD_DTYPE` (x, y, z,
   horizontal_angle, echo_width, layer, echo, flags) in the scanner frame, vectorised
   (the compiled kernel of :mod:`.lux_native`, or numpy), with the point filters, straight into
-  a :class:`~.pointcloud.CloudBuffer`.  Geometry as the codec's
-  :func:`~ros_sim_bridge.ibeo.codec.scan.points_xyz` (layer table, 8-layer mirror tilt), in
-  single precision.
-* :func:`scan_info`, :func:`object_list` (after :func:`cap_objects`: at most
+  a :class:`~.pointcloud.CloudBuffer`.  Geometry as
+  :func:`ros_sim_bridge.ibeo.geometry.points_xyz` (layer table, 8-layer mirror tilt), in
+  single precision, with the codec's ticks and cm turned to rad and m by
+  :mod:`ros_sim_bridge.ibeo.codec.units`.
+* :func:`scan_info` (the scan header's ticks, cm and 409.6 ns counts in SI), :func:`object_list` (after :func:`cap_objects`: at most
   :class:`ObjectCaps` objects and contour points per message, converted from the codec's cm,
   cm/s, ms, deg to SI with :mod:`ros_sim_bridge.ibeo.codec.units`), :func:`vehicle_state`,
   :func:`vehicle_twist`.
@@ -19,7 +20,6 @@
 from __future__ import annotations
 
 import copy
-import math
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
@@ -31,17 +31,19 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from ros_sim_bridge.ros import markers
 
+from ros_sim_bridge.ibeo.codec import commands as lux_commands
 from ros_sim_bridge.ibeo.codec import objects as lux_objects
 from ros_sim_bridge.ibeo.codec import scan as lux_scan
 from ros_sim_bridge.ibeo.codec import units
+from ros_sim_bridge.ibeo import geometry
 from ros_sim_bridge.msg import LuxObject, LuxObjectList, LuxScanInfo, LuxVehicleState
 from ros_sim_bridge.ibeo.ros import lux_native
 
 # --- point cloud ---------------------------------------------------------------------------
 
-#: Published point layout (the codec's, one definition): x, y, z (m, scanner frame),
+#: Published point layout (``ibeo/geometry.py``'s, one definition): x, y, z (m, scanner frame),
 #: horizontal_angle (rad), echo_width (m), layer, echo, flags, one zero pad byte; 24 bytes.
-CLOUD_DTYPE = lux_scan.CLOUD_DTYPE
+CLOUD_DTYPE = geometry.CLOUD_DTYPE
 
 
 def drop_mask(*, ground: bool = False, dirt: bool = False, clutter: bool = False,
@@ -104,17 +106,17 @@ class CloudBuilder:
 
     CHUNK = 12288  # points per pass at most: the work arrays of a chunk stay in the CPU cache
 
-    def _chunk(self, scan, cols, cloud, k, tilt, down, lift) -> None:
+    def _chunk(self, scan, cols, cloud, k, m_per_cm, tilt, down, lift) -> None:
         f4 = np.float32
         idx, a, h, r, p = self._work(len(cols))
         word, angle, distance, width = cols[:, 0], cols[:, 1].view('<i2'), cols[:, 2], cols[:, 3]
         np.multiply(angle, k, out=h, dtype=f4)
         cloud['horizontal_angle'] = h
-        np.multiply(width, f4(0.01), out=cloud['echo_width'], dtype=f4)
-        np.multiply(distance, f4(0.01), out=r, dtype=f4)
+        np.multiply(width, m_per_cm, out=cloud['echo_width'], dtype=f4)
+        np.multiply(distance, m_per_cm, out=r, dtype=f4)
         np.bitwise_and(word, 0x0F, out=idx, dtype=np.intp)             # layer
         if tilt:
-            e = lux_scan.layer_elevations(idx, h, layer_elevations_deg=self.elevations_deg,
+            e = geometry.layer_elevations(idx, h, layer_elevations_deg=self.elevations_deg,
                                           mirror_side=scan.mirror_side, beam_tilt_rad=tilt,
                                           upside_down=down).astype(f4)
             np.multiply(r, np.sin(e), out=cloud['z'])
@@ -148,7 +150,7 @@ class CloudBuilder:
             table = self._trig_tables[key] = make()
         return table
 
-    def _native(self, scan, wire, cloud, k, tilt, down, lift) -> int:
+    def _native(self, scan, wire, cloud, k, m_per_cm, tilt, down, lift) -> int:
         # the kernel writes len(wire) points into cloud's memory: refuse anything else
         if wire.dtype != lux_scan.WIRE_POINT_DTYPE or cloud.dtype != CLOUD_DTYPE \
                 or len(cloud) != len(wire) or not cloud.flags.c_contiguous \
@@ -170,7 +172,7 @@ class CloudBuilder:
         return lux_native.KERNEL(wire.ctypes.data, len(wire), cloud.ctypes.data,
                                  ticks.ctypes.data,
                                  None if tilt_trig is None else tilt_trig.ctypes.data,
-                                 layers.ctypes.data, k, lift)
+                                 layers.ctypes.data, k, m_per_cm, lift)
 
     def select(self, wire: np.ndarray) -> np.ndarray:
         """The wire points the filters keep (the same array when nothing is filtered)."""
@@ -198,7 +200,7 @@ class CloudBuilder:
                    alloc: Optional[Callable[[int], np.ndarray]] = None) -> np.ndarray:
         """CLOUD_DTYPE points from the wire points of ``scan`` (decode_scan_wire), filtered.
 
-        8-layer scans: elevation tilted per mirror side as the codec's layer_elevations, layer
+        8-layer scans: elevation tilted per mirror side as geometry.layer_elevations, layer
         field = layer + 4 · mirror side (0..3 front, 4..7 rear).  Every step is one numpy
         operation into a reused work array or straight into the output fields; ``alloc(n)``
         gives the output array (e.g. :meth:`.pointcloud.CloudBuffer.points`, the message's own
@@ -210,18 +212,21 @@ class CloudBuilder:
         self.nan_points = 0
         if n == 0:
             return cloud
-        k = np.float32(2.0 * math.pi / scan.ticks_per_rotation)
+        # the codec's ticks and cm to rad and m: the factors of codec/units.py, in float32
+        k = np.float32(units.rad_per_tick(scan.ticks_per_rotation))
+        m_per_cm = np.float32(units.CM)
         down = scan.upside_down if upside_down is None else upside_down
         lift = 4 if eight_layer and scan.mirror_side else 0
         tilt = beam_tilt if eight_layer else 0.0
         if self.native:
-            self.nan_points = self._native(scan, wire, cloud, k, tilt, down, lift)
+            self.nan_points = self._native(scan, wire, cloud, k, m_per_cm, tilt, down, lift)
             return cloud
         cols = wire.view('<u2').reshape(n, 5)   # layer|echo|flags<<8, angle, distance, epw, reserved
         parts = -(-n // self.CHUNK)               # equal chunks that stay in the CPU cache
         bounds = [n * i // parts for i in range(parts + 1)]
         for start, stop in zip(bounds[:-1], bounds[1:]):
-            self._chunk(scan, cols[start:stop], cloud[start:stop], k, tilt, down, lift)
+            self._chunk(scan, cols[start:stop], cloud[start:stop], k, m_per_cm, tilt, down,
+                        lift)
         self.nan_points = len(cloud) - int(np.count_nonzero(np.isfinite(cloud['z'])))
         return cloud
 
@@ -248,20 +253,26 @@ def scan_info(scan: lux_scan.LuxScan, header: Header, *, device_id: int = 0,
     m.scan_number = int(scan.scan_number)
     m.scanner_status = int(scan.scanner_status)
     m.scanner_status_names = scan.status_names
-    m.sync_phase_offset = float(scan.sync_phase_offset_s)
+    m.sync_phase_offset = float(scan.sync_phase_offset * units.SYNC_PHASE_TO_SI)
     m.scan_start_ntp = int(scan.start_ntp)
     m.scan_end_ntp = int(scan.end_ntp)
     m.scan_start_sensor_time = scan.start_ntp / 4294967296.0
     m.scan_duration = float(scan.duration_s)
     m.sensor_time_offset = float(sensor_time_offset)
     m.angle_ticks_per_rotation = int(scan.ticks_per_rotation)
-    m.start_angle = float(scan.start_angle)
-    m.end_angle = float(scan.end_angle)
+    tpr = scan.ticks_per_rotation
+    m.start_angle = float(units.ticks_to_rad(scan.start_angle_ticks, tpr))
+    m.end_angle = float(units.ticks_to_rad(scan.end_angle_ticks, tpr))
     m.scan_points = len(scan.points) if scan_points is None else int(scan_points)
     m.published_points = int(published_points)
-    roll, pitch, yaw = scan.mounting_rpy_rad
-    m.mounting_yaw, m.mounting_pitch, m.mounting_roll = float(yaw), float(pitch), float(roll)
-    m.mounting_x, m.mounting_y, m.mounting_z = (float(v) for v in scan.mounting_position_m)
+    # mounting pose: apply yaw → pitch → roll → translation (§3)
+    m.mounting_yaw, m.mounting_pitch, m.mounting_roll = (
+        float(units.ticks_to_rad(t, tpr)) for t in (scan.mounting_yaw_ticks,
+                                                   scan.mounting_pitch_ticks,
+                                                   scan.mounting_roll_ticks))
+    m.mounting_x, m.mounting_y, m.mounting_z = (
+        float(cm * units.CM) for cm in (scan.mounting_x_cm, scan.mounting_y_cm,
+                                        scan.mounting_z_cm))
     m.flags = int(scan.flags)
     m.flag_names = scan.flag_names
     m.mirror_side = scan.mirror_side
@@ -501,6 +512,33 @@ def vehicle_twist(s, header: Header) -> TwistStamped:
     return m
 
 
+# --- command parameters (services) ---------------------------------------------------------
+
+def parameter_request_raw(p: lux_commands.Parameter, value: float = 0.0, text: str = '',
+                          raw: bool = False) -> int:
+    """The 32-bit wire value of a SetParameter service request, which is in SI (rad, m, Hz):
+    ``value`` or a number in ``text`` goes to the table's unit (:func:`units.parameter_from_si`)
+    and then to the wire (``commands.raw_from_request``); an IP address in ``text`` and a
+    ``raw`` wire value go through unchanged.  CodecError or ValueError as raw_from_request."""
+    if raw:
+        return lux_commands.raw_from_request(p, value, raw=True)
+    text = text.strip()
+    if text and p.kind != 'ip':
+        value, text = float(text), ''
+    if not text:
+        value = units.parameter_from_si(p, value)
+    return lux_commands.raw_from_request(p, value, text)
+
+
+def parameter_reply_value(p: lux_commands.Parameter, value) -> tuple[float, str, str]:
+    """(value in SI, as text, its unit) of a GetParameter reply's value (in the table's unit):
+    NaN and the dotted quad for IP addresses; the unit from :func:`units.parameter_si_unit`."""
+    si = units.parameter_to_si(p, value)
+    if isinstance(si, str):
+        return float('nan'), si, ''
+    return float(si), f'{si:g}', units.parameter_si_unit(p)
+
+
 # --- errors and warnings -------------------------------------------------------------------
 
 def errors_statuses(ew, *, name_prefix: str, hardware_id: str, age_s: Optional[float] = None,
@@ -545,4 +583,5 @@ __all__ = ['CLOUD_DTYPE', 'drop_mask', 'CloudBuilder', 'is_dense', 'concatenate'
            'ObjectCaps', 'CappedObjects', 'cap_objects', 'contour_points', 'object_list',
            'class_colors',
            'MARKER_NAMESPACES', 'object_markers', 'ObjectMarkers',
-           'vehicle_state', 'vehicle_twist', 'errors_statuses']
+           'vehicle_state', 'vehicle_twist', 'parameter_request_raw', 'parameter_reply_value',
+           'errors_statuses']

@@ -32,6 +32,7 @@ from ros_sim_bridge.ibeo.codec import odometry as od
 from ros_sim_bridge.ibeo.codec import scan_ecu as se
 from ros_sim_bridge.ibeo.codec import system_monitoring as sm
 from ros_sim_bridge.ibeo.codec import typed_values as tv
+from ros_sim_bridge.ibeo.codec import units
 from ros_sim_bridge.ibeo.codec import vehicle_state_ecu as ve
 from ros_sim_bridge.msg import (IbeoObject, IbeoObjectList, IbeoObjectProperty, IbeoOdometry,
                                 IbeoScanInfo, IbeoScannerInfo)
@@ -214,7 +215,9 @@ def vehicle_odometry(s, header: Header, *, child_frame: str = 'base_link') -> Od
     """0x2806/0x2807: position (distance x/y from the origin, m), course angle as yaw,
     longitudinal velocity and yaw rate, in ``header.frame_id`` (odometry frame)."""
     m = Odometry(header=header, child_frame_id=child_frame)
-    m.pose.pose.position.x, m.pose.pose.position.y = s.distance_x_m, s.distance_y_m
+    m.pose.pose.position.x, m.pose.pose.position.y = (
+        s.distance_x * units.ECU_VEHICLE_STATE_TO_SI['distance_x'],
+        s.distance_y * units.ECU_VEHICLE_STATE_TO_SI['distance_y'])
     m.pose.pose.orientation = quaternion(frames.quat_from_euler(0.0, 0.0, float(s.course_angle)))
     m.twist.twist.linear.x = float(s.longitudinal_velocity)
     m.twist.twist.angular.z = float(s.yaw_rate)

@@ -1,6 +1,6 @@
 /* ibeo LUX / SICK LD-MRS scan points (data type 0x2202) -> published cloud points, one pass.
  *
- * The same arithmetic as ros_sim_bridge.conversions.lux.CloudBuilder's numpy path, in one loop
+ * The same arithmetic as ros_sim_bridge.ibeo.ros.conversions.CloudBuilder's numpy path, in one loop
  * over the points instead of ~15 numpy passes (called through ctypes by
  * lux_native.py beside this file).  No Python, no I/O, no allocation.
  *
@@ -17,6 +17,8 @@
  *   layer_trig[2*l], [..+1]         cos e, sin e of layer l's elevation (NaN beyond the table)
  * so that with e' = e + d:  cos e' = cos e cos d - sin e sin d,  sin e' = sin e cos d + cos e sin d
  *   x = r cos e' cos h,  y = r cos e' sin h,  z = r sin e'.
+ * The unit factors come from the caller (ibeo/codec/units.py, the one home of the wire's
+ * factors to SI): rad_per_tick for h and the horizontal angle, m_per_cm for r and the echo width.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -33,7 +35,7 @@ enum { WIRE_POINT = 10, CLOUD_POINT = 24, TICK_OFFSET = 32768 };
 /* One point; `tilt` is a constant in each caller, so the compiler drops the unused branch. */
 static inline size_t point(const uint8_t *wire, uint8_t *out, const float *tick_trig,
                            const float *tilt_trig, const float *layer_trig, float rad_per_tick,
-                           uint32_t layer_offset, int tilt)
+                           float m_per_cm, uint32_t layer_offset, int tilt)
 {
     int16_t ticks;
     uint16_t distance_cm, width_cm;
@@ -41,7 +43,7 @@ static inline size_t point(const uint8_t *wire, uint8_t *out, const float *tick_
     memcpy(&distance_cm, wire + 4, 2);
     memcpy(&width_cm, wire + 6, 2);
     const unsigned layer = wire[0] & 0x0Fu;
-    const float r = (float)distance_cm * 0.01f;
+    const float r = (float)distance_cm * m_per_cm;
     const float *h = tick_trig + 2 * ((int)ticks + TICK_OFFSET);
     float cos_e = layer_trig[2 * layer], sin_e = layer_trig[2 * layer + 1];
     if (tilt) {
@@ -52,7 +54,7 @@ static inline size_t point(const uint8_t *wire, uint8_t *out, const float *tick_
     }
     const float rc = r * cos_e;
     const float xyz_h_w[5] = {rc * h[0], rc * h[1], r * sin_e, (float)ticks * rad_per_tick,
-                              (float)width_cm * 0.01f};
+                              (float)width_cm * m_per_cm};
     memcpy(out, xyz_h_w, sizeof xyz_h_w);
     /* bytes 20..23: layer, echo, flags, 0 */
     const uint32_t tail = (layer + layer_offset) | (uint32_t)(wire[0] >> 4) << 8
@@ -61,20 +63,24 @@ static inline size_t point(const uint8_t *wire, uint8_t *out, const float *tick_
     return cos_e != cos_e;                      /* NaN: layer beyond the table */
 }
 
+/* The argument list of sim_bridge_lux_cloud; lux_native.py loads only a library that says 2
+ * (version 1 had no m_per_cm). */
+SIM_BRIDGE_EXPORT int sim_bridge_lux_cloud_abi(void) { return 2; }
+
 /* Fills n cloud points; returns how many have NaN coordinates (layer beyond the table). */
 SIM_BRIDGE_EXPORT size_t sim_bridge_lux_cloud(const uint8_t *wire, size_t n, uint8_t *out,
                                               const float *tick_trig, const float *tilt_trig,
                                               const float *layer_trig, float rad_per_tick,
-                                              uint8_t layer_offset)
+                                              float m_per_cm, uint8_t layer_offset)
 {
     size_t nan_points = 0;
     if (tilt_trig)
         for (size_t i = 0; i < n; ++i)
             nan_points += point(wire + WIRE_POINT * i, out + CLOUD_POINT * i, tick_trig,
-                                tilt_trig, layer_trig, rad_per_tick, layer_offset, 1);
+                                tilt_trig, layer_trig, rad_per_tick, m_per_cm, layer_offset, 1);
     else
         for (size_t i = 0; i < n; ++i)
             nan_points += point(wire + WIRE_POINT * i, out + CLOUD_POINT * i, tick_trig,
-                                NULL, layer_trig, rad_per_tick, layer_offset, 0);
+                                NULL, layer_trig, rad_per_tick, m_per_cm, layer_offset, 0);
     return nan_points;
 }

@@ -13,33 +13,47 @@ make the trigonometry tables the kernel reads.
 from __future__ import annotations
 
 import ctypes
-import math
 import os
 import sys
 from typing import Callable, Optional
 
 import numpy as np
 
-from ros_sim_bridge.ibeo.codec import scan as lux_scan
+from ros_sim_bridge.ibeo import geometry
+from ros_sim_bridge.ibeo.codec import units
 
 LIBRARY = 'libsim_bridge_lux_cloud.so'
 #: Every int16 tick value, -32768..32767: the kernel indexes the tables without a bounds check.
 TICKS = np.arange(-32768, 32768, dtype=np.float64)
 
 
+#: The kernel interface this module calls (``sim_bridge_lux_cloud_abi()`` in lux_cloud.c): a
+#: library built from an older lux_cloud.c (another argument list) is not loaded.
+ABI = 2
+
+
 def _load(path: str) -> Optional[Callable[..., int]]:
     if sys.byteorder != 'little' or not os.path.exists(path):
         return None
     lib = ctypes.CDLL(path)
+    abi = getattr(lib, 'sim_bridge_lux_cloud_abi', None)
+    if abi is None:
+        return None
+    abi.argtypes, abi.restype = [], ctypes.c_int
+    if abi() != ABI:
+        return None
     fn = lib.sim_bridge_lux_cloud
     p = ctypes.c_void_p
-    fn.argtypes = [p, ctypes.c_size_t, p, p, p, p, ctypes.c_float, ctypes.c_uint8]
+    fn.argtypes = [p, ctypes.c_size_t, p, p, p, p, ctypes.c_float, ctypes.c_float,
+                   ctypes.c_uint8]
     fn.restype = ctypes.c_size_t
     return fn
 
 
-#: ``KERNEL(wire, n, out, tick_trig, tilt_trig, layer_trig, rad_per_tick, layer_offset)`` →
-#: number of NaN points; addresses as ints (``array.ctypes.data``), tilt_trig None for none.
+#: ``KERNEL(wire, n, out, tick_trig, tilt_trig, layer_trig, rad_per_tick, m_per_cm,
+#: layer_offset)`` → number of NaN points; addresses as ints (``array.ctypes.data``), tilt_trig
+#: None for none.  ``rad_per_tick`` and ``m_per_cm`` are the factors of ``codec/units.py``
+#: (the wire's ticks and cm to rad and m).
 KERNEL = _load(os.path.join(os.path.dirname(os.path.abspath(__file__)), LIBRARY))
 
 
@@ -49,7 +63,7 @@ def _cos_sin(angle: np.ndarray) -> np.ndarray:
 
 
 def _tick_angles(ticks_per_rotation: int) -> np.ndarray:
-    return TICKS * (2.0 * math.pi / ticks_per_rotation)
+    return units.ticks_to_rad(TICKS, ticks_per_rotation)
 
 
 def tick_table(ticks_per_rotation: int) -> np.ndarray:
@@ -60,8 +74,8 @@ def tick_table(ticks_per_rotation: int) -> np.ndarray:
 def tilt_table(ticks_per_rotation: int, mirror_side: int, beam_tilt_rad: float,
                upside_down: bool) -> np.ndarray:
     """float32 (65536, 2): cos d, sin d of the 8-layer mirror-side elevation offset d(h)
-    (codec ``mirror_side_offset``) at every int16 tick."""
-    return _cos_sin(lux_scan.mirror_side_offset(_tick_angles(ticks_per_rotation), mirror_side,
+    (``geometry.mirror_side_offset``) at every int16 tick."""
+    return _cos_sin(geometry.mirror_side_offset(_tick_angles(ticks_per_rotation), mirror_side,
                                                 beam_tilt_rad, upside_down))
 
 

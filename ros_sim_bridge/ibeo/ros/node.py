@@ -42,6 +42,7 @@ from ros_sim_bridge.core.framer import Rejected
 from ros_sim_bridge.ibeo.codec import commands as cmd
 from ros_sim_bridge.ibeo.codec import errors_warnings as lux_errors
 from ros_sim_bridge.ibeo.codec import registry
+from ros_sim_bridge.ibeo.codec import units
 from ros_sim_bridge.ibeo.codec import scan as lux_scan
 from ros_sim_bridge.ibeo.codec import objects as lux_objects
 from ros_sim_bridge.ibeo.codec import vehicle_state as lux_vehicle
@@ -507,7 +508,8 @@ class IbeoLuxNode(Node):
         except CodecError as exc:
             res.success, res.message = False, str(exc.detail)
             return res
-        res.index, res.name, res.kind, res.unit = p.index, p.name, p.kind, p.unit
+        res.index, res.name, res.kind = p.index, p.name, p.kind
+        res.unit = units.parameter_si_unit(p)
         reply, err = self._command(cmd.encode_get_parameter(p.index), cmd.GET_PARAMETER)
         if not self._result(res, reply, err, f'get_parameter {p.name} (0x{p.index:04X})'):
             return res
@@ -518,18 +520,15 @@ class IbeoLuxNode(Node):
                            if value is not None else 'reply without a parameter')
             return res
         res.raw = int(value.raw)
-        if isinstance(value.value, str):
-            res.value, res.value_text = float('nan'), value.value
-        else:
-            res.value, res.value_text = float(value.value), f'{value.value:g}'
-        res.message = f'{p.name} = {res.value_text}{" " + p.unit if p.unit else ""}'
+        res.value, res.value_text, res.unit = convert.parameter_reply_value(p, value.value)
+        res.message = f'{p.name} = {res.value_text}{" " + res.unit if res.unit else ""}'
         return res
 
     def _srv_set_parameter(self, req, res):
         try:
             p = self._parameter(req)
             res.index, res.name = p.index, p.name
-            raw = cmd.raw_from_request(p, req.value, req.value_text, req.raw)
+            raw = convert.parameter_request_raw(p, req.value, req.value_text, req.raw)
         except (CodecError, ValueError) as exc:
             res.success = False
             res.message = str(getattr(exc, 'detail', exc))
