@@ -171,7 +171,32 @@ def restart(node, restarts: int) -> None:
               f'{missing} stream restarts not seen')
 
 
-def services(node, calls: int, camera) -> None:
+CONSUMER = '''
+import sys, time
+sys.path = [p for p in sys.path if p not in ('', '.')]    # the installed package, not ./
+from ros_sim_bridge.tools.session import background_node
+sys.path.insert(0, sys.argv[1])
+from bench_monodrive_links import Arrivals
+kinds = sys.argv[2].split(",")
+with background_node("bench_monodrive_consumer") as node:
+    a = Arrivals(node, kinds)
+    t0 = time.monotonic()
+    for line in sys.stdin:                       # runs until the bench closes stdin
+        break
+    dt = time.monotonic() - t0
+    print(" ".join(f"{k}={len(a.times[k]) / dt:.1f}" for k in kinds), flush=True)
+'''
+
+
+def consumer(kinds) -> subprocess.Popen:
+    """A subscriber to the big streams in its own process (as RViz would be), so that the
+    service client's own process is not the one decoding images."""
+    return subprocess.Popen([sys.executable, '-c', CONSUMER, os.path.dirname(__file__),
+                             ','.join(kinds)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True)
+
+
+def services(node, calls: int, camera, separate: bool = False) -> None:
     from ros_sim_bridge.srv import MonoDriveCommand
     kinds = ('State', 'Lidar', 'Camera', 'DepthCamera', 'IMU', 'GPS', 'RPM', 'Radar',
              'Collision')
@@ -180,13 +205,23 @@ def services(node, calls: int, camera) -> None:
     with os.fdopen(fd, 'w') as f:
         json.dump(sensors, f)
     port = free_tcp_port()
-    arrivals = Arrivals(node, ('State', 'Camera', 'Lidar'))
+    watched = ('State', 'Camera', 'Lidar', 'DepthCamera')
+    arrivals = Arrivals(node, ('State',) if separate else watched)
+    other = consumer(watched) if separate else None
+    from diagnostic_msgs.msg import DiagnosticArray
+    inside = {}                   # the node's own account of its command durations
+
+    def on_diag(msg):
+        for st in msg.status:
+            if 'control (tcp' in st.name:
+                inside.update({kv.key: kv.value for kv in st.values})
+    diag_sub = node.create_subscription(DiagnosticArray, '/diagnostics', on_diag, 50)
     sim = Sim(port, 30.0)
     times, failed = [], []
     try:
         with client(port, path):
-            assert wait_until(lambda: all(arrivals.times[k] for k in ('State', 'Camera')),
-                              30.0), 'streams did not start'
+            assert wait_until(lambda: all(v for v in arrivals.times.values()), 30.0), \
+                'streams did not start'
             cli = node.create_client(MonoDriveCommand, '/monodrive_client/get_version')
             assert cli.wait_for_service(timeout_sec=15.0)
             n0 = {k: len(v) for k, v in arrivals.times.items()}
@@ -202,18 +237,27 @@ def services(node, calls: int, camera) -> None:
             elapsed = time.monotonic() - t_start
             rates = {k: (len(v) - n0[k]) / elapsed for k, v in arrivals.times.items()}
             node.destroy_client(cli)
+            time.sleep(1.5)                     # one more /diagnostics from the node
     finally:
         sim.kill()
         os.unlink(path)
+        if other is not None:
+            out, _ = other.communicate('stop\n', timeout=30)
+            rates = {k: float(v) for k, v in (w.split('=') for w in out.split())}
     s = sorted(times)
     slow = [t for t in s if t > 1.0]
     print(f'GetVersion service, {calls} calls back to back while {len(kinds)} streams run '
-          f'(camera and depth {camera[0]}×{camera[1]} at 30 Hz; received here: '
+          f'(camera and depth {camera[0]}×{camera[1]} at 30 Hz; received '
+          + ('by a subscriber process: ' if separate else 'here: ')
           + ', '.join(f'{k} {r:.1f}/s' for k, r in rates.items()) + ')')
     print(f'  p50 {s[len(s) // 2] * 1e3:.2f} ms  p99 {s[int(len(s) * 0.99)] * 1e3:.2f} ms  '
           f'max {s[-1] * 1e3:.1f} ms; {len(slow)} calls > 1 s '
           f'({", ".join(f"{t:.1f} s" for t in slow[-5:])}); {len(failed)} failed '
           f'{sorted(set(failed))[:2]}')
+    node.destroy_subscription(diag_sub)
+    if 'service_slowest_ms' in inside:
+        print(f'  inside the node (its /diagnostics): {inside.get("service_calls")} calls, '
+              f'slowest {inside["service_slowest_ms"]} ms')
 
 
 def main() -> int:
@@ -222,9 +266,14 @@ def main() -> int:
     ap.add_argument('--restarts', type=int, default=6)
     ap.add_argument('--calls', type=int, default=900)
     ap.add_argument('--camera', default='640x480', help='camera and depth size WxH')
+    ap.add_argument('--separate', action='store_true',
+                    help='the big streams are subscribed by another process, not the caller')
     ap.add_argument('--node-pythonpath', default='',
                     help='run monodrive_client from this source tree (a before/after comparison)')
+    ap.add_argument('--node-env', action='append', default=[], metavar='KEY=VALUE',
+                    help='an environment variable for the node process only')
     args = ap.parse_args()
+    NODE_ENV.update(kv.split('=', 1) for kv in args.node_env)
     if args.node_pythonpath:
         NODE_ENV['PYTHONPATH'] = args.node_pythonpath + os.pathsep + os.environ.get(
             'PYTHONPATH', '')
@@ -234,7 +283,7 @@ def main() -> int:
         if 'restart' in args.what:
             restart(node, args.restarts)
         if 'services' in args.what:
-            services(node, args.calls, camera)
+            services(node, args.calls, camera, args.separate)
     return 0
 
 
