@@ -508,6 +508,9 @@ class MonoDriveClientNode(Node):
             if not ev.message.success:
                 self.diagnostics.log_limited('control', f'refused {req.type}',
                                              f'simulator refused {req.type}: {ev.message.text}')
+        elif isinstance(ev, sess.Refused):
+            self.diagnostics.log_limited('control', f'refused reply {req.type}',
+                                         f'{req.type}: reply refused: {ev.error}')
         else:
             self.diagnostics.log_limited('control', f'{type(ev).__name__} {req.type}',
                                          f'{req.type}: no reply ({type(ev).__name__})')
