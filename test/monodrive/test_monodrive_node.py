@@ -492,3 +492,32 @@ def test_executable_exits_zero_on_sigterm(ros):
 
 def _has_node(ros):
     return 'monodrive_client' in ros.probe.get_node_names()
+
+
+def test_camera_frame_starting_with_a_brace_is_an_image(ros, tmp_path):
+    """A 4 × 2 bgra frame whose first byte is '{' (0x7b) is the image (its size is the
+    sensor's), not a JSON companion message; then an annotation and an unknown JSON."""
+    port = free_tcp_port()
+    cam = {'type': 'Camera', 'listen_port': port, 'description': 'cam',
+           'stream_dimensions': {'x': 4, 'y': 2}, 'channels': 'bgra', 'fov': 90.0}
+    path, _ = sensors_file(tmp_path, (), extra=[cam])
+    frame = b'{' + bytes(range(1, 32))
+    ann = b'[{"name": "v", "2d_bounding_boxes": [{"name": "b", "2d_bounding_box": [0, 2, 0, 1]}]}]'
+    other = b'{"lanes": []}'
+
+    def stream(conn, stop):
+        for i, body in enumerate((frame, ann, other)):
+            conn.sendall(sensor_header(len(body), 1.0, i + 1) + body)
+        stop.wait(2.0)
+    server = ScriptedServer(stream, port)
+    img = ros.collect(Image, 'monodrive/cam/image', matched=False)
+    markers = ros.collect(MarkerArray, 'monodrive/cam/annotations', matched=False)
+    raw = ros.collect(MonoDriveRaw, f'{NODE}/raw', matched=False)
+    try:
+        ros.start(MonoDriveClientNode, params(free_tcp_port(), sensors_config=str(path)))
+        assert bytes(img.wait_for(1, 15.0)[0].data) == frame
+        assert markers.wait_for(1, 10.0)[0].markers[0].ns == 'monodrive_annotation_2d'
+        r = raw.wait_for(1, 10.0, where=lambda m: m.source == 'Camera')[0]
+        assert r.json == other.decode() and r.port == port
+    finally:
+        server.stop()

@@ -167,9 +167,6 @@ class SensorLink:
             self.expected = (payloads.image_size(self.width, self.height, self.channels),)
             self.pubs['image'] = c(Image, 'image')
             self.pubs['info'] = c(CameraInfo, 'camera_info')
-        if 'Camera' in k:       # the annotation message that follows an image (§4.4)
-            self.pubs['annotations'] = c(MarkerArray, 'annotations')
-            self.annotation_tracker = MarkerTracker()
         elif k == 'IMU':
             self.expected = (payloads.IMU_SIZE, payloads.IMU_2021_SIZE)
             self.pubs['imu'] = c(Imu, 'imu')
@@ -188,6 +185,9 @@ class SensorLink:
             self.pubs['waypoint'] = c(MonoDriveWaypoint, 'waypoint')
         elif k == 'Ultrasonic':
             self.pubs['ultrasonic'] = c(MonoDriveUltrasonic, 'ultrasonic')
+        if 'Camera' in k:       # the annotation message that follows an image (§4.4)
+            self.pubs['annotations'] = c(MarkerArray, 'annotations')
+            self.annotation_tracker = MarkerTracker()
         self.optical = self.frame + '_optical' if 'Camera' in k else self.frame
         host = p.sensor_host or p.host
         self.client = TcpClient(host, self.port, self.framer, self.on_event,
@@ -238,7 +238,8 @@ class SensorLink:
             if done is not None:
                 self.publish_cloud(done[0], done[1], now_ns)
             return
-        if payloads.is_json(payload) and not self.json:
+        if payloads.is_json(payload) and not self.json and len(payload) not in self.expected:
+            # (a payload of the sensor's own size is its data, whatever its first byte)
             if 'annotations' in self.pubs:          # a camera's annotation message
                 value = control.parse_json(payload, f'{k} annotation')
                 if annot.is_annotation(value):
