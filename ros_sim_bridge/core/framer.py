@@ -96,6 +96,24 @@ class MagicFramer:
     def buffered(self) -> int:
         return len(self._buf)
 
+    def cut_short(self) -> Optional[CodecError]:
+        """Call when the stream ended (the peer closed): the message it ended inside, as a
+        TRUNCATED CodecError saying how much of it arrived; None when it ended between
+        messages (or inside bytes that are not yet a magic word).  Does not reset."""
+        hs = self.header_size
+        if self._pending is not None:
+            size = self._pending[1]
+            got = max(0, len(self._buf) - hs)
+            return CodecError(self.name, f'stream ended inside a message: {got} of its {size} '
+                              'body bytes arrived (cut short by the peer closing)',
+                              field='body', offset=hs + got, kind=TRUNCATED)
+        if len(self._buf) and any(self._buf.startswith(m) for m in self.magics):
+            return CodecError(self.name, f'stream ended inside a message header: '
+                              f'{len(self._buf)} of its {hs} bytes arrived (cut short by the '
+                              'peer closing)', field='header', offset=len(self._buf),
+                              kind=TRUNCATED)
+        return None
+
     def _parse(self, raw: bytes) -> tuple[int, Any]:
         """(body size, parsed header or None); CodecError when implausible."""
         parsed = self.body_size(raw)

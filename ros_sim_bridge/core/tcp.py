@@ -32,6 +32,8 @@ class TcpClient:
     ``max_backoff``, but never longer than ``reconnect_within`` (1 s): a peer that listens again
     is served within about a second of it, and a peer that is down sees at most one connection
     attempt per ``reconnect_within`` (issue #10, defect 6).  ``reconnect_within`` 0 lifts the cap.
+    :meth:`retry_now` cuts the current wait short (a driver that learns the peer is back, e.g.
+    from another link, connects at once instead of at its next attempt).
     """
 
     def __init__(self, host: str, port: int, framer, on_event: EventHandler, *,
@@ -62,6 +64,7 @@ class TcpClient:
         self._sock: Optional[socket.socket] = None
         self._send_lock = threading.Lock()
         self._stop = threading.Event()
+        self._wake = threading.Event()      # set by stop() and retry_now(): end the wait
         self._connected = threading.Event()
         self._thread = SupervisedThread(name, self._run, self._stop, self.health,
                                         rebuild=self._drop_link)
@@ -79,8 +82,13 @@ class TcpClient:
     def ensure_running(self) -> bool:
         return self._thread.ensure_running()
 
+    def retry_now(self) -> None:
+        """When waiting to reconnect: try at once (no effect while connected)."""
+        self._wake.set()
+
     def stop(self) -> None:
         self._stop.set()
+        self._wake.set()
         sock = self._sock
         if sock is not None:
             try:
@@ -134,11 +142,12 @@ class TcpClient:
             except OSError as exc:
                 self.failures += 1
                 self.last_failure = f'connect to {self.host}:{self.port}: {exc.strerror or exc}'
-                if self._stop.wait(self._wait(backoff)):
+                if self._pause(self._wait(backoff)):
                     break
                 backoff = min(backoff * 2, self.max_backoff)
                 continue
             backoff = self.min_backoff
+            self._wake.clear()              # a retry_now() that came while connecting
             try:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 sock.settimeout(0.5)
@@ -155,8 +164,14 @@ class TcpClient:
             self.last_failure = reason
             if self.on_disconnect is not None:
                 self._call(self.on_disconnect, reason)
-            if self._stop.wait(self._wait(backoff)):
+            if self._pause(self._wait(backoff)):
                 break
+
+    def _pause(self, seconds: float) -> bool:
+        """Wait ``seconds`` or until retry_now()/stop(); True when stopping."""
+        self._wake.wait(seconds)
+        self._wake.clear()
+        return self._stop.is_set()
 
     def _wait(self, backoff: float) -> float:
         """The pause before the next attempt: the back-off, capped at ``reconnect_within``."""

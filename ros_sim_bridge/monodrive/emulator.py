@@ -6,7 +6,9 @@ request's ``reference`` (``--no-reference`` leaves it out, as some builds may). 
 configured by the client (REPLAY_ConfigureSensorsCommand_ID …, or ``--sensors FILE``) gets a
 TCP server on its ``listen_port`` that streams samples of a small moving scene: State (JSON),
 Lidar (16- or 32-laser Velodyne packets), Camera (bgra/rgba/gray), IMU (35 B), GPS (66 B),
-RPM, depth and semantic cameras, each with a 16-byte (``--header 12``: 12-byte) header.
+RPM, depth and semantic cameras, each with a 16-byte (``--header 12``: 12-byte) header; a
+camera configured with ``annotation.include_annotation`` sends the annotation message (the
+other vehicle's 2-D and oriented boxes) after each image.
 
 Scene, in ENU metres: the ego drives a circle of ``radius`` anticlockwise; a second vehicle
 drives the same circle a quarter turn ahead.  On the wire everything is in monoDrive units
@@ -21,14 +23,14 @@ import socket
 import sys
 import threading
 import time
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
 from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.core.cli import run_main, strip_ros_args
 from ros_sim_bridge.core.framer import Frame
-from ros_sim_bridge.monodrive.codec import control, lidar, payloads, sensor
+from ros_sim_bridge.monodrive.codec import annotation, control, lidar, payloads, sensor
 
 DEFAULT_HOST = '127.0.0.1'
 DEFAULT_PORT = 8999
@@ -99,6 +101,8 @@ class SensorStream:
         if self.channels not in payloads.CHANNELS:
             self.channels = 'bgra'
         self._image = None
+        self.annotate = bool((config.get('annotation') or {}).get('include_annotation'))
+        self.fov = float(config.get('fov', 60.0) or 60.0)
         self.n_lasers = int(config.get('n_lasers', 16))
         self.hres = float(config.get('horizontal_resolution', 0.4))
         self.rpm = float(config.get('rpms', 600.0))
@@ -180,7 +184,7 @@ class SensorStream:
             return [payloads.RPM.pack(int(self.config.get('wheelNumber', 0)),
                                       scene.speed / 0.35 * 60 / (2 * math.pi))]
         if kind == 'Camera':
-            return [self._camera(scene)]
+            return [self._camera(scene)] + ([self._annotation(scene)] if self.annotate else [])
         if kind == 'DepthCamera':
             d = np.full((self.height, self.width), 2000.0 + 100 * math.sin(scene.t), '<f4')
             return [d.tobytes()]
@@ -216,6 +220,49 @@ class SensorStream:
             self._image = img
         shift = int(scene.t * 50) % max(1, self.width)
         return np.roll(self._image, shift, axis=1).tobytes()
+
+    def _annotation(self, scene: Scene) -> bytes:
+        """The annotation message after an image (codec.annotation's layout): the other
+        vehicle's 2-D box, projected through a pinhole camera of this fov on the ego (its
+        mount's location and yaw), and its oriented box in the world (Unreal cm)."""
+        ego, other = scene.vehicle(0), scene.vehicle(1)
+        loc = self.config.get('location') or {}
+        yaw_mount = -math.radians(float((self.config.get('rotation') or {}).get('yaw', 0.0)))
+        mx, my, mz = (float(loc.get(k, 0.0) or 0.0) / 100.0 for k in 'xyz')
+        my = -my
+        ce, se = math.cos(ego['yaw']), math.sin(ego['yaw'])
+        cam = np.array([ego['x'] + ce * mx - se * my, ego['y'] + se * mx + ce * my, mz])
+        h = ego['yaw'] + yaw_mount
+        half = np.array([2.3, 0.95, 0.75])
+        corners = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)],
+                           float) * half
+        co, so = math.cos(other['yaw']), math.sin(other['yaw'])
+        world = np.stack([other['x'] + co * corners[:, 0] - so * corners[:, 1],
+                          other['y'] + so * corners[:, 0] + co * corners[:, 1],
+                          0.75 + corners[:, 2]], 1) - cam
+        xc = math.cos(h) * world[:, 0] + math.sin(h) * world[:, 1]
+        yc = -math.sin(h) * world[:, 0] + math.cos(h) * world[:, 1]
+        zc = world[:, 2]
+        actors = []
+        front = xc > 0.1
+        if front.any():
+            fx = self.width / (2.0 * math.tan(math.radians(self.fov) / 2.0))
+            u = np.clip(self.width / 2.0 - fx * yc[front] / xc[front], 0, self.width)
+            v = np.clip(self.height / 2.0 - fx * zc[front] / xc[front], 0, self.height)
+            if u.max() > u.min() and v.max() > v.min():
+                yaw_u = -other['yaw'] / 2          # Unreal: y and yaw negated
+                actors.append({
+                    'name': other['name'], 'tags': ['vehicle', 'dynamic'],
+                    '2d_bounding_boxes': [{'name': 'body', '2d_bounding_box': [
+                        float(u.min()), float(u.max()), float(v.min()), float(v.max())]}],
+                    'oriented_bounding_boxes': [{
+                        'name': 'body',
+                        'center': {'x': other['x'] * 100, 'y': -other['y'] * 100, 'z': 75.0},
+                        'extents': {'x': 230.0, 'y': 95.0, 'z': 75.0},
+                        'orientation': {'x': 0.0, 'y': 0.0, 'z': math.sin(yaw_u),
+                                        'w': math.cos(yaw_u)},
+                        'scale': {'x': 1.0, 'y': 1.0, 'z': 1.0}}]})
+        return annotation.encode_annotation(actors)
 
     def _lidar(self, scene: Scene, dt: float) -> list[bytes]:
         """One revolution: ground ring below, a wall at 30 m above, the other vehicle."""
@@ -259,8 +306,10 @@ class MonoDriveSim:
     def __init__(self, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, *,
                  rate: float = 10.0, header_size: int = 16,
                  reply_magic: int = control.CLIENT_MAGIC, echo_reference: bool = True,
-                 scene: Optional[Scene] = None, camera_rate: Optional[float] = None):
+                 scene: Optional[Scene] = None, camera_rate: Optional[float] = None,
+                 log: Optional[Callable[[str], None]] = None):
         self.host = host
+        self.log = log                  # told when a sensor port starts listening (the CLI)
         self.rate = rate
         self.camera_rate = camera_rate or rate
         self.header_size = header_size
@@ -329,6 +378,8 @@ class MonoDriveSim:
                              name=f'monodrive-sim-{kind}-{port}')
         t.start()
         self._threads.append(t)
+        if self.log is not None:
+            self.log(f'{kind} listening on {self.host}:{port}')
         return 'complete'
 
     # --- control channel -------------------------------------------------------------------
@@ -507,7 +558,8 @@ def _serve(args) -> int:
         sim = MonoDriveSim(args.host, args.port, rate=args.rate, header_size=args.header,
                            reply_magic=(control.CLIENT_MAGIC if args.reply_magic == 'new'
                                         else control.LEGACY_REPLY_MAGIC),
-                           echo_reference=not args.no_reference)
+                           echo_reference=not args.no_reference,
+                           log=lambda text: print(f'monodrive_sim: {text}', flush=True))
         if args.sensors:
             from ros_sim_bridge.monodrive.codec.config import load_config
             for sensor_cfg in load_config(args.sensors, 'sensors').sensors():

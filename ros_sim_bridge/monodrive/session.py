@@ -64,6 +64,13 @@ class Failed:
 
 
 @dataclass
+class Refused:
+    """The reply to ``request`` arrived but is refused (non-standard JSON: NaN/Infinity)."""
+    request: Request
+    error: CodecError
+
+
+@dataclass
 class Unsolicited:
     """A message that answers nothing outstanding (a status, a newer simulator's event)."""
     message: control.ControlMessage
@@ -81,7 +88,7 @@ class BadInput:
     error: CodecError
 
 
-Event = Union[Reply, Timeout, Failed, Unsolicited, LateReply, BadInput]
+Event = Union[Reply, Timeout, Failed, Refused, Unsolicited, LateReply, BadInput]
 
 
 class ClientSession:
@@ -119,6 +126,7 @@ class ClientSession:
         start-up configuration of a client that is not connected yet)."""
         if self.validate:
             messages.validate(msg_type, body)
+        control.dumps(body)          # standard JSON only, or CodecError now (not at connect)
         self._remember(msg_type, body)
 
     def _remember(self, msg_type: str, body: Any) -> None:
@@ -200,7 +208,7 @@ class ClientSession:
         try:
             msg = control.decode_frame(frame)
         except CodecError as err:
-            return [BadInput(err)]
+            return [BadInput(err)] + self._refuse(frame, err)
         out = self.outstanding
         if out is not None and (msg.reference == out.reference or
                                 (msg.type == out.type and msg.reference not in self._timed_out)):
@@ -209,6 +217,18 @@ class ClientSession:
         if msg.reference is not None and msg.reference in self._timed_out:
             return [LateReply(self._timed_out.pop(msg.reference), msg)]
         return [Unsolicited(msg)]
+
+    def _refuse(self, frame: Frame, err: CodecError) -> list[Event]:
+        """A reply refused for NaN/Infinity still answers its request (the caller learns why
+        at once instead of waiting for its timeout) when its envelope names that request."""
+        out = self.outstanding
+        if out is None or err.kind != control.NON_STANDARD_JSON:
+            return []
+        msg_type, reference = control.peek_envelope(frame.body)
+        if reference == out.reference or (reference is None and msg_type == out.type):
+            self.outstanding = None
+            return [Refused(out, err)]
+        return []
 
     # --- time ----------------------------------------------------------------------------
     def tick(self, now: float) -> list[Event]:

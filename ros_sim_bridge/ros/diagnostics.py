@@ -63,8 +63,28 @@ class StreamStats:
         self.last_error_ns = 0
         self.last_packet_ns = 0
         self.extra: dict[str, str] = {}
+        # link state of a connection-oriented stream (None: not a link); see link_down()
+        self.link_error_after = 5.0
+        self._link_down_ns: Optional[int] = None
+        self._link_reason = ''
         self._times: collections.deque[int] = collections.deque()
         self._lock = threading.Lock()
+
+    def link_down(self, reason: str, now_ns: Optional[int] = None) -> None:
+        """The stream's connection is down (or not up yet) and being retried: its status is
+        WARN 'reconnecting', ERROR once down longer than ``link_error_after`` s.  The first
+        call of an outage keeps its start time."""
+        with self._lock:
+            if self._link_down_ns is None:
+                self._link_down_ns = now_ns or time.time_ns()
+            self._link_reason = reason
+            self.extra['connected'] = 'false'
+
+    def link_up(self) -> None:
+        with self._lock:
+            self._link_down_ns = None
+            self._link_reason = ''
+            self.extra['connected'] = 'true'
 
     def packet(self, nbytes: int, now_ns: Optional[int] = None) -> None:
         now = now_ns or time.time_ns()
@@ -111,6 +131,13 @@ class StreamStats:
             level, text = (WARN if self.expected else OK), f'no data for {age:.1f} s'
         if self.last_error_ns and now - self.last_error_ns < self.stale_after * 1e9:
             level, text = max(level, WARN), f'bad input: {self.last_error}'
+        down_ns, reason = self._link_down_ns, self._link_reason
+        if down_ns is not None:
+            down = max(0.0, (now - down_ns) / 1e9)
+            if down > self.link_error_after:
+                level, text = ERROR, f'down for {down:.1f} s ({reason}); reconnecting'
+            else:
+                level, text = max(level, WARN), f'reconnecting ({reason})'
         values = [
             ('rate_hz', f'{rate:.2f}'),
             ('packets', str(self.packets)),
@@ -121,6 +148,8 @@ class StreamStats:
             ('last_error', self.last_error),
         ]
         values += [(f'errors.{k}', str(v)) for k, v in sorted(self.errors.items())]
+        if down_ns is not None:
+            values.append(('down_s', f'{max(0.0, (now - down_ns) / 1e9):.1f}'))
         values += sorted(self.extra.items())
         return DiagnosticStatus(level=level, name=self.name, message=text,
                                 hardware_id=self.hardware_id,

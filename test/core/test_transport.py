@@ -134,3 +134,27 @@ def test_file_source_reads_and_paces(tmp_path):
     stop = threading.Event()
     stop.set()
     assert src.play(lambda e, t: None, stop=stop) == 0
+
+
+def test_tcp_retry_now_cuts_the_back_off_short():
+    """A client waiting out a long back-off connects at once when told the peer is back."""
+    port = free_tcp_port()
+    client = TcpClient('127.0.0.1', port, framer(), lambda e, t: None, min_backoff=30.0,
+                       max_backoff=30.0, reconnect_within=0)
+    client.start()
+    server = socket.socket()
+    try:
+        assert wait_until(lambda: client.failures >= 1, 5.0)     # refused, now waiting 30 s
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        server.bind(('127.0.0.1', port))
+        server.listen(1)
+        time.sleep(0.3)
+        assert not client.connected
+        t0 = time.monotonic()
+        client.retry_now()
+        assert wait_until(lambda: client.connected, 5.0)
+        assert time.monotonic() - t0 < 3.0 and client.failures == 1
+    finally:
+        client.stop()
+        server.close()
+    assert not client.is_alive()

@@ -20,7 +20,8 @@ from ros_sim_bridge.core.binary import CodecError
 
 KINDS = {'truncated', 'oversized', 'unknown_layout', 'bad_magic', 'bad_checksum', 'bad_value',
          'wrong_source',
-         'bad_json'}      # monodrive.codec.control.BAD_JSON: bytes that are not UTF-8 JSON
+         'bad_json',      # monodrive.codec.control.BAD_JSON: bytes that are not UTF-8 JSON
+         'non_standard_json'}   # monodrive.codec.control: NaN / Infinity (not JSON; refused)
 
 #: Wall time one decode / conversion may take before it counts as a hang (generous: the machine
 #: is shared; real decodes take microseconds to a few ms).

@@ -328,3 +328,64 @@ def test_state_frame_keeps_good_vehicles_when_one_has_null():
     assert [v.name for v in frame.vehicles] == ['ego'] and frame.game_time == 2.5
     assert frame.vehicles[0].position == (100.0, -200.0, 30.0)
     assert frame.problems[0].field == 'frame.vehicles[1].state.odometry.pose.position.x'
+
+
+# --- non-standard JSON constants (issue #12: NaN/Infinity were accepted silently) -----------
+@pytest.mark.parametrize('text,name', [(b'{"type": "GetVersion", "message": NaN}', 'NaN'),
+                                       (b'{"type": "X", "message": [1, Infinity]}', 'Infinity'),
+                                       (b"{'type': 'X', 'message': -Infinity}", '-Infinity')])
+def test_nan_and_infinity_refused_in_replies(text, name):
+    with pytest.raises(CodecError) as err:
+        control.decode_message(text)
+    assert err.value.kind == control.NON_STANDARD_JSON and name in str(err.value)
+    assert control.parse_json(b'{"NaN": "Infinity"}') == {'NaN': 'Infinity'}   # strings: fine
+
+
+def test_nan_and_infinity_never_sent():
+    with pytest.raises(CodecError) as err:
+        control.encode_request('EgoControl_ID', 3, {'forward_amount': float('nan')})
+    assert err.value.kind == control.NON_STANDARD_JSON
+    assert err.value.field == 'message.forward_amount'
+    with pytest.raises(CodecError) as err:
+        control.encode_frame([1.0, {'a': [0, float('-inf')]}])
+    assert err.value.field == '[1].a[1]'
+    assert b'1e+300' in control.encode_frame({'a': 1e300})              # finite: sent as is
+
+
+# --- camera annotation message (layout of monoDrive's public clients) ---------------------
+ANNOTATION = (b'[{"name": "vehicle_1", "tags": ["vehicle", "dynamic"],'
+              b' "2d_bounding_boxes": [{"name": "body", "2d_bounding_box": [10, 50.5, 20, 44]}],'
+              b' "oriented_bounding_boxes": [{"name": "body",'
+              b' "center": {"x": 1000.0, "y": -200.0, "z": 75.0},'
+              b' "extents": [230, 95, 75], "orientation": {"x": 0, "y": 0, "z": 0, "w": 1},'
+              b' "scale": {"x": 1, "y": 1, "z": 1}}]},'
+              b' {"name": "sign_3", "tags": ["traffic_sign"],'
+              b' "2d_bounding_boxes": [{"name": "a", "2d_bounding_box": [1, 2, null, 4]},'
+              b'                       {"name": "b", "2d_bounding_box": [5, 6, 7, 8]}]}]')
+
+
+def test_camera_annotation_decodes_boxes_in_the_clients_order():
+    from ros_sim_bridge.monodrive.codec import annotation
+    ann = annotation.decode_annotation(ANNOTATION)
+    assert ann.actors == ['vehicle_1', 'sign_3'] and ann.tags[1] == ['traffic_sign']
+    b = ann.boxes_2d          # [xmin, xmax, ymin, ymax]: the x pair first
+    assert b.tolist() == [(0, 10.0, 50.5, 20.0, 44.0), (1, 5.0, 6.0, 7.0, 8.0)]
+    assert ann.names_2d == ['body', 'b']
+    o = ann.boxes_3d[0]
+    assert o['actor'] == 0 and o['center'].tolist() == [1000.0, -200.0, 75.0]
+    assert o['extents'].tolist() == [230.0, 95.0, 75.0]
+    assert o['orientation'].tolist() == [0.0, 0.0, 0.0, 1.0] and len(ann.boxes_3d) == 1
+    # the box with a null is reported, its neighbours kept
+    assert len(ann.problems) == 1 and '[1].2d_bounding_boxes[0]' in str(ann.problems[0])
+    assert annotation.decode_annotation(b'[]').actors == []
+
+
+@pytest.mark.parametrize('payload,kind', [(b'{"targets": []}', 'unknown_layout'),
+                                          (b'[{"name": "x"}]', 'unknown_layout'),
+                                          (b'[{"2d_bounding_boxes": [NaN]}]', 'non_standard_json'),
+                                          (b'[{"2d_bounding', 'bad_json')])
+def test_camera_annotation_other_json_refused(payload, kind):
+    from ros_sim_bridge.monodrive.codec import annotation
+    with pytest.raises(CodecError) as err:
+        annotation.decode_annotation(payload)
+    assert err.value.kind == kind

@@ -78,3 +78,12 @@ def test_sensor_list_becomes_one_message_per_sensor():
     msgs = cfg.messages()
     assert len(msgs) == 9 and {m[0] for m in msgs} == {'REPLAY_ConfigureSensorsCommand_ID'}
     assert [s['type'] for s in cfg.sensors()][-1] == 'Ultrasonic'
+
+
+def test_nan_in_a_configuration_file_refused_naming_file_and_line(tmp_path):
+    bad = tmp_path / 'simulator.json'
+    bad.write_text('{"simulation_mode": 0,\n "map": "Straightaway5k",\n "server_port": NaN}')
+    with pytest.raises(config.ConfigError, match=r'simulator.json, line 3: non-standard JSON '
+                                                 r'constant NaN') as err:
+        config.load_config(bad)
+    assert err.value.line == 3

@@ -134,3 +134,21 @@ def test_frames_carry_the_client_magic_and_json():
     data = sess.data_to_send()
     assert data[:4] == bytes.fromhex('6d6f6e6f') and int.from_bytes(data[4:8], 'big') == len(data)
     assert json.loads(data[8:])['type'] == 'GetVersion'
+
+
+def test_reply_with_nan_is_refused_and_answers_its_request():
+    """A reply holding NaN is counted as bad input and answers its request with the reason
+    at once (the caller does not wait for its timeout); a NaN body is never queued."""
+    ss = connected()
+    req = ss.request('GetVersion', {}, 0.0, 5.0)
+    ss.data_to_send()
+    body = b'{"type":"GetVersion","reference":%d,"message":NaN}' % req.reference
+    events = ss.receive_data(control.encode_frame(body))
+    assert [type(e) for e in events] == [s.BadInput, s.Refused]
+    assert events[0].error.kind == control.NON_STANDARD_JSON
+    assert events[1].request is req and ss.outstanding is None
+    with pytest.raises(CodecError):
+        ss.request('GetMap', {'point_delta': float('inf')}, 0.0, 5.0)
+    with pytest.raises(CodecError):
+        ss.remember('WeatherConfig', {'set_profile': 'a', 'profiles': [{'id': float('nan')}]})
+    assert ss.pending == 0

@@ -13,29 +13,12 @@ import numpy as np
 import pytest
 
 from conftest import free_tcp_port, wait_until
+from monodrive_support import BODIES, connects, sim  # noqa: F401 (sim: fixture)
 from ros_sim_bridge.core.framer import Frame
 from ros_sim_bridge.monodrive import emulator, session as sess_mod
 from ros_sim_bridge.monodrive.codec import control, lidar, messages, payloads, sensor
 
 REPO = Path(__file__).resolve().parents[2]
-
-BODIES = {
-    'EgoControl_ID': {'forward_amount': 0.5, 'right_amount': 0.1, 'brake_amount': 0.0,
-                      'drive_mode': 1},
-    'SimulatorConfig_ID': {'simulation_mode': 1, 'map': 'Straightaway5k'},
-    'WeatherConfig': {'set_profile': 'sunny', 'profiles': [{'id': 'sunny'}]},
-    'REPLAY_StepSimulationCommand_ID': {'amount': 2},
-    'ClosedLoopStepCommand_ID': {'time_step': 0.01},
-    'SampleSensorListCommand_ID': {'ports': [8000]},
-    'GetMap': {'format': 'geojson', 'coordinates': 'world'},
-    'REPLAY_StateStepSimulationCommand_ID': {'frame': {'vehicles': [], 'objects': []}},
-    'REPLAY_ConfigureTrajectoryCommand_ID': [],
-    'AttachSensorCommand_ID': {'type': 'Waypoint', 'listen_port': 8083},
-    'REPLAY_ConfigureSensorsCommand_ID': {'type': 'Waypoint', 'listen_port': 8083},
-    'REPLAY_ReConfigureSensorCommand_ID': {'type': 'Waypoint', 'listen_port': 8083},
-    'DetachSensorCommand_ID': {'listen_port': 8083},
-}
-
 
 class Link:
     """A plain client socket speaking the framing, with our session for bookkeeping."""
@@ -55,13 +38,6 @@ class Link:
                 if isinstance(ev, sess_mod.Reply) and ev.request is req:
                     return ev.message
         raise AssertionError(f'no reply to {msg_type}')
-
-
-@pytest.fixture
-def sim():
-    s = emulator.MonoDriveSim('127.0.0.1', 0, rate=20.0).start()
-    yield s
-    s.stop()
 
 
 def test_every_message_type_is_answered(sim):
@@ -157,20 +133,12 @@ def test_executable_exits_zero_on_signal(sig):
                              '--port', str(port), '--ros-args', '-r', '__node:=x'],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        assert wait_until(lambda: _connects(port), 15.0)
+        assert wait_until(lambda: connects(port), 15.0)
         proc.send_signal(sig)
         assert proc.wait(10.0) == 0, proc.stderr.read()
     finally:
         if proc.poll() is None:
             proc.kill()
-
-
-def _connects(port):
-    try:
-        socket.create_connection(('127.0.0.1', port), 0.5).close()
-        return True
-    except OSError:
-        return False
 
 
 def test_json_config_body_round_trip():

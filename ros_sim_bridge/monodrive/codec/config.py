@@ -117,6 +117,11 @@ def detect_kind(data: Any) -> Optional[str]:
     return None
 
 
+def _refuse_constant(name: str):
+    raise ValueError(f'non-standard JSON constant {name} (NaN and Infinity are not JSON; '
+                     'the simulator would not read it)')
+
+
 def load_config(path, kind: Optional[str] = None, *, validate: bool = True) -> ConfigFile:
     """Load and classify one file; ConfigError names the file (and line) when it is not
     JSON, is not of a known kind, is not of the ``kind`` asked for, or fails the body checks
@@ -127,9 +132,13 @@ def load_config(path, kind: Optional[str] = None, *, validate: bool = True) -> C
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(path, f'cannot read: {exc}') from None
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_refuse_constant)
     except json.JSONDecodeError as exc:
         raise ConfigError(path, f'invalid JSON: {exc.msg}', exc.lineno, exc.colno) from None
+    except ValueError as exc:             # NaN / Infinity: Python's json takes them, JSON not
+        name = str(exc).split()[3]
+        line = text.count('\n', 0, max(text.find(name), 0)) + 1
+        raise ConfigError(path, str(exc), line) from None
     found = detect_kind(data)
     if kind is not None:
         if kind not in KINDS:

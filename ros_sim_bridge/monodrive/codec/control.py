@@ -8,6 +8,7 @@ accepted.  Sans-IO: bytes in, :class:`ControlMessage` / CodecError out.
 from __future__ import annotations
 
 import json
+import math
 import struct
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
@@ -21,13 +22,41 @@ HEADER = struct.Struct('>II')    # magic, total length including these 8 bytes
 HEADER_SIZE = HEADER.size
 DEFAULT_MAX_MESSAGE = 64 << 20   # cap on one control message (a GetMap reply can be MBs)
 BAD_JSON = 'bad_json'            # CodecError kind: bytes that are not UTF-8 JSON
+NON_STANDARD_JSON = 'non_standard_json'   # CodecError kind: NaN / Infinity / -Infinity
 MESSAGE = 'monoDrive control'
 
 
+def dumps(value: Any, what: str = MESSAGE) -> str:
+    """Standard JSON text of ``value`` (RFC 8259): a NaN or infinite number, which Python's
+    json would write as the non-standard ``NaN``/``Infinity``, is a CodecError naming where it
+    is (kind ``non_standard_json``), never sent."""
+    try:
+        return json.dumps(value, separators=(',', ':'), allow_nan=False)
+    except ValueError:
+        where = _non_finite_path(value)
+        raise CodecError(what, f'{where} is not a finite number (NaN and Infinity are not JSON)',
+                         field=where, kind=NON_STANDARD_JSON) from None
+
+
+def _non_finite_path(value: Any) -> str:
+    """Where the first NaN/infinite float in ``value`` is, as 'message.a[2].b'."""
+    stack = [(value, '')]
+    while stack:
+        v, p = stack.pop()
+        if isinstance(v, float) and not math.isfinite(v):
+            return p or 'value'
+        if isinstance(v, dict):
+            stack.extend((x, f'{p}.{k}' if p else str(k)) for k, x in reversed(list(v.items())))
+        elif isinstance(v, (list, tuple)):
+            stack.extend((x, f'{p}[{i}]') for i, x in reversed(list(enumerate(v))))
+    return 'value'
+
+
 def encode_frame(payload: Union[bytes, str, dict, list], magic: int = CLIENT_MAGIC) -> bytes:
-    """One framed control message; ``payload`` is JSON text/bytes or a value to serialise."""
+    """One framed control message; ``payload`` is JSON text/bytes or a value to serialise
+    (standard JSON only: CodecError ``non_standard_json`` for a NaN or infinite number)."""
     if isinstance(payload, (dict, list)):
-        payload = json.dumps(payload, separators=(',', ':'))
+        payload = dumps(payload)
     if isinstance(payload, str):
         payload = payload.encode('utf-8')
     return HEADER.pack(magic, HEADER_SIZE + len(payload)) + payload
@@ -79,18 +108,35 @@ def parse_json(data: Union[bytes, bytearray, memoryview, str], what: str = MESSA
     text = data.rstrip('\0 \r\n\t')     # some builds NUL-terminate the string
     try:
         try:
-            return json.loads(text)
+            return json.loads(text, parse_constant=_refuse_constant)
         except json.JSONDecodeError as exc:
             first = exc
         if "'" in text:
             try:
-                return json.loads(text.replace("'", '"'))
+                return json.loads(text.replace("'", '"'), parse_constant=_refuse_constant)
             except json.JSONDecodeError:
                 pass
     except RecursionError:              # arrays/objects nested deeper than Python recurses
         raise CodecError(what, 'invalid JSON: nested too deeply', kind=BAD_JSON) from None
+    except _NonStandard as exc:
+        pos = text.find(exc.name)
+        line = text.count('\n', 0, max(pos, 0)) + 1
+        raise CodecError(what, f'non-standard JSON constant {exc.name} at line {line} (NaN and '
+                         'Infinity are not JSON; refused)', offset=max(pos, 0),
+                         kind=NON_STANDARD_JSON) from None
     raise CodecError(what, f'invalid JSON: {first.msg} at line {first.lineno} column '
                      f'{first.colno}', offset=first.pos, kind=BAD_JSON)
+
+
+class _NonStandard(Exception):
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.name = name
+
+
+def _refuse_constant(name: str):
+    """json's hook for NaN, Infinity, -Infinity (which Python accepts and RFC 8259 does not)."""
+    raise _NonStandard(name)
 
 
 @dataclass
@@ -108,7 +154,7 @@ class ControlMessage:
         """``message`` as text: a string as is, anything else as compact JSON."""
         if isinstance(self.message, str):
             return self.message
-        return json.dumps(self.message, separators=(',', ':'))
+        return json.dumps(self.message, separators=(',', ':'))   # parsed: finite numbers only
 
 
 def decode_message(body: Union[bytes, bytearray, memoryview], magic: int = CLIENT_MAGIC
@@ -145,6 +191,21 @@ def decode_message(body: Union[bytes, bytearray, memoryview], magic: int = CLIEN
     return ControlMessage(msg_type, reference, success, value.get('message'), magic, value)
 
 
+def peek_envelope(body: Union[bytes, bytearray, memoryview]) -> tuple[Optional[str],
+                                                                     Optional[int]]:
+    """(type, reference) of a body that is JSON but for NaN/Infinity constants, read leniently
+    only to tell which request a refused reply answers; (None, None) when not readable."""
+    try:
+        value = json.loads(bytes(body).decode('utf-8').rstrip('\0 \r\n\t'))
+    except (ValueError, RecursionError):
+        return None, None
+    if not isinstance(value, dict):
+        return None, None
+    msg_type, ref = value.get('type'), value.get('reference')
+    return (msg_type if isinstance(msg_type, str) else None,
+            ref if isinstance(ref, int) and not isinstance(ref, bool) else None)
+
+
 def decode_frame(frame: Frame) -> ControlMessage:
     """A framed body → ControlMessage, remembering which magic it came with."""
     if len(frame.header) < HEADER_SIZE:
@@ -154,5 +215,5 @@ def decode_frame(frame: Frame) -> ControlMessage:
 
 
 __all__ = ['CLIENT_MAGIC', 'LEGACY_REPLY_MAGIC', 'HEADER_SIZE', 'DEFAULT_MAX_MESSAGE',
-           'BAD_JSON', 'encode_frame', 'envelope', 'encode_request', 'ControlFramer',
-           'parse_json', 'ControlMessage', 'decode_message', 'decode_frame']
+           'BAD_JSON', 'NON_STANDARD_JSON', 'dumps', 'encode_frame', 'envelope', 'encode_request', 'ControlFramer',
+           'parse_json', 'ControlMessage', 'decode_message', 'peek_envelope', 'decode_frame']

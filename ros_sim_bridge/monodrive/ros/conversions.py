@@ -25,6 +25,7 @@ from ros_sim_bridge.monodrive.codec import payloads
 from ros_sim_bridge.msg import (MonoDriveCollision, MonoDriveRadarTarget, MonoDriveRadarTargets,
                                 MonoDriveRaw, MonoDriveRpm, MonoDriveState,
                                 MonoDriveUltrasonic, MonoDriveVehicleState, MonoDriveWaypoint)
+from ros_sim_bridge.ros import markers
 from ros_sim_bridge.ros.geometry import point, quaternion, vector3
 
 CM = 0.01
@@ -186,34 +187,92 @@ def transform(v: MonoDriveVehicleState, stamp, parent: str, child: str) -> Trans
     return t
 
 
+EGO_BOX_COLOR = (0.2, 0.8, 0.2, 0.6)
+OTHER_BOX_COLOR = (0.9, 0.5, 0.1, 0.6)
+DEFAULT_BOX = ((0.0, 0.0, 0.75), (4.5, 1.9, 1.5))   # centre (m, vehicle frame), full size (m)
+BOXES_PER_VEHICLE = 16                               # marker id = vehicle index · 16 + box
+
+
 def box_markers(vehicles, boxes, stamp, map_frame: str, lifetime_s: float = 0.5
                 ) -> MarkerArray:
-    """Oriented boxes of the State sensor as CUBE markers (one small function, so it can move
-    to the shared ros/markers.py).  ``boxes``: per vehicle, its ``oriented_bounding_box``
-    list as sent (center and extents in cm in the vehicle frame, extents = half sizes);
-    vehicles without boxes get a 4.5 × 1.9 × 1.5 m default box."""
-    out = MarkerArray()
+    """Oriented boxes of the State sensor as CUBE markers (ros/markers.boxes).  ``boxes``: per
+    vehicle, its ``oriented_bounding_box`` list as sent (center and extents in cm in the
+    vehicle frame, extents = half sizes); vehicles without boxes get a 4.5 × 1.9 × 1.5 m
+    default box.  Each box takes its vehicle's orientation; its text is the vehicle's name."""
+    ids, centers, sizes, quats, colors, names = [], [], [], [], [], []
     for i, (v, vboxes) in enumerate(zip(vehicles, boxes)):
-        entries = vboxes or [None]
-        for j, box in enumerate(entries):
-            m = Marker(header=header(stamp, map_frame), ns='monodrive_boxes', id=i * 16 + j,
-                       type=Marker.CUBE, action=Marker.ADD)
-            center, size = (0.0, 0.0, 0.75), (4.5, 1.9, 1.5)
+        q = v.pose.orientation
+        rot = _rotation(q.w, q.x, q.y, q.z)
+        p = np.array([v.pose.position.x, v.pose.position.y, v.pose.position.z])
+        for j, box in enumerate(vboxes or [None]):
+            center, size = DEFAULT_BOX
             if isinstance(box, dict):
                 c, e = box.get('center') or {}, box.get('extents') or {}
                 center = position_m((_f(c, 'x'), _f(c, 'y'), _f(c, 'z')))
                 size = tuple(2 * _f(e, k) * CM or d for k, d in zip('xyz', size))
-            q = v.pose.orientation
-            rot = _rotation(q.w, q.x, q.y, q.z)
-            p = np.array([v.pose.position.x, v.pose.position.y, v.pose.position.z])
-            m.pose.position = point(p + rot @ np.array(center))
-            m.pose.orientation = q
-            m.scale = vector3(size)
-            m.color.r, m.color.g, m.color.b, m.color.a = (0.2, 0.8, 0.2, 0.6) if 'ego' in v.tags \
-                else (0.9, 0.5, 0.1, 0.6)
-            m.lifetime.nanosec = int(lifetime_s * 1e9)
-            m.text = v.name
-            out.markers.append(m)
+            ids.append(i * BOXES_PER_VEHICLE + j)
+            centers.append(p + rot @ np.array(center))
+            sizes.append(size)
+            quats.append((q.w, q.x, q.y, q.z))
+            colors.append(EGO_BOX_COLOR if 'ego' in v.tags else OTHER_BOX_COLOR)
+            names.append(v.name)
+    out = MarkerArray()
+    if not ids:
+        return out
+    out.markers = markers.boxes(header(stamp, map_frame), 'monodrive_boxes', ids, centers,
+                                sizes, orientations=quats, colors=colors,
+                                lifetime=markers.duration(lifetime_s))
+    for m, name in zip(out.markers, names):
+        m.text = name
+    return out
+
+
+ANNOTATION_2D_COLOR = (1.0, 0.9, 0.1, 1.0)
+ANNOTATION_3D_COLOR = (0.1, 0.6, 1.0, 0.5)
+
+
+def annotation_markers(ann, stamp, optical_frame: str, world_frame: str, width: int,
+                       height: int, fov_deg: float, depth: float = 1.0) -> list[Marker]:
+    """A camera annotation (codec.annotation.CameraAnnotation) as markers (ADD only; the node
+    deletes the ones gone with ros/markers.MarkerTracker):
+
+    * ``monodrive_annotation_2d``: each 2-D box (pixels) as a closed LINE_STRIP on the plane
+      ``depth`` m in front of the camera, in its optical frame (x right, y down, z forward),
+      through the pinhole intrinsics of :func:`camera_info` — it overlays the object in RViz;
+    * ``monodrive_annotation_labels``: the actor's name above each 2-D box;
+    * ``monodrive_annotation_3d``: each oriented box as a CUBE in ``world_frame`` (Unreal cm →
+      REP-103 m like the State sensor; extents are half sizes)."""
+    out: list[Marker] = []
+    b = ann.boxes_2d
+    if len(b):
+        fx = width / (2.0 * math.tan(math.radians(fov_deg) / 2.0))
+        cx, cy = width / 2.0, height / 2.0
+        x0, x1 = (b['xmin'] - cx) / fx * depth, (b['xmax'] - cx) / fx * depth
+        y0, y1 = (b['ymin'] - cy) / fx * depth, (b['ymax'] - cy) / fx * depth
+        z = np.full(len(b), float(depth))
+        rect = np.stack([np.stack([x0, y0, z], 1), np.stack([x1, y0, z], 1),
+                         np.stack([x1, y1, z], 1), np.stack([x0, y1, z], 1),
+                         np.stack([x0, y0, z], 1)], 1)                    # (n, 5, 3)
+        h = header(stamp, optical_frame)
+        ids = np.arange(len(b))
+        out += markers.line_strips(h, 'monodrive_annotation_2d', ids, list(rect),
+                                   width=0.004 * depth, colors=ANNOTATION_2D_COLOR)
+        top = np.stack([(x0 + x1) / 2, y0 - 0.03 * depth, z], 1)
+        out += markers.labels(h, 'monodrive_annotation_labels', ids, top,
+                              [ann.actors[i] for i in b['actor'].tolist()],
+                              height=0.04 * depth, colors=ANNOTATION_2D_COLOR)
+    o = ann.boxes_3d
+    if len(o):
+        c = o['center'] * CM
+        centers = np.stack([c[:, 0], -c[:, 1], c[:, 2]], 1)
+        sizes = 2.0 * o['extents'] * CM
+        q = o['orientation']
+        n = np.linalg.norm(q, axis=1, keepdims=True)
+        q = q / np.where(n > 0, n, 1.0)
+        wxyz = np.stack([q[:, 3], -q[:, 0], q[:, 1], -q[:, 2]], 1)       # as quat_wxyz
+        out += markers.boxes(header(stamp, world_frame), 'monodrive_annotation_3d',
+                             np.arange(len(o)), centers, sizes, orientations=wxyz,
+                             colors=ANNOTATION_3D_COLOR, min_size=0.01)
     return out
 
 

@@ -9,6 +9,7 @@ sensor stream of a monoDrive simulator into ROS 2 (SUPPLEMENT §4).
 | srv | ~/step_trajectory | ros_sim_bridge/MonoDriveStep | next frames of the trajectory file as state steps |
 | sub | <prefix>/ego_control | ros_sim_bridge/MonoDriveEgoControl | EgoControl_ID, range-checked |
 | pub | <prefix>/<sensor>/image, camera_info | Image (bgra8/rgba8/mono8), CameraInfo | Camera |
+| pub | <prefix>/<sensor>/annotations | MarkerArray (2-D boxes, labels, 3-D boxes) | Camera annotation |
 | pub | <prefix>/<sensor>/depth | Image 32FC1 (m) | DepthCamera |
 | pub | <prefix>/<sensor>/semantic | Image mono8 | SemanticCamera |
 | pub | <prefix>/<sensor>/points | PointCloud2 (one per revolution) | Lidar |
@@ -41,14 +42,17 @@ from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.core.tcp import TcpClient
 from ros_sim_bridge.monodrive import session as sess
 from ros_sim_bridge.monodrive.codec import config as cfgmod
+from ros_sim_bridge.monodrive.codec import annotation as annot
 from ros_sim_bridge.monodrive.codec import control, lidar, messages, payloads, sensor
 from ros_sim_bridge.monodrive.ros import conversions as convert
 from ros_sim_bridge.msg import (MonoDriveCollision, MonoDriveEgoControl, MonoDriveRadarTargets,
                                 MonoDriveRaw, MonoDriveRpm, MonoDriveState,
                                 MonoDriveUltrasonic, MonoDriveWaypoint)
 from ros_sim_bridge.srv import MonoDriveCommand, MonoDriveRawCommand, MonoDriveStep
+from ros_sim_bridge.ros.dds import use_packaged_fastdds_profile
 from ros_sim_bridge.ros.diagnostics import Diagnostics
 from ros_sim_bridge.ros.geometry import transform as make_transform
+from ros_sim_bridge.ros.markers import MarkerTracker
 from ros_sim_bridge.ros.params import declare_parameters
 from ros_sim_bridge.ros.pointcloud import CloudBuffer
 from ros_sim_bridge.ros.qos import DATA, LATCHED, TF
@@ -85,12 +89,17 @@ PARAMETERS = {
     'ego_control_timeout': (1.0, 's an EgoControl message may wait to be sent'),
     'diagnostics_period': (1.0, 's between /diagnostics messages'),
     'stale_after': (2.0, 's without data before a stream is reported stale'),
+    'annotation_depth': (1.0, 'm in front of a camera its 2-D annotation boxes are drawn at'),
+    'link_error_after': (5.0, 's a link (control or sensor) may be down, WARN reconnecting, '
+                               'before /diagnostics says ERROR'),
 }
 
 CONFIG_KINDS = (('simulator_config', 'simulator'), ('weather_config', 'weather'),
                 ('vehicle_config', 'vehicle'), ('scenario_config', 'scenario'),
                 ('trajectory_config', 'trajectory'), ('sensors_config', 'sensors'))
 JSON_SENSORS = ('State', 'Radar', 'Collision', 'Waypoint', 'Ultrasonic')
+SENSOR_CONFIG_TYPES = ('REPLAY_ConfigureSensorsCommand_ID', 'REPLAY_ReConfigureSensorCommand_ID',
+                       'AttachSensorCommand_ID')
 
 
 def service_name(msg_type: str) -> str:
@@ -131,6 +140,8 @@ class SensorLink:
                                           p.header_byte_order)
         self.stats = node.diagnostics.stream(f'{self.kind} (tcp {self.port})',
                                              f'monodrive {self.kind}', stale_after=p.stale_after)
+        self.stats.link_error_after = p.link_error_after
+        self.stats.link_down('not connected yet')
         self.expected: tuple = ()
         self.json = self.kind in JSON_SENSORS
         c = lambda t, n, q=DATA: node.create_publisher(t, f'{ns}/{n}', q)  # noqa: E731
@@ -174,6 +185,9 @@ class SensorLink:
             self.pubs['waypoint'] = c(MonoDriveWaypoint, 'waypoint')
         elif k == 'Ultrasonic':
             self.pubs['ultrasonic'] = c(MonoDriveUltrasonic, 'ultrasonic')
+        if 'Camera' in k:       # the annotation message that follows an image (§4.4)
+            self.pubs['annotations'] = c(MarkerArray, 'annotations')
+            self.annotation_tracker = MarkerTracker()
         self.optical = self.frame + '_optical' if 'Camera' in k else self.frame
         host = p.sensor_host or p.host
         self.client = TcpClient(host, self.port, self.framer, self.on_event,
@@ -185,11 +199,11 @@ class SensorLink:
         self.detector.reset()
         if self.kind == 'Lidar':
             self.assembler.reset()
-        self.stats.extra['connected'] = 'true'
+        self.stats.link_up()
         self.node.get_logger().info(f'{self.kind} stream connected on port {self.port}')
 
     def on_disconnect(self, reason: str) -> None:
-        self.stats.extra['connected'] = 'false'
+        self.stats.link_down(reason)
         self.node.diagnostics.log_limited(self.stats.name, 'link',
                                           f'{self.stats.name}: {reason}; reconnecting')
 
@@ -224,12 +238,18 @@ class SensorLink:
             if done is not None:
                 self.publish_cloud(done[0], done[1], now_ns)
             return
-        if payloads.is_json(payload) and not self.json:
-            # a camera's annotation message, or another JSON companion message
+        if payloads.is_json(payload) and not self.json and len(payload) not in self.expected:
+            # (a payload of the sensor's own size is its data, whatever its first byte)
+            if 'annotations' in self.pubs:          # a camera's annotation message
+                value = control.parse_json(payload, f'{k} annotation')
+                if annot.is_annotation(value):
+                    self.publish_annotation(annot.annotation_from_value(value), stamp)
+                    return
+            # another JSON companion message (a layout we do not know): raw
             node.raw_pub.publish(convert.raw(k, self.port, stamp, game_time=header.game_time,
                                              sample_count=header.sample_count,
                                              payload=payload))
-            self.stats.extra['annotations'] = str(int(self.stats.extra.get('annotations', 0)) + 1)
+            self.stats.extra['raw_json'] = str(int(self.stats.extra.get('raw_json', 0)) + 1)
             return
         if k == 'DepthCamera':
             self.pubs['depth'].publish(convert.depth_image(payload, self.width, self.height,
@@ -288,6 +308,18 @@ class SensorLink:
                                              payload=payload))
         self.stats.publish()
 
+    def publish_annotation(self, ann: annot.CameraAnnotation, stamp) -> None:
+        node = self.node
+        for err in ann.problems:
+            node.diagnostics.bad_input(self.stats, err)
+        adds = convert.annotation_markers(ann, stamp, self.optical, node.p.map_frame,
+                                          self.width, self.height, self.fov,
+                                          node.p.annotation_depth)
+        self.pubs['annotations'].publish(
+            self.annotation_tracker.update(convert.header(stamp, self.optical), adds))
+        self.stats.extra['annotations'] = str(int(self.stats.extra.get('annotations', 0)) + 1)
+        self.stats.publish()
+
     def publish_cloud(self, data: bytes, game_time: float, now_ns: int) -> None:
         n = lidar.count_points(data)
         points = self.cloud.points(n)
@@ -311,9 +343,13 @@ class MonoDriveClientNode(Node):
             raise ValueError("header_byte_order must be 'big' or 'little'")
         if p.request_timeout <= 0:
             raise ValueError('request_timeout must be > 0')
+        if p.link_error_after <= 0:
+            raise ValueError('link_error_after must be > 0')
         self.diagnostics = Diagnostics(self, period=p.diagnostics_period)
         self.control_stats = self.diagnostics.stream(f'control (tcp {p.port})',
                                                      'monodrive control', expected=False)
+        self.control_stats.link_error_after = p.link_error_after
+        self.control_stats.link_down('not connected yet')
         self.raw_pub = self.create_publisher(MonoDriveRaw, '~/raw', DATA)
         self.state_pub = self.create_publisher(MonoDriveState, _under(p.topic_prefix, 'state'),
                                                 DATA)
@@ -394,15 +430,21 @@ class MonoDriveClientNode(Node):
         with self._cond:
             replays = self.session.connection_made(time.monotonic())
             self._flush()
-        self.control_stats.extra['connected'] = 'true'
+        self.control_stats.link_up()
+        for link in self.sensors:       # the simulator is back: its sensor ports may be too
+            link.client.retry_now()
         self.get_logger().info(f'connected to the simulator at {self.p.host}:{self.p.port}'
                                + (f'; sending {len(replays)} configuration messages'
                                   if replays else ''))
 
     def _on_disconnect(self, reason: str) -> None:
+        cut = self.session.framer.cut_short()
+        if cut is not None:       # a reply cut short by the server closing: a decode error too
+            self.diagnostics.bad_input(self.control_stats, cut)
+            self.session.framer.reset()
         with self._cond:
             self._dispatch(self.session.connection_lost(reason))
-        self.control_stats.extra['connected'] = 'false'
+        self.control_stats.link_down(reason)
         self.diagnostics.log_limited('control', 'link', f'simulator link: {reason}; reconnecting')
 
     def _on_control_event(self, event, now_ns: int) -> None:
@@ -428,8 +470,10 @@ class MonoDriveClientNode(Node):
         """Hand results to waiting callers; the rest to ~/raw and the log (lock held)."""
         now = ns_to_stamp(time.time_ns())
         for ev in events:
-            if isinstance(ev, (sess.Reply, sess.Timeout, sess.Failed)):
+            if isinstance(ev, (sess.Reply, sess.Timeout, sess.Failed, sess.Refused)):
                 req = ev.request
+                if isinstance(ev, sess.Reply) and ev.message.success:
+                    self._sensor_configured(req)
                 if req.replay or req.reference not in self._waiting:
                     self._unwaited(ev)
                 else:
@@ -446,6 +490,18 @@ class MonoDriveClientNode(Node):
                 self.control_stats.extra[key] = str(int(self.control_stats.extra.get(key, 0)) + 1)
         self._cond.notify_all()
 
+    def _sensor_configured(self, req: sess.Request) -> None:
+        """A sensor's configuration was acknowledged: the simulator listens on its port now,
+        so its link connects at once instead of at its next reconnection attempt (up to
+        1 s later; the waits of the control and sensor links would add up)."""
+        if req.type not in SENSOR_CONFIG_TYPES:
+            return
+        bodies = req.body if isinstance(req.body, list) else [req.body]
+        ports = {b.get('listen_port') for b in bodies if isinstance(b, dict)}
+        for link in self.sensors:
+            if link.port in ports and not link.client.connected:
+                link.client.retry_now()
+
     def _unwaited(self, ev) -> None:
         req = ev.request
         if isinstance(ev, sess.Reply):
@@ -453,6 +509,9 @@ class MonoDriveClientNode(Node):
             if not ev.message.success:
                 self.diagnostics.log_limited('control', f'refused {req.type}',
                                              f'simulator refused {req.type}: {ev.message.text}')
+        elif isinstance(ev, sess.Refused):
+            self.diagnostics.log_limited('control', f'refused reply {req.type}',
+                                         f'{req.type}: reply refused: {ev.error}')
         else:
             self.diagnostics.log_limited('control', f'{type(ev).__name__} {req.type}',
                                          f'{req.type}: no reply ({type(ev).__name__})')
@@ -467,8 +526,26 @@ class MonoDriveClientNode(Node):
              timeout: Optional[float] = None) -> tuple[bool, str, str]:
         """Send one command and wait for its answer: (success, message, reply JSON).  Always
         returns within ``timeout`` (+ a few ms), whatever the link does."""
-        timeout = self.p.request_timeout if timeout is None else timeout
         start = time.monotonic()
+        try:
+            return self._call(msg_type, body, validate, timeout, start)
+        finally:
+            self._service_time(msg_type, time.monotonic() - start)
+
+    def _service_time(self, msg_type: str, took: float) -> None:
+        """How long commands took inside the node (/diagnostics: calls, slowest), and a log
+        line for one over a second: a caller that waited longer lost the time outside."""
+        extra = self.control_stats.extra
+        extra['service_calls'] = str(int(extra.get('service_calls', 0)) + 1)
+        if took * 1e3 > float(extra.get('service_slowest_ms', 0)):
+            extra['service_slowest_ms'] = f'{took * 1e3:.1f}'
+        if took > 1.0:
+            self.diagnostics.log_limited('control', 'slow command',
+                                         f'{msg_type} took {took:.2f} s in the node', 'info')
+
+    def _call(self, msg_type: str, body: Any, validate: bool, timeout: Optional[float],
+              start: float) -> tuple[bool, str, str]:
+        timeout = self.p.request_timeout if timeout is None else timeout
         with self._cond:
             try:
                 if validate:
@@ -507,6 +584,8 @@ class MonoDriveClientNode(Node):
         if isinstance(ev, sess.Timeout):
             where = 'sent, no reply' if ev.sent else 'simulator not connected'
             return False, f'no reply within {timeout:g} s ({where})', ''
+        if isinstance(ev, sess.Refused):
+            return False, f'reply refused: {ev.error}', ''
         return False, f'link lost before the reply: {ev.reason}', ''
 
     def _command(self, msg_type: str, body_json: str, response, *, validate: bool = True):
@@ -634,6 +713,7 @@ def resolve_config_path(path: str) -> str:
 
 
 def main(argv=None) -> int:
+    use_packaged_fastdds_profile()   # service replies repaired in ~0.1 s under stream load
     return run_node(MonoDriveClientNode, argv)
 
 
