@@ -9,6 +9,7 @@ from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
 
 from ros_sim_bridge.core.cli import stop_on_signals
+from ros_sim_bridge.ros.dds import use_packaged_fastdds_profile
 
 
 def run_node(node_class, argv=None) -> int:
@@ -19,6 +20,8 @@ def run_node(node_class, argv=None) -> int:
     # would invalidate the context while receive threads still publish: close() stops those
     # threads first.
     stops = stop_on_signals()
+    # reliable samples (service replies) lost under heavy streams are repaired in ~0.1 s
+    use_packaged_fastdds_profile()
     try:
         code = _run(node_class, argv, stops)
     except KeyboardInterrupt:       # a stop signal during start-up or cleanup

@@ -49,7 +49,6 @@ from ros_sim_bridge.msg import (MonoDriveCollision, MonoDriveEgoControl, MonoDri
                                 MonoDriveRaw, MonoDriveRpm, MonoDriveState,
                                 MonoDriveUltrasonic, MonoDriveWaypoint)
 from ros_sim_bridge.srv import MonoDriveCommand, MonoDriveRawCommand, MonoDriveStep
-from ros_sim_bridge.ros.dds import use_packaged_fastdds_profile
 from ros_sim_bridge.ros.diagnostics import Diagnostics
 from ros_sim_bridge.ros.geometry import transform as make_transform
 from ros_sim_bridge.ros.markers import MarkerTracker
@@ -713,7 +712,6 @@ def resolve_config_path(path: str) -> str:
 
 
 def main(argv=None) -> int:
-    use_packaged_fastdds_profile()   # service replies repaired in ~0.1 s under stream load
     return run_node(MonoDriveClientNode, argv)
 
 
