@@ -316,3 +316,22 @@ def test_bad_ecu_records_and_unknown_types_are_counted_stream_goes_on(ros, ecu_d
     assert '65535 objects' in objs['last_error']
     _, g = diag.wait('(0x2604)', lambda st, v: v.get('published') == '4')
     assert g['decode_errors'] == '0'
+
+
+def test_installed_ibeo_ecu_with_its_params_file_and_the_emulator_executable(ros):
+    """The installed executables as a user starts them: ibeo_ecu with config/ibeo_ecu.yaml
+    (Set Filter 'all' from the file) against ibeo_lux_sim --ecu."""
+    from ros_sim_bridge.tools.launcher import NodeProcess, config_file
+    port = free_tcp_port()
+    clouds = ros.collect(PointCloud2, 'points', 100, matched=False)
+    fixes = ros.collect(NavSatFix, 'gps_imu/fix', 100, matched=False)
+    with NodeProcess('ibeo_ecu', params_file=config_file('ibeo_ecu.yaml'),
+                     parameters={'port': port, 'min_backoff': 0.05, 'max_backoff': 0.25},
+                     quiet=True) as proc, \
+            NodeProcess('ibeo_lux_sim', args=['--ecu', '--port', str(port), '--points', '3000',
+                                              '--rate', '10'], quiet=True) as emulator:
+        assert wait_until(lambda: len(clouds.messages) >= 3 and fixes.messages, timeout=30,
+                          interval=0.05)
+        assert proc.running() and emulator.running()
+        assert clouds.messages[-1].width == 3000
+    assert proc.proc.returncode == 0 and emulator.proc.returncode == 0
