@@ -130,7 +130,7 @@ def test_every_ecu_topic_from_the_emulator(ros, ecu_driver, closing):
     img = got['image/compressed'].wait_for(1)[0]
     assert img.format == 'jpeg' and bytes(img.data) == FAKE_JPEG
     # device status (0x6701) on /diagnostics; the filter the driver sent: all types
-    st, values = diag.wait('device 10', lambda st, v: True)
+    st, values = diag.wait('ibeo_ecu: device 10', lambda st, v: True)
     assert level(st) == 0 and 'age_s' in values
     _, link = diag.wait('link tcp', lambda st, v: v.get('set_filter', '').startswith(
         'accepted'))
@@ -335,3 +335,54 @@ def test_installed_ibeo_ecu_with_its_params_file_and_the_emulator_executable(ros
         assert proc.running() and emulator.running()
         assert clouds.messages[-1].width == 3000
     assert proc.proc.returncode == 0 and emulator.proc.returncode == 0
+
+
+def test_types_the_emulator_does_not_send_scanner_frames_2204_2225_2281_2806_6705(
+        ros, ecu_driver, closing):
+    """Records of the codec (their decoders have golden vectors in test_ibeo_ecu_codec.py)
+    sent by a raw ECU: a 0x2204 in scanner coordinates → one cloud per scanner in its frame,
+    0x2225 / 0x2281 → ecu/objects, 0x2806 → vehicle_state/odometry, 0x6705 → /diagnostics."""
+    from ros_sim_bridge.ibeo.codec import objects_ecu as oe
+    from ros_sim_bridge.ibeo.codec import scan_ecu as se
+    from ros_sim_bridge.ibeo.codec import system_monitoring as sm
+    from ros_sim_bridge.ibeo.codec import vehicle_state_ecu as ve
+    node, port = ecu_driver(IbeoLuxNode, layers=4, start_measure_on_connect=False,
+                            stamp_source='sensor')
+    clouds = collect(ros, node, PointCloud2, 'points', 100)
+    objects = collect(ros, node, IbeoObjectList, 'ecu/objects', 100)
+    odom = collect(ros, node, Odometry, 'vehicle_state/odometry', 100)
+    tf = collect(ros, node, TFMessage, '/tf_static', LATCHED)
+    diag = Diag(ros)
+    sensor = connected_sensor(port, closing)
+    ntp = 3_900_000_000 << 32
+    infos = se.make_scanners(2, se.SCAN_2204)
+    infos['device_id'] = [1, 2]
+    infos['mounting_x'] = [3.5, -1.0]
+    pts = np.zeros(5, se.POINT_DTYPE)
+    pts['device_id'] = [1, 2, 1, 2, 2]
+    pts['x'] = [1.0, 2.0, 3.0, 4.0, 5.0]
+    scan = se.EcuScan2204(ntp, 40_000, 0, 9, infos, pts)               # flag bit 11 clear
+    o = oe.make_objects(2, oe.OBJECTS_2225)
+    o['id'] = [4, 5]
+    o25 = oe.EcuObjectList2225(ntp, o, [np.zeros((0, 2), np.float32)] * 2)
+    o = oe.make_objects(1, oe.OBJECTS_2281)
+    o['id'] = 70000
+    o81 = oe.EcuObjectList2281(ntp, o, [np.zeros((0, 2), np.float32)], [[]], list_flags=0x10)
+    vs = ve.EcuVehicleState2806(ntp, 12_000, -5_000, 0.1, 7.5)
+    status = sm.SystemStatus(0, 3, 0, 55, 60, 70, 80, 90)                # state 3: error
+    sensor.send(b''.join(registry.encode_record_message(r, device_id=9, ntp=ntp)
+                         for r in (scan, o25, o81, vs, status)))
+    got = clouds.wait_for(2, timeout=10)
+    assert sorted((c.header.frame_id, c.width) for c in got) == [('ibeo_scanner_1', 2),
+                                                                  ('ibeo_scanner_2', 3)]
+    mounts = {t.child_frame_id: t.transform.translation.x for t in tf.wait_for(1)[0].transforms}
+    assert mounts == {'ibeo_scanner_1': 3.5, 'ibeo_scanner_2': -1.0}
+    lists = objects.wait_for(2, timeout=10)
+    assert [(m.data_type, [x.id for x in m.objects]) for m in lists] == [(0x2225, [4, 5]),
+                                                                       (0x2281, [70000])]
+    assert lists[1].post_processed and lists[0].header.frame_id == 'base_link'
+    od = odom.wait_for(1)[0]
+    assert (od.pose.pose.position.x, od.pose.pose.position.y) == pytest.approx((1.2, -0.5))
+    assert od.header.frame_id == 'odom' and od.twist.twist.linear.x == pytest.approx(7.5)
+    st, values = diag.wait('ibeo_lux: system', lambda st, v: True)
+    assert level(st) == 2 and values['cpu_usage'] == '55'

@@ -801,7 +801,8 @@ class IbeoLuxNode(Node):
             items = list(self.device_status.values())
         for st, t in items:
             age = (now - t) / 1e9
-            copy = DiagnosticStatus(level=st.level, name=f'{self.get_name()}: {st.name}',
+            name = st.name[len('ibeo: '):] if st.name.startswith('ibeo: ') else st.name
+            copy = DiagnosticStatus(level=st.level, name=f'{self.get_name()}: {name}',
                                     message=st.message, hardware_id=st.hardware_id,
                                     values=list(st.values) + [KeyValue(key='age_s',
                                                                        value=f'{age:.1f}')])
