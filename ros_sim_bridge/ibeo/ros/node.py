@@ -35,9 +35,9 @@ import time
 from typing import Optional
 
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
-from rcl_interfaces.msg import SetParametersResult
 from geometry_msgs.msg import TwistStamped
 from nav_msgs.msg import Odometry
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from sensor_msgs.msg import CompressedImage, Image, Imu, NavSatFix, PointCloud2
@@ -71,6 +71,7 @@ from ros_sim_bridge.ros.qos import DATA, LATCHED
 from ros_sim_bridge.srv import (IbeoSetFilter, LuxCommand, LuxGetParameter, LuxGetStatus,
                                 LuxSetNtpTime, LuxSetParameter)
 from ros_sim_bridge.core.tcp import TcpClient
+
 
 def _ranges_check(value) -> Optional[str]:
     try:
