@@ -181,7 +181,6 @@ class IbeoLuxNode(Node):
         self._make_publishers()
         self._make_diagnostics()
         self._make_services()
-        self.add_on_set_parameters_callback(self._on_set_parameters)
         self.client = TcpClient(p.host, p.port, self.session.framer, self._on_event,
                                 name='ibeo-lux-tcp', on_connect=self._on_connect,
                                 on_disconnect=self._on_disconnect,
@@ -285,6 +284,7 @@ class IbeoLuxNode(Node):
                 (LuxSetParameter, 'set_parameter', self._srv_set_parameter),
                 (LuxSetNtpTime, 'set_ntp_time', self._srv_set_ntp_time)):
             self.create_service(srv_type, f'~/{name}', callback, callback_group=group)
+        self.add_on_set_parameters_callback(self._on_set_parameters)   # data_types at run time
 
     # --- transport → session -------------------------------------------------------------
     def _on_event(self, event, now_ns: int) -> None:
