@@ -388,3 +388,19 @@ def test_types_the_emulator_does_not_send_scanner_frames_2204_2225_2281_2806_670
     assert od.header.frame_id == 'odom' and od.twist.twist.linear.x == pytest.approx(7.5)
     st, values = diag.wait('ibeo_lux: system', lambda st, v: True)
     assert level(st) == 2 and values['cpu_usage'] == '55'
+
+
+def test_sensor_stamps_fall_back_to_receive_time_while_the_ecu_clock_is_unset(
+        ros, ecu_driver, closing):
+    node, port = ecu_driver(data_types='')                       # ibeo_ecu: stamp_source sensor
+    fixes = collect(ros, node, NavSatFix, 'gps/fix', 100)
+    diag = Diag(ros)
+    sensor = connected_sensor(port, closing)
+    powered_up = 1234 << 32                                      # 1234 s since power-up
+    body = struct.pack('>IQB10d32xH', 1, powered_up, 7, 0.9, 0.2, 34.0, 0.5, 0.5, 1.0, 0.0,
+                       0.0, 0.0, 0.0, 1)
+    sensor.send(encode_message(0x2604, body, ntp=powered_up))
+    (fix,) = fixes.wait_for(1, timeout=10)
+    assert abs(stamp_to_ns(fix.header.stamp) - time.time_ns()) < 30e9
+    _, link = diag.wait('link tcp', lambda st, v: v.get('stamp_fallbacks') == '1')
+    assert link['sensor_clock'].startswith('unset')
