@@ -5,7 +5,8 @@ Per frame (``rate_hz``): one 0x2205 scan in vehicle coordinates from ``scanners`
 (``points`` points in all, each with its device id, layer, echo, UINT32 time offset and
 UINT16 flags), a 0x2280 object list, a 0x2807 vehicle state, a 0x2604 GPS fix, a 0x9001 GpsImu,
 a 0x9002 odometry, and a 0x1100 frame end; once a second a 0x2808, a 0x6701 device status per
-scanner and a 0x2403 JPEG image.  Everything is deterministic (seeded).
+scanner and a 0x2403 JPEG image.  Everything is deterministic (seeded).  :class:`EcuFrames`
+gives the same frames one at a time (the emulator's ECU mode streams them).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import numpy as np
 
 from ros_sim_bridge.core.ntp import unix_ns_to_ntp64
 from .codec import frame_end as fe
+from .codec import registry
 from .codec import gps_imu as gi
 from .codec import image as im
 from .codec import objects_ecu as oe
@@ -98,55 +100,72 @@ def objects(t: float, ntp: int) -> oe.EcuObjectList2280:
     return oe.EcuObjectList2280(ntp, o, contours)
 
 
+class EcuFrames:
+    """The recording's frames one at a time (what the emulator's ECU mode streams and
+    :func:`write_recording` writes): :meth:`frame` gives the messages of frame ``f`` as
+    (data type, body, device id, NTP64 time) tuples, in the order an ECU sends them."""
+
+    def __init__(self, *, rate_hz: float = 12.5, scanners: int = 3, points: int = 6000,
+                 start_unix_ns: int = 1_700_000_000_000_000_000, seed: int = 7):
+        self.rng = np.random.default_rng(seed)
+        self.rate_hz, self.scanners, self.points = rate_hz, scanners, points
+        self.start_unix_ns = start_unix_ns
+        self.dt_ns = int(1e9 / rate_hz)
+        self.lat0, self.lon0 = math.radians(52.52), math.radians(13.40)
+
+    def frame(self, f: int) -> list:
+        out = []
+
+        def record(rec, device_id: int, ntp: int) -> None:
+            data_type, body = registry.encode_record(rec)
+            out.append((data_type, body, device_id, ntp))
+        rate_hz, scanners, lat0, lon0 = self.rate_hz, self.scanners, self.lat0, self.lon0
+        t = f / rate_hz
+        ns = self.start_unix_ns + f * self.dt_ns
+        ntp = unix_ns_to_ntp64(ns)
+        scan = se.EcuScan(ntp, 80_000, se.SCAN_FLAG_FUSED | se.SCAN_FLAG_VEHICLE_COORDINATES,
+                          f & 0xFFFF, scanners_info(scanners, ntp),
+                          scan_points(self.rng, self.points, scanners, t))
+        out.append((se.SCAN_2205, se.encode_scan(scan), ECU_DEVICE, ntp))
+        out.append((oe.OBJECTS_2280, oe.encode_objects(objects(t, ntp)), ECU_DEVICE, ntp + 1))
+        speed, yaw_rate = 10.0, 0.05
+        record(ve.EcuVehicleState2807(
+            ntp, int(speed * t * 1e4), 0, yaw_rate * t, speed, yaw_rate, 0.3, 0.02, 1.9,
+            0.9, 2.7, 1.0, 0.0, 16.0, 0.0, 0.0, 0.1), ECU_DEVICE, ntp + 2)
+        north = speed * t / 6_371_000.0
+        record(gi.PositionWgs84(int(t * 1e6), ntp, 20, lat0 + north, lon0, 34.0,
+                                0.5, 0.5, 1.0, 0.0, 0.01, 0.0, 0.02, 8), 20, ntp + 3)
+        record(gi.GpsImu(latitude=lat0 + north, latitude_sigma=0.3, longitude=lon0,
+                         longitude_sigma=0.3, altitude=34.0, altitude_sigma=0.8,
+                         yaw_angle=0.0, yaw_angle_sigma=0.01, pitch_angle=0.01,
+                         roll_angle=-0.01, longitudinal_acceleration=0.1,
+                         velocity_north=speed, yaw_rate=yaw_rate, satellites=12,
+                         measurement_time_ecu_ntp=ntp, source=1, ins_quality=3), 21, ntp + 4)
+        record(od.EcuOdometry(0.02, 0.3, 0.0, speed, speed, speed, speed, 2.0,
+                              speed, 0.1, yaw_rate, ntp, ntp, ntp, ntp, ntp, 2, 3),
+               ECU_DEVICE, ntp + 5)
+        if f % max(1, int(rate_hz)) == 0:
+            record(ve.EcuVehicleState2808(
+                timestamp_ntp=ntp, sources=ve.SOURCE_GPS | ve.SOURCE_CAN,
+                latitude_deg=math.degrees(lat0 + north), longitude_deg=math.degrees(lon0),
+                altitude=34.0, sigma_x=0.5, sigma_y=0.5, longitudinal_velocity=speed,
+                yaw_rate=yaw_rate), ECU_DEVICE, ntp + 6)
+            for k in range(scanners):
+                record(sm.DeviceStatus(10 + k, 1, 1, 1, 0, ns // 1_000_000), ECU_DEVICE, ntp + 7)
+            record(im.EcuImage(im.JPEG, int(t * 1e6), ntp, 30, 0.0, 0.0, 0.0, 1.8,
+                               0.0, 1.3, 1.0, 0.6, 640, 480, FAKE_JPEG), 30, ntp + 8)
+        record(fe.FrameEndSeparator(frame_id=f, creation_ntp=ntp), ECU_DEVICE, ntp + 9)
+        return out
+
+
 def write_recording(path: Union[str, Path], *, seconds: float = 2.0, rate_hz: float = 12.5,
                     scanners: int = 3, points: int = 6000, start_unix_ns: int =
                     1_700_000_000_000_000_000, seed: int = 7) -> int:
     """Write the recording; returns the number of messages (trailer included)."""
-    rng = np.random.default_rng(seed)
-    frames = max(1, int(round(seconds * rate_hz)))
-    dt_ns = int(1e9 / rate_hz)
-    lat0, lon0 = math.radians(52.52), math.radians(13.40)
+    frames = EcuFrames(rate_hz=rate_hz, scanners=scanners, points=points,
+                       start_unix_ns=start_unix_ns, seed=seed)
     with IdcWriter(path) as w:
-        for f in range(frames):
-            t = f / rate_hz
-            ns = start_unix_ns + f * dt_ns
-            ntp = unix_ns_to_ntp64(ns)
-            scan = se.EcuScan(ntp, 80_000, se.SCAN_FLAG_FUSED | se.SCAN_FLAG_VEHICLE_COORDINATES,
-                              f & 0xFFFF, scanners_info(scanners, ntp),
-                              scan_points(rng, points, scanners, t))
-            w.write(se.SCAN_2205, se.encode_scan(scan), device_id=ECU_DEVICE, ntp=ntp)
-            w.write(oe.OBJECTS_2280, oe.encode_objects(objects(t, ntp)), device_id=ECU_DEVICE,
-                    ntp=ntp + 1)
-            speed, yaw_rate = 10.0, 0.05
-            w.write_record(ve.EcuVehicleState2807(
-                ntp, int(speed * t * 1e4), 0, yaw_rate * t, speed, yaw_rate, 0.3, 0.02, 1.9,
-                0.9, 2.7, 1.0, 0.0, 16.0, 0.0, 0.0, 0.1), device_id=ECU_DEVICE, ntp=ntp + 2)
-            north = speed * t / 6_371_000.0
-            w.write_record(gi.PositionWgs84(int(t * 1e6), ntp, 20, lat0 + north, lon0, 34.0,
-                                            0.5, 0.5, 1.0, 0.0, 0.01, 0.0, 0.02, 8),
-                           device_id=20, ntp=ntp + 3)
-            w.write_record(gi.GpsImu(latitude=lat0 + north, latitude_sigma=0.3, longitude=lon0,
-                                     longitude_sigma=0.3, altitude=34.0, altitude_sigma=0.8,
-                                     yaw_angle=0.0, yaw_angle_sigma=0.01, pitch_angle=0.01,
-                                     roll_angle=-0.01, longitudinal_acceleration=0.1,
-                                     velocity_north=speed, yaw_rate=yaw_rate, satellites=12,
-                                     measurement_time_ecu_ntp=ntp, source=1, ins_quality=3),
-                           device_id=21, ntp=ntp + 4)
-            w.write_record(od.EcuOdometry(0.02, 0.3, 0.0, speed, speed, speed, speed, 2.0,
-                                          speed, 0.1, yaw_rate, ntp, ntp, ntp, ntp, ntp, 2, 3),
-                           device_id=ECU_DEVICE, ntp=ntp + 5)
-            if f % max(1, int(rate_hz)) == 0:
-                w.write_record(ve.EcuVehicleState2808(
-                    timestamp_ntp=ntp, sources=ve.SOURCE_GPS | ve.SOURCE_CAN,
-                    latitude_deg=math.degrees(lat0 + north), longitude_deg=math.degrees(lon0),
-                    altitude=34.0, sigma_x=0.5, sigma_y=0.5, longitudinal_velocity=speed,
-                    yaw_rate=yaw_rate), device_id=ECU_DEVICE, ntp=ntp + 6)
-                for k in range(scanners):
-                    w.write_record(sm.DeviceStatus(10 + k, 1, 1, 1, 0, ns // 1_000_000),
-                                   device_id=ECU_DEVICE, ntp=ntp + 7)
-                w.write_record(im.EcuImage(im.JPEG, int(t * 1e6), ntp, 30, 0.0, 0.0, 0.0, 1.8,
-                                           0.0, 1.3, 1.0, 0.6, 640, 480, FAKE_JPEG),
-                               device_id=30, ntp=ntp + 8)
-            w.write_record(fe.FrameEndSeparator(frame_id=f, creation_ntp=ntp),
-                           device_id=ECU_DEVICE, ntp=ntp + 9)
+        for f in range(max(1, int(round(seconds * rate_hz)))):
+            for data_type, body, device_id, ntp in frames.frame(f):
+                w.write(data_type, body, device_id=device_id, ntp=ntp)
         return w.messages + 1

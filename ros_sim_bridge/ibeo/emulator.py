@@ -11,10 +11,19 @@ client, answers their commands, and start/stop measure really gate the stream.  
 ``replay=[raw messages]`` it streams recorded Ibeo messages (e.g. the LD-MRS hex logs) instead
 of the scene, from the beginning for each client, paced by the recorded header times.
 
+:class:`EcuScene` is an Ibeo ECU / FUSION SYSTEM instead (``--ecu``): every step one frame of
+the synthetic ECU drive of :mod:`~ros_sim_bridge.ibeo.ecu_recording` (a 0x2205 fused scan of
+several scanners, 60,000 points by default, 0x2280 objects, 0x2807/0x2808 vehicle states,
+0x2604 GPS, 0x9001 GpsImu, 0x9002 odometry, 0x6701 device status, 0x2403 image, 0x1100 frame
+end).  As a real ECU (spec §20) it sends a client nothing until that client's Set Filter
+arrives, then only the data types it asked for; Set Filter is answered ``00 05`` (``80 05``
+when malformed), LUX commands with their failure reply.
+
 CLI::
 
     python -m ros_sim_bridge.ibeo.emulator --port 12002 --rate 12.5 --layers 4
     python -m ros_sim_bridge.ibeo.emulator --replay capture.hexlog --replay-speed 0
+    python -m ros_sim_bridge.ibeo.emulator --ecu --scanners 4 --points 60000 --rate 12.5
 """
 from __future__ import annotations
 
@@ -38,6 +47,7 @@ from ros_sim_bridge.ibeo.codec import errors_warnings as err
 from ros_sim_bridge.ibeo.codec import objects as obj
 from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.codec import scan as sc
+from ros_sim_bridge.ibeo.codec import set_filter as sf
 from ros_sim_bridge.ibeo.codec import units
 from ros_sim_bridge.core.file_source import FileSource, pacing_gaps
 from ros_sim_bridge.ibeo.codec.framing import make_framer
@@ -170,9 +180,11 @@ class Message:
     data_type: int
     body: bytes
     ntp: int
+    device_id: Optional[int] = None     # None: the server's device id
 
     def to_bytes(self, device_id: int = 0) -> bytes:
-        return encode_message(self.data_type, self.body, device_id=device_id, ntp=self.ntp)
+        return encode_message(self.data_type, self.body, ntp=self.ntp,
+                              device_id=device_id if self.device_id is None else self.device_id)
 
 
 class LuxScene:
@@ -533,6 +545,57 @@ class LuxScene:
         return out
 
 
+class EcuScene:
+    """A pure, steppable Ibeo ECU / FUSION SYSTEM: each :meth:`step` is one frame of
+    :class:`~ros_sim_bridge.ibeo.ecu_recording.EcuFrames` (``scanners`` LUX units fused into
+    one 0x2205 of ``points`` points, objects, vehicle states, GPS/IMU, odometry, status, image).
+    The Set Filter is per connection (the server keeps it); LUX commands are refused."""
+
+    ecu = True
+
+    def __init__(self, rate_hz: float = 12.5, *, scanners: int = 4, points: int = 60_000,
+                 seed: int = 7, start_unix_ns: int = 1_700_000_000_000_000_000):
+        from ros_sim_bridge.ibeo.ecu_recording import EcuFrames
+        if not rate_hz > 0:
+            raise ValueError('rate must be > 0')
+        if not 1 <= scanners <= 255 or not 0 <= points <= 65_535:
+            raise ValueError('scanners must be 1..255 and points 0..65535 (a 0x2205 holds at '
+                             'most 65,535)')
+        self.frames = EcuFrames(rate_hz=rate_hz, scanners=scanners, points=points, seed=seed,
+                                start_unix_ns=start_unix_ns)
+        self.rate_hz = float(rate_hz)
+        self.measuring = True
+        self.frame_number = 0
+        self.time_s = 0.0
+        self.params = {0x1001: DEFAULT_PORT}
+        self.saved_params = dict(self.params)
+        self.pending_warnings: set[str] = set()
+
+    @property
+    def period_s(self) -> float:
+        return 1.0 / self.rate_hz
+
+    def ntp_at(self, t_s: float) -> int:
+        return unix_ns_to_ntp64(self.frames.start_unix_ns + int(round(t_s * 1e9)))
+
+    def idle(self, dt: Optional[float] = None) -> None:
+        """A frame period without output (frame numbers and times go on)."""
+        self.time_s += self.period_s if dt is None else dt
+        self.frame_number = int(round(self.time_s * self.rate_hz))
+
+    def step(self) -> list[Message]:
+        """One frame: its messages, each with the device id of its source."""
+        out = [Message(dt, body, ntp, dev) for dt, body, dev, ntp in
+               self.frames.frame(self.frame_number)]
+        self.frame_number += 1
+        self.time_s += self.period_s
+        return out
+
+    def handle_command(self, command: cmd.LuxCommand) -> Optional[cmd.LuxReply]:
+        """An ECU knows Set Filter only (handled by the server): LUX commands fail."""
+        return cmd.failure(command.command_id)
+
+
 def _s16(v: int) -> int:
     v &= 0xFFFF
     return v - 0x10000 if v & 0x8000 else v
@@ -570,6 +633,7 @@ class _Client:
         self.framer = make_framer(decode=False)   # a malformed command gets a failure reply
         self.replay_index = 0
         self.replay_due = 0.0
+        self.filter: Optional[sf.SetFilter] = None   # ECU mode: nothing is sent before one
 
 
 class LuxServer:
@@ -577,9 +641,11 @@ class LuxServer:
 
     Streams the scene (or ``replay`` messages) to every client while measuring, and answers
     0x2010 commands with 0x2020 replies.  ``start()`` runs it on a thread; ``stop()`` ends it.
+    With an :class:`EcuScene` each client gets only the data types of its Set Filter (none
+    before it sent one); :attr:`filters` lists the filters received, in order.
     """
 
-    def __init__(self, scene: Optional[LuxScene] = None, host: str = DEFAULT_HOST,
+    def __init__(self, scene=None, host: str = DEFAULT_HOST,
                  port: int = DEFAULT_PORT, *, replay: Optional[Sequence[bytes]] = None,
                  replay_speed: float = 1.0, replay_loop: bool = False, device_id: int = 0,
                  realtime_clock: bool = True):
@@ -606,6 +672,8 @@ class LuxServer:
         self.commands_received = 0
         self.messages_sent = 0
         self.bad_input = 0
+        self.ecu = getattr(self.scene, 'ecu', False)
+        self.filters: list[sf.SetFilter] = []
 
     # lifecycle
     def start(self) -> 'LuxServer':
@@ -652,7 +720,12 @@ class LuxServer:
             if self.replay is not None:
                 self._replay_tick(now)
             elif now >= next_tick:
-                if self.scene.measuring:
+                if self.ecu:
+                    if any(c.filter is not None for c in self._clients):
+                        self._broadcast_filtered(self.scene.step())
+                    else:
+                        self.scene.idle()     # nobody to send to: keep the clock going
+                elif self.scene.measuring:
                     data = self.scene.step_bytes(self.device_id)
                     self._broadcast(data)
                 else:
@@ -697,6 +770,31 @@ class LuxServer:
             if self._send(c, data):
                 self.messages_sent += 1
 
+    def _broadcast_filtered(self, msgs: list[Message]) -> None:
+        """ECU mode: each client the messages its Set Filter accepts (encoded once)."""
+        wire = [(m.data_type, m.to_bytes(self.device_id)) for m in msgs]
+        for c in list(self._clients):
+            if c.filter is None:
+                continue
+            data = b''.join(raw for dt, raw in wire if c.filter.accepts(dt))
+            if data and self._send(c, data):
+                self.messages_sent += 1
+
+    def _set_filter(self, c: _Client, body: bytes) -> None:
+        """ECU Set Filter (§20): remember it for this client, answer 00 05 (80 05: malformed)."""
+        try:
+            flt = sf.decode_set_filter(body)
+        except CodecError:
+            self.bad_input += 1
+            ok = False
+        else:
+            c.filter = flt
+            self.filters.append(flt)
+            ok = True
+        self._send(c, encode_message(registry.REPLY, sf.encode_set_filter_reply(ok),
+                                     device_id=self.device_id,
+                                     ntp=self.scene.ntp_at(self.scene.time_s)))
+
     def _read(self, c: _Client) -> None:
         try:
             data = c.sock.recv(65536)
@@ -713,6 +811,10 @@ class LuxServer:
                 continue
             header = decode_header(ev.header)
             if header.data_type != registry.COMMAND:
+                continue
+            if self.ecu and sf.is_set_filter(ev.body):
+                self.commands_received += 1
+                self._set_filter(c, ev.body)
                 continue
             try:
                 command = cmd.decode_command(ev.body, header)
@@ -758,7 +860,8 @@ def _main(argv: Optional[Sequence[str]]) -> int:
     ap = argparse.ArgumentParser(description='ibeo LUX / LD-MRS emulator (TCP, Ibeo protocol)')
     ap.add_argument('--host', default=DEFAULT_HOST, help='address to listen on (127.0.0.1)')
     ap.add_argument('--port', type=int, default=DEFAULT_PORT, help='TCP port (12002)')
-    ap.add_argument('--rate', type=float, default=12.5, choices=RATES_HZ, help='scan rate Hz')
+    ap.add_argument('--rate', type=float, default=12.5,
+                    help=f'scan rate Hz (LUX: one of {RATES_HZ}; ECU: any > 0)')
     ap.add_argument('--layers', type=int, default=4, choices=(4, 8))
     ap.add_argument('--duration', type=float, default=0.0, help='seconds to run (0 = forever)')
     ap.add_argument('--seed', type=int, default=0)
@@ -766,16 +869,28 @@ def _main(argv: Optional[Sequence[str]]) -> int:
     ap.add_argument('--replay', help='hex log (one message per line) or raw Ibeo stream / .idc')
     ap.add_argument('--replay-speed', type=float, default=1.0, help='0 = as fast as possible')
     ap.add_argument('--loop', action='store_true', help='loop the replay')
+    ap.add_argument('--ecu', action='store_true',
+                    help='be an Ibeo ECU / FUSION SYSTEM (needs Set Filter from each client)')
+    ap.add_argument('--scanners', type=int, default=4, help='ECU: scanners fused (4)')
+    ap.add_argument('--points', type=int, default=60_000, help='ECU: points per 0x2205 (60000)')
     args = ap.parse_args(strip_ros_args(sys.argv[1:] if argv is None else argv))
-    scene = LuxScene(args.layers, args.rate, seed=args.seed, start_unix_ns=time.time_ns(),
-                     port=args.port)
+    if args.ecu:
+        scene = EcuScene(args.rate, scanners=args.scanners, points=args.points, seed=args.seed,
+                         start_unix_ns=time.time_ns())
+    else:
+        if args.rate not in RATES_HZ:
+            ap.error(f'--rate: a LUX scans at one of {RATES_HZ} Hz')
+        scene = LuxScene(args.layers, args.rate, seed=args.seed, start_unix_ns=time.time_ns(),
+                         port=args.port)
     replay = load_messages(args.replay) if args.replay else None
     server = LuxServer(scene, args.host, args.port, replay=replay,
                        replay_speed=args.replay_speed, replay_loop=args.loop,
                        device_id=args.device_id)
     what = (f'replay of {len(replay)} messages' if replay
+            else f'ECU: {args.scanners} scanners, {args.points} points per scan, '
+                 f'{args.rate:g} Hz' if args.ecu
             else f'{args.layers} layers, {args.rate:.1f} Hz')
-    print(f'LUX emulator on {args.host}:{server.port} ({what})', flush=True)
+    print(f'{"ECU" if args.ecu else "LUX"} emulator on {args.host}:{server.port} ({what})', flush=True)
     try:
         server.serve_forever(args.duration or None)
     finally:

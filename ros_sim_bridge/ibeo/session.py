@@ -22,7 +22,12 @@ What it holds (interface spec §2.4, §7; SUPPLEMENT §3.3):
   whose partner never came is reported (:class:`UnpairedHalf`) and counted;
 * the sensor clock: NTP seconds before 2000 mean an unset clock (counting from power-up);
   :meth:`stamp_ns` picks sensor or receive time by that rule;
-* counts of what was skipped (unregistered data types, by type) and of bad input.
+* the ECU Set Filter (spec §20): :meth:`send_set_filter` sends the big-endian 0x2010; the
+  ECU's big-endian 0x2020 answer (``00 05``) becomes a :class:`Reply` whose ``reply`` has
+  command id 0x0005 (0x8005 when refused), paired like a LUX reply;
+* every registered data type (LUX and ECU / FUSION, :mod:`.codec.registry`) becomes a
+  :class:`Message`; counts of what was skipped (unregistered data types, by type) and of bad
+  input.
 """
 from __future__ import annotations
 
@@ -38,6 +43,7 @@ from ros_sim_bridge.core.ntp import NTP_UNIX_OFFSET, ntp64_to_unix_ns
 from ros_sim_bridge.ibeo.codec import commands as cmd
 from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.codec import scan as lux_scan
+from ros_sim_bridge.ibeo.codec import set_filter as sf
 from ros_sim_bridge.ibeo.codec import units
 from ros_sim_bridge.ibeo.codec.framing import make_framer
 from ros_sim_bridge.ibeo.codec.header import DEFAULT_MAX_BODY, IbeoHeader, encode_message
@@ -45,9 +51,15 @@ from ros_sim_bridge.ibeo.codec.header import DEFAULT_MAX_BODY, IbeoHeader, encod
 #: Sensor clocks before 2000-01-01 are unset (seconds since power-up), SUPPLEMENT §3.3.
 NTP_2000 = NTP_UNIX_OFFSET + 946_684_800
 STAMP_SOURCES = ('receive', 'sensor')
-#: Data types with a handler in a LUX driver (the rest are skipped by size and counted).
+#: The LUX data types (spec §3–§7); every other registered type (ECU / FUSION, §8 on) is a
+#: :class:`Message` too, unregistered types are skipped by size and counted.
 HANDLED_TYPES = (registry.SCAN, registry.OBJECTS, registry.VEHICLE_STATE,
                  registry.ERRORS_WARNINGS, registry.REPLY)
+
+
+def handled(data_type: int) -> bool:
+    """True for a data type the session decodes (a registered one)."""
+    return data_type in HANDLED_TYPES or registry.size_limits(data_type) is not None
 
 
 # --- events -------------------------------------------------------------------------------
@@ -73,7 +85,8 @@ class UnpairedHalf:
 
 @dataclass(frozen=True)
 class Message:
-    """A decoded 0x2221, 0x2805 or 0x2030 (``record`` is the codec's record)."""
+    """A decoded message other than a 0x2202 scan or a 0x2020 reply: 0x2221, 0x2805, 0x2030 or
+    an ECU / FUSION type (``record`` is the codec's record)."""
     header: IbeoHeader
     record: Any
 
@@ -160,6 +173,13 @@ class LuxSession:
         return encode_message(registry.COMMAND, cmd.encode_command(command_id)
                               if body is None else body)
 
+    def send_set_filter(self, flt: sf.SetFilter) -> bytes:
+        """The ECU Set Filter message (§20, big-endian payload in a 0x2010); its ``00 05``
+        answer is awaited as the reply of command 0x0005."""
+        self.pending_command = sf.SET_FILTER
+        self.commands_sent += 1
+        return sf.set_filter_message(flt)
+
     def command_done(self) -> None:
         """Stop awaiting the outstanding command's reply (answered, timed out or abandoned)."""
         self.pending_command = None
@@ -221,7 +241,7 @@ class LuxSession:
         frame: Frame = event.frame if isinstance(event, Rejected) else event
         header: IbeoHeader = frame.parsed
         dtype = header.data_type
-        if dtype not in HANDLED_TYPES:
+        if not handled(dtype):
             key = f'0x{dtype:04X} {registry.type_name(dtype)}'
             self.skipped[key] += 1
             return [Skipped(header, key)]
@@ -232,6 +252,11 @@ class LuxSession:
                 if command_id == self.pending_command:
                     out.append(ReplyFailed(command_id, event.error))
             return out
+        if dtype == registry.REPLY and self.pending_command == sf.SET_FILTER \
+                and sf.is_set_filter_reply(frame.body):
+            # big-endian ECU answer: as a LUX reply object, id 0x0005 / 0x8005
+            reply = cmd.LuxReply(sf.set_filter_reply_id(frame.body), bytes(frame.body[2:]))
+            return [Reply(header, reply, True)]
         if dtype == registry.REPLY:
             reply = frame.record
             solicited = self.pending_command is not None \
@@ -269,4 +294,5 @@ class LuxSession:
 
 
 __all__ = ['LuxSession', 'Scan', 'UnpairedHalf', 'Message', 'Reply', 'ReplyFailed',
-           'BadMessage', 'Skipped', 'Event', 'NTP_2000', 'STAMP_SOURCES', 'HANDLED_TYPES']
+           'BadMessage', 'Skipped', 'Event', 'NTP_2000', 'STAMP_SOURCES', 'HANDLED_TYPES',
+           'handled']

@@ -16,7 +16,8 @@ from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-from ros_sim_bridge.tools.suite import COMMON_ARGUMENTS, PACKAGE, SOURCES, Source, plan
+from ros_sim_bridge.tools.suite import (COMMON_ARGUMENTS, EXTRA_SOURCES, PACKAGE, SOURCES,
+                                        Source, plan)
 
 SHARED = ('sim', 'use_sim_time', 'log_level')  # all.launch.py: one value for every source
 RVIZ_CONFIG = 'ros_sim_bridge.rviz'
@@ -51,8 +52,9 @@ def _declare(arg, prefix: str = '', what: str = '') -> DeclareLaunchArgument:
 
 
 def source_launch_description(name: str) -> LaunchDescription:
-    """``launch/<name>.launch.py``: one source, its arguments unprefixed."""
-    source = SOURCES[name]
+    """``launch/<name>.launch.py``: one source (of the suite or EXTRA_SOURCES), its arguments
+    unprefixed."""
+    source = SOURCES[name] if name in SOURCES else EXTRA_SOURCES[name]
     return LaunchDescription([
         *(_declare(a) for a in (*COMMON_ARGUMENTS, *source.arguments)),
         OpaqueFunction(function=_node_actions, args=[source, '']),

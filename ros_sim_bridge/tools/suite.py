@@ -153,6 +153,12 @@ def _ibeo_ports(params: dict, pick) -> dict:
     return {'port': pick('tcp', 1, 1)}
 
 
+def _ibeo_ecu_emulator(params: dict, args: dict) -> list[str]:
+    return ['--ecu', '--host', '127.0.0.1', '--port', str(params.get('port', 12002)),
+            '--scanners', str(args.get('sim_scanners') or '4'),
+            '--points', str(args.get('sim_points') or '60000'), '--duration', '0']
+
+
 # -- monoDrive -------------------------------------------------------------------------------
 def _monodrive_emulator(params: dict, args: dict) -> list[str]:
     # the emulator streams each sensor the client configures, on that sensor's listen_port
@@ -232,6 +238,24 @@ SOURCES: dict[str, Source] = {s.name: s for s in (
             Argument('map_frame', 'world frame (default: the params file)', 'str',
                      'map_frame')),
            sim_parameters=_carla_sim),
+)}
+
+#: Sources with a launch file of their own that the suite (all.launch.py, ros_sim_bridge_run)
+#: does not start: ``ibeo_ecu`` is the ``ibeo_lux`` node with an Ibeo ECU's defaults (an
+#: alternative to the ``ibeo`` source, on the same port).
+EXTRA_SOURCES: dict[str, Source] = {s.name: s for s in (
+    Source('ibeo_ecu', 'Ibeo ECU / FUSION SYSTEM', 'ibeo_ecu', 'ibeo_ecu', 'ibeo_lux_sim',
+           _ibeo_ecu_emulator,
+           (Argument('host', 'ECU address (default: the params file; an ECU ships with '
+                     '192.168.0.100)', 'str', 'host'),
+            Argument('port', 'ECU TCP port (default: the params file)', 'int', 'port'),
+            Argument('data_types', "ECU Set Filter after every connect: '0x2205, 0x2280' or "
+                     "'all' (default: the params file)", 'str', 'data_types'),
+            Argument('sim_scanners', 'scanners of the emulator with sim:=true', 'str', None,
+                     '4'),
+            Argument('sim_points', 'points per 0x2205 of the emulator with sim:=true', 'str',
+                     None, '60000')),
+           free_ports=_ibeo_ports),
 )}
 
 #: arguments of every launch file (per-node and all.launch.py)

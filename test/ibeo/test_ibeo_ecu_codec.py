@@ -500,6 +500,22 @@ def test_set_filter_matches_the_documents_examples():
     assert not SF.is_set_filter(struct.pack('<HH', 0x0020, 0))
 
 
+def test_set_filter_ranges_from_text_and_replies():
+    assert SF.parse_ranges('') == ()
+    assert SF.parse_ranges('all') == ((0, 0xFFFF),)
+    assert SF.parse_ranges('0x2205, 0x2280-0x2281 36865 0x2202..0x220F') == (
+        (0x2205, 0x2205), (0x2280, 0x2281), (0x9001, 0x9001), (0x2202, 0x220F))
+    assert SF.format_ranges(((0x2205, 0x2205), (0x2280, 0x2281))) == '0x2205, 0x2280-0x2281'
+    for bad in ('0x2281-0x2280', 'scans', '0x10000', '-5'):
+        with pytest.raises(ValueError):
+            SF.parse_ranges(bad)
+    assert SF.encode_set_filter_reply() == b'\x00\x05'
+    assert SF.encode_set_filter_reply(False) == b'\x80\x05'
+    assert SF.is_set_filter_reply(b'\x80\x05') and SF.is_set_filter_reply(b'\x00\x05\x00')
+    assert not SF.is_set_filter_reply(b'\x05\x00')          # a little-endian LUX id
+    assert SF.set_filter_reply_id(b'\x80\x05') == 0x8005
+
+
 def test_set_filter_bad_input():
     for body, field, kind in [(bytes.fromhex('000500032202'), 'count', BAD_VALUE),
                               (bytes.fromhex('0005000422022205'), 'ranges', TRUNCATED),

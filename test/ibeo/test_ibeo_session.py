@@ -165,3 +165,45 @@ def test_connection_made_forgets_the_old_stream():
     assert s.pending_command is None and s.framer.buffered == 0
     (ev,) = s.receive_data(scan(2, 1), NOW)
     assert ev.pairing == 'first'                     # the half before the reconnect is gone
+
+
+# --- ECU / FUSION (spec §20, §22) ------------------------------------------------------------
+
+def test_set_filter_bytes_are_the_documents_example():
+    from ros_sim_bridge.ibeo.codec.set_filter import SetFilter
+    s = LuxSession(layers=4)
+    out = s.send_set_filter(SetFilter(((0x2202, 0x220F),)))
+    # §20 example 2: the Ibeo header, then 00 05 00 02 2202 220f (big-endian)
+    assert out == bytes.fromhex('affec0c2 00000000 00000008 00 00 2010 0000000000000000'
+                                '0005 0002 2202 220f')
+    assert s.pending_command == 0x0005 and s.commands_sent == 1
+
+
+def test_set_filter_answer_is_paired_big_endian():
+    from ros_sim_bridge.ibeo.codec.set_filter import SetFilter
+    s = LuxSession(layers=4)
+    s.send_set_filter(SetFilter())
+    (ev,) = s.receive_data(reply(bytes.fromhex('0005')), NOW)      # §20: "reply data 0x0005"
+    assert isinstance(ev, Reply) and ev.solicited
+    assert ev.reply.command_id == 0x0005 and ev.reply.success
+    s.send_set_filter(SetFilter())
+    (ev,) = s.receive_data(reply(bytes.fromhex('8005')), NOW)      # refused (failure bit)
+    assert ev.solicited and ev.reply.command_id == 0x0005 and not ev.reply.success
+    s.command_done()
+    (ev,) = s.receive_data(reply(bytes.fromhex('0005')), NOW)      # nothing asked: unsolicited
+    assert not ev.solicited and s.unsolicited_replies == 1
+
+
+def test_ecu_types_come_as_records_unknown_ones_skipped():
+    # 0x2604 by the §22 table: u32 µs, NTP64, u8 device, 10 × f64, 32 reserved, u16 source
+    body = struct.pack('>IQB10d32xH', 5_000_000, SENSOR_NTP, 7, 0.9, 0.2, 34.0, 0.5, 0.6, 1.0,
+                       0.1, 0.01, 0.2, 0.02, 8)
+    assert len(body) == 127
+    s = LuxSession(layers=4)
+    events = s.receive_data(header(0x2604, len(body), SENSOR_NTP) + body
+                            + header(0x2850, 4) + b'\x00\x01\x02\x03', NOW)
+    assert kinds(events) == ['Message', 'Skipped']
+    gps = events[0].record
+    assert type(gps).__name__ == 'PositionWgs84'
+    assert (gps.device_id, gps.latitude, gps.longitude, gps.source_type) == (7, 0.9, 0.2, 8)
+    assert s.skipped == {'0x2850 ecu_2850': 1}

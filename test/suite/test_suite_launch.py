@@ -207,8 +207,11 @@ def declared_parameters(executable: str) -> dict:
 
 
 # -- tests -------------------------------------------------------------------------------------
+ALL_SOURCES = [*suite.SOURCES.values(), *suite.EXTRA_SOURCES.values()]
+
+
 def test_every_source_has_its_files():
-    for source in suite.SOURCES.values():
+    for source in ALL_SOURCES:
         assert (REPO / 'config' / source.config).exists(), source.config
         assert (REPO / 'launch' / source.launch_file).exists(), source.launch_file
         assert source.executable in EXECUTABLES
@@ -234,7 +237,7 @@ def test_launch_file_names_real_things(stand_ins, name, sim):
             continue
         assert package == 'ros_sim_bridge' and exe in EXECUTABLES, exe
         files, overrides = node_parameters(node)
-        if exe in {s.emulator for s in suite.SOURCES.values()}:
+        if exe in {s.emulator for s in ALL_SOURCES}:
             assert sim == 'true' and not files
             continue
         assert len(files) == 1 and Path(files[0]).exists(), files
@@ -246,16 +249,15 @@ def test_launch_file_names_real_things(stand_ins, name, sim):
                 continue
             assert key in params, f'{exe}: no parameter {key}'
             assert type(value) is type(params[key][0]), f'{exe}: {key} {value!r}'
-    emulators = {n.kwargs['executable'] for n in nodes} & {s.emulator for s in
-                                                            suite.SOURCES.values()}
+    emulators = {n.kwargs['executable'] for n in nodes} & {s.emulator for s in ALL_SOURCES}
     started = {n.kwargs['executable'] for n in nodes}
-    with_emulator = [s for s in suite.SOURCES.values() if s.executable in started and s.emulator]
+    with_emulator = [s for s in ALL_SOURCES if s.executable in started and s.emulator]
     assert bool(emulators) == (sim == 'true' and bool(with_emulator))
 
 
-@pytest.mark.parametrize('source', list(suite.SOURCES))
+@pytest.mark.parametrize('source', [*suite.SOURCES, *suite.EXTRA_SOURCES])
 def test_namespace_and_default_topics(stand_ins, source):
-    src = suite.SOURCES[source]
+    src = suite.SOURCES.get(source) or suite.EXTRA_SOURCES[source]
     _, nodes = evaluate(src.launch_file)
     node = node_named(nodes, src.executable)
     assert node.kwargs['namespace'] == source

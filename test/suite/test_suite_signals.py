@@ -43,6 +43,10 @@ def _command(name):
         return ros_args(parameters={'host': '127.0.0.1', 'port': free_tcp_port()}), 'connecting'
     if name == 'ibeo_lux_sim':
         return ['--port', str(free_tcp_port())], 'LUX emulator on'
+    if name == 'ibeo_ecu':
+        return ros_args(parameters={'host': '127.0.0.1', 'port': free_tcp_port()}), 'connecting'
+    if name == 'ibeo_lux_sim --ecu':
+        return ['--ecu', '--port', str(free_tcp_port())], 'ECU emulator on'
     if name == 'monodrive_client':   # no simulator there: it keeps trying, as on a robot
         return ros_args(parameters={'port': free_tcp_port()}), 'monoDrive client for'
     if name == 'monodrive_sim':
@@ -58,7 +62,8 @@ class Running:
 
     def __init__(self, name):
         args, self.ready_text = _command(name)
-        self.proc = subprocess.Popen([str(executable(name)), *args], stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen([str(executable(name.split()[0])), *args],
+                                     stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, text=True, bufsize=1)
         self.lines = []
         self._ready = threading.Event()
@@ -87,7 +92,8 @@ class Running:
 
 
 EXECUTABLES = ['rflysim_truth', 'rflysim_sim', 'morai_bridge', 'morai_sim', 'ibeo_lux',
-               'ibeo_lux_sim', 'monodrive_client', 'monodrive_sim', 'carla_replayer']
+               'ibeo_lux_sim', 'ibeo_ecu', 'ibeo_lux_sim --ecu', 'monodrive_client',
+               'monodrive_sim', 'carla_replayer']
 SEQUENCES = {
     'sigint': [signal.SIGINT],
     'sigterm': [signal.SIGTERM],

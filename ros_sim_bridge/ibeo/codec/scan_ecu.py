@@ -147,7 +147,17 @@ def _decode(data_type: int, body) -> EcuScan:
     at = HEADER_SIZE + n_infos * wire_info.itemsize
     wire = records(WIRE_POINT_DTYPE, body, at, n_points, NAME, 'points')
     cls = EcuScan if data_type == SCAN_2205 else EcuScan2204
-    return cls(start, end_off, flags, number, infos.astype(info), wire.astype(POINT_DTYPE))
+    return cls(start, end_off, flags, number, infos.astype(info), host_points(wire))
+
+
+def host_points(wire: np.ndarray) -> np.ndarray:
+    """Points in :data:`POINT_DTYPE` with the padding bytes (offsets 19, 26, 27) zero:
+    ``astype`` leaves them uninitialised, and the clouds carry the array's bytes as they are
+    (a cloud must be the same bytes each time it is made from the same message)."""
+    pts = np.zeros(len(wire), POINT_DTYPE)
+    for name in POINT_DTYPE.names:
+        pts[name] = wire[name]
+    return pts
 
 
 def decode_scan_2205(body, header=None) -> EcuScan:

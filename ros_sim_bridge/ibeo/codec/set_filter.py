@@ -79,3 +79,48 @@ def decode_set_filter(body) -> SetFilter:
 def is_set_filter_ack(body) -> bool:
     """True for the ECU's 0x2020 answer to Set Filter (data 0x0005, big-endian)."""
     return bytes(body[:2]) == b'\x00\x05'
+
+
+def is_set_filter_reply(body) -> bool:
+    """True for a 0x2020 answering Set Filter: 0x0005 (done) or 0x8005 (refused; the document
+    names only 0x0005, the failure bit is the LUX convention of §7.1), both big-endian."""
+    return len(body) >= 2 and body[0] & 0x7F == 0x00 and body[1] == SET_FILTER
+
+
+def set_filter_reply_id(body) -> int:
+    """The reply id of a Set Filter answer (big-endian UINT16: 0x0005 or 0x8005)."""
+    return int.from_bytes(bytes(body[:2]), 'big')
+
+
+def encode_set_filter_reply(success: bool = True) -> bytes:
+    """The 0x2020 body an ECU answers Set Filter with (``00 05``; ``80 05`` when refused)."""
+    return struct.pack('>H', SET_FILTER | (0 if success else 0x8000))
+
+
+def parse_ranges(text: str) -> tuple:
+    """Data-type ranges from what a user types: ids and ranges separated by commas or blanks,
+    hex (``0x2205``) or decimal, a range as ``first-last`` or ``first..last``; ``all`` =
+    0x0000..0xFFFF.  ``''`` gives () (= leave the device's filter alone).  ValueError names the
+    bad item."""
+    out = []
+    for item in text.replace(',', ' ').split():
+        if item.lower() == 'all':
+            out.extend(ALL_TYPES)
+            continue
+        lo_text, sep, hi_text = item.replace('..', '-').partition('-')
+        try:
+            lo = int(lo_text, 0)
+            hi = int(hi_text, 0) if sep else lo
+        except ValueError:
+            raise ValueError(f'{item!r} is not a data type (0x2205) or a range '
+                             '(0x2200-0x22FF)') from None
+        if not (0 <= lo <= hi <= 0xFFFF):
+            raise ValueError(f'{item!r} is not a UINT16 range first <= last')
+        out.append((lo, hi))
+    return tuple(out)
+
+
+def format_ranges(ranges) -> str:
+    """``0x2205, 0x2280-0x2281`` (the inverse of :func:`parse_ranges`)."""
+    return ', '.join(f'0x{lo:04X}' if lo == hi else f'0x{lo:04X}-0x{hi:04X}'
+                     for lo, hi in ranges)

@@ -18,9 +18,9 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point, TwistStamped
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import CompressedImage, Image, Imu, NavSatFix, NavSatStatus
-from std_msgs.msg import ColorRGBA, Header
+from std_msgs.msg import Header
 from tf2_msgs.msg import TFMessage
-from visualization_msgs.msg import Marker, MarkerArray
+from visualization_msgs.msg import MarkerArray
 
 from ros_sim_bridge.core import frames
 from ros_sim_bridge.core.ntp import NTP_UNIX_OFFSET, ntp64_to_unix_ns
@@ -36,6 +36,7 @@ from ros_sim_bridge.ibeo.codec import units
 from ros_sim_bridge.ibeo.codec import vehicle_state_ecu as ve
 from ros_sim_bridge.msg import (IbeoObject, IbeoObjectList, IbeoObjectProperty, IbeoOdometry,
                                 IbeoScanInfo, IbeoScannerInfo)
+from ros_sim_bridge.ros import markers as mk
 from ros_sim_bridge.ros.geometry import quaternion, transform
 from ros_sim_bridge.ros.pointcloud import to_pointcloud2
 from ros_sim_bridge.ros.pointcloud_cdr import pointcloud2_cdr
@@ -180,33 +181,32 @@ _CLASS_COLORS = {3: (1.0, 0.2, 0.2), 4: (1.0, 0.6, 0.0), 5: (0.2, 0.6, 1.0),
 
 def object_markers(msg: IbeoObjectList, *, lifetime_s: float = 0.25,
                    box_height: float = 1.5) -> MarkerArray:
-    """Oriented boxes (namespace ``ecu_objects``) and contours (``ecu_contours``) of an
-    :class:`IbeoObjectList`, one id per tracking id; markers expire after ``lifetime_s``."""
-    out = MarkerArray()
-    life = ns_to_stamp(int(lifetime_s * 1e9))
-    for o in msg.objects:
-        r, g, b = _CLASS_COLORS.get(o.classification, (0.7, 0.7, 0.7))
-        box = Marker(header=msg.header, ns='ecu_objects', id=int(o.id) & 0x7FFFFFFF,
-                     type=Marker.CUBE, action=Marker.ADD)
-        box.pose.position = Point(x=float(o.box_center_x), y=float(o.box_center_y),
-                                  z=box_height / 2)
-        box.pose.orientation = quaternion(frames.quat_from_euler(0.0, 0.0, float(o.course_angle)))
-        box.scale.x = max(float(o.box_size_x), 0.05) if math.isfinite(o.box_size_x) else 0.05
-        box.scale.y = max(float(o.box_size_y), 0.05) if math.isfinite(o.box_size_y) else 0.05
-        box.scale.z = box_height
-        box.color = ColorRGBA(r=r, g=g, b=b, a=0.5)
-        box.lifetime.sec, box.lifetime.nanosec = life.sec, life.nanosec
-        out.markers.append(box)
-        if o.contour:
-            line = Marker(header=msg.header, ns='ecu_contours', id=int(o.id) & 0x7FFFFFFF,
-                          type=Marker.LINE_STRIP, action=Marker.ADD)
-            line.points = list(o.contour)
-            line.scale.x = 0.05
-            line.color = ColorRGBA(r=r, g=g, b=b, a=1.0)
-            line.pose.orientation.w = 1.0
-            line.lifetime = box.lifetime
-            out.markers.append(line)
-    return out
+    """Oriented boxes (namespace ``ecu_objects``), contours (``ecu_contours``) and ``id class``
+    labels (``ecu_labels``) of an :class:`IbeoObjectList`, built by the shared
+    :mod:`ros_sim_bridge.ros.markers` builders; one id per tracking id; markers expire after
+    ``lifetime_s``."""
+    objs = msg.objects
+    if not objs:
+        return MarkerArray()
+    ids = np.array([int(o.id) & 0x7FFFFFFF for o in objs], np.int64)
+    geo = np.array([(o.box_center_x, o.box_center_y, o.box_size_x, o.box_size_y,
+                     o.course_angle) for o in objs], np.float64)
+    geo = np.where(np.isfinite(geo), geo, [0.0, 0.0, 0.05, 0.05, 0.0])
+    centers = np.column_stack([geo[:, 0], geo[:, 1], np.full(len(objs), box_height / 2)])
+    sizes = np.column_stack([geo[:, 2], geo[:, 3], np.full(len(objs), box_height)])
+    rgb = np.array([_CLASS_COLORS.get(o.classification, (0.7, 0.7, 0.7)) for o in objs])
+    life = mk.duration(lifetime_s)
+    out = mk.boxes(msg.header, 'ecu_objects', ids, centers, sizes, yaw=geo[:, 4],
+                   colors=np.column_stack([rgb, np.full(len(objs), 0.5)]), min_size=0.05,
+                   lifetime=life)
+    outlined = [i for i, o in enumerate(objs) if o.contour]
+    out += mk.line_strips(msg.header, 'ecu_contours', ids[outlined],
+                          [list(objs[i].contour) for i in outlined], width=0.05,
+                          colors=np.column_stack([rgb[outlined], np.ones(len(outlined))]),
+                          lifetime=life)
+    out += mk.labels(msg.header, 'ecu_labels', ids, centers + [0.0, 0.0, box_height / 2 + 0.4],
+                     [f'{o.id} {o.classification_name}' for o in objs], lifetime=life)
+    return MarkerArray(markers=out)
 
 
 # --- vehicle states, GPS, IMU, odometry ----------------------------------------------------

@@ -1,14 +1,17 @@
-"""ibeo LUX / SICK LD-MRS driver over TCP (executable ``ibeo_lux``).
+"""ibeo LUX / SICK LD-MRS and Ibeo ECU / FUSION SYSTEM driver over TCP (executables
+``ibeo_lux`` and ``ibeo_ecu``: the same node, ECU defaults in :mod:`.ecu_node`).
 
 | direction | name | type | notes |
 |---|---|---|---|
-| pub | points | sensor_msgs/PointCloud2 | 0x2202; x y z horizontal_angle echo_width layer echo flags |
+| pub | points | sensor_msgs/PointCloud2 | 0x2202; x y z horizontal_angle echo_width layer echo flags; ECU 0x2204/0x2205: :data:`.ecu_conversions.CLOUD_DTYPE` |
 | pub | scan_info | ros_sim_bridge/LuxScanInfo | scan header of every 0x2202 |
 | pub | objects | ros_sim_bridge/LuxObjectList | 0x2221, SI units, invalid velocities NaN |
 | pub | objects/markers | visualization_msgs/MarkerArray | boxes, contours, labels, velocities |
 | pub | vehicle_state | ros_sim_bridge/LuxVehicleState | 0x2805, ``valid`` per spec §5 |
 | pub | vehicle_state/twist | geometry_msgs/TwistStamped | valid vehicle states only |
-| pub | /diagnostics | diagnostic_msgs/DiagnosticArray | link, per type, sensor errors/warnings |
+| pub | ECU topics | see :data:`.ecu_conversions.TOPICS` | every type :class:`.ecu_conversions.IbeoToRos` converts, as ``ibeo_idc to-bag`` writes it (ecu/scan_info, /tf_static, ecu/objects, vehicle_state/odometry, vehicle_state/fix, gps/fix, gps_imu/fix, imu/data, odometry, odometry/twist, image/compressed, image) |
+| pub | /diagnostics | diagnostic_msgs/DiagnosticArray | link, per type, sensor errors/warnings, ECU device status / system monitoring / traces |
+| srv | ~/set_filter | ros_sim_bridge/IbeoSetFilter | ECU Set Filter (§20); also sent after every (re)connect from ``data_types`` |
 | srv | ~/reset, ~/save_config, ~/reset_defaults, ~/start_measure, ~/stop_measure | ros_sim_bridge/LuxCommand | |
 | srv | ~/get_status | ros_sim_bridge/LuxGetStatus | |
 | srv | ~/get_parameter, ~/set_parameter | ros_sim_bridge/LuxGetParameter, LuxSetParameter | by index or name |
@@ -20,6 +23,8 @@ resynchronised); :class:`~ros_sim_bridge.ibeo.session.LuxSession` turns frames i
 (scans paired by mirror side, records, replies, skips) which the node hands to conversions and
 publishers on the TCP thread.  Commands are sent from service callbacks (a reentrant callback
 group): the session encodes them and pairs the reply, which the TCP thread hands over.
+ECU / FUSION records go through :class:`~.ecu_conversions.IbeoToRos` (the converter of
+``ibeo_idc to-bag``), so a bag recorded from the node holds what a converted ``.idc`` holds.
 """
 from __future__ import annotations
 
@@ -31,10 +36,13 @@ from typing import Optional
 
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 from geometry_msgs.msg import TwistStamped
+from nav_msgs.msg import Odometry
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
-from sensor_msgs.msg import PointCloud2
+from sensor_msgs.msg import CompressedImage, Image, Imu, NavSatFix, PointCloud2
 from std_msgs.msg import Header
+from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
 from ros_sim_bridge.core.binary import CodecError
@@ -45,22 +53,34 @@ from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.codec import units
 from ros_sim_bridge.ibeo.codec import scan as lux_scan
 from ros_sim_bridge.ibeo.codec import objects as lux_objects
+from ros_sim_bridge.ibeo.codec import set_filter as sf
 from ros_sim_bridge.ibeo.codec import vehicle_state as lux_vehicle
 from ros_sim_bridge.ibeo.codec.header import DEFAULT_MAX_BODY
 from ros_sim_bridge.ibeo.session import (BadMessage, LuxSession, Message, Reply, ReplyFailed,
-                                         Scan, Skipped, UnpairedHalf)
+                                         Scan, Skipped, UnpairedHalf, handled)
 from ros_sim_bridge.core.ntp import unix_ns_to_ntp
 from ros_sim_bridge.ibeo.ros import conversions as convert
+from ros_sim_bridge.ibeo.ros import ecu_conversions as ecu
 from ros_sim_bridge.ros.pointcloud import CloudBuffer, to_pointcloud2
 from ros_sim_bridge.ros.stamps import ns_to_stamp, stamp_to_ns
 from ros_sim_bridge.ros.diagnostics import Diagnostics, StreamStats
-from ros_sim_bridge.msg import LuxObjectList, LuxScanInfo, LuxVehicleState
+from ros_sim_bridge.msg import (IbeoObjectList, IbeoOdometry, IbeoScanInfo, LuxObjectList,
+                                LuxScanInfo, LuxVehicleState)
 from ros_sim_bridge.ros.runner import run_node
 from ros_sim_bridge.ros.params import common_parameters, declare_parameters
-from ros_sim_bridge.ros.qos import DATA
-from ros_sim_bridge.srv import (LuxCommand, LuxGetParameter, LuxGetStatus, LuxSetNtpTime,
-                                LuxSetParameter)
+from ros_sim_bridge.ros.qos import DATA, LATCHED
+from ros_sim_bridge.srv import (IbeoSetFilter, LuxCommand, LuxGetParameter, LuxGetStatus,
+                                LuxSetNtpTime, LuxSetParameter)
 from ros_sim_bridge.core.tcp import TcpClient
+
+
+def _ranges_check(value) -> Optional[str]:
+    try:
+        sf.parse_ranges(value)
+    except ValueError as exc:
+        return f'is not a list of data types: {exc}'
+    return None
+
 
 PARAMETERS = {
     'host': ('127.0.0.1', 'sensor address (a real LUX ships with 192.168.0.1, see the README)'),
@@ -98,6 +118,27 @@ PARAMETERS = {
     'publish_markers': (True, 'publish objects/markers'),
     'marker_lifetime': (0.0, 's markers live without an update in RViz (0 = until deleted)'),
     'errors_hold': (1.0, 's a 0x2030 error/warning report stays active (sensor repeats it)'),
+    'data_types': ('', 'ECU Set Filter (spec §20) sent after every (re)connect: the data types '
+                   'wanted, ids and ranges such as "0x2205, 0x2280-0x2281, 0x9001" or "all"; '
+                   "empty: none sent, the device's filter is left alone (a LUX has none)",
+                   _ranges_check),
+    'scanner_frame_id': ('ibeo_scanner_{device_id}', 'ECU scans in scanner coordinates: frame '
+                         'of each scanner ({device_id} is replaced); /tf_static links it to '
+                         'vehicle_frame_id by its mounting pose'),
+    'odom_frame_id': ('odom', 'frame of the ECU vehicle_state/odometry (0x2806/0x2807)'),
+    'gps_frame_id': ('gps', 'frame of gps/fix, gps_imu/fix and vehicle_state/fix'),
+    'imu_frame_id': ('imu', 'frame of imu/data (0x9001)'),
+    'camera_frame_id': ('camera', 'frame of image and image/compressed (0x2403)'),
+}
+
+#: ECU outputs (keys of ecu_conversions.TOPICS) → message type; publishers made at start so
+#: nothing is lost to discovery.  A topic the converter gains later gets its publisher on
+#: first use.
+ECU_TOPIC_TYPES = {
+    'scan_info': IbeoScanInfo, 'objects': IbeoObjectList, 'vehicle_odometry': Odometry,
+    'vehicle_fix': NavSatFix, 'gps_fix': NavSatFix, 'gps_imu_fix': NavSatFix, 'imu': Imu,
+    'odometry': IbeoOdometry, 'odometry_twist': TwistStamped,
+    'image_compressed': CompressedImage, 'image': Image,
 }
 
 
@@ -122,15 +163,21 @@ class IbeoLuxNode(Node):
     """Wiring: TCP → :class:`~ros_sim_bridge.ibeo.session.LuxSession` (framing, decoding,
     protocol state) → conversions → publishers; services → session commands."""
 
+    #: node name and parameter table (the ``ibeo_ecu`` sibling has its own defaults)
+    NODE_NAME = 'ibeo_lux'
+    PARAMETERS = PARAMETERS
+    DEVICE = 'LUX'
+
     def __init__(self, **kwargs):
-        super().__init__('ibeo_lux', **kwargs)
-        self.p = p = declare_parameters(self, PARAMETERS)
+        super().__init__(self.NODE_NAME, **kwargs)
+        self.p = p = declare_parameters(self, self.PARAMETERS)
+        self.filter_ranges = sf.parse_ranges(p.data_types)   # () = send no Set Filter
         if p.max_objects < 0 or p.max_contour_points < 0:
             raise ValueError('max_objects and max_contour_points must be >= 0')
         self.session = LuxSession(layers=p.layers, beam_tilt=p.beam_tilt,
                                   merge_mirror_sides=p.merge_mirror_sides,
                                   max_body=p.max_message_bytes)
-        self.hw = f'ibeo LUX {p.host}:{p.port}'
+        self.hw = f'ibeo {self.DEVICE} {p.host}:{p.port}'
         self._make_converters()
         self._make_publishers()
         self._make_diagnostics()
@@ -141,9 +188,10 @@ class IbeoLuxNode(Node):
                                 connect_timeout=p.connect_timeout, min_backoff=p.min_backoff,
                                 max_backoff=p.max_backoff)
         self.client.start()
-        self.get_logger().info(f'connecting to the LUX at {p.host}:{p.port} (stamps: '
-                               f'{p.stamp_source}, layers: {p.layers or "from the sensor"}, '
-                               f'points: {self.point_builder})')
+        self.get_logger().info(
+            f'connecting to the {self.DEVICE} at {p.host}:{p.port} (stamps: {p.stamp_source}, '
+            f'layers: {p.layers or "from the sensor"}, points: {self.point_builder}, '
+            f'set filter: {sf.format_ranges(self.filter_ranges) or "none"})')
 
     def _make_converters(self) -> None:
         p = self.p
@@ -157,6 +205,11 @@ class IbeoLuxNode(Node):
         self.markers = convert.ObjectMarkers(lifetime_s=p.marker_lifetime)
         self.object_caps = convert.ObjectCaps(p.max_objects, p.max_contour_points)
         self._half = None                        # (cloud, header) of the waiting 8-layer half
+        self.ecu = _LiveIbeoToRos(vehicle_frame=p.vehicle_frame_id,
+                                  scanner_frame=p.scanner_frame_id, odom_frame=p.odom_frame_id,
+                                  gps_frame=p.gps_frame_id, imu_frame=p.imu_frame_id,
+                                  camera_frame=p.camera_frame_id, lux_frame=p.frame_id)
+        self.static_transforms: dict = {}        # child frame → TransformStamped (ECU mounts)
 
     def _make_publishers(self) -> None:
         self.points_pub = self.create_publisher(PointCloud2, 'points', DATA)
@@ -172,6 +225,14 @@ class IbeoLuxNode(Node):
         self._record_handlers = {lux_objects.LuxObjectList: self._on_objects,
                                  lux_vehicle.LuxVehicleState: self._on_vehicle_state,
                                  lux_errors.LuxErrorsWarnings: self._on_errors}
+        # ECU / FUSION outputs by topic; shared topics use the LUX publishers
+        self._ecu_pubs = {ecu.TOPICS['points']: self.points_pub,
+                          ecu.TOPICS['markers']: self.markers_pub,
+                          ecu.TOPICS['vehicle_twist']: self.twist_pub}
+        for key, msg_type in ECU_TOPIC_TYPES.items():
+            self._ecu_pubs.setdefault(ecu.TOPICS[key],
+                                      self.create_publisher(msg_type, ecu.TOPICS[key], DATA))
+        self.tf_static_pub = self.create_publisher(TFMessage, ecu.TOPICS['tf_static'], LATCHED)
 
     def _make_diagnostics(self) -> None:
         """One stream per data type, the link, the sensor's error/warning registers."""
@@ -192,6 +253,11 @@ class IbeoLuxNode(Node):
                                 stale_after=p.stale_after)
         d.add_source(self._link_status)
         d.add_source(self._sensor_status)
+        d.add_source(self._device_statuses)
+        self.device_status: dict[str, tuple[DiagnosticStatus, int]] = {}   # name → (st, ns)
+        self.without_ros_form: collections.Counter = collections.Counter()
+        self.filter_state = 'none sent' if not self.filter_ranges else 'not sent yet'
+        self.filters_sent = 0
         self._lock = threading.Lock()            # counters shared with the diagnostics timer
         self.seen: dict[str, collections.Counter] = {'errors': collections.Counter(),
                                                      'warnings': collections.Counter()}
@@ -213,11 +279,13 @@ class IbeoLuxNode(Node):
                                 lambda req, res, c=command_id: self._srv_simple(c, res),
                                 callback_group=group)
         for srv_type, name, callback in (
+                (IbeoSetFilter, 'set_filter', self._srv_set_filter),
                 (LuxGetStatus, 'get_status', self._srv_get_status),
                 (LuxGetParameter, 'get_parameter', self._srv_get_parameter),
                 (LuxSetParameter, 'set_parameter', self._srv_set_parameter),
                 (LuxSetNtpTime, 'set_ntp_time', self._srv_set_ntp_time)):
             self.create_service(srv_type, f'~/{name}', callback, callback_group=group)
+        self.add_on_set_parameters_callback(self._on_set_parameters)   # data_types at run time
 
     # --- transport → session -------------------------------------------------------------
     def _on_event(self, event, now_ns: int) -> None:
@@ -227,16 +295,27 @@ class IbeoLuxNode(Node):
         frame = event.frame if isinstance(event, Rejected) else event
         size = len(frame.header) + len(frame.body)
         self.link.packet(size, now_ns)
-        stats = self.stats.get(frame.parsed.data_type)
+        stats = self._stats_for(frame.parsed.data_type)
         if stats is not None:
             stats.packet(size, now_ns)
         for ev in self.session.handle(event, now_ns):
             self._dispatch(ev, now_ns, stats)
 
+    def _stats_for(self, data_type: int) -> Optional[StreamStats]:
+        """The stream of a decoded data type (an ECU type's on first sight), None for the
+        types skipped by size (counted on the link)."""
+        stats = self.stats.get(data_type)
+        if stats is None and handled(data_type):
+            stats = self.diagnostics.stream(
+                f'{registry.type_name(data_type)} (0x{data_type:04X})', self.hw,
+                stale_after=self.p.stale_after, expected=False)
+            self.stats[data_type] = stats
+        return stats
+
     def _dispatch(self, ev, now_ns: int, stats: Optional[StreamStats]) -> None:
         try:
             if isinstance(ev, Message):
-                self._record_handlers[type(ev.record)](ev, now_ns, stats)
+                self._record_handlers.get(type(ev.record), self._on_ecu)(ev, now_ns, stats)
             else:
                 self._handlers[type(ev)](ev, now_ns)
         except Exception as exc:  # never let one message end the receive thread
@@ -258,7 +337,7 @@ class IbeoLuxNode(Node):
 
     # --- session events → conversions → publishers ---------------------------------------
     def _on_bad_message(self, ev: BadMessage, now_ns: int) -> None:
-        self.diagnostics.bad_input(self.stats[ev.header.data_type], ev.error, now_ns)
+        self.diagnostics.bad_input(self._stats_for(ev.header.data_type), ev.error, now_ns)
 
     def _on_scan(self, ev: Scan, now_ns: int) -> None:
         scan, wire = ev.scan, ev.wire
@@ -357,6 +436,52 @@ class IbeoLuxNode(Node):
                                          + ', '.join(ew.error_names), 'error')
         stats.publish()
 
+    # --- ECU / FUSION records: the converter of ibeo_idc to-bag ----------------------------
+    def _on_ecu(self, ev: Message, now_ns: int, stats: StreamStats) -> None:
+        pairs = self.ecu.convert(ev.header, ev.record)
+        if not pairs:                           # frame end, measurement list, index, ...
+            key = f'0x{ev.header.data_type:04X} {registry.type_name(ev.header.data_type)}'
+            with self._lock:
+                self.without_ros_form[key] += 1
+            stats.extra['without_ros_form'] = str(self.without_ros_form[key])
+            return
+        stamp = self._ecu_restamp(ev.header.ntp, now_ns)
+        published = 0
+        for topic, msg in pairs:
+            if stamp is not None:
+                _restamp(msg, stamp)
+            if topic == ecu.TOPICS['diagnostics']:
+                with self._lock:
+                    for st in msg.status:
+                        self.device_status[st.name] = (st, now_ns)
+                continue
+            if topic == ecu.TOPICS['tf_static']:
+                for t in msg.transforms:          # latched: every mount seen so far, in one
+                    self.static_transforms[t.child_frame_id] = t
+                self.tf_static_pub.publish(TFMessage(
+                    transforms=list(self.static_transforms.values())))
+            elif topic == ecu.TOPICS['markers'] and not self.p.publish_markers:
+                continue
+            else:
+                pub = self._ecu_pubs.get(topic)
+                if pub is None:                   # a type the converter learnt later
+                    pub = self._ecu_pubs[topic] = self.create_publisher(type(msg), topic, DATA)
+                pub.publish(msg)
+            published += 1
+        stats.publish(published)
+
+    def _ecu_restamp(self, ntp: int, now_ns: int):
+        """None: keep the converter's stamps (the messages' NTP times, as in ``to-bag``); else
+        the stamp to put on every message (receive time; the fallback while the clock is
+        unset)."""
+        if self.p.stamp_source == 'sensor':
+            if self.session.clock_is_set(ntp):
+                return None
+            self.stamp_fallbacks += 1
+            self.diagnostics.log_limited('stamp', 'unset_clock', 'stamp_source is sensor but '
+                                         'the sensor clock is unset: using the receive time')
+        return ns_to_stamp(now_ns)
+
     def _on_reply(self, ev: Reply, now_ns: int) -> None:
         pending = self._pending
         if ev.solicited and pending is not None and ev.reply.command_id == pending.command_id:
@@ -381,6 +506,8 @@ class IbeoLuxNode(Node):
 
     def _connected_tasks(self) -> None:
         log = self.get_logger()
+        if self.filter_ranges:
+            self._send_filter(self.filter_ranges)
         if self.p.start_measure_on_connect:
             reply, err = self._command(cmd.encode_start_measure(), cmd.START_MEASURE)
             if reply is None or not reply.success:
@@ -423,11 +550,13 @@ class IbeoLuxNode(Node):
             pending.event.set()
 
     # --- commands ------------------------------------------------------------------------
-    def _command(self, body: bytes, command_id: int, *, reply: bool = True
-                 ) -> tuple[Optional[cmd.LuxReply], str]:
-        """Send one 0x2010 and wait for its 0x2020: (reply, '') or (None, why not)."""
+    def _command(self, body: Optional[bytes], command_id: int, *, reply: bool = True,
+                 message=None, name: str = '') -> tuple[Optional[cmd.LuxReply], str]:
+        """Send one 0x2010 and wait for its 0x2020: (reply, '') or (None, why not).
+        ``message``: a callable giving the complete message instead (it sets the session's
+        awaited reply itself, as :meth:`LuxSession.send_set_filter`)."""
         timeout = float(self.p.command_timeout)
-        name = cmd.COMMAND_NAMES.get(command_id, f'0x{command_id:04X}')
+        name = name or cmd.COMMAND_NAMES.get(command_id, f'0x{command_id:04X}')
         if not self._command_lock.acquire(timeout=timeout):
             return None, f'{name}: another command is still waiting for its reply'
         try:
@@ -437,7 +566,8 @@ class IbeoLuxNode(Node):
                                  else ''))
             pending = _Pending(command_id)
             self._pending = pending
-            data = self.session.send_command(command_id, body, expect_reply=reply)
+            data = message() if message is not None else \
+                self.session.send_command(command_id, body, expect_reply=reply)
             if not self.client.send(data):
                 return None, f'{name}: send failed ({self.client.last_failure})'
             if not reply:
@@ -476,6 +606,62 @@ class IbeoLuxNode(Node):
         reply, err = self._command(body, command_id)
         res.reply_id = reply.reply_id if reply is not None else 0
         self._result(res, reply, err, name)
+        return res
+
+    def _send_filter(self, ranges: tuple) -> tuple[Optional[cmd.LuxReply], str]:
+        """Send the ECU Set Filter, check and log its answer (spec §20)."""
+        text = sf.format_ranges(ranges)
+        flt = sf.SetFilter(tuple(ranges))
+        reply, err = self._command(None, sf.SET_FILTER, name='set filter',
+                                   message=lambda: self.session.send_set_filter(flt))
+        self.filters_sent += 1
+        log = self.get_logger()
+        if reply is not None and reply.success:
+            self.filter_state = f'accepted: {text}'
+            log.info(f'set filter {text}: accepted by the device')
+        else:
+            why = err or f'refused by the device (reply 0x{reply.reply_id:04X})'
+            self.filter_state = f'failed: {text}: {why}'
+            log.warning(f'set filter {text}: {why}')
+        return reply, err
+
+    def _on_set_parameters(self, params) -> SetParametersResult:
+        """``data_types`` may change at run time: checked, kept, sent at once when connected."""
+        for prm in params:
+            if prm.name != 'data_types':
+                continue
+            try:
+                if not isinstance(prm.value, str):
+                    raise ValueError('data_types is a string, e.g. "0x2205, 0x2280"')
+                ranges = sf.parse_ranges(prm.value)
+            except ValueError as exc:
+                return SetParametersResult(successful=False, reason=str(exc))
+            self.filter_ranges = ranges
+            if ranges and self.client.connected:
+                threading.Thread(target=self._send_filter, args=(ranges,),
+                                 name='ibeo-set-filter', daemon=True).start()
+        return SetParametersResult(successful=True)
+
+    def _srv_set_filter(self, req, res):
+        try:
+            starts, ends = list(req.range_starts), list(req.range_ends)
+            if starts or ends:
+                if len(starts) != len(ends):
+                    raise ValueError(f'{len(starts)} range_starts but {len(ends)} range_ends')
+                ranges = tuple(zip(starts, ends))
+                bad = [f'0x{a:04X}..0x{b:04X}' for a, b in ranges if a > b]
+                if bad:
+                    raise ValueError('reversed range ' + ', '.join(bad))
+            else:
+                ranges = sf.parse_ranges(req.data_types) or sf.ALL_TYPES
+        except ValueError as exc:
+            res.success, res.message = False, str(exc)
+            return res
+        res.data_types = sf.format_ranges(ranges)
+        reply, err = self._send_filter(ranges)
+        res.reply_id = reply.reply_id if reply is not None else 0
+        if self._result(res, reply, err, f'set filter {res.data_types}'):
+            self.filter_ranges = ranges           # sent again after every reconnect
         return res
 
     def _srv_get_status(self, req, res):
@@ -583,12 +769,17 @@ class IbeoLuxNode(Node):
              f'0x{ss.device_type:02X} {cmd.DEVICE_TYPES.get(ss.device_type, "")}'),
             ('beam_tilt_rad', f'{ss.beam_tilt:.5f}' if eight else ''),
             ('point_builder', self.point_builder),
+            ('set_filter', self.filter_state),
+            ('set_filters_sent', str(self.filters_sent)),
         ]
         if self.last_status is not None:
             s = self.last_status
             values += [('firmware', s.firmware_version_str), ('fpga', s.fpga_version_str),
                        ('temperature_c', f'{s.temperature_c:.1f}'), ('serial', s.serial_number)]
         values += [(f'skipped.{k}', str(v)) for k, v in skipped]
+        with self._lock:
+            values += [(f'without_ros_form.{k}', str(v))
+                       for k, v in sorted(self.without_ros_form.items())]
         st.values = list(st.values) + [KeyValue(key=k, value=v) for k, v in values]
         return [st]
 
@@ -601,9 +792,46 @@ class IbeoLuxNode(Node):
                                        hardware_id=self.hw, age_s=age,
                                        hold_s=self.p.errors_hold, seen=seen)
 
+    def _device_statuses(self) -> list[DiagnosticStatus]:
+        """The last ECU device status / system monitoring / trace of each name, with its
+        age; one not repeated within 5 × stale_after is STALE."""
+        now = time.time_ns()
+        out = []
+        with self._lock:
+            items = list(self.device_status.values())
+        for st, t in items:
+            age = (now - t) / 1e9
+            name = st.name[len('ibeo: '):] if st.name.startswith('ibeo: ') else st.name
+            copy = DiagnosticStatus(level=st.level, name=f'{self.get_name()}: {name}',
+                                    message=st.message, hardware_id=st.hardware_id,
+                                    values=list(st.values) + [KeyValue(key='age_s',
+                                                                       value=f'{age:.1f}')])
+            if age > 5 * self.p.stale_after:
+                copy.level, copy.message = DiagnosticStatus.STALE, f'stale ({age:.0f} s): ' \
+                    + st.message
+            out.append(copy)
+        return out
+
     def close(self) -> None:
         self.client.stop()
         self._reply_failed_all('driver shutting down')
+
+
+class _LiveIbeoToRos(ecu.IbeoToRos):
+    """The converter of ``ibeo_idc to-bag`` with the node's relative topic names (the node's
+    namespace applies, as to every other topic of the node)."""
+
+    def topic(self, key: str) -> str:
+        return ecu.TOPICS[key]
+
+
+def _restamp(msg, stamp) -> None:
+    """Put ``stamp`` on a message's header, a MarkerArray's markers or a TFMessage's
+    transforms."""
+    if hasattr(msg, 'header'):
+        msg.header.stamp = stamp
+    for inner in (getattr(msg, 'markers', None) or getattr(msg, 'transforms', None) or ()):
+        inner.header.stamp = stamp
 
 
 def main(argv=None) -> int:

@@ -1,0 +1,41 @@
+"""Ibeo ECU / FUSION SYSTEM driver (executable ``ibeo_ecu``): the ``ibeo_lux`` node with an
+ECU's defaults — same code, topics, services and diagnostics (:mod:`.node`).
+
+What differs is only what an ECU needs on connect (spec §20): it sends nothing until it got a
+Set Filter, so ``data_types`` defaults to ``all`` (sent after every (re)connect); it is no LUX,
+so no LUX Start Measure and no DeviceType probe (``start_measure_on_connect`` false, ``layers``
+4); its clock is normally NTP-synchronised, so stamps default to the messages' NTP times (as
+``ibeo_idc to-bag`` writes them); and a fused 0x2205 can hold 65,535 points per message.
+"""
+from __future__ import annotations
+
+import sys
+
+from ros_sim_bridge.ibeo.ros import node as lux_node
+from ros_sim_bridge.ros.runner import run_node
+
+#: the ibeo_lux table with the ECU's defaults (descriptions and checks unchanged)
+ECU_DEFAULTS = {
+    'data_types': 'all',
+    'start_measure_on_connect': False,
+    'layers': 4,
+    'stamp_source': 'sensor',
+    'frame_id': 'laser',
+    'stale_after': 2.0,
+}
+PARAMETERS = {name: (ECU_DEFAULTS.get(name, entry[0]), *entry[1:])
+              for name, entry in lux_node.PARAMETERS.items()}
+
+
+class IbeoEcuNode(lux_node.IbeoLuxNode):
+    NODE_NAME = 'ibeo_ecu'
+    PARAMETERS = PARAMETERS
+    DEVICE = 'ECU'
+
+
+def main(argv=None) -> int:
+    return run_node(IbeoEcuNode, argv)
+
+
+if __name__ == '__main__':
+    sys.exit(main())
