@@ -473,3 +473,36 @@ def test_executable_exits_zero_on_sigterm(ros):
 
 def _has_node(ros):
     return 'monodrive_client' in ros.probe.get_node_names()
+
+
+def test_camera_frames_and_sample_gaps(ros, tmp_path):
+    """A camera stream written by hand (§4.1 16-byte headers, 4×2 bgra pixels) whose sample
+    counts jump 2 → 5: every frame published with its pixels, 2 missing samples counted in
+    the diagnostics; the bytes arrive in reads split inside headers and pixels."""
+    pixels = [bytes((n * 16 + i) % 256 for i in range(32)) for n in range(4)]
+    counts = (1, 2, 5, 6)
+    # length 16 + 32 = 48 = 0x30, time 1, game_time 0.5 s (0x3f000000), sample count
+    stream = b''.join(bytes.fromhex(f'00000030 00000001 3f000000 {c:08x}') + p
+                      for c, p in zip(counts, pixels))
+
+    def send(conn, stop):
+        for a in range(0, len(stream), 7):
+            conn.sendall(stream[a:a + 7])
+            time.sleep(0.002)
+        stop.wait(30.0)
+    server = ScriptedServer(send)
+    try:
+        path = tmp_path / 'sensors.json'
+        path.write_text(json.dumps([{'type': 'Camera', 'listen_port': server.port,
+                                     'description': 'cam', 'channels': 'bgra',
+                                     'stream_dimensions': {'x': 4, 'y': 2}}]))
+        img = ros.collect(Image, 'monodrive/cam/image', matched=False)
+        ros.start(MonoDriveClientNode, params(free_tcp_port(), sensors_config=str(path)))
+        got = img.wait_for(4, 20.0)
+        assert [bytes(m.data) for m in got[:4]] == pixels
+        assert (got[0].width, got[0].height, got[0].step, got[0].encoding) == (4, 2, 16, 'bgra8')
+        values = ros.diagnostics(f'Camera (tcp {server.port})',
+                                 lambda v: v.get('published') == '4', 15.0)
+        assert (values['drops'], values['sample_gaps']) == ('2', '1')
+    finally:
+        server.stop()
