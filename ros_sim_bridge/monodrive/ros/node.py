@@ -239,8 +239,9 @@ class SensorLink:
             if done is not None:
                 self.publish_cloud(done[0], done[1], now_ns)
             return
-        if payloads.is_json(payload) and not self.json:
-            # a camera's annotation message, or another JSON companion message
+        if not self.json and len(payload) not in self.expected and payloads.is_json(payload):
+            # a camera's annotation message, or another JSON companion message (a payload of
+            # the sensor's own size is its data, even when its first byte is '{' or '[')
             node.raw_pub.publish(convert.raw(k, self.port, stamp, game_time=header.game_time,
                                              sample_count=header.sample_count,
                                              payload=payload))
