@@ -5,10 +5,10 @@ with ``feed(bytes) -> list[event]`` and ``reset()``, e.g. core.framer.MagicFrame
 that also has ``get_buffer(sizehint) -> memoryview`` and ``buffer_updated(n) -> list[event]``
 (the buffered protocol of asyncio) is read into with ``recv_into`` instead, so it decides where
 the bytes land and how many are read at once.  Every event (a complete frame or a CodecError)
-goes to ``on_event`` in stream order.  On connect the
-framer is reset and ``on_connect`` runs (a driver sends its start command there); when the peer
-vanishes, ``on_disconnect`` is told why and the client tries again after a back-off that doubles
-up to ``max_backoff`` and resets on success.
+goes to ``on_event`` in stream order.  On connect the framer is reset and ``on_connect`` runs
+(a driver sends its start command there); when the peer vanishes, ``on_disconnect`` is told why
+and the client tries again after a back-off that doubles up to ``max_backoff`` and resets on
+success.
 """
 from __future__ import annotations
 
