@@ -1,11 +1,14 @@
 """A TCP client with reconnect and exponential back-off that frames its stream.
 
 The client runs one daemon thread.  Each received chunk is fed to a sans-IO framer (anything
-with ``feed(bytes) -> list[event]`` and ``reset()``, e.g. codec.stream.MagicFramer); every event
-(a complete frame or a CodecError) goes to ``on_event`` in stream order.  On connect the
-framer is reset and ``on_connect`` runs (a driver sends its start command there); when the peer
-vanishes, ``on_disconnect`` is told why and the client tries again after a back-off that doubles
-up to ``max_backoff`` and resets on success.
+with ``feed(bytes) -> list[event]`` and ``reset()``, e.g. core.framer.MagicFramer); a framer
+that also has ``get_buffer(sizehint) -> memoryview`` and ``buffer_updated(n) -> list[event]``
+(the buffered protocol of asyncio) is read into with ``recv_into`` instead, so it decides where
+the bytes land and how many are read at once.  Every event (a complete frame or a CodecError)
+goes to ``on_event`` in stream order.  On connect the framer is reset and ``on_connect`` runs
+(a driver sends its start command there); when the peer vanishes, ``on_disconnect`` is told why
+and the client tries again after a back-off that doubles up to ``max_backoff`` and resets on
+success.
 """
 from __future__ import annotations
 
@@ -182,19 +185,27 @@ class TcpClient:
     def _serve(self, sock: socket.socket) -> str:
         if self.on_connect is not None:
             self._call(self.on_connect)   # the link stays up; the node reports it
+        # a framer with the buffered protocol (get_buffer / buffer_updated) is read into
+        # directly: no chunk object, and a large message lands in its own buffer
+        buffered = callable(getattr(self.framer, 'get_buffer', None))
         while not self._stop.is_set():
             try:
-                chunk = sock.recv(self.read_size)
+                if buffered:
+                    with self.framer.get_buffer(self.read_size) as buf:
+                        n = sock.recv_into(buf)
+                else:
+                    chunk = sock.recv(self.read_size)
+                    n = len(chunk)
             except socket.timeout:
                 continue
             except OSError as exc:
                 return f'receive failed: {exc.strerror or exc}'
-            if not chunk:
+            if not n:
                 return 'peer closed the connection'
             now = time.time_ns()
-            self.bytes_received += len(chunk)
+            self.bytes_received += n
             try:
-                events = self.framer.feed(chunk)
+                events = self.framer.buffer_updated(n) if buffered else self.framer.feed(chunk)
             except Exception as exc:  # a framer bug: count it, start the stream afresh
                 self._call(_reraise, exc)
                 self.framer.reset()

@@ -158,3 +158,58 @@ def test_tcp_retry_now_cuts_the_back_off_short():
         client.stop()
         server.close()
     assert not client.is_alive()
+
+class RecordReader:
+    """A framer with the buffered protocol: fixed 6-byte records, each read into its own
+    bytearray (what a camera framer does with a frame)."""
+
+    def __init__(self):
+        self.record, self.filled, self.buffers = bytearray(6), 0, []
+
+    def reset(self):
+        self.record, self.filled = bytearray(6), 0
+
+    def get_buffer(self, sizehint=-1):
+        view = memoryview(self.record)[self.filled:]
+        self.buffers.append(view.obj)
+        return view
+
+    def buffer_updated(self, n):
+        self.filled += n
+        if self.filled < 6:
+            return []
+        done, self.record, self.filled = self.record, bytearray(6), 0
+        return [done]
+
+    def feed(self, data):  # pragma: no cover - the client must not use it
+        raise AssertionError('a buffered framer is read into, not fed')
+
+
+def test_tcp_client_reads_into_a_buffered_framer():
+    """recv_into the framer's own buffer: records split across sends arrive whole, in order,
+    each in the buffer the framer handed out."""
+    srv = socket.socket()
+    srv.bind(('127.0.0.1', 0))
+    srv.listen(1)
+    records = [b'rec%03d' % i for i in range(200)]
+    stream = b''.join(records)
+
+    def serve():
+        conn, _ = srv.accept()
+        for a in range(0, len(stream), 5):      # 5-byte sends: every split point of a record
+            conn.sendall(stream[a:a + 5])
+        time.sleep(0.5)
+        conn.close()
+    threading.Thread(target=serve, daemon=True).start()
+    reader, got = RecordReader(), []
+    client = TcpClient('127.0.0.1', srv.getsockname()[1], reader,
+                       lambda ev, now: got.append(ev), min_backoff=5.0)
+    client.start()
+    try:
+        assert wait_until(lambda: len(got) == len(records), 10.0)
+    finally:
+        client.stop()
+        srv.close()
+    assert [bytes(g) for g in got] == records
+    assert all(any(g is b for b in reader.buffers) for g in got)
+    assert client.bytes_received == len(stream) and client.health.handler_errors == 0

@@ -203,6 +203,91 @@ def test_sensor_framer_truncated_waits():
     assert f.feed(good[20:]) == [good]
 
 
+# a camera sample of 70 000 pixel bytes: length 16 + 70000 = 70016 = 0x11180, time, 2.0 s, #8
+CAMERA_HEADER = bytes.fromhex('00011180 5f5e1000 40000000 00000008')
+CAMERA_PIXELS = bytes(range(256)) * 273 + bytes(range(112))        # 70 000 bytes
+
+
+def read_in_steps(framer, stream, steps):
+    """What a recv_into reader does: write at most ``step`` bytes into get_buffer() each time
+    (cycling through ``steps``), then buffer_updated(n).  Returns the events and, for every
+    read, the object its buffer belonged to."""
+    events, owners, at, i = [], [], 0, 0
+    while at < len(stream):
+        with framer.get_buffer() as buf:
+            n = min(len(buf), steps[i % len(steps)], len(stream) - at)
+            buf[:n] = stream[at:at + n]
+            owners.append(buf.obj)
+        at += n
+        i += 1
+        events += framer.buffer_updated(n)
+    return events, owners
+
+
+@pytest.mark.parametrize('steps', [[1], [3, 5], [15, 16, 17], [4096], [70015, 1, 3], [1 << 20]])
+def test_sensor_framer_reads_a_large_message_in_place(steps):
+    """A message of direct_from bytes or more is read straight into its own bytearray,
+    whatever the read boundaries (inside the length field, the header, the pixels)."""
+    imu = HEADER_16 + IMU_PAYLOAD
+    camera = CAMERA_HEADER + CAMERA_PIXELS
+    assert len(camera) == 70016
+    framer = sensor.SensorFramer(read_size=64, direct_from=1024)
+    events, owners = read_in_steps(framer, imu + camera + imu + imu, steps)
+    assert events == [imu, camera, imu, imu]
+    assert isinstance(events[1], bytearray) and isinstance(events[0], bytes)
+    # the reads after the first 64-byte chunk of the camera message went into the event itself
+    assert sum(o is events[1] for o in owners) >= 1
+    assert framer.buffered == 0
+    header, payload = sensor.HeaderDetector(16).split(events[1], (70000,))
+    assert (header.length, header.game_time, header.sample_count) == (70016, 2.0, 8)
+    assert bytes(payload) == CAMERA_PIXELS
+
+
+def test_sensor_framer_feed_and_buffered_reads_agree():
+    imu = HEADER_12 + IMU_PAYLOAD
+    camera = CAMERA_HEADER + CAMERA_PIXELS
+    stream = imu + camera + imu
+    fed = sensor.SensorFramer(direct_from=1024)
+    got = []
+    for a in range(0, len(stream), 999):
+        got += fed.feed(stream[a:a + 999])
+    assert got == read_in_steps(sensor.SensorFramer(direct_from=1024), stream, [999])[0] == \
+        [imu, camera, imu]
+
+
+def test_sensor_framer_reset_drops_a_partial_large_message():
+    camera = CAMERA_HEADER + CAMERA_PIXELS
+    f = sensor.SensorFramer(direct_from=1024)
+    assert f.feed(camera[:5000]) == [] and f.buffered == 5000
+    f.reset()
+    assert f.buffered == 0
+    imu = HEADER_16 + IMU_PAYLOAD
+    assert f.feed(imu + camera) == [imu, camera]
+
+
+def test_sensor_framer_one_error_per_run_of_refused_lengths():
+    """Garbage spread over several reads is reported once, then the next message framed."""
+    f = sensor.SensorFramer(max_sample=1000)
+    good = HEADER_16 + IMU_PAYLOAD
+    events = f.feed(b'\xff' * 10) + f.feed(b'\xff' * 7) + f.feed(b'\xff\xff' + good)
+    assert len([e for e in events if isinstance(e, CodecError)]) == 1
+    assert events[-1] == good and f.garbage_bytes == 19
+    events = f.feed(b'\xee' * 5 + good)             # a new run: reported again
+    assert isinstance(events[0], CodecError) and events[-1] == good
+
+
+def test_sample_gaps_counts_missing_samples():
+    g = sensor.SampleGaps()
+    # counts 1, 2, 2 (a second message of sample 2), 5 (3 and 4 missing), 6, 9 (7, 8 missing)
+    assert [g.update(c) for c in (1, 2, 2, 5, 6, 9)] == [0, 0, 0, 2, 0, 2]
+    assert (g.missing, g.gaps, g.restarts) == (4, 2, 0)
+    assert g.update(1) == 0 and g.restarts == 1          # the simulator started again
+    assert g.update(2) == 0 and g.missing == 4
+    assert g.update(None) == 0                            # 12-byte header: no count
+    g.reset()
+    assert g.update(40) == 0 and g.missing == 4           # nothing counted across a reconnect
+
+
 def test_header_length_mismatch_is_an_error():
     det = sensor.HeaderDetector(12)
     with pytest.raises(CodecError):

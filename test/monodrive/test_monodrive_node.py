@@ -519,5 +519,43 @@ def test_camera_frame_starting_with_a_brace_is_an_image(ros, tmp_path):
         assert markers.wait_for(1, 10.0)[0].markers[0].ns == 'monodrive_annotation_2d'
         r = raw.wait_for(1, 10.0, where=lambda m: m.source == 'Camera')[0]
         assert r.json == other.decode() and r.port == port
+
+def test_camera_frames_and_sample_gaps(ros, tmp_path):
+    """A camera stream written by hand (§4.1 16-byte headers, 4×2 bgra pixels) whose sample
+    counts jump 2 → 5: every frame published with its pixels, 2 missing samples counted in
+    the diagnostics; the bytes arrive in reads split inside headers and pixels; an annotation
+    JSON message after a frame goes to ~/raw."""
+    pixels = [bytes((n * 16 + i) % 256 for i in range(32)) for n in range(4)]
+    pixels[1] = b'{' + pixels[1][1:]        # pixels that begin like JSON are still pixels
+    pixels[2] = b'[' + pixels[2][1:]
+    counts = (1, 2, 5, 6)
+    # length 16 + 32 = 48 = 0x30, time 1, game_time 0.5 s (0x3f000000), sample count
+    stream = b''.join(bytes.fromhex(f'00000030 00000001 3f000000 {c:08x}') + p
+                      for c, p in zip(counts, pixels))
+    # sample 6's annotation: length 16 + 12 = 28 = 0x1c
+    stream += bytes.fromhex('0000001c 00000001 3f000000 00000006') + b'{"boxes":[]}'
+
+    def send(conn, stop):
+        for a in range(0, len(stream), 7):
+            conn.sendall(stream[a:a + 7])
+            time.sleep(0.002)
+        stop.wait(30.0)
+    server = ScriptedServer(send)
+    try:
+        path = tmp_path / 'sensors.json'
+        path.write_text(json.dumps([{'type': 'Camera', 'listen_port': server.port,
+                                     'description': 'cam', 'channels': 'bgra',
+                                     'stream_dimensions': {'x': 4, 'y': 2}}]))
+        img = ros.collect(Image, 'monodrive/cam/image', matched=False)
+        raw = ros.collect(MonoDriveRaw, f'{NODE}/raw', matched=False)
+        ros.start(MonoDriveClientNode, params(free_tcp_port(), sensors_config=str(path)))
+        got = img.wait_for(4, 20.0)
+        assert [bytes(m.data) for m in got[:4]] == pixels
+        r = raw.wait_for(1, 10.0, where=lambda m: m.source == 'Camera')[0]
+        assert (r.sample_count, r.json) == (6, '{"boxes":[]}')
+        assert (got[0].width, got[0].height, got[0].step, got[0].encoding) == (4, 2, 16, 'bgra8')
+        values = ros.diagnostics(f'Camera (tcp {server.port})',
+                                 lambda v: v.get('published') == '4', 15.0)
+        assert (values['drops'], values['sample_gaps']) == ('2', '1')
     finally:
         server.stop()

@@ -144,3 +144,47 @@ def test_executable_exits_zero_on_signal(sig):
 def test_json_config_body_round_trip():
     assert json.loads(control.encode_request('GetVersion', 1, {})[8:])['reference'] == 1
     assert isinstance(control.ControlFramer().feed(control.encode_request('X', 1, {}))[0], Frame)
+
+
+def test_camera_frames_scroll_and_keep_their_header(sim):
+    """Each camera sample is the picture scrolled up by whole rows (the moving element),
+    sent after its own 16-byte header; consecutive samples are numbered 1, 2, 3 …"""
+    port = free_tcp_port()
+    assert Link(sim.port).call('REPLAY_ConfigureSensorsCommand_ID', {
+        'type': 'Camera', 'listen_port': port, 'stream_dimensions': {'x': 32, 'y': 24},
+        'channels': 'bgra'}).success
+    samples, size = read_samples(port, 3, (32 * 24 * 4,))
+    assert size == 16
+    counts = [h.sample_count for h, _ in samples]
+    assert counts == list(range(counts[0], counts[0] + 3))
+    first, second = (payloads.decode_image(p, 32, 24, 'bgra') for _, p in samples[:2])
+    assert (first[..., 3] == 255).all()
+    shifts = [k for k in range(1, 24) if np.array_equal(np.roll(first, -k, axis=0), second)]
+    # 20 Hz, CAMERA_SCROLL rows/s: the second frame is the first moved up by 6 rows
+    assert shifts == [int(emulator.CAMERA_SCROLL / 20) % 24]
+
+
+def test_send_buffers_survives_partial_sends():
+    """Gathered sends of a header, a large memoryview and small bytes through a socket whose
+    buffer is much smaller than the data: every byte arrives, in order."""
+    a, b = socket.socketpair()
+    a.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    big = np.arange(3 << 20, dtype=np.uint32).view(np.uint8)      # 12 MiB
+    buffers = [b'head', memoryview(big)[5:], b'', b'tail' * 3]
+    expected = b'head' + big[5:].tobytes() + b'tail' * 3
+    got = bytearray()
+
+    def reader():
+        while len(got) < len(expected):
+            chunk = b.recv(1 << 16)
+            if not chunk:
+                return
+            got.extend(chunk)
+    import threading
+    t = threading.Thread(target=reader)
+    t.start()
+    emulator.send_buffers(a, buffers)
+    t.join(30.0)
+    a.close()
+    b.close()
+    assert bytes(got) == expected

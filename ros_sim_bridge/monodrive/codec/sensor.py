@@ -35,49 +35,101 @@ class SensorFramer:
     """Split a sensor stream into whole messages (header included) by their length field.
 
     A length below 12 or above ``max_sample`` is refused (CodecError, nothing allocated) and
-    the search for a plausible length resumes one byte further on.  Sans-IO, never raises.
+    the search for a plausible length resumes one byte further on (one error per run of
+    refused bytes).  Sans-IO, never raises.
+
+    Two ways in, same events out: ``feed(bytes)``, or the buffered protocol of
+    ``asyncio.BufferedProtocol`` — ``get_buffer()`` for the reader to ``recv_into`` and
+    ``buffer_updated(n)``.  Through the latter a message of ``direct_from`` bytes or more (a
+    camera frame) is read straight into its own bytearray, which becomes the event: the
+    kernel's copy is the only one.  Smaller messages arrive through a ``read_size`` chunk
+    buffer and come out as ``bytes``.
     """
 
     def __init__(self, name: str = MESSAGE, max_sample: int = DEFAULT_MAX_SAMPLE,
-                 byte_order: str = 'big'):
+                 byte_order: str = 'big', *, read_size: int = 1 << 16,
+                 direct_from: int = 1 << 16):
         if byte_order not in LENGTH:
             raise ValueError(f"byte_order must be 'big' or 'little', not {byte_order!r}")
         self.name = name
         self.max_sample = max_sample
+        self.direct_from = max(1, direct_from)
         self._length = LENGTH[byte_order]
-        self._buf = bytearray()
+        self._chunk = bytearray(max(16, read_size))   # where small reads land
+        self._buf = bytearray()           # unframed bytes (less than one small message)
         self._need = 0                    # length of the message being filled (0: none)
+        self._msg: Optional[bytearray] = None   # a large message being filled in place
+        self._filled = 0
+        self._refusing = False            # inside a run of refused length fields
         self.garbage_bytes = 0
 
     def reset(self) -> None:
         self._buf.clear()
         self._need = 0
+        self._msg = None
+        self._filled = 0
+        self._refusing = False
 
     @property
     def buffered(self) -> int:
-        return len(self._buf)
+        return len(self._buf) + self._filled
 
-    def feed(self, data: bytes) -> list:
-        self._buf += data
+    def get_buffer(self, sizehint: int = -1) -> memoryview:
+        """Where the next read goes: the rest of a large message, else the chunk buffer."""
+        if self._msg is not None:
+            return memoryview(self._msg)[self._filled:]
+        return memoryview(self._chunk)
+
+    def buffer_updated(self, nbytes: int) -> list:
+        """``nbytes`` were written at the start of the last :meth:`get_buffer`; the events."""
+        if self._msg is not None:
+            self._filled += nbytes
+            if self._filled < len(self._msg):
+                return []
+            msg, self._msg, self._filled, self._need = self._msg, None, 0, 0
+            return [msg]
+        self._buf += memoryview(self._chunk)[:nbytes]
+        return self._frame()
+
+    def feed(self, data) -> list:
         events: list = []
-        skipped = 0
+        with memoryview(data) as view:
+            view = view.cast('B') if view.format != 'B' or view.ndim != 1 else view
+            while len(view):
+                buf = self.get_buffer()
+                n = min(len(buf), len(view))
+                buf[:n] = view[:n]
+                buf.release()
+                events += self.buffer_updated(n)
+                view = view[n:]
+        return events
+
+    def _frame(self) -> list:
+        events: list = []
         while True:
             if not self._need:
                 if len(self._buf) < 4:
                     break
                 (n,) = self._length.unpack_from(self._buf, 0)
                 if n < 12 or n > self.max_sample:
-                    if not skipped:
+                    if not self._refusing:
                         events.append(CodecError(
                             self.name, f'length field {n} outside [12, {self.max_sample}]; '
                             'resynchronising', field='length', offset=0,
                             kind=OVERSIZED if n > self.max_sample else TRUNCATED))
-                    skipped += 1
+                    self._refusing = True
                     self.garbage_bytes += 1
                     del self._buf[:1]
                     continue
+                self._refusing = False
                 self._need = n
             if len(self._buf) < self._need:
+                if self._need >= self.direct_from:
+                    # the rest of this message goes straight into its own buffer
+                    self._msg = bytearray(self._need)
+                    self._msg[:len(self._buf)] = self._buf
+                    self._filled = len(self._buf)
+                    self._buf.clear()
                 break
             with memoryview(self._buf) as view:
                 events.append(bytes(view[:self._need]))
@@ -154,3 +206,39 @@ class HeaderDetector:
         if not math.isfinite(header.game_time):
             raise CodecError(MESSAGE, f'game_time {header.game_time}', field='game_time')
         return header, memoryview(message)[self.size:]
+
+
+class SampleGaps:
+    """Samples missing from a stream, from the 16-byte header's ``sample_count``.
+
+    The simulator numbers its samples 1, 2, 3 …; every framed message of one sample (a
+    camera's image and annotation, a lidar revolution's packets) carries the same number.  A
+    jump from n to n + k counts k − 1 missing samples; a number that goes back (the simulator
+    restarted its count, e.g. after a reconnect) starts counting afresh.  12-byte headers carry
+    no count: nothing is counted.
+    """
+
+    def __init__(self):
+        self.last: Optional[int] = None
+        self.missing = 0          # samples numbered by the simulator that never arrived
+        self.gaps = 0             # places where one or more were missing
+        self.restarts = 0         # times the count went back
+
+    def reset(self) -> None:
+        """A new connection: its first sample sets the count (nothing counted across it)."""
+        self.last = None
+
+    def update(self, sample_count: Optional[int]) -> int:
+        """The samples missing just before this one (0 when none or unknown)."""
+        if sample_count is None:
+            return 0
+        last, self.last = self.last, sample_count
+        if last is None or sample_count == last or sample_count == last + 1:
+            return 0
+        if sample_count < last:
+            self.restarts += 1
+            return 0
+        missing = sample_count - last - 1
+        self.missing += missing
+        self.gaps += 1
+        return missing

@@ -8,7 +8,6 @@ become roll = rad(roll), pitch = −rad(pitch), yaw = −rad(yaw).
 """
 from __future__ import annotations
 
-import array
 import json
 import math
 from typing import Optional
@@ -27,6 +26,7 @@ from ros_sim_bridge.msg import (MonoDriveCollision, MonoDriveRadarTarget, MonoDr
                                 MonoDriveUltrasonic, MonoDriveVehicleState, MonoDriveWaypoint)
 from ros_sim_bridge.ros import markers
 from ros_sim_bridge.ros.geometry import point, quaternion, vector3
+from ros_sim_bridge.ros.uint8_field import set_uint8_field
 
 CM = 0.01
 ENCODINGS = {'bgra': 'bgra8', 'rgba': 'rgba8', 'bgr': 'bgr8', 'rgb': 'rgb8', 'gray': 'mono8',
@@ -80,17 +80,15 @@ def image(pixels: np.ndarray, encoding: str, stamp, frame_id: str) -> Image:
 
 
 def camera_image(payload, width: int, height: int, channels: str, stamp, frame_id: str) -> Image:
-    """The pixels copied once into the message (a 1920×1080 bgra frame is 8 MB)."""
+    """An Image whose ``data`` is the payload itself, not a copy (a 1920×1080 bgra frame is
+    8 MB): rclpy's C conversion takes any buffer for a uint8[] field and copies it once, at
+    publish.  The payload must stay unchanged until then (the sensor framer hands every
+    message its own buffer).  Reading ``msg.data`` back in Python gives that buffer."""
     payloads.decode_image(payload, width, height, channels)      # checks size and channels
     msg = Image(header=header(stamp, frame_id), height=height, width=width,
                 encoding=ENCODINGS[channels], is_bigendian=0,
                 step=width * payloads.CHANNELS[channels])
-    data = array.array('B')
-    data.frombytes(payload)
-    if isinstance(getattr(Image, 'data', None), property) and hasattr(msg, '_data'):
-        msg._data = data            # the rosidl setter would copy the array once more
-    else:
-        msg.data = data
+    set_uint8_field(msg, 'data', payload)
     return msg
 
 

@@ -141,6 +141,8 @@ class SensorLink:
                                              f'monodrive {self.kind}', stale_after=p.stale_after)
         self.stats.link_error_after = p.link_error_after
         self.stats.link_down('not connected yet')
+        self.gaps = sensor.SampleGaps()      # samples the simulator numbered but never sent
+        self.stats.extra['sample_gaps'] = '0'
         self.expected: tuple = ()
         self.json = self.kind in JSON_SENSORS
         c = lambda t, n, q=DATA: node.create_publisher(t, f'{ns}/{n}', q)  # noqa: E731
@@ -196,6 +198,7 @@ class SensorLink:
 
     def on_connect(self) -> None:
         self.detector.reset()
+        self.gaps.reset()
         if self.kind == 'Lidar':
             self.assembler.reset()
         self.stats.link_up()
@@ -205,6 +208,16 @@ class SensorLink:
         self.stats.link_down(reason)
         self.node.diagnostics.log_limited(self.stats.name, 'link',
                                           f'{self.stats.name}: {reason}; reconnecting')
+
+    def count_missing(self, sample_count: int) -> None:
+        """Diagnostics ``drops``: samples missing from the stream (``sample_count`` gaps)."""
+        g = self.gaps
+        self.stats.set_drops(g.missing)
+        self.stats.extra['sample_gaps'] = str(g.gaps)
+        self.node.diagnostics.log_limited(
+            self.stats.name, 'sample gap',
+            f'{self.stats.name}: samples missing before sample {sample_count} '
+            f'({g.missing} missing in {g.gaps} gaps so far)')
 
     def stamp(self, header: sensor.SensorHeader, now_ns: int):
         if self.node.p.stamp_source == 'sim':
@@ -220,6 +233,8 @@ class SensorLink:
             self.stats.packet(len(event), now_ns)
             header, payload = self.detector.split(event, self.expected, self.json)
             self.stats.extra['header_bytes'] = str(self.detector.size)
+            if self.gaps.update(header.sample_count):
+                self.count_missing(header.sample_count)
             self.handle(header, payload, now_ns)
         except CodecError as err:
             self.node.diagnostics.bad_input(self.stats, err, now_ns)
@@ -237,7 +252,7 @@ class SensorLink:
             if done is not None:
                 self.publish_cloud(done[0], done[1], now_ns)
             return
-        if payloads.is_json(payload) and not self.json and len(payload) not in self.expected:
+        if not self.json and len(payload) not in self.expected and payloads.is_json(payload):
             # (a payload of the sensor's own size is its data, whatever its first byte)
             if 'annotations' in self.pubs:          # a camera's annotation message
                 value = control.parse_json(payload, f'{k} annotation')
