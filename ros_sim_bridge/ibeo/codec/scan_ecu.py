@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ros_sim_bridge.core.binary import CodecError, pack, records, unpack_from
+from ros_sim_bridge.core.binary import CodecError, pack, records, to_host_order, unpack_from
 from ros_sim_bridge.core.ntp import ntp64_to_unix_ns
 from . import registry
 
@@ -147,7 +147,8 @@ def _decode(data_type: int, body) -> EcuScan:
     at = HEADER_SIZE + n_infos * wire_info.itemsize
     wire = records(WIRE_POINT_DTYPE, body, at, n_points, NAME, 'points')
     cls = EcuScan if data_type == SCAN_2205 else EcuScan2204
-    return cls(start, end_off, flags, number, infos.astype(info), wire.astype(POINT_DTYPE))
+    return cls(start, end_off, flags, number, infos.astype(info),
+               to_host_order(wire, POINT_DTYPE))   # the astype, by word swaps (hot path)
 
 
 def decode_scan_2205(body, header=None) -> EcuScan:
