@@ -108,7 +108,7 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
                 t_ns = ntp_to_ns(entry.ntp)
                 for topic, msg in pairs:
                     if isinstance(msg, CdrMessage):
-                        bag.write(topic, t_ns, msg.data, msg.type_name)
+                        bag.write(topic, t_ns, msg.parts, msg.type_name)
                     else:
                         bag.write_msg(topic, t_ns, msg)
                     report.written[topic] += 1

@@ -66,7 +66,8 @@ class Tee:
         from rclpy.serialization import deserialize_message
         from sensor_msgs.msg import PointCloud2
         assert msgtype == 'sensor_msgs/msg/PointCloud2'
-        self.sent.append((topic, t_ns, deserialize_message(bytes(cdr), PointCloud2)))
+        whole = b''.join(cdr) if isinstance(cdr, tuple) else bytes(cdr)   # CdrMessage.parts
+        self.sent.append((topic, t_ns, deserialize_message(whole, PointCloud2)))
         self.bag.write(topic, t_ns, cdr, msgtype)
 
 
