@@ -72,6 +72,7 @@ class ConversionReport:
         self.without_ros_form: Counter = Counter()
         self.first_errors: list = []
         self.interrupted = False
+        self.stopped_at = 0          # bytes of the file converted (all of it when not interrupted)
 
 
 def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool = True,
@@ -107,15 +108,17 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
                 t_ns = ntp_to_ns(entry.ntp)
                 for topic, msg in pairs:
                     if isinstance(msg, CdrMessage):
-                        bag.write(topic, t_ns, msg.data, msg.type_name)
+                        bag.write(topic, t_ns, msg.parts, msg.type_name)
                     else:
                         bag.write_msg(topic, t_ns, msg)
                     report.written[topic] += 1
             bar.update(entry.end - done)
-            done = entry.end
+            done = report.stopped_at = entry.end
+        else:
+            report.stopped_at = reader.file_size
+            bar.update(reader.file_size - done)    # the trailing damage, if any, was read too
     finally:
-        bar.update(reader.file_size - done)
-        bar.close()
+        bar.close()                     # interrupted: the bar stays where the conversion stopped
         if writer is None:
             bag.close()
     return report
@@ -140,7 +143,10 @@ def cmd_to_bag(args) -> int:
                          should_stop=lambda: bool(stop))
         s = reader.summary()
     if report.interrupted or stop:
-        print('ibeo_idc: interrupted; the bag holds what was converted so far', file=sys.stderr)
+        size = max(reader.file_size, 1)
+        print(f'ibeo_idc: interrupted at byte {report.stopped_at} of {reader.file_size} '
+              f'({100 * report.stopped_at / size:.0f} %); the bag holds what was converted so '
+              'far', file=sys.stderr)
     print(f'wrote {sum(report.written.values())} messages to {out}')
     for topic, n in sorted(report.written.items()):
         print(f'  {topic:<32} {n:>8}')

@@ -162,7 +162,9 @@ class _McapFile:
         return channel_id
 
     def write(self, channel: int, t: int, data) -> None:
-        n = len(data)
+        """One message; ``data`` is a buffer or a tuple of buffers (written back to back)."""
+        parts = data if type(data) is tuple else None
+        n = sum(len(p) for p in parts) if parts is not None else len(data)
         if n >= self.BIG:
             if self._buf:
                 self._flush()
@@ -170,7 +172,8 @@ class _McapFile:
             chunk_start = self._pos
             self._put(_CHUNK.pack(0x06, 40 + size, t, t, size, 0, 0, size)
                       + _MESSAGE.pack(0x05, 22 + n, channel, 0, t, t))
-            self._put(data)                              # no copy: straight to the file
+            for part in (parts or (data,)):
+                self._put(part)                          # no copy: straight to the file
             self._end_chunk(t, t, chunk_start, size, {channel: [t, 0]})
             return
         buf = self._buf
@@ -179,7 +182,11 @@ class _McapFile:
             index = self._index[channel] = []
         index += (t, len(buf))
         buf += _message_head(0x05, 22 + n, channel, 0, t, t)
-        buf += data
+        if parts is None:
+            buf += data
+        else:
+            for part in parts:
+                buf += part
         if t < self._chunk_start:
             self._chunk_start = t
         if t > self._chunk_end:
@@ -260,6 +267,7 @@ class _McapFile:
 
 
 _serialize = None                          # rclpy.serialization.serialize_message, once imported
+_QOS_TEXT: dict = {}                       # (v9, repr(profiles)) → channel metadata text
 
 
 class _Topic:
@@ -293,10 +301,14 @@ class BagWriter:
         self.counts: dict[str, int] = {}
 
     def _qos_text(self, qos: list) -> str:
-        """``offered_qos_profiles`` as rosbag2 stores it in the MCAP channel metadata."""
-        if self.version >= 9:
-            return _yaml(dump_qos_v9(qos)).strip()
-        return dump_qos_v8(qos)
+        """``offered_qos_profiles`` as rosbag2 stores it in the MCAP channel metadata (one YAML
+        dump per distinct profile list: the suite offers three)."""
+        key = repr(qos)
+        text = _QOS_TEXT.get((self.version >= 9, key))
+        if text is None:
+            text = _yaml(dump_qos_v9(qos)).strip() if self.version >= 9 else dump_qos_v8(qos)
+            _QOS_TEXT[(self.version >= 9, key)] = text
+        return text
 
     def add_topic(self, topic: str, msgtype: str):
         """Declare ``topic`` with type ``msgtype`` (``pkg/msg/Name``); idempotent."""
@@ -320,14 +332,18 @@ class BagWriter:
         return conn
 
     def write(self, topic: str, t_ns: int, cdr, msgtype: Optional[str] = None) -> None:
-        """Write one serialised message (``bytes``, ``bytearray`` or a buffer) at log time
-        ``t_ns``; its bytes are not kept after the call."""
+        """Write one serialised message (``bytes``, ``bytearray``, a buffer, or a tuple of
+        them that together make the message, e.g. :attr:`.pointcloud_cdr.CdrMessage.parts`) at
+        log time ``t_ns``; its bytes are not kept after the call."""
         conn = self._connections.get(topic)
         if conn is None or (msgtype is not None and msgtype != conn.msgtype):
             if msgtype is None:
                 raise KeyError(f'{topic}: no type given (add_topic first)')
             conn = self.add_topic(topic, msgtype)
-        if type(cdr) is not bytes and type(cdr) is not bytearray:
+        if type(cdr) is tuple:
+            cdr = tuple(p if type(p) is bytes or type(p) is bytearray
+                        else memoryview(p).cast('B') for p in cdr)
+        elif type(cdr) is not bytes and type(cdr) is not bytearray:
             cdr = memoryview(cdr).cast('B')
         self._mcap.write(conn.channel, int(t_ns), cdr)
         self.counts[topic] += 1

@@ -24,9 +24,18 @@ _LITTLE = sys.byteorder == 'little'
 
 @dataclass(frozen=True)
 class CdrMessage:
-    """A message already serialised: its ``pkg/msg/Name`` and CDR bytes."""
+    """A message already serialised: its ``pkg/msg/Name`` and its CDR as ``parts`` (buffers
+    whose concatenation is the message: a writer that takes parts, like
+    :meth:`~.bag.BagWriter.write`, never copies a big point array); ``data`` joins them."""
     type_name: str
-    data: bytes
+    parts: tuple
+
+    @property
+    def data(self) -> bytes:
+        return b''.join(self.parts)
+
+    def __len__(self) -> int:
+        return sum(memoryview(p).nbytes for p in self.parts)
 
 
 class _Cdr:
@@ -59,7 +68,9 @@ class _Cdr:
 
 def pointcloud2_cdr(points: np.ndarray, frame_id: str, stamp_ns: int, *,
                     is_dense: bool = True) -> CdrMessage:
-    """The CDR of a 1-row PointCloud2 holding ``points`` (fields from the dtype)."""
+    """The CDR of a 1-row PointCloud2 holding ``points`` (fields from the dtype), in three
+    parts: head, the points' own buffer (no copy when they are contiguous and in host order),
+    ``is_dense``."""
     points = np.ascontiguousarray(points)
     if not _host_order(points.dtype):
         points = points.astype(points.dtype.newbyteorder('='))
@@ -82,11 +93,5 @@ def pointcloud2_cdr(points: np.ndarray, frame_id: str, stamp_ns: int, *,
     c.u32(step)                                # point_step
     c.u32(step * len(points))                  # row_step
     c.u32(step * len(points))                  # data length
-    head = len(c.buf)
-    out = bytearray(head + step * len(points) + 1)
-    out[:head] = c.buf
-    if len(points):
-        np.frombuffer(out, np.uint8, step * len(points), head)[:] = \
-            points.view(np.uint8).reshape(-1)
-    out[-1] = 1 if is_dense else 0
-    return CdrMessage(TYPE_NAME, out)
+    body = memoryview(points.view(np.uint8).reshape(-1)) if len(points) else b''
+    return CdrMessage(TYPE_NAME, (bytes(c.buf), body, b'\x01' if is_dense else b'\x00'))

@@ -211,7 +211,18 @@ SOURCES: dict[str, Source] = {s.name: s for s in (
                      'with 192.168.0.1)', 'str', 'host'),
             Argument('port', 'sensor TCP port (default: the params file)', 'int', 'port'),
             Argument('sim_layers', 'layers of the emulator with sim:=true: 4 or 8', 'str',
-                     None, '4')),
+                     None, '4'),
+            Argument('source', "'tcp' (the sensor) or 'file' (play an .idc recording; "
+                     'default: the params file)', 'str', 'source'),
+            Argument('file', '.idc recording played with source:=file (default: the params '
+                     'file)', 'str', 'file'),
+            Argument('rate', 'source:=file: playback speed, recording seconds per wall second '
+                     '(default: the params file)', 'float', 'rate'),
+            Argument('loop', "source:=file: 'true' starts again after the end (default: the "
+                     'params file)', 'bool', 'loop'),
+            Argument('start_offset', 'source:=file: s after the first message to start at; '
+                     'negative: before the last (default: the params file)', 'float',
+                     'start_offset')),
            free_ports=_ibeo_ports),
     Source('monodrive', 'monoDrive simulator', 'monodrive_client', 'monodrive_client',
            'monodrive_sim', _monodrive_emulator,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ros_sim_bridge.core.binary import CodecError, pack, records, unpack_from
+from ros_sim_bridge.core.binary import CodecError, pack, records, to_host_order, unpack_from
 from ros_sim_bridge.core.ntp import ntp64_to_unix_ns
 from . import registry
 
@@ -150,13 +150,24 @@ def _decode(data_type: int, body) -> EcuScan:
     return cls(start, end_off, flags, number, infos.astype(info), host_points(wire))
 
 
+def _padding(dtype: np.dtype) -> list[int]:
+    used = set()
+    for name in dtype.names:
+        sub, at = dtype.fields[name][:2]
+        used.update(range(at, at + sub.itemsize))
+    return [i for i in range(dtype.itemsize) if i not in used]
+
+
+_POINT_PADDING = _padding(POINT_DTYPE)
+
+
 def host_points(wire: np.ndarray) -> np.ndarray:
-    """Points in :data:`POINT_DTYPE` with the padding bytes (offsets 19, 26, 27) zero:
-    ``astype`` leaves them uninitialised, and the clouds carry the array's bytes as they are
-    (a cloud must be the same bytes each time it is made from the same message)."""
-    pts = np.zeros(len(wire), POINT_DTYPE)
-    for name in POINT_DTYPE.names:
-        pts[name] = wire[name]
+    """Points in :data:`POINT_DTYPE` (``wire.astype`` done by word swaps: the hot path) with
+    the padding bytes zero: the clouds carry the array's bytes as they are, and a cloud must be
+    the same bytes each time it is made from the same message."""
+    pts = to_host_order(wire, POINT_DTYPE)
+    if len(pts) and _POINT_PADDING:
+        pts.view(np.uint8).reshape(len(pts), -1)[:, _POINT_PADDING] = 0
     return pts
 
 

@@ -17,14 +17,22 @@ import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point, TwistStamped
 from nav_msgs.msg import Odometry
-from sensor_msgs.msg import CompressedImage, Image, Imu, NavSatFix, NavSatStatus
+from sensor_msgs.msg import CompressedImage, Image, Imu, NavSatFix, NavSatStatus, TimeReference
 from std_msgs.msg import Header
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
 from ros_sim_bridge.core import frames
 from ros_sim_bridge.core.ntp import NTP_UNIX_OFFSET, ntp64_to_unix_ns
+from ros_sim_bridge.ibeo.codec import can_message as cm
 from ros_sim_bridge.ibeo.codec import frame_end as fe
+from ros_sim_bridge.ibeo.codec import frame_index as fi
+from ros_sim_bridge.ibeo.codec import measurement_list as ml
+from ros_sim_bridge.ibeo.codec import meta_information as mi
+from ros_sim_bridge.ibeo.codec import object_association as oa
+from ros_sim_bridge.ibeo.codec import point_cloud_plane as pcp
+from ros_sim_bridge.ibeo.codec import carriage_way as cw
+from ros_sim_bridge.ibeo.codec import time_record as tr
 from ros_sim_bridge.ibeo.codec import gps_imu as gi
 from ros_sim_bridge.ibeo.codec import image as im
 from ros_sim_bridge.ibeo.codec import objects_ecu as oe
@@ -34,8 +42,9 @@ from ros_sim_bridge.ibeo.codec import system_monitoring as sm
 from ros_sim_bridge.ibeo.codec import typed_values as tv
 from ros_sim_bridge.ibeo.codec import units
 from ros_sim_bridge.ibeo.codec import vehicle_state_ecu as ve
-from ros_sim_bridge.msg import (IbeoObject, IbeoObjectList, IbeoObjectProperty, IbeoOdometry,
-                                IbeoScanInfo, IbeoScannerInfo)
+from ros_sim_bridge.msg import (IbeoCanMessage, IbeoMeasurementList, IbeoObject,
+                                IbeoObjectAssociation, IbeoObjectList, IbeoObjectProperty,
+                                IbeoOdometry, IbeoScanInfo, IbeoScannerInfo)
 from ros_sim_bridge.ros import markers as mk
 from ros_sim_bridge.ros.geometry import quaternion, transform
 from ros_sim_bridge.ros.pointcloud import to_pointcloud2
@@ -352,6 +361,95 @@ def status(record, *, device_id: int = 0, prefix: str = 'ibeo: ') -> DiagnosticS
     return st
 
 
+# --- measurement list, CAN, object association, time record, meta information, planes -----
+
+def measurement_list(m: ml.MeasurementList, header: Header, *, device_id: int = 0
+                     ) -> IbeoMeasurementList:
+    """0x2821 (§21): the typed key/values as sent, each with its §13 name."""
+    return IbeoMeasurementList(
+        header=header, device_id=int(device_id), device_time_us=int(m.microseconds),
+        list_name=m.list_name, group_name=m.group_name,
+        names=[m.key_name(k) for k, _, _ in m.measurements],
+        measurements=[_property(k, t, v) for k, t, v in m.measurements])
+
+
+def can_message(m: cm.CanMessage, header: Header, *, source_device_id: int = 0
+                ) -> IbeoCanMessage:
+    """0x1002 (§30): one CAN frame, stamped with its receive time."""
+    return IbeoCanMessage(header=header, can_id=int(m.can_id), message_type=int(m.message_type),
+                          version=int(m.version), device_id=int(m.device_id),
+                          source_device_id=int(source_device_id),
+                          device_time_us=int(m.device_time_us), data=bytes(m.data))
+
+
+def object_association(a: oa.ObjectAssociation, header: Header) -> IbeoObjectAssociation:
+    """0x4001 (§31): the association table as parallel arrays; NTP times → ROS times."""
+    rows = a.associations
+    return IbeoObjectAssociation(
+        header=header, reference_object_list_id=int(a.reference_object_list_id),
+        reference_device_type=int(a.reference_device_type),
+        reference_device_interface_version=int(a.reference_device_interface_version),
+        dut_object_list_id=int(a.dut_object_list_id), dut_device_type=int(a.dut_device_type),
+        dut_device_interface_version=int(a.dut_device_interface_version),
+        reference_object_id=rows['reference_object_id'].astype(np.uint32),
+        dut_object_id=rows['dut_object_id'].astype(np.uint32),
+        first_seen=[ns_to_stamp(ntp_to_ns(int(t))) for t in rows['timestamp_first_ntp']],
+        last_seen=[ns_to_stamp(ntp_to_ns(int(t))) for t in rows['timestamp_last_ntp']],
+        certainty=rows['certainty'].astype(np.float32))
+
+
+def time_references(t: tr.TimeRecord, *, frame_id: str = '') -> list:
+    """0x9000 (§32): one ``sensor_msgs/TimeReference`` per pair: stamp = the internal clock's
+    time, ``time_ref`` = the external clock's (e.g. GPS) at that moment, ``source`` names the
+    external clock and the pair's fix mode."""
+    out = []
+    for ext, internal, fix in zip(t.external_ntp.tolist(), t.internal_ntp.tolist(),
+                                  t.fix_modes.tolist()):
+        out.append(TimeReference(
+            header=_header(internal, frame_id), time_ref=ns_to_stamp(ntp_to_ns(ext)),
+            source=(f'ibeo clock {t.external_clock_id}/{t.external_clock_name} '
+                    f'fix {tr.FIX_MODES.get(fix, str(fix))}')))
+    return out
+
+
+def meta_information(lst: mi.MetaInformationList, *, device_id: int = 0,
+                     prefix: str = 'ibeo: ') -> DiagnosticStatus:
+    """0x7110 (§29): versions, AppBase configuration, sync method, ECU id, keywords as one
+    OK status of key/values (``<type>[<i>]`` keys; undecoded payloads as hex)."""
+    values = []
+    for i, e in enumerate(lst.elements):
+        kind = (mi.TYPE_NAMES[e.info_type] if e.info_type < len(mi.TYPE_NAMES)
+                else f'type_{e.info_type}')
+        v = e.value
+        if isinstance(v, dict):
+            sw = mi.SOFTWARE_TYPES.get(v['software_type'], str(v['software_type']))
+            text = f"{sw} {v['major']}.{v['minor']}.{v['patch']}" + (
+                f" {v['extra']}" if v['extra'] else '')
+        elif v is None:
+            text = bytes(e.payload).hex()
+        else:
+            text = str(v)
+        values.append(KeyValue(key=f'{kind}[{i}]', value=text))
+    return DiagnosticStatus(level=DiagnosticStatus.OK, name=f'{prefix}meta information',
+                            hardware_id=f'ibeo device {device_id}',
+                            message=f'{len(lst.elements)} element(s)', values=values)
+
+
+def plane_cloud(p: pcp.PointCloudPlane, *, stamp_ntp: int, frame_id: str,
+                serialized: bool = False):
+    """0x7510 (§28): the points (x/y/z m in the tangential plane at the reference point, plus
+    echo pulse width / flags when the points type has them) as a PointCloud2."""
+    if serialized:
+        return pointcloud2_cdr(p.points, frame_id, ntp_to_ns(stamp_ntp))
+    return to_pointcloud2(p.points, _header(stamp_ntp, frame_id))
+
+
+def plane_reference(p: pcp.PointCloudPlane, header: Header) -> NavSatFix:
+    """0x7510's WGS84 reference point (rad → deg; no covariance given)."""
+    return navsatfix(math.degrees(p.reference_latitude), math.degrees(p.reference_longitude),
+                     p.reference_altitude, header)
+
+
 # --- dispatcher ----------------------------------------------------------------------------
 
 #: Topic of each output (relative; the CLI prefixes a namespace).
@@ -364,23 +462,36 @@ TOPICS = {
     'gps_fix': 'gps/fix', 'gps_imu_fix': 'gps_imu/fix', 'imu': 'imu/data',
     'odometry': 'odometry', 'odometry_twist': 'odometry/twist',
     'image_compressed': 'image/compressed', 'image': 'image', 'diagnostics': '/diagnostics',
+    'measurements': 'measurements', 'can': 'can', 'object_association': 'object_association',
+    'time_reference': 'time_reference', 'plane_points': 'plane_points',
+    'plane_reference': 'plane_points/reference',
+}
+#: Types decoded but without a ROS form, and why (``ibeo_idc to-bag`` counts them).
+NO_ROS_FORM = {
+    fi.FrameIndex: 'file positions of the .idc frames: structure of the file, not data',
+    fe.FrameEndSeparator: 'frame boundary marker',
+    fe.IdcTrailer: 'end of an .idc file',
+    cw.CarriageWayList: 'WGS84 road map without a local frame: use the codec records',
 }
 
 
 class IbeoToRos:
     """(IbeoHeader, record) → [(topic, message)] for every type with a ROS form.  Topics per
     :data:`TOPICS` (relative ones under ``namespace``).  Types without one (frame end, IDC
-    trailer, measurement list, commands) give [].  With ``serialized_clouds`` the ECU clouds
-    are :class:`~ros_sim_bridge.ros.pointcloud_cdr.CdrMessage` (bytes, not rclpy messages)."""
+    trailer, frame index, carriage ways, commands: :data:`NO_ROS_FORM`) give [].  With
+    ``serialized_clouds`` the ECU clouds are
+    :class:`~ros_sim_bridge.ros.pointcloud_cdr.CdrMessage` (bytes, not rclpy messages)."""
 
     def __init__(self, *, namespace: str = '', vehicle_frame: str = 'base_link',
                  scanner_frame: str = 'ibeo_scanner_{device_id}', odom_frame: str = 'odom',
                  gps_frame: str = 'gps', imu_frame: str = 'imu', camera_frame: str = 'camera',
-                 lux_frame: str = 'laser', serialized_clouds: bool = False):
+                 lux_frame: str = 'laser', plane_frame: str = 'ibeo_plane',
+                 serialized_clouds: bool = False):
         self.ns = namespace.rstrip('/')
         self.vehicle_frame, self.scanner_frame = vehicle_frame, scanner_frame
         self.odom_frame, self.gps_frame, self.imu_frame = odom_frame, gps_frame, imu_frame
         self.camera_frame, self.lux_frame = camera_frame, lux_frame
+        self.plane_frame = plane_frame
         self.serialized_clouds = serialized_clouds
         self._tf_sent: dict = {}
         self._lux_builder = None
@@ -452,7 +563,30 @@ class IbeoToRos:
             out.append((self.topic('diagnostics'),
                         DiagnosticArray(header=_header(h_ntp, ''),
                                         status=[status(record, device_id=dev)])))
-        elif isinstance(record, fe.FrameEndSeparator):
+        elif isinstance(record, ml.MeasurementList):
+            t = h_ntp if not record.ntp_seconds else (record.ntp_seconds << 32) | record.ntp_fraction
+            out.append((self.topic('measurements'),
+                        measurement_list(record, _header(t, self.vehicle_frame), device_id=dev)))
+        elif isinstance(record, cm.CanMessage):
+            out.append((self.topic('can'),
+                        can_message(record, _header(record.receive_ntp or h_ntp, ''),
+                                    source_device_id=dev)))
+        elif isinstance(record, oa.ObjectAssociation):
+            out.append((self.topic('object_association'),
+                        object_association(record, _header(h_ntp, self.vehicle_frame))))
+        elif isinstance(record, tr.TimeRecord):
+            out += [(self.topic('time_reference'), m) for m in time_references(record)]
+        elif isinstance(record, mi.MetaInformationList):
+            out.append((self.topic('diagnostics'),
+                        DiagnosticArray(header=_header(h_ntp, ''),
+                                        status=[meta_information(record, device_id=dev)])))
+        elif isinstance(record, pcp.PointCloudPlane):
+            out.append((self.topic('plane_points'),
+                        plane_cloud(record, stamp_ntp=h_ntp, frame_id=self.plane_frame,
+                                    serialized=self.serialized_clouds)))
+            out.append((self.topic('plane_reference'),
+                        plane_reference(record, _header(h_ntp, self.plane_frame))))
+        elif isinstance(record, tuple(NO_ROS_FORM)):
             pass
         else:
             out += self._lux(header, record)
@@ -497,5 +631,7 @@ class IbeoToRos:
 
 __all__ = ['CLOUD_DTYPE', 'ntp_to_ns', 'scan_clouds', 'scan_info', 'scanner_transforms',
            'object_list', 'object_markers', 'vehicle_odometry', 'navsatfix', 'gps_fix',
-           'gps_imu_fix', 'gps_imu_imu', 'odometry', 'twist', 'image', 'status', 'TOPICS',
+           'gps_imu_fix', 'gps_imu_imu', 'odometry', 'twist', 'image', 'status',
+           'measurement_list', 'can_message', 'object_association', 'time_references',
+           'meta_information', 'plane_cloud', 'plane_reference', 'TOPICS', 'NO_ROS_FORM',
            'IbeoToRos']

@@ -16,6 +16,8 @@
 | srv | ~/get_status | ros_sim_bridge/LuxGetStatus | |
 | srv | ~/get_parameter, ~/set_parameter | ros_sim_bridge/LuxGetParameter, LuxSetParameter | by index or name |
 | srv | ~/set_ntp_time | ros_sim_bridge/LuxSetNtpTime | |
+| srv | ~/pause, ~/resume | std_srvs/Trigger | ``source:=file`` playback |
+| srv | ~/seek | ros_sim_bridge/IbeoSeek | ``source:=file`` playback |
 
 Transport → session → conversions → publishers: the shared TcpClient (reconnect with
 back-off) feeds the session's Ibeo framer (header and body decoded once, false syncs
@@ -25,10 +27,18 @@ publishers on the TCP thread.  Commands are sent from service callbacks (a reent
 group): the session encodes them and pairs the reply, which the TCP thread hands over.
 ECU / FUSION records go through :class:`~.ecu_conversions.IbeoToRos` (the converter of
 ``ibeo_idc to-bag``), so a bag recorded from the node holds what a converted ``.idc`` holds.
+
+``source:=file`` plays an ``.idc`` recording instead of the TCP link
+(:class:`~ros_sim_bridge.ibeo.idc_playback.IdcPlayer`: paced by the messages' NTP times, rate
+factor, loop, start offset, pause/resume/seek services): its message bytes go through the same
+framer → session → conversions → publishers path, so a LUX recording publishes what the live
+sensor would.  Commands to the sensor answer an error in file mode.
 """
 from __future__ import annotations
 
 import collections
+import math
+import os
 import sys
 import threading
 import time
@@ -43,6 +53,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import CompressedImage, Image, Imu, NavSatFix, PointCloud2
 from std_msgs.msg import Header
 from tf2_msgs.msg import TFMessage
+from std_srvs.srv import Trigger
 from visualization_msgs.msg import MarkerArray
 
 from ros_sim_bridge.core.binary import CodecError
@@ -56,6 +67,7 @@ from ros_sim_bridge.ibeo.codec import objects as lux_objects
 from ros_sim_bridge.ibeo.codec import set_filter as sf
 from ros_sim_bridge.ibeo.codec import vehicle_state as lux_vehicle
 from ros_sim_bridge.ibeo.codec.header import DEFAULT_MAX_BODY
+from ros_sim_bridge.ibeo.idc_playback import IdcPlayer
 from ros_sim_bridge.ibeo.session import (BadMessage, LuxSession, Message, Reply, ReplyFailed,
                                          Scan, Skipped, UnpairedHalf, handled)
 from ros_sim_bridge.core.ntp import unix_ns_to_ntp
@@ -69,9 +81,11 @@ from ros_sim_bridge.msg import (IbeoObjectList, IbeoOdometry, IbeoScanInfo, LuxO
 from ros_sim_bridge.ros.runner import run_node
 from ros_sim_bridge.ros.params import common_parameters, declare_parameters
 from ros_sim_bridge.ros.qos import DATA, LATCHED
-from ros_sim_bridge.srv import (IbeoSetFilter, LuxCommand, LuxGetParameter, LuxGetStatus,
+from ros_sim_bridge.srv import (IbeoSeek, IbeoSetFilter, LuxCommand, LuxGetParameter, LuxGetStatus,
                                 LuxSetNtpTime, LuxSetParameter)
 from ros_sim_bridge.core.tcp import TcpClient
+
+SOURCES = ('tcp', 'file')
 
 
 def _ranges_check(value) -> Optional[str]:
@@ -83,6 +97,14 @@ def _ranges_check(value) -> Optional[str]:
 
 
 PARAMETERS = {
+    'source': ('tcp', "'tcp': the sensor at host:port; 'file': play the .idc recording file"),
+    'file': ('', '.idc recording played with source:=file'),
+    'rate': (1.0, 'source:=file: playback speed, recording seconds per wall second (0: as '
+                  'fast as possible)'),
+    'loop': (False, 'source:=file: start again at start_offset after the last message'),
+    'start_offset': (0.0, 'source:=file: s after the first message to start at; negative: '
+                          'before the last'),
+    'start_paused': (False, 'source:=file: wait for ~/resume before playing'),
     'host': ('127.0.0.1', 'sensor address (a real LUX ships with 192.168.0.1, see the README)'),
     'port': (12002, 'sensor TCP port'),
     'frame_id': ('laser', 'scanner frame of points, scan_info, objects and markers (FLU)'),
@@ -174,14 +196,28 @@ class IbeoLuxNode(Node):
         self.filter_ranges = sf.parse_ranges(p.data_types)   # () = send no Set Filter
         if p.max_objects < 0 or p.max_contour_points < 0:
             raise ValueError('max_objects and max_contour_points must be >= 0')
+        if p.source not in SOURCES:
+            raise ValueError(f"parameter source: 'tcp' or 'file', not {p.source!r}")
+        if p.source == 'file' and not p.file:
+            raise ValueError('parameter file: the .idc recording to play is required with '
+                             'source:=file')
+        if p.rate < 0:
+            raise ValueError(f'parameter rate must be >= 0 (0: as fast as possible), not '
+                             f'{p.rate}')
         self.session = LuxSession(layers=p.layers, beam_tilt=p.beam_tilt,
                                   merge_mirror_sides=p.merge_mirror_sides,
                                   max_body=p.max_message_bytes)
-        self.hw = f'ibeo {self.DEVICE} {p.host}:{p.port}'
+        self.hw = (f'ibeo file {os.path.basename(p.file)}' if p.source == 'file'
+                   else f'ibeo {self.DEVICE} {p.host}:{p.port}')
         self._make_converters()
         self._make_publishers()
         self._make_diagnostics()
         self._make_services()
+        self.client: Optional[TcpClient] = None
+        self.player: Optional[IdcPlayer] = None
+        if p.source == 'file':
+            self._start_player()
+            return
         self.client = TcpClient(p.host, p.port, self.session.framer, self._on_event,
                                 name='ibeo-lux-tcp', on_connect=self._on_connect,
                                 on_disconnect=self._on_disconnect,
@@ -249,7 +285,9 @@ class IbeoLuxNode(Node):
             registry.REPLY: d.stream('command replies (0x2020)', self.hw,
                                      stale_after=p.stale_after, expected=False),
         }
-        self.link = StreamStats(f'{self.get_name()}: link tcp {p.host}:{p.port}', self.hw,
+        where = (f'file {os.path.basename(p.file)}' if p.source == 'file'
+                 else f'tcp {p.host}:{p.port}')
+        self.link = StreamStats(f'{self.get_name()}: link {where}', self.hw,
                                 stale_after=p.stale_after)
         d.add_source(self._link_status)
         d.add_source(self._sensor_status)
@@ -286,6 +324,9 @@ class IbeoLuxNode(Node):
                 (LuxSetNtpTime, 'set_ntp_time', self._srv_set_ntp_time)):
             self.create_service(srv_type, f'~/{name}', callback, callback_group=group)
         self.add_on_set_parameters_callback(self._on_set_parameters)   # data_types at run time
+        self.create_service(Trigger, '~/pause', self._srv_pause)
+        self.create_service(Trigger, '~/resume', self._srv_resume)
+        self.create_service(IbeoSeek, '~/seek', self._srv_seek)
 
     # --- transport → session -------------------------------------------------------------
     def _on_event(self, event, now_ns: int) -> None:
@@ -557,6 +598,9 @@ class IbeoLuxNode(Node):
         awaited reply itself, as :meth:`LuxSession.send_set_filter`)."""
         timeout = float(self.p.command_timeout)
         name = name or cmd.COMMAND_NAMES.get(command_id, f'0x{command_id:04X}')
+        if self.client is None:
+            return None, (f'{name}: no sensor to command: playing the recording '
+                          f'{self.p.file} (source:=file)')
         if not self._command_lock.acquire(timeout=timeout):
             return None, f'{name}: another command is still waiting for its reply'
         try:
@@ -734,9 +778,136 @@ class IbeoLuxNode(Node):
         self._result(res, reply, err, 'set_ntp_time')
         return res
 
+    # --- file playback (source:=file) ----------------------------------------------------
+    def _start_player(self) -> None:
+        p, log = self.p, self.get_logger()
+        self.player = IdcPlayer(p.file, self._on_file_message, rate=p.rate, loop=p.loop,
+                                start_offset=p.start_offset, paused=p.start_paused,
+                                max_body=p.max_message_bytes,
+                                on_jump=self._on_jump, on_end=self._on_end,
+                                on_damage=self._on_damage, on_error=self._on_player_error,
+                                name='ibeo-idc-playback')
+        pl = self.player
+        self.playback = pl.playback     # supervised like a TCP link (diagnostics watch it)
+        log.info(f'playing {p.file}: {len(pl.entries)} messages, {pl.duration_s:.3f} s, from '
+                 f'{pl.time_of(pl.start_index):.3f} s at ×{p.rate:g}'
+                 + (' (looping)' if p.loop else '') + (' (paused)' if p.start_paused else '')
+                 + (f'; {len(pl.damages)} damaged region(s), '
+                    f'{sum(d.skipped for d in pl.damages)} bytes skipped' if pl.damages else '')
+                 + (f'; layers {p.layers}' if p.layers else
+                    '; layers 0: 4 layers assumed (no sensor to ask; set layers:=8 for an '
+                    '8-layer recording)'))
+        self.session.connection_made()
+        pl.start()
+
+    def _on_file_message(self, raw: bytes, entry) -> None:
+        """One recorded message, on the playback thread: the bytes a TCP read would give."""
+        now_ns = time.time_ns()
+        for event in self.session.framer.feed(raw):
+            self._on_event(event, now_ns)
+
+    def _on_jump(self) -> None:
+        """A seek or a loop: the stream is discontinuous, as after a reconnect."""
+        for ev in self.session.connection_lost():
+            self._dispatch(ev, time.time_ns(), None)
+        self.session.connection_made()
+
+    def _on_end(self, looping: bool) -> None:
+        pl = self.player
+        if looping:
+            self.get_logger().info(f'end of {self.p.file}: looping (loop {pl.playback.loops})')
+            return
+        for ev in self.session.connection_lost():     # a waiting 8-layer half goes out alone
+            self._dispatch(ev, time.time_ns(), None)
+        self.get_logger().info(f'end of {self.p.file}: {pl.playback.handed} messages played; '
+                               'finished (the node stays up: ~/seek or ~/resume plays again)')
+
+    def _on_damage(self, damage) -> None:
+        text = (f'{self.p.file}: {damage.skipped} damaged bytes skipped at byte '
+                f'{damage.offset} ({damage.reason})')
+        self.link.error('damaged_file', text)
+        self.diagnostics.log_limited(self.link.name, 'damaged_file', text)
+
+    def _on_player_error(self, entry, exc: BaseException) -> None:
+        at = f' (message at byte {entry.offset})' if entry is not None else ''
+        self.link.error('internal_error', repr(exc))
+        self.diagnostics.log_limited(self.link.name, 'internal_error',
+                                     f'{self.link.name}: playback failed{at}: {exc!r}', 'error')
+
+    def _no_file(self, res):
+        res.success = False
+        res.message = ('not playing a file: playback services work with source:=file '
+                       f'(this node reads the sensor at {self.p.host}:{self.p.port})')
+        return res
+
+    def _srv_pause(self, req, res):
+        if self.player is None:
+            return self._no_file(res)
+        t = self.player.pause()
+        res.success, res.message = True, f'paused before {t:.3f} s'
+        return res
+
+    def _srv_resume(self, req, res):
+        if self.player is None:
+            return self._no_file(res)
+        t = self.player.resume()
+        res.success, res.message = True, f'playing from {t:.3f} s'
+        return res
+
+    def _srv_seek(self, req, res):
+        if self.player is None:
+            return self._no_file(res)
+        if not math.isfinite(req.time):
+            res.success, res.message = False, f'time must be finite, not {req.time}'
+            return res
+        res.time = self.player.seek(req.time)
+        res.success = True
+        res.message = (f'at {res.time:.3f} s of {self.player.duration_s:.3f} s'
+                       + (' (paused)' if self.player.state == 'paused' else ''))
+        return res
+
+    def _file_status(self) -> list[DiagnosticStatus]:
+        pl, st = self.player, self.link.status()
+        state = pl.state
+        bad = st.message.startswith('bad input')
+        if state != 'playing' and not bad:
+            st.level = DiagnosticStatus.OK            # silence is what was asked for
+        if state == 'finished':
+            st.message = (f'finished: end of file ({pl.playback.handed} messages played)'
+                          + (f'; {st.message}' if bad else ''))
+        elif state == 'paused':
+            st.message = f'paused before {pl.time_of(pl.position):.3f} s'
+        ss = self.session
+        with self._lock:
+            counters = [('skipped_messages', str(sum(ss.skipped.values()))),
+                        ('invalid_vehicle_states', str(self.invalid_vehicle_states)),
+                        ('unpaired_mirror_sides', str(ss.unpaired_halves))]
+        values = [
+            ('source', 'file'), ('file', self.p.file), ('state', state),
+            ('position', f'{pl.position}/{len(pl.entries)}'),
+            ('time_s', f'{pl.time_of(pl.position):.3f}'),
+            ('duration_s', f'{pl.duration_s:.3f}'), ('rate', f'{self.p.rate:g}'),
+            ('loop', str(self.p.loop).lower()), ('loops', str(pl.playback.loops)),
+            ('messages_played', str(pl.playback.handed)),
+            ('damaged_regions', str(pl.damages_reported)),
+            ('damaged_bytes', str(pl.bytes_skipped_reported)),
+            ('damaged_regions_in_file', str(len(pl.damages))),
+            ('chain_breaks_in_file', str(len(pl.chain_breaks))),
+            ('garbage_bytes', str(ss.framer.garbage_bytes)),
+            *counters,
+            ('stamp_source', self.p.stamp_source),
+            ('layers', str(8 if ss.eight_layer else 4)),
+            ('point_builder', self.point_builder),
+        ]
+        values += [(f'skipped.{k}', str(v)) for k, v in sorted(ss.skipped.items())]
+        st.values = list(st.values) + [KeyValue(key=k, value=v) for k, v in values]
+        return [st]
+
     # --- diagnostics ---------------------------------------------------------------------
     def _link_status(self) -> list[DiagnosticStatus]:
         c = self.client
+        if c is None:
+            return self._file_status()
         st = self.link.status()
         if not c.connected:
             st.level = DiagnosticStatus.ERROR
@@ -813,7 +984,10 @@ class IbeoLuxNode(Node):
         return out
 
     def close(self) -> None:
-        self.client.stop()
+        if self.client is not None:
+            self.client.stop()
+        if self.player is not None:
+            self.player.close()
         self._reply_failed_all('driver shutting down')
 
 

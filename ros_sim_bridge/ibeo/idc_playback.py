@@ -1,0 +1,150 @@
+"""An ``.idc`` recording played as if live (issue #11; ROS-free): the messages of
+:class:`~ros_sim_bridge.ibeo.idc.IdcReader`'s index handed out, header and body bytes as they
+lie in the file, at the pace of their NTP times through the shared
+:class:`~ros_sim_bridge.core.file_source.Playback` (rate factor, loop, start offset, pause,
+resume, seek by recording time).
+
+The driver feeds the bytes to the same session a TCP link feeds, so a recording publishes
+what the live sensor would.  The IDC trailer (0x6120) is file structure, not sensor data, and
+is not played.  A damaged region (:class:`~ros_sim_bridge.ibeo.idc.Damage`) is reported once,
+when play first reaches it (``on_damage``); play goes on after it.
+
+Times: ``t`` seconds from the recording's first message time; a negative ``t`` counts from
+its last message time.
+"""
+from __future__ import annotations
+
+import bisect
+from pathlib import Path
+from typing import Callable, Optional, Union
+
+from ros_sim_bridge.core.file_source import Playback
+from .codec.header import DEFAULT_MAX_BODY
+from .idc import IDC_TRAILER, Damage, IdcEntry, IdcReader
+
+
+class IdcPlayer:
+    """Play ``path``: ``on_message(raw, entry)`` per message on the playback thread.
+
+    ``rate`` 1.0 is real time (0: as fast as possible); ``loop`` starts again at
+    ``start_offset`` after the last message; ``on_end(looping)`` runs when the last message
+    was played; ``on_jump()`` before the first message after a seek or loop;
+    ``on_damage(damage)`` once per damaged region; ``on_error(entry | None, exc)`` for a
+    callback that raised (play goes on).
+    """
+
+    def __init__(self, path: Union[str, Path], on_message: Callable[[bytes, IdcEntry], None],
+                 *, rate: float = 1.0, loop: bool = False, start_offset: float = 0.0,
+                 paused: bool = False, max_body: int = DEFAULT_MAX_BODY,
+                 on_jump: Optional[Callable[[], None]] = None,
+                 on_end: Optional[Callable[[bool], None]] = None,
+                 on_damage: Optional[Callable[[Damage], None]] = None,
+                 on_error: Optional[Callable[[Optional[IdcEntry], BaseException], None]] = None,
+                 name: str = 'idc playback'):
+        self.reader = IdcReader(path, max_body=max_body)
+        try:
+            self.entries = [e for e in self.reader.entries if e.data_type != IDC_TRAILER]
+        except BaseException:
+            self.reader.close()
+            raise
+        self.on_message, self.on_end, self.on_damage = on_message, on_end, on_damage
+        self._on_error = on_error
+        self.damages = list(self.reader.damages)
+        self.chain_breaks = list(self.reader.chain_breaks)
+        # play time of each message: its NTP time (0 = not set: the previous one's)
+        self._stamps: list[Optional[int]] = [e.stamp_ns if e.ntp else None
+                                             for e in self.entries]
+        filled, last = [], None
+        for s in self._stamps:
+            last = s if s is not None else last
+            filled.append(last)
+        first = next((s for s in filled if s is not None), 0)
+        self._times = [first if s is None else s for s in filled]
+        self.first_ns = first
+        self.last_ns = self._times[-1] if self._times else first
+        # each damaged region is reported before the first message after it (or at the end)
+        offsets = [e.offset for e in self.entries]
+        self._damage_at: dict[int, list[Damage]] = {}
+        for d in self.damages:
+            self._damage_at.setdefault(bisect.bisect_left(offsets, d.offset), []).append(d)
+        self.damages_reported = 0
+        self.bytes_skipped_reported = 0
+        self.start_index = self.index_at(start_offset)
+        self.playback = Playback(len(self.entries), self._stamp_ns, self._hand, speed=rate,
+                                 loop=loop, start=self.start_index, paused=paused,
+                                 on_jump=on_jump, on_end=self._end, on_error=self._error,
+                                 name=name)
+
+    # --- times --------------------------------------------------------------------------
+    @property
+    def duration_s(self) -> float:
+        return (self.last_ns - self.first_ns) / 1e9
+
+    def time_of(self, index: int) -> float:
+        """Seconds from the first message to message ``index`` (the end: the duration)."""
+        if index >= len(self._times):
+            return self.duration_s
+        return (self._times[index] - self.first_ns) / 1e9
+
+    def index_at(self, t: float) -> int:
+        """Index of the first message at or after ``t`` s (negative: from the end)."""
+        t = self.duration_s + t if t < 0 else t
+        t = min(max(t, 0.0), self.duration_s)
+        return bisect.bisect_left(self._times, self.first_ns + round(t * 1e9))
+
+    # --- controls -----------------------------------------------------------------------
+    def start(self) -> None:
+        self.playback.start()
+
+    def pause(self) -> float:
+        """Returns the recording time of the message played next."""
+        return self.time_of(self.playback.pause())
+
+    def resume(self) -> float:
+        return self.time_of(self.playback.resume())
+
+    def seek(self, t: float) -> float:
+        """Play from the first message at or after ``t`` (s; negative: from the end); returns
+        its recording time."""
+        return self.time_of(self.playback.seek(self.index_at(t)))
+
+    @property
+    def state(self) -> str:
+        return self.playback.state
+
+    @property
+    def position(self) -> int:
+        return self.playback.position
+
+    def close(self) -> None:
+        self.playback.stop()
+        self.reader.close()
+
+    # --- the playback thread ------------------------------------------------------------
+    def _stamp_ns(self, i: int) -> Optional[int]:
+        return self._stamps[i]
+
+    def _report_damage(self, i: int) -> None:
+        for d in self._damage_at.pop(i, ()):           # once: not again after a loop or seek
+            self.damages_reported += 1
+            self.bytes_skipped_reported += d.skipped
+            if self.on_damage is not None:
+                self.on_damage(d)
+
+    def _hand(self, i: int) -> None:
+        if self._damage_at:
+            self._report_damage(i)
+        entry = self.entries[i]
+        self.on_message(self.reader.raw(entry), entry)
+
+    def _end(self, looping: bool) -> None:
+        if self._damage_at:
+            self._report_damage(len(self.entries))     # damage after the last message
+        if self.on_end is not None:
+            self.on_end(looping)
+
+    def _error(self, i: int, exc: BaseException) -> None:
+        entry = self.entries[i] if 0 <= i < len(self.entries) else None
+        if self._on_error is None:
+            raise exc
+        self._on_error(entry, exc)
