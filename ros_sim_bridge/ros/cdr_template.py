@@ -114,8 +114,9 @@ class CdrTemplate:
         ``values[name]`` of shape (count, n, k), or broadcasting to it."""
         size = len(self._lead)
         stride = -(-size // 8) * 8                  # each payload 8-aligned
-        out = np.zeros((count, stride), np.uint8)
+        out = np.empty((count, stride), np.uint8)
         out[:, :size] = self._lead
+        out[:, size:] = 0
         flat = out.reshape(-1)
         views = {}
         for dtype in self._views:

@@ -4,12 +4,13 @@
 
 Frames come in one by one (the world advanced to each); consecutive frames of one *structure*
 form a block: the same actors (parents, bounding boxes), the same ids in the same order in
-each state array (positions, kinematics, lights, animations), the same traffic light states.
-A block shares its templates (frame names, blueprints, attributes, marker texts, box sizes,
-built once per structure) and its numbers are computed with numpy for all of its frames at
-once (poses, relative transforms, velocities, colours, stamps): each value is the same
-element-wise arithmetic as the conversions do frame by frame, so the results are equal bit
-for bit.  A frame that deletes actors (its markers carry DELETEs) is a block of its own.
+each state array (positions, kinematics, lights, animations).  A block shares its templates
+(frame names, blueprints, attributes, marker texts, box sizes, built once per structure; the
+traffic lights one per run of equal light states, whose names are text) and its numbers are
+computed with numpy for all of its frames at once (poses, relative transforms, velocities,
+colours, stamps): each value is the same element-wise arithmetic as the conversions do frame
+by frame, so the results are equal bit for bit.  A frame that deletes actors (its markers
+carry DELETEs) is a block of its own.
 """
 from __future__ import annotations
 
@@ -121,8 +122,9 @@ class FrameCdr:
         self.frames = frames
         self.marker_types = frozenset(marker_types)
         self.max_frames = block
-        self._caches = {name: _Cache() for name in ('tf', 'actors', 'markers', 'lights',
-                                                    'controls', 'odom', 'hero')}
+        self._caches = {name: _Cache() for name in ('tf', 'actors', 'markers', 'controls',
+                                                    'odom', 'hero')}
+        self._caches['lights'] = _Cache(64)         # traffic light state combinations
         self._clock = build(CLOCK, {'clock': _STAMP})
         self._block: Optional[_Block] = None
 
@@ -138,8 +140,7 @@ class FrameCdr:
             a.light_times if a is not None else False
             for a in map(world.actors.get, tl['id'].tolist()))
         key = (tuple(map(id, actors)), tuple(map(_parent, actors)), tuple(map(_box, actors)),
-               *map(_ids, state), None if tl is None else tl['state'].tobytes(), lights,
-               -1 if state[5] is None else len(state[5]))
+               *map(_ids, state), lights, -1 if state[5] is None else len(state[5]))
         done = []
         block = self._block
         if block is None or block.key != key or block.removed or removed \
@@ -217,8 +218,13 @@ class FrameCdr:
 
     @staticmethod
     def _stack(arrays):
-        """(frames, rows) of one state array of a block; None when the world had none."""
-        return None if arrays[0] is None else np.stack(arrays)
+        """(frames, rows) of one state array of a block; None when the world had none.  The
+        rows are joined as bytes (np.stack would promote the structured dtype per array)."""
+        first = arrays[0]
+        if first is None:
+            return None
+        raw = np.concatenate([np.ascontiguousarray(a).view(np.uint8) for a in arrays])
+        return raw.view(first.dtype).reshape(len(arrays), len(first))
 
     # -- TF -----------------------------------------------------------------------------------
     def _tf(self, b: _Block):
@@ -359,19 +365,28 @@ class FrameCdr:
                                        'lights': items}), np.array(rows, np.intp))
 
     def _lights_fill(self, b, count, stamps, pose, tl):
-        """As :func:`conversions.traffic_lights`."""
-        ids = [] if tl is None else tl['id'][0].tolist()
-        states = [] if tl is None else tl['state'][0].tolist()
-        tmpl, rows = self._caches['lights'].get(
-            (tuple(ids), tuple(states), b.key[0], b.key[-2]),
-            lambda: self._lights(b, ids, states), b.actors)
-        values = {'stamp': stamps}
-        if ids:
-            values.update(frozen=tl['frozen'].astype(bool)[..., None],
-                          elapsed=tl['elapsed'][..., None])
+        """As :func:`conversions.traffic_lights`; a state change changes the text (its name),
+        so the frames go in runs of equal states, one template each."""
+        if tl is None or not tl.shape[1]:
+            tmpl, _ = self._lights_template(b, [], [])
+            return tmpl.fill_many(count, stamp=stamps)
+        ids = tl['id'][0].tolist()
+        states = tl['state']
+        change = np.flatnonzero(np.any(states[1:] != states[:-1], axis=1)) + 1
+        out = []
+        for lo, hi in zip([0, *change.tolist()], [*change.tolist(), count]):
+            tmpl, rows = self._lights_template(b, ids, states[lo].tolist())
+            values = {'stamp': stamps[lo:hi],
+                      'frozen': tl['frozen'][lo:hi].astype(bool)[..., None],
+                      'elapsed': tl['elapsed'][lo:hi][..., None]}
             if len(rows):
-                values['pose'] = pose[:, rows]
-        return tmpl.fill_many(count, **values)
+                values['pose'] = pose[lo:hi, rows]
+            out += tmpl.fill_many(hi - lo, **values)
+        return out
+
+    def _lights_template(self, b, ids, states):
+        return self._caches['lights'].get((tuple(ids), tuple(states), b.key[0], b.key[-2]),
+                                          lambda: self._lights(b, ids, states), b.actors)
 
     # -- vehicle controls ---------------------------------------------------------------------
     def _controls_fill(self, b, count, stamps, anim):
