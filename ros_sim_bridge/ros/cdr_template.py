@@ -103,7 +103,7 @@ class CdrTemplate:
         self._views = sorted({dtype for dtype, _ in slots.values()}, key=str)
 
     def fill(self, **values) -> np.ndarray:
-        """The message (a uint8 array: bytes(), or a buffer for writers) with each slot
+        """The message (a memoryview of its bytes: ``bytes()`` it to keep) with each slot
         ``name`` set from ``values[name]``: an array of shape (n, k) for n fields of k
         primitives, or anything broadcasting to it (one row for all).  Every slot must be
         given."""
@@ -111,21 +111,21 @@ class CdrTemplate:
 
     def fill_many(self, count: int, **values) -> list:
         """``count`` messages at once (one allocation, one assignment per slot for all):
-        ``values[name]`` of shape (count, n, k), or broadcasting to it."""
+        ``values[name]`` of shape (count, n, k), or broadcasting to it.  Memoryviews into one
+        buffer, one per message."""
         size = len(self._lead)
         stride = -(-size // 8) * 8                  # each payload 8-aligned
         out = np.empty((count, stride), np.uint8)
         out[:, :size] = self._lead
         out[:, size:] = 0
-        flat = out.reshape(-1)
         views = {}
-        for dtype in self._views:
-            n = (len(flat) - 8) // dtype.itemsize
-            views[dtype] = flat[8:8 + n * dtype.itemsize].view(dtype)
+        for dtype in self._views:                   # (count, elements) from each payload
+            n = (stride - 8) // dtype.itemsize
+            views[dtype] = out[:, 8:8 + n * dtype.itemsize].view(dtype)
         for name, (dtype, index) in self.slots.items():
-            first = np.arange(count, dtype=np.intp)[:, None, None] * (stride // dtype.itemsize)
-            views[dtype][first + index] = values[name]
-        return [row[4:size] for row in out]
+            views[dtype][:, index] = values[name]
+        flat = memoryview(out.reshape(-1))
+        return [flat[start:start + size - 4] for start in range(4, count * stride, stride)]
 
     def __len__(self) -> int:
         return len(self.data)

@@ -51,12 +51,15 @@ def to_bag(rec: Recording, output: str, *, rate: float = 0.0, progress: bool = T
     collisions_pending: list = []
     try:
         with BagWriter(output) as bag:
-            write = bag.write
+            writers: dict = {}
 
             def put(done):
                 for t_ns, msgs in done:
                     for kind, data in msgs:
-                        write(*types[kind][:1], t_ns, data, types[kind][1])
+                        write = writers.get(kind)
+                        if write is None:              # topics appear with their first message
+                            write = writers[kind] = bag.writer(*types[kind])
+                        write(t_ns, data)
 
             for i in range(len(rec)):
                 if stop is not None and stop():
