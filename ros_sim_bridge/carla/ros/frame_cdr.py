@@ -133,8 +133,7 @@ class FrameCdr:
         last frame added, ``after`` serialised messages to write with it.  Returns the frames
         now complete (maybe none)."""
         actors = tuple(world.actors.values())
-        st = world.state
-        state = tuple(st.get(name) for name in _STATES)
+        state = tuple(map(world.state.get, _STATES))
         tl = state[4]
         lights = () if tl is None else tuple(
             a.light_times if a is not None else False
