@@ -35,6 +35,19 @@ def plain_read(path: Path) -> float:
     return time.perf_counter() - t0
 
 
+def plain_write(path: Path, size: int) -> tuple:
+    """Wall and system seconds to write ``size`` bytes to a new file in 1 MiB writes."""
+    block = os.urandom(1 << 20)
+    t0, c0 = time.perf_counter(), os.times()
+    with open(path, 'wb') as f:
+        for _ in range(size >> 20):
+            f.write(block)
+        f.write(block[:size & ((1 << 20) - 1)])
+    t, c1 = time.perf_counter() - t0, os.times()
+    path.unlink()
+    return t, c1.system - c0.system
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--seconds', type=float, default=3600.0)
@@ -86,6 +99,11 @@ def main(argv=None) -> int:
               f'{bag_seconds / t_bag:.0f}× real time (target ≥ 100×), '
               f'{source_size / 1e6 / t_bag:.1f} MB/s of .log, {bag_bytes / 1e6 / t_bag:.0f} MB/s '
               f'of bag, {sum(counts.values()) / t_bag:.0f} msgs/s')
+        shutil.rmtree(tmp / 'bag')
+        t_write, w_system = plain_write(tmp / 'plain', bag_bytes)
+        print(f'  the disk floor: a plain write of the same {bag_bytes / 1e6:.0f} MB (1 MiB '
+              f'writes) takes {t_write:.1f} s ({bag_bytes / 1e6 / t_write:.0f} MB/s, system '
+              f'{w_system:.1f} s) = {bag_seconds / t_write:.0f}× real time on its own')
         print(f'  process CPU {c_bag:.1f} s = {bag_seconds / c_bag:.0f}× real time (user '
               f'{user:.1f} s, system {system:.1f} s); load average {load:.1f} → '
               f'{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores')
