@@ -22,6 +22,7 @@ from typing import Iterable, Optional, TextIO
 import numpy as np
 
 from ros_sim_bridge.core.binary import CodecError
+from ros_sim_bridge.core.cli import StopSignals
 from .codec import NOT_AN_ACTOR, Recording
 from .codec.records import vehicle_lights
 
@@ -381,6 +382,20 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _to_bag(to_bag, rec, a):
+    """to-bag under :class:`StopSignals`: SIGINT/SIGTERM end it after the frame being
+    written, the bag closed and readable (the caller exits 0 through ``stops.finish``)."""
+    stops = StopSignals()
+    counts: dict = {}
+    try:
+        with stops.deferred():
+            counts = to_bag(rec, a.output, rate=a.rate, progress=not a.no_progress,
+                            stop=lambda: bool(stops.fired))
+    except KeyboardInterrupt:           # raised as the deferred block ends: the bag is closed
+        pass
+    return counts, stops
+
+
 def main(argv: Optional[list] = None, out: TextIO = sys.stdout) -> int:
     a = build_parser().parse_args(argv)
     try:
@@ -418,14 +433,19 @@ def main(argv: Optional[list] = None, out: TextIO = sys.stdout) -> int:
             except ImportError as err:
                 print(f'carla_log to-bag needs the ROS 2 environment: {err}', file=sys.stderr)
                 return 2
-            counts = to_bag(rec, a.output, rate=a.rate, progress=not a.no_progress)
+            counts, stops = _to_bag(to_bag, rec, a)
             summary = {'bag': a.output, 'messages': counts}
+            if stops.fired:
+                summary['interrupted'] = True
+                print(f'carla_log to-bag: interrupted; {a.output} holds the first '
+                      f'{counts.get("/clock", 0)} of {len(rec)} frames', file=sys.stderr)
             if a.json:
                 json.dump(summary, out)
                 out.write('\n')
             else:
                 out.write(f'{a.output}: ' + ', '.join(f'{t} {n}' for t, n in counts.items())
                           + '\n')
+            return stops.finish(0)
     except BrokenPipeError:
         return 0
     return 0

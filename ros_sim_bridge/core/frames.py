@@ -89,8 +89,16 @@ def quat_rotate(q, v) -> np.ndarray:
     v = np.asarray(v, dtype=np.float64)
     w = q[..., :1]
     u = q[..., 1:]
-    t = 2.0 * np.cross(u, v)
-    return v + w * t + np.cross(u, t)
+    t = 2.0 * _cross(u, v)
+    return v + w * t + _cross(u, t)
+
+
+def _cross(a, b) -> np.ndarray:
+    """``np.cross`` of 3-vectors, the same products and differences (bit for bit) without its
+    per-call axis handling (the cost for a few rows)."""
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
 
 
 def quat_ned_frd_to_enu_flu(q_ned_frd) -> np.ndarray:

@@ -348,6 +348,19 @@ class BagWriter:
         self._mcap.write(conn.channel, int(t_ns), cdr)
         self.counts[topic] += 1
 
+    def writer(self, topic: str, msgtype: str):
+        """A function ``write(t_ns, cdr)`` for one topic (declared now), for writers of many
+        messages: the checks of :meth:`write` done once.  ``cdr`` is ``bytes``, ``bytearray``
+        or a ``memoryview`` of bytes (not a numpy array: ``memoryview(a)``), ``t_ns`` an
+        int."""
+        conn = self.add_topic(topic, msgtype)
+        mcap_write, channel, counts = self._mcap.write, conn.channel, self.counts
+
+        def write(t_ns: int, cdr) -> None:
+            mcap_write(channel, t_ns, cdr)
+            counts[topic] += 1
+        return write
+
     def write_msg(self, topic: str, t_ns: int, msg) -> None:
         """Serialise an rclpy message (rclpy imported on first use) and write it."""
         global _serialize

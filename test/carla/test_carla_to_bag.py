@@ -1,6 +1,9 @@
 """carla_log to-bag: the bag read back with an independent reader (mcap + mcap-ros2-support,
 decoding with the schemas stored in the file) equals the decoded recording frame by frame."""
 import io
+import signal
+import subprocess
+import time
 
 import numpy as np
 import pytest
@@ -9,6 +12,8 @@ import yaml
 from ros_sim_bridge.carla.cli import main
 from ros_sim_bridge.carla.codec import Recording
 from ros_sim_bridge.carla.generator import SENSOR_OFFSET, Scene, write
+from ros_sim_bridge.carla.ros.to_bag import to_bag
+from ros_sim_bridge.tools.launcher import executable
 
 SCENE = Scene(seconds=3.0, rate=10.0, vehicles=4, walkers=1, traffic_lights=2)
 
@@ -97,3 +102,59 @@ def test_to_bag_decimated(tmp_path):
     times = np.array([m.clock.sec + m.clock.nanosec * 1e-9 for _, m in seen['/clock']])
     assert times[0] == 0 and np.all(np.diff(times) >= 0.5 - 1e-9) and times[-1] == \
         pytest.approx(SCENE.seconds)
+
+
+PER_FRAME = ('/clock', '/tf', 'carla/actor_list', 'carla/markers', 'carla/traffic_lights',
+             'carla/vehicle_controls', 'carla/hero/odometry')
+
+
+def assert_first_frames(folder, rec, n):
+    """The bag holds frames 0 … n-1 whole: each per-frame topic n times, at their times."""
+    seen, _ = read_bag(folder)
+    assert [len(seen[t]) for t in PER_FRAME] == [n] * len(PER_FRAME)
+    assert [t for t, _ in seen['/clock']] == [SCENE.date * 10**9 + round(e * 1e9)
+                                             for e in rec.elapsed[:n]]
+    meta = yaml.safe_load((folder / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
+    assert meta['message_count'] == sum(len(v) for v in seen.values())
+
+
+def test_to_bag_stop_ends_with_a_complete_bag(tmp_path):
+    log = tmp_path / 'scene.log'
+    with open(log, 'wb') as f:
+        write(f, SCENE)
+    rec = Recording(log.read_bytes())
+    asked = []
+    counts = to_bag(rec, str(tmp_path / 'bag'), progress=False,
+                    stop=lambda: asked.append(1) or len(asked) > 12)
+    assert counts['/clock'] == 12
+    assert_first_frames(tmp_path / 'bag', rec, 12)
+
+
+@pytest.mark.timeout(300)
+def test_to_bag_sigint_leaves_a_readable_bag_and_exits_0(tmp_path):
+    """The installed carla_log, interrupted while writing: exit 0, the bag closed with every
+    frame written before the signal whole."""
+    log = tmp_path / 'long.log'
+    scene = Scene(seconds=300.0, rate=20.0, vehicles=30, walkers=5, traffic_lights=3)
+    with open(log, 'wb') as f:
+        write(f, scene)
+    out = tmp_path / 'bag'
+    proc = subprocess.Popen([str(executable('carla_log')), 'to-bag', str(log), str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    mcap = out / 'bag.mcap'
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and time.monotonic() < deadline:
+        if mcap.exists() and mcap.stat().st_size > 1 << 20:     # frames are being written
+            break
+        time.sleep(0.005)
+    assert proc.poll() is None, 'to-bag ended before the signal'
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 0, stderr
+    assert 'interrupted' in stderr and 'Traceback' not in stderr
+    rec = Recording(log.read_bytes())
+    seen, _ = read_bag(out)
+    n = len(seen['/clock'])
+    assert 0 < n < len(rec)
+    assert_first_frames(out, rec, n)
+    assert f'/clock {n}' in stdout

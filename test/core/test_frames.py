@@ -61,3 +61,19 @@ def test_euler_round_trip():
                   rng.uniform(-3, 3, 100)], axis=-1)
     back = frames.quat_to_euler(frames.quat_from_euler(e[:, 0], e[:, 1], e[:, 2]))
     np.testing.assert_allclose(back, e, atol=1e-9)
+
+
+def test_quat_rotate_is_the_cross_product_formula_bit_for_bit():
+    """quat_rotate spells np.cross out (its cost is per call); results must not change."""
+    rng = np.random.default_rng(7)
+    q = frames.quat_normalize(rng.normal(size=(50, 4)))
+    v = rng.normal(size=(50, 3)) * 100
+    w, u = q[:, :1], q[:, 1:]
+    t = 2.0 * np.cross(u, v)
+    expected = v + w * t + np.cross(u, t)
+    assert np.array_equal(frames.quat_rotate(q, v), expected)
+    # broadcasting as np.cross: one quaternion for many vectors, and a single vector
+    assert np.array_equal(frames.quat_rotate(q[0], v),
+                          v + q[0, :1] * (2.0 * np.cross(q[0, 1:], v))
+                          + np.cross(q[0, 1:], 2.0 * np.cross(q[0, 1:], v)))
+    assert frames.quat_rotate(q[0], v[0]).shape == (3,)

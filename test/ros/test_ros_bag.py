@@ -350,3 +350,23 @@ def test_bag_takes_any_buffer(tmp_path):
     _, msgs = _raw_by_mcap(tmp_path / 'buf')
     assert [data for _, _, _, data in msgs] == [bytes(memoryview(p).cast('B')) for p in payloads]
     assert [t for _, t, _, _ in msgs] == [100, 101, 102, 103, 104]
+
+
+def test_bag_writer_function_writes_what_write_writes(tmp_path):
+    """BagWriter.writer(topic, type) (the checks done once) gives the same file as write()."""
+    rows = [memoryview(r) for r in np.arange(4 * 70_000, dtype=np.uint8).reshape(4, -1)] + \
+        [memoryview(np.zeros(300_000, np.uint8))]         # small rows and one big message
+    payloads = [b'\x00\x01\x00\x00abcd', bytearray(b'\x00\x01\x00\x00efgh'), *rows]
+    for name, fast in (('slow', False), ('fast', True)):
+        with BagWriter(tmp_path / name) as bag:
+            write = bag.writer('/raw', 'std_msgs/msg/String') if fast else None
+            for k, data in enumerate(payloads):
+                if fast:
+                    write(100 + k, data)
+                else:
+                    bag.write('/raw', 100 + k, data, 'std_msgs/msg/String')
+            assert bag.counts == {'/raw': len(payloads)}
+    assert (tmp_path / 'fast' / 'fast.mcap').read_bytes().replace(b'fast', b'slow') == \
+        (tmp_path / 'slow' / 'slow.mcap').read_bytes()
+    _, msgs = _raw_by_mcap(tmp_path / 'fast')
+    assert [data for _, _, _, data in msgs] == [bytes(p) for p in payloads]

@@ -1,0 +1,421 @@
+"""The replayer's per-frame messages as CDR bytes, for ``carla_log to-bag``: the messages
+:mod:`.conversions` builds for the node at a recorded frame (tested field for field), made from
+:mod:`ros_sim_bridge.ros.cdr_template` templates instead of rclpy objects.
+
+Frames come in one by one (the world advanced to each); consecutive frames of one *structure*
+form a block: the same actors (parents, bounding boxes), the same ids in the same order in
+each state array (positions, kinematics, lights, animations).  A block shares its templates
+(frame names, blueprints, attributes, marker texts, box sizes, built once per structure; the
+traffic lights one per run of equal light states, whose names are text) and its numbers are
+computed with numpy for all of its frames at once (poses, relative transforms, velocities,
+colours, stamps): each value is the same element-wise arithmetic as the conversions do frame
+by frame, so the results are equal bit for bit.  A frame that deletes actors (its markers
+carry DELETEs) is a block of its own.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from operator import attrgetter
+from typing import Optional
+
+import numpy as np
+
+from ros_sim_bridge.core.frames import quat_conjugate, quat_multiply, quat_rotate
+from ros_sim_bridge.ros.cdr_template import Slot, build
+from ..codec.records import LIGHT_STATES
+from ..world import World, ue_to_rep103, ue_velocity_to_rep103
+from . import conversions as convert
+
+CLOCK = 'rosgraph_msgs/msg/Clock'
+TF = 'tf2_msgs/msg/TFMessage'
+ACTOR_LIST = 'ros_sim_bridge/msg/CarlaActorList'
+MARKERS = 'visualization_msgs/msg/MarkerArray'
+TRAFFIC_LIGHTS = 'ros_sim_bridge/msg/CarlaTrafficLightList'
+VEHICLE_CONTROLS = 'ros_sim_bridge/msg/CarlaVehicleControlList'
+ODOMETRY = 'nav_msgs/msg/Odometry'
+#: the kinds of message of a frame, in the order the node publishes them
+KINDS = ('clock', 'tf', 'actor_list', 'markers', 'traffic_lights', 'vehicle_controls',
+         'odometry')
+
+_STAMP = Slot('stamp')
+_CUBE, _TEXT, _ADD, _DELETE = 1, 9, 0, 2          # visualization_msgs/Marker constants
+_parent, _box, _spawn_loc, _spawn_rot = (attrgetter('parent'), attrgetter('box'),
+                                         attrgetter('spawn_location'),
+                                         attrgetter('spawn_rotation'))
+# colour rows of the light states (red, yellow, green, off); NaN: a state without one
+_LIGHT_LUT = np.array([(*convert.LIGHT_COLOURS.get(s, (np.nan,) * 3), 0.8) for s in range(256)])
+_STATES = ('Position', 'Kinematics', 'VehicleLight', 'AnimWalker', 'State', 'AnimVehicle')
+
+
+def _xyz(v) -> dict:
+    return {'x': float(v[0]), 'y': float(v[1]), 'z': float(v[2])}
+
+
+def _pose_rows(xyz: np.ndarray, q_wxyz: np.ndarray) -> np.ndarray:
+    """(…, 7) rows of geometry_msgs/Pose: x, y, z, qx, qy, qz, qw."""
+    out = np.empty(xyz.shape[:-1] + (7,))
+    out[..., :3] = xyz
+    out[..., 3:6] = q_wxyz[..., 1:]
+    out[..., 6] = q_wxyz[..., 0]
+    return out
+
+
+def _last_rows(state_ids: np.ndarray, ids: np.ndarray):
+    """For each of ``ids``, the row of ``state_ids`` holding it (the last one, as a dict built
+    from the rows keeps), and whether there is one."""
+    if not len(state_ids) or not len(ids):
+        return np.zeros(len(ids), np.intp), np.zeros(len(ids), bool)
+    order = np.argsort(state_ids, kind='stable')
+    pos = np.maximum(np.searchsorted(state_ids[order], ids, side='right') - 1, 0)
+    rows = order[pos]
+    return rows, state_ids[rows] == ids
+
+
+def _ids(arr) -> Optional[bytes]:
+    return None if arr is None else arr['id'].tobytes()
+
+
+class _Cache:
+    """The last few templates of one topic by key (a frame with deletes, then back).
+
+    Keys name actors by ``id()`` of their objects (mutable dataclasses, not hashable); an
+    entry keeps the objects it was made from alive, so no other object can take their ids
+    while the entry can be found."""
+
+    def __init__(self, size: int = 8):
+        self.size, self.items = size, OrderedDict()
+
+    def get(self, key, make, keep=None):
+        hit = self.items.get(key)
+        if hit is None:
+            hit = self.items[key] = (make(), keep)
+            if len(self.items) > self.size:
+                self.items.popitem(last=False)
+        else:
+            self.items.move_to_end(key)
+        return hit[0]
+
+
+@dataclass
+class _Frame:
+    t_ns: int
+    stamp: tuple                   # (sec, nanosec)
+    state: tuple                   # the arrays of _STATES (or None) at this frame
+    after: list                    # (topic, cdr) written after vehicle_controls (collisions)
+
+
+@dataclass
+class _Block:
+    key: tuple
+    actors: tuple
+    world_actors: dict
+    frames: list = field(default_factory=list)
+    removed: tuple = ()
+
+
+class FrameCdr:
+    """Collects frames (:meth:`add`) and gives their messages back block by block, in
+    order: lists of ``(t_ns, [(kind or topic, cdr), …])``, kinds as :data:`KINDS`."""
+
+    def __init__(self, frames: convert.Frames, marker_types=(1, 2, 3, 4), block: int = 200):
+        self.frames = frames
+        self.marker_types = frozenset(marker_types)
+        self.max_frames = block
+        self._caches = {name: _Cache() for name in ('tf', 'actors', 'markers', 'controls',
+                                                    'odom', 'hero')}
+        self._caches['lights'] = _Cache(64)         # traffic light state combinations
+        self._clock = build(CLOCK, {'clock': _STAMP})
+        self._block: Optional[_Block] = None
+
+    def add(self, world: World, stamp, t_ns: int, removed=(), after=()) -> list:
+        """Frame at ``world`` (just advanced to it); ``removed`` the actors deleted since the
+        last frame added, ``after`` serialised messages to write with it.  Returns the frames
+        now complete (maybe none)."""
+        actors = tuple(world.actors.values())
+        state = tuple(map(world.state.get, _STATES))
+        tl = state[4]
+        lights = () if tl is None else tuple(
+            a.light_times if a is not None else False
+            for a in map(world.actors.get, tl['id'].tolist()))
+        key = (tuple(map(id, actors)), tuple(map(_parent, actors)), tuple(map(_box, actors)),
+               *map(_ids, state), lights, -1 if state[5] is None else len(state[5]))
+        done = []
+        block = self._block
+        if block is None or block.key != key or block.removed or removed \
+                or len(block.frames) >= self.max_frames:
+            if block is not None:
+                done = self._finish(block)
+            block = self._block = _Block(key, actors, dict(world.actors), removed=tuple(removed))
+            self._begin(block)
+        block.frames.append(_Frame(int(t_ns), (stamp.sec, stamp.nanosec), state, list(after)))
+        return done
+
+    def flush(self) -> list:
+        """The frames still held."""
+        block, self._block = self._block, None
+        return [] if block is None else self._finish(block)
+
+    # -- a block ------------------------------------------------------------------------------
+    def _begin(self, b: _Block) -> None:
+        """Templates and the block's constant arrays, from the world at its first frame."""
+        actors = b.actors
+        b.ids = np.fromiter((a.id for a in actors), np.int64, len(actors))
+        b.spawn_loc = np.array(list(map(_spawn_loc, actors)), np.float64).reshape(-1, 3)
+        b.spawn_rot = np.array(list(map(_spawn_rot, actors)), np.float64).reshape(-1, 3)
+        akey = b.key[0]
+        b.tf = self._caches['tf'].get((akey, b.key[1]), lambda: self._tf(b), actors)
+        b.actor_list = self._caches['actors'].get(b.key[:3], lambda: self._actor_list(b),
+                                                  actors)
+        b.markers = self._caches['markers'].get((akey, b.key[2], b.removed),
+                                                lambda: self._markers(b), actors)
+        b.hero = self._caches['hero'].get(akey, lambda: next(
+            (k for k, a in enumerate(actors) if a.role_name == 'hero'), None), actors)
+        b.odom = None
+        if b.hero is not None:
+            child = self.frames.of(actors[b.hero])
+            b.odom = self._caches['odom'].get(child, lambda: build(ODOMETRY, {
+                'header': {'stamp': _STAMP, 'frame_id': self.frames.map}, 'child_frame_id': child,
+                'pose': {'pose': Slot('pose')}, 'twist': {'twist': Slot('twist')}}))
+
+    def _finish(self, b: _Block) -> list:
+        frames = b.frames
+        count, n = len(frames), len(b.actors)
+        stamps = np.array([f.stamp for f in frames], np.int64)[:, None, :]
+        state = [self._stack([f.state[k] for f in frames]) for k in range(len(_STATES))]
+        pos, kin, vlight, walk, tl, anim = state
+        # poses as World.poses(interpolate=False) + ue_to_rep103, for all frames at once
+        loc = np.broadcast_to(b.spawn_loc, (count, n, 3)).copy()
+        rot = np.broadcast_to(b.spawn_rot, (count, n, 3)).copy()
+        if pos is not None and pos.shape[1] and n:
+            order = np.argsort(b.ids)
+            pid = pos['id'][0]
+            j = order[np.clip(np.searchsorted(b.ids, pid, sorter=order), 0, n - 1)]
+            hit = b.ids[j] == pid
+            loc[:, j[hit]] = pos['location'][:, hit].astype(np.float64)
+            rot[:, j[hit]] = pos['rotation'][:, hit].astype(np.float64)
+        xyz, q = ue_to_rep103(loc, rot)
+        pose = _pose_rows(xyz, q)
+        out = {kind: None for kind in KINDS}
+        out['clock'] = self._clock.fill_many(count, stamp=stamps)
+        if n:
+            out['tf'] = self._tf_fill(b, count, stamps, xyz, q, pose)
+        out['actor_list'] = self._actor_list_fill(b, count, stamps, pose, kin, vlight, walk)
+        out['markers'] = self._markers_fill(b, count, stamps, xyz, q, tl)
+        out['traffic_lights'] = self._lights_fill(b, count, stamps, pose, tl)
+        out['vehicle_controls'] = self._controls_fill(b, count, stamps, anim)
+        if b.odom is not None:
+            out['odometry'] = self._odom_fill(b, count, stamps, q, pose, kin)
+        done = []
+        for i, f in enumerate(frames):
+            msgs = [(kind, out[kind][i]) for kind in KINDS[:-1] if out[kind] is not None]
+            msgs += f.after
+            if out['odometry'] is not None:
+                msgs.append(('odometry', out['odometry'][i]))
+            done.append((f.t_ns, msgs))
+        return done
+
+    @staticmethod
+    def _stack(arrays):
+        """(frames, rows) of one state array of a block; None when the world had none.  The
+        rows are joined as bytes (np.stack would promote the structured dtype per array)."""
+        first = arrays[0]
+        if first is None:
+            return None
+        raw = np.concatenate([np.ascontiguousarray(a).view(np.uint8) for a in arrays])
+        return raw.view(first.dtype).reshape(len(arrays), len(first))
+
+    # -- TF -----------------------------------------------------------------------------------
+    def _tf(self, b: _Block):
+        frames, alive = self.frames, b.world_actors
+        index = {a.id: k for k, a in enumerate(b.actors)}
+        items, child, parent = [], [], []
+        for k, a in enumerate(b.actors):
+            p = a.parent if a.parent in alive and a.parent != a.id else 0
+            if p:
+                child.append(k)
+                parent.append(index[p])
+            items.append({'header': {'stamp': _STAMP,
+                                     'frame_id': frames.of(alive[p]) if p else frames.map},
+                          'child_frame_id': frames.of(a), 'transform': Slot('transform')})
+        return (build(TF, {'transforms': items}), np.array(child, np.intp),
+                np.array(parent, np.intp))
+
+    def _tf_fill(self, b, count, stamps, xyz, q, pose):
+        """As :func:`conversions.transforms` (no follow): a child of a live parent relative
+        to it."""
+        tmpl, child, parent = b.tf
+        values = pose
+        if len(child):
+            pq_inv = quat_conjugate(q[:, parent])
+            values = pose.copy()
+            values[:, child] = _pose_rows(
+                quat_rotate(pq_inv, xyz[:, child] - xyz[:, parent]),
+                quat_multiply(pq_inv, q[:, child]))
+        return tmpl.fill_many(count, stamp=stamps, transform=values)
+
+    # -- actor list ---------------------------------------------------------------------------
+    def _actor_list(self, b: _Block):
+        frames = self.frames
+        items = []
+        for a in b.actors:
+            m = {'id': a.id, 'type': a.type, 'type_name': a.type_name, 'blueprint': a.blueprint,
+                 'description_uid': a.uid, 'role_name': a.role_name, 'parent_id': a.parent,
+                 'frame_id': frames.of(a), 'spawn_time': a.spawn_time,
+                 'attribute_types': [int(t) for t, _, _ in a.attributes],
+                 'attribute_ids': [k for _, k, _ in a.attributes],
+                 'attribute_values': [v for _, _, v in a.attributes],
+                 'pose': Slot('pose'), 'twist': Slot('twist'), 'light_state': Slot('light'),
+                 'walker_speed': Slot('speed')}
+            if a.box is not None:
+                m['has_bounding_box'] = True
+                m['bounding_box_origin'] = _xyz(convert._m(a.box[0]))
+                m['bounding_box_extent'] = _xyz([c * 0.01 for c in a.box[1]])
+            items.append(m)
+        return build(ACTOR_LIST, {'header': {'stamp': _STAMP, 'frame_id': frames.map},
+                                  'actors': items})
+
+    def _actor_list_fill(self, b, count, stamps, pose, kin, vlight, walk):
+        """As :func:`conversions.actor_list`."""
+        n = len(b.actors)
+        twist = np.zeros((count, n, 6))
+        if kin is not None and kin.shape[1]:
+            lin, ang = ue_velocity_to_rep103(kin['linear'], kin['angular'])
+            rows, hit = _last_rows(kin['id'][0], b.ids)
+            twist[:, hit, :3] = lin[:, rows[hit]]
+            twist[:, hit, 3:] = ang[:, rows[hit]]
+        light = np.zeros((count, n), np.uint32)
+        if vlight is not None and vlight.shape[1]:
+            rows, hit = _last_rows(vlight['id'][0], b.ids)
+            light[:, hit] = vlight['state'][:, rows[hit]]
+        speed = np.zeros((count, n), np.float32)
+        if walk is not None and walk.shape[1]:
+            rows, hit = _last_rows(walk['id'][0], b.ids)
+            speed[:, hit] = walk['speed'][:, rows[hit]]
+        return b.actor_list.fill_many(count, stamp=stamps, pose=pose, twist=twist,
+                                      light=light[..., None], speed=speed[..., None])
+
+    # -- markers ------------------------------------------------------------------------------
+    def _markers(self, b: _Block):
+        frames, types = self.frames, self.marker_types
+        hdr = {'stamp': _STAMP, 'frame_id': frames.map}
+        items = [{'header': hdr, 'ns': ns, 'id': mid, 'action': _DELETE}
+                 for ns, mid in sorted((ns, int(aid)) for aid in b.removed
+                                       for ns in ('carla_actors', 'carla_labels'))]
+        drawn = [k for k, a in enumerate(b.actors) if a.type in types]
+        actors = [b.actors[k] for k in drawn]
+        origin = np.array([convert._m(a.box[0]) if a.box is not None
+                           else (0.0, 0.0, convert.DEFAULT_ORIGIN_Z.get(a.type, 0.0))
+                           for a in actors]).reshape(-1, 3)
+        extent = np.array([np.array(a.box[1]) * 0.01 if a.box is not None
+                           else convert.DEFAULT_EXTENT.get(a.type, (0.2, 0.2, 0.2))
+                           for a in actors]).reshape(-1, 3)
+        sizes = np.maximum(2 * extent, 0.01).tolist()
+        base = np.array([(*(convert.HERO_COLOUR if a.role_name == 'hero'
+                            else convert.TYPE_COLOURS.get(a.type, (1, 1, 1)))[:3], 0.8)
+                         for a in actors], np.float64).reshape(-1, 4)
+        above = np.column_stack([np.zeros((len(actors), 2)), extent[:, 2] + 0.5])
+        for a, size in zip(actors, sizes):
+            items.append({'header': hdr, 'ns': 'carla_actors', 'id': a.id, 'type': _CUBE,
+                          'action': _ADD, 'pose': Slot('box_pose'), 'scale': _xyz(size),
+                          'color': Slot('box_colour')})
+        for a in actors:
+            text = f'{a.id} {a.blueprint}' + (f' ({a.role_name})' if a.role_name else '')
+            items.append({'header': hdr, 'ns': 'carla_labels', 'id': a.id, 'type': _TEXT,
+                          'action': _ADD, 'pose': {'position': Slot('label_xyz')},
+                          'scale': {'z': 0.6}, 'color': {'r': 1.0, 'g': 1.0, 'b': 1.0, 'a': 1.0},
+                          'text': text})
+        return (build(MARKERS, {'markers': items}), np.array(drawn, np.intp), origin, above,
+                base)
+
+    def _markers_fill(self, b, count, stamps, xyz, q, tl):
+        """As :func:`conversions.actor_markers`: boxes in type colours (traffic lights in the
+        colour of their state), labels above them."""
+        tmpl, drawn, origin, above, base = b.markers
+        if not len(drawn):
+            return tmpl.fill_many(count, stamp=stamps)
+        qd = q[:, drawn]
+        centre = xyz[:, drawn] + quat_rotate(qd, origin)
+        colour = base
+        if tl is not None and tl.shape[1]:
+            rows, hit = _last_rows(tl['id'][0], b.ids[drawn])
+            if hit.any():
+                lit = _LIGHT_LUT[tl['state'][:, rows[hit]]]            # (frames, hits, 4)
+                colour = np.broadcast_to(base, (count,) + base.shape).copy()
+                colour[:, hit] = np.where(np.isnan(lit[..., :1]), base[hit], lit)
+        return tmpl.fill_many(count, stamp=stamps, box_pose=_pose_rows(centre, qd),
+                              box_colour=colour, label_xyz=centre + above)
+
+    # -- traffic lights -----------------------------------------------------------------------
+    def _lights(self, b: _Block, ids, states):
+        index = {a.id: k for k, a in enumerate(b.actors)}
+        items, rows = [], []
+        for aid, st in zip(ids, states):
+            a = b.world_actors.get(aid)
+            m = {'id': aid, 'state': st, 'state_name': LIGHT_STATES.get(st, 'unknown'),
+                 'frozen': Slot('frozen'), 'elapsed_in_state': Slot('elapsed')}
+            if a is not None:
+                if a.light_times:
+                    m['green_time'], m['yellow_time'], m['red_time'] = a.light_times
+                m['pose'] = Slot('pose')
+                rows.append(index[aid])
+            items.append(m)
+        return (build(TRAFFIC_LIGHTS, {'header': {'stamp': _STAMP, 'frame_id': self.frames.map},
+                                       'lights': items}), np.array(rows, np.intp))
+
+    def _lights_fill(self, b, count, stamps, pose, tl):
+        """As :func:`conversions.traffic_lights`; a state change changes the text (its name),
+        so the frames go in runs of equal states, one template each."""
+        if tl is None or not tl.shape[1]:
+            tmpl, _ = self._lights_template(b, [], [])
+            return tmpl.fill_many(count, stamp=stamps)
+        ids = tl['id'][0].tolist()
+        states = tl['state']
+        change = np.flatnonzero(np.any(states[1:] != states[:-1], axis=1)) + 1
+        out = []
+        for lo, hi in zip([0, *change.tolist()], [*change.tolist(), count]):
+            tmpl, rows = self._lights_template(b, ids, states[lo].tolist())
+            values = {'stamp': stamps[lo:hi],
+                      'frozen': tl['frozen'][lo:hi].astype(bool)[..., None],
+                      'elapsed': tl['elapsed'][lo:hi][..., None]}
+            if len(rows):
+                values['pose'] = pose[lo:hi, rows]
+            out += tmpl.fill_many(hi - lo, **values)
+        return out
+
+    def _lights_template(self, b, ids, states):
+        return self._caches['lights'].get((tuple(ids), tuple(states), b.key[0], b.key[-2]),
+                                          lambda: self._lights(b, ids, states), b.actors)
+
+    # -- vehicle controls ---------------------------------------------------------------------
+    def _controls_fill(self, b, count, stamps, anim):
+        """As :func:`conversions.vehicle_controls`."""
+        n = 0 if anim is None else anim.shape[1]
+        tmpl = self._caches['controls'].get(n, lambda: build(VEHICLE_CONTROLS, {
+            'header': {'stamp': _STAMP, 'frame_id': self.frames.map},
+            'controls': [{'id': Slot('id'), 'steering': Slot('steering'),
+                          'throttle': Slot('throttle'), 'brake': Slot('brake'),
+                          'handbrake': Slot('handbrake'), 'gear': Slot('gear')}] * n}))
+        if not n:
+            return tmpl.fill_many(count, stamp=stamps)
+        return tmpl.fill_many(count, stamp=stamps, id=anim['id'][..., None],
+                              steering=anim['steering'][..., None],
+                              throttle=anim['throttle'][..., None],
+                              brake=anim['brake'][..., None],
+                              handbrake=anim['handbrake'].astype(bool)[..., None],
+                              gear=anim['gear'][..., None])
+
+    # -- hero odometry ------------------------------------------------------------------------
+    def _odom_fill(self, b, count, stamps, q, pose, kin):
+        """As :func:`conversions.hero_odometry`: twist in the hero's own frame."""
+        h = b.hero
+        twist = np.zeros((count, 1, 6))
+        if kin is not None and kin.shape[1]:
+            hit = np.flatnonzero(kin['id'][0] == b.ids[h])
+            if len(hit):
+                lin, ang = ue_velocity_to_rep103(kin['linear'][:, hit[0]],
+                                                 kin['angular'][:, hit[0]])
+                q_inv = quat_conjugate(q[:, h])
+                twist[:, 0, :3] = quat_rotate(q_inv, lin)
+                twist[:, 0, 3:] = quat_rotate(q_inv, ang)
+        return b.odom.fill_many(count, stamp=stamps, pose=pose[:, h:h + 1], twist=twist)
