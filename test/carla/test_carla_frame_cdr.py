@@ -44,7 +44,7 @@ def same(a, b, path='') -> list:
 def node_messages(world, t, removed, frames):
     """What the node's conversions build at this frame (as to-bag's old path did)."""
     stamp = seconds_to_stamp(t)
-    snap = convert.Snapshot.of(world, t, False)
+    snap = convert.Snapshot.of(world, None)      # each frame's recorded poses, as to-bag
     msgs = {'clock': Clock(clock=stamp)}
     if world.actors:
         msgs['tf'] = TFMessage(transforms=convert.transforms(world, snap, stamp, frames))

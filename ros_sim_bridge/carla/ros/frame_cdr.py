@@ -291,7 +291,8 @@ class FrameCdr:
         speed = np.zeros((count, n), np.float32)
         if walk is not None and walk.shape[1]:
             rows, hit = _last_rows(walk['id'][0], b.ids)
-            speed[:, hit] = walk['speed'][:, rows[hit]]
+            # cm/s (FWalkerControl.Speed) → m/s, in double as the conversion does
+            speed[:, hit] = walk['speed'][:, rows[hit]].astype(np.float64) * 0.01
         return b.actor_list.fill_many(count, stamp=stamps, pose=pose, twist=twist,
                                       light=light[..., None], speed=speed[..., None])
 
