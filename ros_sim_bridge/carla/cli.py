@@ -396,6 +396,16 @@ def _to_bag(to_bag, rec, a):
     return counts, stops
 
 
+def _print(out, as_json: bool, value, lines) -> None:
+    """One report: ``value()`` as one JSON line (``--json``), else ``lines()`` as text."""
+    if as_json:
+        json.dump(value(), out)
+        out.write('\n')
+    else:
+        for line in lines():
+            out.write(line + '\n')
+
+
 def main(argv: Optional[list] = None, out: TextIO = sys.stdout) -> int:
     a = build_parser().parse_args(argv)
     try:
@@ -407,26 +417,15 @@ def main(argv: Optional[list] = None, out: TextIO = sys.stdout) -> int:
         print(f'carla_log: {a.file}: {problem}', file=sys.stderr)
     try:
         if a.command == 'info':
-            if a.json:
-                json.dump(info_json(rec, a.all), out)
-                out.write('\n')
-            else:
-                for line in info_lines(rec, a.all):
-                    out.write(line + '\n')
+            _print(out, a.json, lambda: info_json(rec, a.all), lambda: info_lines(rec, a.all))
         elif a.command == 'collisions':
             rows = collision_rows(rec, a.category1, a.category2)
-            if a.json:
-                json.dump({**rec.summary(), 'collisions': rows}, out)
-                out.write('\n')
-            else:
-                out.write('\n'.join(collision_lines(rec, rows)) + '\n')
+            _print(out, a.json, lambda: {**rec.summary(), 'collisions': rows},
+                   lambda: collision_lines(rec, rows))
         elif a.command == 'blocked':
             rows = blocked_rows(rec, a.min_time, a.min_distance)
-            if a.json:
-                json.dump({**rec.summary(), 'blocked': rows}, out)
-                out.write('\n')
-            else:
-                out.write('\n'.join(blocked_lines(rec, rows)) + '\n')
+            _print(out, a.json, lambda: {**rec.summary(), 'blocked': rows},
+                   lambda: blocked_lines(rec, rows))
         elif a.command == 'to-bag':
             try:
                 from .ros.to_bag import to_bag

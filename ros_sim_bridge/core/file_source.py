@@ -10,7 +10,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
-from ros_sim_bridge.core.supervise import RateLimitedLog, ThreadHealth
+from ros_sim_bridge.core.supervise import (RateLimitedLog, SupervisedLoop, SupervisedThread,
+                                            ThreadHealth)
 
 
 def read_chunks(path: str | Path, chunk_size: int = 1 << 20) -> Iterator[bytes]:
@@ -109,7 +110,7 @@ def pacing_gaps(stamps_ns, speed: float = 1.0, max_gap_s: Optional[float] = None
     return out
 
 
-class Playback:
+class Playback(SupervisedLoop):
     """Items ``0 .. count-1`` of an indexed recording handed out on a supervised thread at
     their recorded pace, with a replayer's controls: pause, resume, seek, loop, rate.
 
@@ -133,7 +134,6 @@ class Playback:
                  on_end: Optional[Callable[[bool], None]] = None,
                  on_error: Optional[Callable[[int, BaseException], None]] = None,
                  name: str = 'playback'):
-        from ros_sim_bridge.core.supervise import SupervisedThread
         if speed < 0:
             raise ValueError(f'speed must be >= 0 (0: as fast as possible), not {speed}')
         self.count = count
@@ -161,12 +161,6 @@ class Playback:
         self._thread = SupervisedThread(name, self._run, self._stop, self.health)
 
     # --- life cycle ---------------------------------------------------------------------
-    def start(self) -> None:
-        self._thread.start()
-
-    def ensure_running(self) -> bool:
-        return self._thread.ensure_running()
-
     def stop(self, timeout: float = 2.0) -> None:
         self._stop.set()
         with self._cond:

@@ -136,3 +136,19 @@ class SupervisedThread:
             self._died('the receive thread ended')
         self._restart()
         return False
+
+
+class SupervisedLoop:
+    """The life cycle of an object whose work runs in one :class:`SupervisedThread`
+    (``self._thread``): the transports (TCP client, UDP receiver, file playback)."""
+
+    _thread: SupervisedThread
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def is_alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def ensure_running(self) -> bool:
+        return self._thread.ensure_running()

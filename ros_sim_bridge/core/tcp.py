@@ -17,13 +17,14 @@ import threading
 import time
 from typing import Any, Callable, Optional
 
-from ros_sim_bridge.core.supervise import RateLimitedLog, SupervisedThread, ThreadHealth
+from ros_sim_bridge.core.supervise import (RateLimitedLog, SupervisedLoop, SupervisedThread,
+                                            ThreadHealth)
 
 EventHandler = Callable[[Any, int], None]  # (event, receive time ns)
 ErrorHandler = Callable[['TcpClient', BaseException], None]
 
 
-class TcpClient:
+class TcpClient(SupervisedLoop):
     """Connects, frames, hands events over, reconnects; no exception ends its thread.
 
     A handler (``on_event``, ``on_connect``, ``on_disconnect``) that raises is counted in
@@ -75,15 +76,6 @@ class TcpClient:
     @property
     def connected(self) -> bool:
         return self._connected.is_set()
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def is_alive(self) -> bool:
-        return self._thread.is_alive()
-
-    def ensure_running(self) -> bool:
-        return self._thread.ensure_running()
 
     def retry_now(self) -> None:
         """When waiting to reconnect: try at once (no effect while connected)."""

@@ -17,7 +17,8 @@ import threading
 import time
 from typing import Callable, Optional
 
-from ros_sim_bridge.core.supervise import RateLimitedLog, SupervisedThread, ThreadHealth
+from ros_sim_bridge.core.supervise import (RateLimitedLog, SupervisedLoop, SupervisedThread,
+                                            ThreadHealth)
 
 Handler = Callable[[bytes, int], None]  # (datagram, receive time in ns since the Unix epoch)
 ErrorHandler = Callable[['UdpEndpoint', BaseException], None]
@@ -95,7 +96,7 @@ class UdpEndpoint:
         self.sock.close()
 
 
-class UdpReceiver:
+class UdpReceiver(SupervisedLoop):
     """A daemon thread that serves many UdpEndpoints with one selector.
 
     No exception ends the loop: a handler that raises is counted in ``health`` and reported to
@@ -139,15 +140,6 @@ class UdpReceiver:
     @property
     def endpoints(self) -> list[UdpEndpoint]:
         return [endpoint for endpoint, _ in self._endpoints]
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def is_alive(self) -> bool:
-        return self._thread.is_alive()
-
-    def ensure_running(self) -> bool:
-        return self._thread.ensure_running()
 
     def _run(self) -> None:
         while not self._stop.is_set():

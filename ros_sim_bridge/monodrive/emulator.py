@@ -56,7 +56,9 @@ class Scene:
         x, y = self.radius * math.cos(a), self.radius * math.sin(a)
         yaw = a + math.pi / 2
         vx, vy = -self.speed * math.sin(a), self.speed * math.cos(a)
-        return {'name': 'ego' if index == 0 else f'vehicle_{index}', 'x': x, 'y': y, 'z': 0.0,
+        # other vehicles named as monoDrive names them (its scenario files: 'Sedan2D_01_2'),
+        # so their frames never meet another source's 'vehicle_<n>/base_link' in one TF tree
+        return {'name': 'ego' if index == 0 else f'Sedan2D_01_{index}', 'x': x, 'y': y, 'z': 0.0,
                 'yaw': yaw, 'vx': vx, 'vy': vy, 'yaw_rate': w}
 
 

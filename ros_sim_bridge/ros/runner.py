@@ -6,6 +6,7 @@ import sys
 import rclpy
 import rclpy.logging
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.signals import SignalHandlerOptions
 
 from ros_sim_bridge.core.cli import stop_on_signals
@@ -49,7 +50,8 @@ def _run(node_class, argv, stops) -> int:
                 return 1
             try:
                 node = node_class()
-            except (OSError, ValueError) as exc:
+            except (OSError, ValueError, _rclpy.RCLError) as exc:   # RCLError: rcl refused a
+                # value no check of ours caught (e.g. a timer period): still one line, exit 1
                 rclpy.logging.get_logger(_logger_name(node_class)).fatal(f'cannot start: {exc}')
                 return 1
             executor = MultiThreadedExecutor()

@@ -38,7 +38,7 @@ def test_sensor_streams_into_ros(ros, sim, tmp_path):
     ros.start(MonoDriveClientNode, params(sim.port, sensors_config=str(path)))
 
     s = state.wait_for(1, 20.0)[0]
-    assert [v.name for v in s.vehicles] == ['ego', 'vehicle_1']
+    assert [v.name for v in s.vehicles] == ['ego', 'Sedan2D_01_1']
     truth = sim.scene.vehicle(0, t=s.game_time)           # ENU, metres
     p = s.vehicles[0].pose.position
     assert (p.x, p.y) == pytest.approx((truth['x'], truth['y']), abs=1e-3)
@@ -93,7 +93,7 @@ def test_camera_annotations_published_as_markers(ros, sim, tmp_path):
     assert rect.header.frame_id == 'monodrive/front_optical'
     xs = [p.x for p in rect.points]
     assert min(xs) < 0.0 < max(xs)                  # straight ahead: around the axis
-    assert by_ns['monodrive_annotation_labels'].text == 'vehicle_1'
+    assert by_ns['monodrive_annotation_labels'].text == 'Sedan2D_01_1'
     cube = by_ns['monodrive_annotation_3d']
     t = sim.scene.vehicle(1, t=0.0)
     assert cube.header.frame_id == 'map' and cube.scale.x == pytest.approx(4.6)
@@ -445,7 +445,7 @@ def test_other_sensors_into_ros(ros, sim, tmp_path):
         assert r.speed == pytest.approx(sim.scene.speed / 0.35 * 60 / (2 * math.pi), rel=1e-5)
         t = got['radar'].wait_for(1, 10.0)[0].targets[0]
         assert t.range == pytest.approx(40 * math.sqrt(2), abs=0.01)   # quarter turn ahead
-        assert t.aoa == pytest.approx(math.radians(10.0)) and t.target_ids == ['vehicle_1']
+        assert t.aoa == pytest.approx(math.radians(10.0)) and t.target_ids == ['Sedan2D_01_1']
         c = got['collision'].wait_for(1, 10.0)[0]
         assert c.distance == pytest.approx(25.0) and not c.collision
         d = got['depth'].wait_for(1, 10.0)[0]
@@ -519,12 +519,15 @@ def test_camera_frame_starting_with_a_brace_is_an_image(ros, tmp_path):
         assert markers.wait_for(1, 10.0)[0].markers[0].ns == 'monodrive_annotation_2d'
         r = raw.wait_for(1, 10.0, where=lambda m: m.source == 'Camera')[0]
         assert r.json == other.decode() and r.port == port
+    finally:
+        server.stop()
+
 
 def test_camera_frames_and_sample_gaps(ros, tmp_path):
     """A camera stream written by hand (§4.1 16-byte headers, 4×2 bgra pixels) whose sample
     counts jump 2 → 5: every frame published with its pixels, 2 missing samples counted in
-    the diagnostics; the bytes arrive in reads split inside headers and pixels; an annotation
-    JSON message after a frame goes to ~/raw."""
+    the diagnostics; the bytes arrive in reads split inside headers and pixels; a JSON message
+    of no known layout after a frame goes to ~/raw."""
     pixels = [bytes((n * 16 + i) % 256 for i in range(32)) for n in range(4)]
     pixels[1] = b'{' + pixels[1][1:]        # pixels that begin like JSON are still pixels
     pixels[2] = b'[' + pixels[2][1:]

@@ -91,7 +91,7 @@ def test_sensor_streams_decode(sim):
         assert link.call('REPLAY_ConfigureSensorsCommand_ID', cfg).success
     (hdr, payload), *_ = read_samples(ports['State'], 2, json_payload=True)[0]
     frame = payloads.decode_state(payload)
-    assert [v.name for v in frame.vehicles] == ['ego', 'vehicle_1'] and hdr.sample_count
+    assert [v.name for v in frame.vehicles] == ['ego', 'Sedan2D_01_1'] and hdr.sample_count
     samples, size = read_samples(ports['IMU'], 2, (payloads.IMU_SIZE,))
     assert size == 16 and payloads.decode_imu(samples[0][1]).acceleration[2] == \
         pytest.approx(9.81, abs=1e-5)

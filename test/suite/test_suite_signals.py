@@ -135,3 +135,14 @@ def test_malformed_ros_arguments_are_one_clear_line_and_exit_1():
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 1 and 'Traceback' not in out.stderr, out.stderr
     assert 'cannot start: invalid ROS arguments' in out.stderr, out.stderr
+
+
+@pytest.mark.parametrize('name', ['rflysim_truth', 'morai_bridge', 'ibeo_lux', 'ibeo_ecu',
+                                  'monodrive_client', 'carla_replayer'])
+def test_a_node_that_cannot_start_says_so_under_its_node_name(name):
+    """A parameter the node refuses: one FATAL line under the node's name (as all its later
+    lines), exit 1."""
+    out = subprocess.run([str(executable(name)), '--ros-args', '-p', 'diagnostics_period:=-1.0'],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and 'Traceback' not in out.stderr, out.stderr
+    assert f'[{name}]: cannot start:' in out.stderr, out.stderr

@@ -52,7 +52,7 @@ from ros_sim_bridge.srv import MonoDriveCommand, MonoDriveRawCommand, MonoDriveS
 from ros_sim_bridge.ros.diagnostics import Diagnostics
 from ros_sim_bridge.ros.geometry import transform as make_transform
 from ros_sim_bridge.ros.markers import MarkerTracker
-from ros_sim_bridge.ros.params import declare_parameters
+from ros_sim_bridge.ros.params import common_parameters, declare_parameters
 from ros_sim_bridge.ros.pointcloud import CloudBuffer
 from ros_sim_bridge.ros.qos import DATA, LATCHED, TF
 from ros_sim_bridge.ros.runner import run_node
@@ -82,12 +82,12 @@ PARAMETERS = {
     'map_frame': ('map', 'world frame (REP-103 axes of the Unreal world)'),
     'ego_frame': ('ego/base_link', 'frame the sensors are mounted on'),
     'vehicle_frame': ('{name}/base_link', 'frame of each State vehicle; {name} = its name'),
-    'stamp_source': ('receive', "header stamps: 'receive' (host clock) or 'sim' (game time)"),
     'publish_tf': (True, 'publish map → vehicle frames on /tf and sensor mounts on /tf_static'),
     'lidar_max_packets': (4000, 'cut a lidar revolution after this many packets'),
     'ego_control_timeout': (1.0, 's an EgoControl message may wait to be sent'),
-    'diagnostics_period': (1.0, 's between /diagnostics messages'),
-    'stale_after': (2.0, 's without data before a stream is reported stale'),
+    **common_parameters(stamp_sources={'receive': 'host clock at reception',
+                                       'sim': "the sample's game time"},
+                        stamp_default='receive', stale_after=2.0, stale_what='a stream'),
     'annotation_depth': (1.0, 'm in front of a camera its 2-D annotation boxes are drawn at'),
     'link_error_after': (5.0, 's a link (control or sensor) may be down, WARN reconnecting, '
                                'before /diagnostics says ERROR'),
@@ -346,11 +346,11 @@ class SensorLink:
 
 
 class MonoDriveClientNode(Node):
+    NODE_NAME = 'monodrive_client'   # also the logger of start-up failures (ros/runner.py)
+
     def __init__(self, **kwargs):
-        super().__init__('monodrive_client', **kwargs)
+        super().__init__(self.NODE_NAME, **kwargs)
         self.p = p = declare_parameters(self, PARAMETERS)
-        if p.stamp_source not in ('receive', 'sim'):
-            raise ValueError(f"stamp_source must be 'receive' or 'sim', not {p.stamp_source!r}")
         if p.header_size not in ('auto', '12', '16'):
             raise ValueError(f"header_size must be 'auto', '12' or '16', not {p.header_size!r}")
         if p.header_byte_order not in ('big', 'little'):

@@ -159,8 +159,10 @@ class Outbound:
 
 
 class MoraiBridgeNode(Node):
+    NODE_NAME = 'morai_bridge'   # also the logger of start-up failures (ros/runner.py)
+
     def __init__(self, **kwargs):
-        super().__init__('morai_bridge', **kwargs)
+        super().__init__(self.NODE_NAME, **kwargs)
         self.p = p = declare_parameters(self, PARAMETERS)
         try:
             self.sim_ip = socket.gethostbyname(p.sim_host)

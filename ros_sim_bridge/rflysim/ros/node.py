@@ -77,8 +77,10 @@ class Vehicle:
 
 
 class RflySimTruthNode(Node):
+    NODE_NAME = 'rflysim_truth'   # also the logger of start-up failures (ros/runner.py)
+
     def __init__(self, **kwargs):
-        super().__init__('rflysim_truth', **kwargs)
+        super().__init__(self.NODE_NAME, **kwargs)
         self.p = p = declare_parameters(self, PARAMETERS)
         if p.gps_order not in convert.GPS_ORDERS:
             raise ValueError(f'gps_order must be one of {sorted(convert.GPS_ORDERS)}')
