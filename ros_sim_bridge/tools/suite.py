@@ -166,7 +166,27 @@ def _monodrive_emulator(params: dict, args: dict) -> list[str]:
 
 
 def _monodrive_ports(params: dict, pick) -> dict:
-    return {'port': pick('tcp', 1, 1)}
+    """The control port and every sensor's ``listen_port`` (a copy of the sensors file with
+    free ports, removed when this process ends): a simulator or another suite already on the
+    default sensor ports is never connected to."""
+    moved = {'port': pick('tcp', 1, 1)}
+    name = params.get('sensors_config')
+    if name:
+        import atexit
+        import json
+        import tempfile
+        from ros_sim_bridge.monodrive.ros.node import resolve_config_path
+        with open(resolve_config_path(str(name))) as f:
+            sensors = json.load(f)
+        for sensor in sensors if isinstance(sensors, list) else ():
+            if isinstance(sensor, dict) and sensor.get('listen_port'):
+                sensor['listen_port'] = pick('tcp', 1, 1)
+        fd, path = tempfile.mkstemp(prefix='monodrive_sensors_', suffix='.json')
+        with os.fdopen(fd, 'w') as f:
+            json.dump(sensors, f)
+        atexit.register(os.unlink, path)
+        moved['sensors_config'] = path
+    return moved
 
 
 # -- CARLA -----------------------------------------------------------------------------------

@@ -412,3 +412,21 @@ def test_runner_config_file_applies_after_the_source_config(tmp_path):
     plan = Suite(sim=True, only=['rflysim'], configs=[str(mine)],
                  settings={'rflysim': {'copter_ids': [7]}}).plans[0]
     assert plan.overrides['copter_ids'] == [7]                # --set wins over files
+
+
+def test_free_ports_move_every_monodrive_sensor_port_too():
+    """--free-ports (make demo, tests) moves the sensors' listen ports, not only the control
+    port: a simulator or another suite on the default ports is never connected to."""
+    import json
+    from ros_sim_bridge.monodrive.ros.node import resolve_config_path
+    from ros_sim_bridge.tools.run import Suite
+    plan = Suite(sim=True, only=['monodrive'], free_ports=True).plans[0]
+    default = json.load(open(resolve_config_path(
+        suite.file_parameters(plan.params_file, 'monodrive_client', 'monodrive')
+        ['sensors_config'])))
+    moved = json.load(open(plan.overrides['sensors_config']))
+    assert [s['type'] for s in moved] == [s['type'] for s in default]
+    old = {s['listen_port'] for s in default if s.get('listen_port')}
+    new = [s['listen_port'] for s in moved if s.get('listen_port')]
+    assert len(new) == len(old) and not old & set(new) and len(set(new)) == len(new)
+    assert plan.overrides['port'] != 8999
