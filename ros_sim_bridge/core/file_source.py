@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
 from ros_sim_bridge.core.supervise import (RateLimitedLog, SupervisedLoop, SupervisedThread,
-                                            ThreadHealth)
+                                            ThreadHealth, report_failure)
 
 
 def read_chunks(path: str | Path, chunk_size: int = 1 << 20) -> Iterator[bytes]:
@@ -82,13 +82,7 @@ class FileSource:
             on_event(event, time.time_ns())
         except Exception as exc:
             self.health.handler_failed(exc)
-            try:
-                if self.on_error is not None:
-                    self.on_error(event, exc)
-                    return
-            except Exception as report_exc:
-                exc = report_exc
-            self._fallback_log(type(exc).__name__, f'{self.path}: handler failed: {exc!r}')
+            report_failure(self.on_error, event, exc, self._fallback_log, str(self.path))
 
 
 def pacing_gaps(stamps_ns, speed: float = 1.0, max_gap_s: Optional[float] = None
@@ -263,10 +257,4 @@ class Playback(SupervisedLoop):
             fn(*args)
         except Exception as exc:
             self.health.handler_failed(exc)
-            try:
-                if self.on_error is not None:
-                    self.on_error(i, exc)
-                    return
-            except Exception as report_exc:
-                exc = report_exc
-            self._fallback_log(type(exc).__name__, f'{self.name}: handler failed: {exc!r}')
+            report_failure(self.on_error, i, exc, self._fallback_log, self.name)

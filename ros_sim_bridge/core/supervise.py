@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 LOG = logging.getLogger('ros_sim_bridge.core')
 
@@ -152,3 +152,17 @@ class SupervisedLoop:
 
     def ensure_running(self) -> bool:
         return self._thread.ensure_running()
+
+
+def report_failure(on_error: Optional[Callable[[Any, BaseException], None]], subject: Any,
+                   exc: BaseException, fallback_log: 'RateLimitedLog', where: str,
+                   what: str = 'handler failed', key: Optional[str] = None) -> None:
+    """Hand ``exc`` to ``on_error(subject, exc)``; with no reporter, or one that raises itself,
+    one rate-limited log line instead: a failure is never raised into the loop that saw it."""
+    try:
+        if on_error is not None:
+            on_error(subject, exc)
+            return
+    except Exception as report_exc:
+        exc = report_exc
+    fallback_log(key or type(exc).__name__, f'{where}: {what}: {exc!r}')

@@ -18,7 +18,7 @@ import time
 from typing import Any, Callable, Optional
 
 from ros_sim_bridge.core.supervise import (RateLimitedLog, SupervisedLoop, SupervisedThread,
-                                            ThreadHealth)
+                                            ThreadHealth, report_failure)
 
 EventHandler = Callable[[Any, int], None]  # (event, receive time ns)
 ErrorHandler = Callable[['TcpClient', BaseException], None]
@@ -121,13 +121,7 @@ class TcpClient(SupervisedLoop):
             fn(*args)
         except Exception as exc:
             self.health.handler_failed(exc)
-            try:
-                if self.on_error is not None:
-                    self.on_error(self, exc)
-                    return
-            except Exception as report_exc:
-                exc = report_exc
-            self._fallback_log(type(exc).__name__, f'{self.name}: handler failed: {exc!r}')
+            report_failure(self.on_error, self, exc, self._fallback_log, self.name)
 
     def _run(self) -> None:
         backoff = self.min_backoff

@@ -18,7 +18,7 @@ import time
 from typing import Callable, Optional
 
 from ros_sim_bridge.core.supervise import (RateLimitedLog, SupervisedLoop, SupervisedThread,
-                                            ThreadHealth)
+                                            ThreadHealth, report_failure)
 
 Handler = Callable[[bytes, int], None]  # (datagram, receive time in ns since the Unix epoch)
 ErrorHandler = Callable[['UdpEndpoint', BaseException], None]
@@ -177,14 +177,10 @@ class UdpReceiver(SupervisedLoop):
     def _report(self, endpoint: Optional[UdpEndpoint], exc: BaseException) -> None:
         """Hand an error to ``on_error``; a reporter that raises is never allowed to end the
         loop either."""
-        try:
-            if self.on_error is not None and endpoint is not None:
-                self.on_error(endpoint, exc)
-                return
-        except Exception as report_exc:
-            exc = report_exc
         where = endpoint.name if endpoint is not None else self.name
-        self._fallback_log(f'{where}:{type(exc).__name__}', f'{where}: receive failed: {exc!r}')
+        report_failure(self.on_error if endpoint is not None else None, endpoint, exc,
+                       self._fallback_log, where, 'receive failed',
+                       key=f'{where}:{type(exc).__name__}')
 
     def stop(self) -> None:
         self._stop.set()
