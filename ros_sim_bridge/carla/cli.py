@@ -432,7 +432,11 @@ def main(argv: Optional[list] = None, out: TextIO = sys.stdout) -> int:
             except ImportError as err:
                 print(f'carla_log to-bag needs the ROS 2 environment: {err}', file=sys.stderr)
                 return 2
-            counts, stops = _to_bag(to_bag, rec, a)
+            try:
+                counts, stops = _to_bag(to_bag, rec, a)
+            except OSError as err:          # the output folder exists, no room, no rights
+                print(f'carla_log to-bag: {err}', file=sys.stderr)
+                return 2
             summary = {'bag': a.output, 'messages': counts}
             if stops.fired:
                 summary['interrupted'] = True

@@ -44,6 +44,7 @@ class TcpClient(SupervisedLoop):
                  name: str = 'tcp-client',
                  on_connect: Optional[Callable[[], None]] = None,
                  on_disconnect: Optional[Callable[[str], None]] = None,
+                 on_connect_failed: Optional[Callable[[str], None]] = None,
                  on_error: Optional[ErrorHandler] = None,
                  connect_timeout: float = 2.0, min_backoff: float = 0.25,
                  max_backoff: float = 8.0, reconnect_within: float = 1.0,
@@ -53,6 +54,7 @@ class TcpClient(SupervisedLoop):
         self.on_event = on_event
         self.on_connect = on_connect
         self.on_disconnect = on_disconnect
+        self.on_connect_failed = on_connect_failed   # (why) after each refused attempt
         self.on_error = on_error
         self.name = name
         self.connect_timeout = connect_timeout
@@ -131,6 +133,8 @@ class TcpClient(SupervisedLoop):
             except OSError as exc:
                 self.failures += 1
                 self.last_failure = f'connect to {self.host}:{self.port}: {exc.strerror or exc}'
+                if self.on_connect_failed is not None:
+                    self._call(self.on_connect_failed, self.last_failure)
                 if self._pause(self._wait(backoff)):
                     break
                 backoff = min(backoff * 2, self.max_backoff)
@@ -151,6 +155,10 @@ class TcpClient(SupervisedLoop):
                 break
             self.failures += 1
             self.last_failure = reason
+            cut_short = getattr(self.framer, 'cut_short', None)
+            cut = cut_short() if cut_short is not None else None
+            if cut is not None:     # the peer closed inside a message: a decode error too
+                self._call(self.on_event, cut, time.time_ns())
             if self.on_disconnect is not None:
                 self._call(self.on_disconnect, reason)
             if self._pause(self._wait(backoff)):

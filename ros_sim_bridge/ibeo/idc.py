@@ -156,7 +156,11 @@ class IdcReader:
         if pos + HEADER_SIZE > n:
             return None, f'{n - pos} bytes left, a header needs {HEADER_SIZE}'
         if data[pos:pos + 4] != MAGIC_BYTES:
-            return None, f'no magic word (0x{bytes(data[pos:pos + 4]).hex()})'
+            found = bytes(data[pos:pos + 4])
+            hint = (': the file is hex text (e.g. a .hexlog capture), not a binary .idc; '
+                    'play it with ibeo_lux_sim --replay') if found.upper() == b'AFFE' else ''
+            return None, (f'no magic word 0x{MAGIC_BYTES.hex().upper()} (found '
+                          f'{found.hex(" ")}){hint}')
         try:
             h = decode_header(data, pos)
             check_plausible(h)

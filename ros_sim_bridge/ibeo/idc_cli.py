@@ -205,7 +205,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         pass
     try:
         return args.run(args)
-    except FileNotFoundError as exc:
+    except OSError as exc:          # missing, a directory, unreadable, no room for the bag
         print(f'ibeo_idc: {exc}', file=sys.stderr)
         return 1
     except KeyboardInterrupt:

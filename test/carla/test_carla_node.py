@@ -2,6 +2,7 @@
 actor list, markers (boxes, labels, DELETE on destroy), traffic lights, collisions, controls,
 hero odometry, interpolation, pause/resume/seek, follow actor — checked against the generator's
 Scene formulas."""
+import math
 import subprocess
 
 import numpy as np
@@ -158,6 +159,10 @@ def test_replay_state_frame_by_frame(ros, log_file):
     seek(ros, 1.0)
     assert SCENE.destroyed in [a.id for a in at(actors, 1.0).actors]
 
+    # a time that is no time is refused, the replay stays where it was
+    for bad in (math.nan, math.inf, -math.inf):
+        res = call_service(ros.probe, CarlaSeek, 'carla/seek', CarlaSeek.Request(time=bad), 10.0)
+        assert res is not None and not res.success and 'finite' in res.message
     # negative seek = from the end; resume lets the clock run
     assert seek(ros, -1.0) == pytest.approx(SCENE.seconds - 1.0)
     seek(ros, 3.0)

@@ -43,13 +43,13 @@ def test_to_bag_equals_the_decoded_recording(tmp_path):
     seen, types = read_bag(out)
     assert types == {
         '/clock': 'rosgraph_msgs/msg/Clock', '/tf': 'tf2_msgs/msg/TFMessage',
-        'carla/actor_list': 'ros_sim_bridge/msg/CarlaActorList',
-        'carla/markers': 'visualization_msgs/msg/MarkerArray',
-        'carla/traffic_lights': 'ros_sim_bridge/msg/CarlaTrafficLightList',
-        'carla/vehicle_controls': 'ros_sim_bridge/msg/CarlaVehicleControlList',
-        'carla/collisions': 'ros_sim_bridge/msg/CarlaCollision',
-        'carla/collision_markers': 'visualization_msgs/msg/MarkerArray',
-        'carla/hero/odometry': 'nav_msgs/msg/Odometry'}
+        '/carla/actor_list': 'ros_sim_bridge/msg/CarlaActorList',
+        '/carla/markers': 'visualization_msgs/msg/MarkerArray',
+        '/carla/traffic_lights': 'ros_sim_bridge/msg/CarlaTrafficLightList',
+        '/carla/vehicle_controls': 'ros_sim_bridge/msg/CarlaVehicleControlList',
+        '/carla/collisions': 'ros_sim_bridge/msg/CarlaCollision',
+        '/carla/collision_markers': 'visualization_msgs/msg/MarkerArray',
+        '/carla/hero/odometry': 'nav_msgs/msg/Odometry'}
     rec = Recording(log.read_bytes())
     n = len(rec)
     assert len(seen['/clock']) == n == SCENE.frames
@@ -63,7 +63,7 @@ def test_to_bag_equals_the_decoded_recording(tmp_path):
             alive.pop(d)
         clock = seen['/clock'][i][1].clock
         assert clock.sec + clock.nanosec * 1e-9 == pytest.approx(fr.elapsed, abs=1e-9)
-        actors = seen['carla/actor_list'][i][1].actors
+        actors = seen['/carla/actor_list'][i][1].actors
         assert sorted(a.id for a in actors) == sorted(alive)
         tf = {t.child_frame_id: t for t in seen['/tf'][i][1].transforms}
         pos = fr.get('Position')
@@ -74,22 +74,22 @@ def test_to_bag_equals_the_decoded_recording(tmp_path):
             assert [tr.x, tr.y, tr.z] == pytest.approx(
                 (row['location'].astype(float) * [0.01, -0.01, 0.01]).tolist(), abs=1e-6)
         assert tf[f'actor_{SCENE.hero + SENSOR_OFFSET}'].header.frame_id == 'hero'
-        lights = seen['carla/traffic_lights'][i][1].lights
+        lights = seen['/carla/traffic_lights'][i][1].lights
         assert [lt.state for lt in lights] == fr.get('State')['state'].tolist()
-        controls = seen['carla/vehicle_controls'][i][1].controls
+        controls = seen['/carla/vehicle_controls'][i][1].controls
         assert [c.throttle for c in controls] == pytest.approx(
             fr.get('AnimVehicle')['throttle'].tolist())
-        markers = seen['carla/markers'][i][1].markers
+        markers = seen['/carla/markers'][i][1].markers
         deletes = sorted(m.id for m in markers if m.action == 2)
         assert deletes == ([SCENE.destroyed] * 2 if i == SCENE.destroy_frame else [])
-        odom = seen['carla/hero/odometry'][i][1]
+        odom = seen['/carla/hero/odometry'][i][1]
         hero_row = pos[pos['id'] == SCENE.hero][0]
         assert odom.pose.pose.position.x == pytest.approx(hero_row['location'][0] / 100)
-    colls = [m for _, m in seen['carla/collisions']]
+    colls = [m for _, m in seen['/carla/collisions']]
     assert len(colls) == 2 * len(SCENE.collision_frames())
     assert {(c.actor1_id, c.actor2_id) for c in colls} == {
         (SCENE.hero, int(SCENE.vehicle_ids[1])), (SCENE.hero, 0xFFFFFFFF)}
-    assert 'carla/actor_list' in text.getvalue()
+    assert '/carla/actor_list' in text.getvalue()
 
 
 def test_to_bag_decimated(tmp_path):
@@ -104,8 +104,8 @@ def test_to_bag_decimated(tmp_path):
         pytest.approx(SCENE.seconds)
 
 
-PER_FRAME = ('/clock', '/tf', 'carla/actor_list', 'carla/markers', 'carla/traffic_lights',
-             'carla/vehicle_controls', 'carla/hero/odometry')
+PER_FRAME = ('/clock', '/tf', '/carla/actor_list', '/carla/markers', '/carla/traffic_lights',
+             '/carla/vehicle_controls', '/carla/hero/odometry')
 
 
 def assert_first_frames(folder, rec, n):

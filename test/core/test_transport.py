@@ -213,3 +213,34 @@ def test_tcp_client_reads_into_a_buffered_framer():
     assert [bytes(g) for g in got] == records
     assert all(any(g is b for b in reader.buffers) for g in got)
     assert client.bytes_received == len(stream) and client.health.handler_errors == 0
+
+
+def test_tcp_client_reports_a_message_cut_short_by_the_peer_closing():
+    """The peer closes inside a message: the client hands one TRUNCATED CodecError to the
+    handler (a decode error, not only a reconnect), then frames the next connection's data."""
+    from ros_sim_bridge.core.binary import CodecError
+    port = free_tcp_port()
+    server = socket.socket()
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind(('127.0.0.1', port))
+    server.listen(2)
+    events = []
+    client = TcpClient('127.0.0.1', port, framer(), lambda e, t: events.append(e),
+                       min_backoff=0.05, max_backoff=0.1)
+    client.start()
+    try:
+        conn, _ = server.accept()
+        whole = msg(b'x' * 100, 1)
+        conn.sendall(msg(b'first', 0) + whole[:40])        # then close inside the second
+        conn.close()
+        conn, _ = server.accept()
+        conn.sendall(msg(b'after', 2))
+        assert wait_until(lambda: any(isinstance(e, Frame) and e.body.endswith(b'after')
+                                      for e in events), 10.0)
+        conn.close()
+    finally:
+        client.stop()
+        server.close()
+    cuts = [e for e in events if isinstance(e, CodecError)]
+    assert len(cuts) == 1 and cuts[0].kind == 'truncated', cuts
+    assert [e.body[8:] for e in events if isinstance(e, Frame)] == [b'first', b'after']

@@ -118,3 +118,16 @@ def test_image_and_status():
     assert 'device 4 (scanner)' in st.name
     assert ec.status(sm.SystemStatus(state=1)).level == DiagnosticStatus.OK
     assert ec.status(sm.TraceMessage(0x6410, 2, 'x')).level == DiagnosticStatus.WARN
+
+
+@pytest.mark.parametrize('lat,lon,alt', [(math.nan, 0.0, 0.0), (0.0, math.inf, 0.0),
+                                         (0.0, 0.0, -math.inf), (7.0, 0.0, 0.0),
+                                         (0.5, 3.2, 0.0)])
+def test_gps_fix_no_receiver_position_is_no_fix(lat, lon, alt):
+    """A non-finite position, or latitude beyond ±90° / longitude beyond ±180° (7 rad, 3.2 rad
+    here), is published as STATUS_NO_FIX without a covariance, never as a fix."""
+    g = gi.PositionWgs84(latitude=lat, longitude=lon, altitude=alt, latitude_sigma=1.0,
+                         longitude_sigma=1.0, altitude_sigma=1.0, source_type=8)
+    fix = ec.gps_fix(g, Header(frame_id='gps'))
+    assert fix.status.status == NavSatStatus.STATUS_NO_FIX
+    assert fix.position_covariance_type == NavSatFix.COVARIANCE_TYPE_UNKNOWN

@@ -244,3 +244,14 @@ def test_real_ldmrs_capture_as_an_idc_file(tmp_path):
         assert [(d.offset, d.skipped) for d in r.damages] == [
             (len(b''.join(msgs[:50])), 33), (start, len(msgs[120])),
             (len(bad), 100)]
+
+
+def test_hex_text_is_named_as_such(tmp_path):
+    """A hex log (text "AFFEC0C2 …") is no .idc: the damage report names the magic word it
+    wanted, the bytes it found, and where such a file plays."""
+    path = tmp_path / 'capture.hexlog'
+    path.write_bytes(b'AFFEC0C200000000 0000002C 00002202\n' * 4)
+    with IdcReader(path) as r:
+        assert len(r) == 0 and len(r.damages) == 1
+        reason = r.damages[0].reason
+    assert '0xAFFEC0C2' in reason and '41 46 46 45' in reason and 'hex text' in reason

@@ -474,3 +474,22 @@ def test_camera_annotation_other_json_refused(payload, kind):
     with pytest.raises(CodecError) as err:
         annotation.decode_annotation(payload)
     assert err.value.kind == kind
+
+
+def test_camera_annotation_overflowing_numbers_and_box_cap():
+    """1e400 (json gives inf) is refused like NaN, naming the box; a message with more boxes
+    than the cap decodes the first ``max_boxes`` of each kind and says how many it left out."""
+    from ros_sim_bridge.monodrive.codec import annotation
+    ann = annotation.decode_annotation(
+        b'[{"name": "v", "2d_bounding_boxes": [{"2d_bounding_box": [0, 1e400, 0, 1]},'
+        b' {"2d_bounding_box": [0, 2, 0, 1]}]}]')
+    assert len(ann.boxes_2d) == 1 and ann.boxes_2d[0]['xmax'] == 2.0
+    assert len(ann.problems) == 1 and '2d_bounding_boxes[0]' in str(ann.problems[0])
+    box = {'2d_bounding_box': [0, 1, 0, 1]}
+    obb = {'center': [0, 0, 0], 'extents': [1, 1, 1], 'orientation': [0, 0, 0, 1]}
+    value = [{'name': f'a{i}', '2d_bounding_boxes': [box] * 3, 'oriented_bounding_boxes': [obb]}
+             for i in range(10)]
+    ann = annotation.annotation_from_value(value, max_boxes=7)
+    assert (len(ann.boxes_2d), len(ann.boxes_3d)) == (7, 7)
+    assert [e.kind for e in ann.problems] == ['oversized']
+    assert '26 boxes' in str(ann.problems[0])        # 30 − 7 two-d, 10 − 7 oriented

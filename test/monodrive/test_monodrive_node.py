@@ -75,11 +75,11 @@ def test_sensor_streams_into_ros(ros, sim, tmp_path):
 
 
 def test_camera_annotations_published_as_markers(ros, sim, tmp_path):
-    """The emulator's annotated camera (looking 45° left, at the other vehicle a quarter
-    turn ahead on the circle): its annotation message becomes 2-D box, label and 3-D box
+    """The emulator's annotated camera (looking 22.5° left, at the other vehicle 45° of arc
+    ahead on the circle): its annotation message becomes 2-D box, label and 3-D box
     markers, the image stream goes on, nothing of it lands on ~/raw."""
     cam = {'type': 'Camera', 'listen_port': free_tcp_port(), 'description': 'front',
-           'location': {'x': 0.0, 'y': 0.0, 'z': 75.0}, 'rotation': {'yaw': -45.0},
+           'location': {'x': 0.0, 'y': 0.0, 'z': 75.0}, 'rotation': {'yaw': -22.5},
            'stream_dimensions': {'x': 64, 'y': 48}, 'channels': 'bgra', 'fov': 90.0,
            'annotation': {'include_annotation': True, 'include_obb': True}}
     path, _ = sensors_file(tmp_path, (), extra=[cam])
@@ -444,7 +444,7 @@ def test_other_sensors_into_ros(ros, sim, tmp_path):
         r = got['rpm'].wait_for(1, 15.0)[0]
         assert r.speed == pytest.approx(sim.scene.speed / 0.35 * 60 / (2 * math.pi), rel=1e-5)
         t = got['radar'].wait_for(1, 10.0)[0].targets[0]
-        assert t.range == pytest.approx(40 * math.sqrt(2), abs=0.01)   # quarter turn ahead
+        assert t.range == pytest.approx(2 * 40 * math.sin(math.pi / 8), abs=0.01)  # 45° arc ahead
         assert t.aoa == pytest.approx(math.radians(10.0)) and t.target_ids == ['Sedan2D_01_1']
         c = got['collision'].wait_for(1, 10.0)[0]
         assert c.distance == pytest.approx(25.0) and not c.collision

@@ -146,3 +146,51 @@ def test_a_node_that_cannot_start_says_so_under_its_node_name(name):
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 1 and 'Traceback' not in out.stderr, out.stderr
     assert f'[{name}]: cannot start:' in out.stderr, out.stderr
+
+
+@pytest.mark.parametrize('name,params', [
+    ('carla_replayer', ['publish_rate:=0.0']), ('carla_replayer', ['publish_rate:=-5.0']),
+    ('carla_replayer', ['rate_factor:=.nan']), ('carla_replayer', ['rate_factor:=-3.0']),
+    ('ibeo_lux', ['source:=file', 'file:=/nonexistent.idc', 'rate:=.nan']),
+    ('ibeo_lux', ['source:=file', 'file:=/nonexistent.idc', 'start_offset:=.nan'])])
+def test_a_value_the_node_cannot_use_is_refused_at_start(name, params):
+    """Rates and times that are zero, negative or not finite: one line naming the parameter,
+    exit 1 (was: a ZeroDivisionError / RCLError traceback, or a replay that never publishes)."""
+    args = ['--ros-args']
+    for p in params:
+        args += ['-p', p]
+    if name == 'carla_replayer':
+        args += ['-p', f'file:={carla_demo_recording()}']
+    out = subprocess.run([str(executable(name)), *args], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 1 and 'Traceback' not in out.stderr, out.stderr
+    assert 'cannot start' in out.stderr and params[-1].split(':=')[0] in out.stderr, out.stderr
+
+
+def test_offline_tools_name_a_bad_path_in_one_line(tmp_path):
+    """carla_log to-bag into a folder that exists, ibeo_idc on a directory: one line, no
+    traceback."""
+    out = subprocess.run([str(executable('carla_log')), 'to-bag', '--no-progress',
+                          carla_demo_recording(), str(tmp_path)], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 2 and 'Traceback' not in out.stderr, out.stderr
+    assert str(tmp_path) in out.stderr
+    out = subprocess.run([str(executable('ibeo_idc')), 'info', str(tmp_path)],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and 'Traceback' not in out.stderr, out.stderr
+    assert 'directory' in out.stderr.lower()
+
+
+def test_a_sensor_that_is_not_there_is_said_in_the_log():
+    """Nothing listening on the port: a warning says the device is not reachable and why
+    (before: only /diagnostics knew)."""
+    port = free_tcp_port()
+    proc = subprocess.Popen([str(executable('ibeo_lux')), '--ros-args', '-p', f'port:={port}'],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        time.sleep(4.0)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out = proc.communicate(timeout=30)[0]
+    assert proc.returncode == 0, out
+    assert 'LUX not reachable' in out and f'127.0.0.1:{port}' in out, out

@@ -21,6 +21,7 @@ run consumers with ``use_sim_time:=true``.
 """
 from __future__ import annotations
 
+import math
 import sys
 import threading
 import time
@@ -36,7 +37,7 @@ from ros_sim_bridge.msg import (CarlaActorList, CarlaCollision, CarlaTrafficLigh
                                 CarlaVehicleControlList)
 from ros_sim_bridge.srv import CarlaSeek
 from ros_sim_bridge.ros.diagnostics import Diagnostics
-from ros_sim_bridge.ros.params import declare_parameters
+from ros_sim_bridge.ros.params import declare_parameters, positive
 from ros_sim_bridge.ros.qos import DATA, TF
 from ros_sim_bridge.ros.runner import run_node
 from ros_sim_bridge.ros.stamps import seconds_to_stamp
@@ -47,12 +48,14 @@ from . import conversions as convert
 
 PARAMETERS = {
     'file': ('', 'CARLA recorder .log file to replay'),
-    'rate_factor': (1.0, 'replay speed: recording seconds per wall second (CARLA time factor)'),
+    'rate_factor': (1.0, 'replay speed: recording seconds per wall second (CARLA time factor)',
+                    positive),
     'start_time': (0.0, 'recording time to start at, s; negative: from the end'),
     'end_time': (0.0, 'recording time to stop at, s; 0: the end; negative: from the end'),
     'loop': (False, 'start again at start_time after end_time'),
     'start_paused': (False, 'wait for the carla/resume service before replaying'),
-    'publish_rate': (20.0, 'Hz of publishing (wall clock); poses interpolated in between'),
+    'publish_rate': (20.0, 'Hz of publishing (wall clock); poses interpolated in between',
+                     positive),
     'interpolate': (True, "poses as CARLA's replayer: previous frame's → this frame's; off (or "
                           "rate_factor >= 2): the previous frame's pose"),
     'map_frame': ('map', 'world frame (ENU, REP-103)'),
@@ -66,7 +69,7 @@ PARAMETERS = {
     'topic_prefix': ('carla', 'namespace of the replayer topics and services'),
     'layout_vector': ('', "force the vector width: '' detect, ue4, ue5"),
     'layout_ids': ('', "force the ids >= 18 table: '' detect, 0.9.14, 0.9.15, 0.9.16"),
-    'diagnostics_period': (1.0, 's between /diagnostics messages'),
+    'diagnostics_period': (1.0, 's between /diagnostics messages', positive),
 }
 
 
@@ -143,6 +146,9 @@ class CarlaReplayerNode(Node):
         return response
 
     def _seek(self, request, response):
+        if not math.isfinite(request.time):
+            response.success, response.message = False, f'time must be finite, not {request.time}'
+            return response
         with self.lock:
             self.t = self._absolute(request.time)
             self.jump = True

@@ -30,7 +30,8 @@ def to_bag(rec: Recording, output: str, *, rate: float = 0.0, progress: bool = T
     """Write every frame (or one per 1/``rate`` s of recording time); returns the counts per
     topic.  ``stop()`` true ends the bag after the last frame written."""
     frames = frames or convert.Frames()
-    pre = prefix.rstrip('/') + '/' if prefix else ''
+    # fully qualified, as the node's topics resolve in the namespace of its prefix
+    pre = '/' + prefix.strip('/') + '/' if prefix.strip('/') else '/'
     world = World(rec)
     cdr = FrameCdr(frames, marker_types)
     base_ns = int(rec.header.date) * 1_000_000_000

@@ -247,6 +247,10 @@ def navsatfix(lat_deg: float, lon_deg: float, alt: float, header: Header, *, sig
               status: int = NavSatStatus.STATUS_FIX) -> NavSatFix:
     m = NavSatFix(header=header, latitude=float(lat_deg), longitude=float(lon_deg),
                   altitude=float(alt))
+    if not (math.isfinite(m.latitude) and math.isfinite(m.longitude) and math.isfinite(m.altitude)
+            and abs(m.latitude) <= 90.0 and abs(m.longitude) <= 180.0):
+        status = NavSatStatus.STATUS_NO_FIX       # a position no receiver can have: no fix
+        sigmas = None
     m.status.status = status
     m.status.service = NavSatStatus.SERVICE_GPS
     if sigmas is not None and all(math.isfinite(s) and s > 0 for s in sigmas):

@@ -201,9 +201,12 @@ class IbeoLuxNode(Node):
         if p.source == 'file' and not p.file:
             raise ValueError('parameter file: the .idc recording to play is required with '
                              'source:=file')
-        if p.rate < 0:
-            raise ValueError(f'parameter rate must be >= 0 (0: as fast as possible), not '
-                             f'{p.rate}')
+        if not math.isfinite(p.rate) or p.rate < 0:
+            raise ValueError(f'parameter rate must be a finite number >= 0 (0: as fast as '
+                             f'possible), not {p.rate}')
+        if not math.isfinite(p.start_offset):
+            raise ValueError(f'parameter start_offset must be a finite number of seconds, not '
+                             f'{p.start_offset}')
         self.session = LuxSession(layers=p.layers, beam_tilt=p.beam_tilt,
                                   merge_mirror_sides=p.merge_mirror_sides,
                                   max_body=p.max_message_bytes)
@@ -221,13 +224,14 @@ class IbeoLuxNode(Node):
         self.client = TcpClient(p.host, p.port, self.session.framer, self._on_event,
                                 name='ibeo-lux-tcp', on_connect=self._on_connect,
                                 on_disconnect=self._on_disconnect,
+                                on_connect_failed=self._on_connect_failed,
                                 connect_timeout=p.connect_timeout, min_backoff=p.min_backoff,
                                 max_backoff=p.max_backoff)
-        self.client.start()
         self.get_logger().info(
             f'connecting to the {self.DEVICE} at {p.host}:{p.port} (stamps: {p.stamp_source}, '
             f'layers: {p.layers or "from the sensor"}, points: {self.point_builder}, '
             f'set filter: {sf.format_ranges(self.filter_ranges) or "none"})')
+        self.client.start()
 
     def _make_converters(self) -> None:
         p = self.p
@@ -574,6 +578,10 @@ class IbeoLuxNode(Node):
                  f'{8 if eight else 4} layers' + (f', beam tilt {s.beam_tilt:.4f} rad'
                                                   if eight else ''))
 
+    def _on_connect_failed(self, why: str) -> None:
+        self.get_logger().warn(f'{self.DEVICE} not reachable: {why}; retrying (at least once a '
+                               'second)', throttle_duration_sec=10.0)
+
     def _on_disconnect(self, reason: str) -> None:
         self.get_logger().warning(f'link to {self.p.host}:{self.p.port} lost: {reason}; '
                                   'reconnecting')
@@ -664,9 +672,9 @@ class IbeoLuxNode(Node):
             self.filter_state = f'accepted: {text}'
             log.info(f'set filter {text}: accepted by the device')
         else:
-            why = err or f'refused by the device (reply 0x{reply.reply_id:04X})'
+            why = err or f'set filter: refused by the device (reply 0x{reply.reply_id:04X})'
             self.filter_state = f'failed: {text}: {why}'
-            log.warning(f'set filter {text}: {why}')
+            log.warning(f'{why} (data types {text})')     # err starts with the command's name
         return reply, err
 
     def _on_set_parameters(self, params) -> SetParametersResult:

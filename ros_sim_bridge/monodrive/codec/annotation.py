@@ -19,6 +19,7 @@ missing or ill-typed fields is reported in ``problems`` and left out; the others
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,14 +69,26 @@ def decode_annotation(payload) -> CameraAnnotation:
     return annotation_from_value(value)
 
 
-def annotation_from_value(value: list) -> CameraAnnotation:
+#: boxes of each kind (2-D, oriented) decoded per annotation at most; the rest are counted
+MAX_BOXES = 256
+
+
+def annotation_from_value(value: list, max_boxes: int = MAX_BOXES) -> CameraAnnotation:
+    """The boxes of the first ``max_boxes`` of each kind (a problem of kind ``oversized``
+    says how many more there were: a huge message costs a bounded time, never the stream)."""
     actors, tags, rows2, names2, rows3, names3, problems = [], [], [], [], [], [], []
+    dropped = 0
     for i, entry in enumerate(value):
         where = f'[{i}]'
         actors.append(str(entry.get('name', '')))
         t = entry.get('tags')
         tags.append([str(x) for x in t] if isinstance(t, list) else [])
-        for j, box in enumerate(_list(entry, '2d_bounding_boxes', where, problems)):
+        boxes_2d = _list(entry, '2d_bounding_boxes', where, problems)
+        boxes_3d = _list(entry, 'oriented_bounding_boxes', where, problems)
+        room_2d, room_3d = max(0, max_boxes - len(rows2)), max(0, max_boxes - len(rows3))
+        dropped += max(0, len(boxes_2d) - room_2d) + max(0, len(boxes_3d) - room_3d)
+        boxes_2d, boxes_3d = boxes_2d[:room_2d], boxes_3d[:room_3d]
+        for j, box in enumerate(boxes_2d):
             try:
                 corners = _numbers(box.get('2d_bounding_box') if isinstance(box, dict) else None,
                                    4, f'{where}.2d_bounding_boxes[{j}].2d_bounding_box')
@@ -84,7 +97,7 @@ def annotation_from_value(value: list) -> CameraAnnotation:
                 continue
             rows2.append((i, *corners))
             names2.append(str(box.get('name', '')))
-        for j, box in enumerate(_list(entry, 'oriented_bounding_boxes', where, problems)):
+        for j, box in enumerate(boxes_3d):
             at = f'{where}.oriented_bounding_boxes[{j}]'
             try:
                 if not isinstance(box, dict):
@@ -99,6 +112,9 @@ def annotation_from_value(value: list) -> CameraAnnotation:
                 continue
             rows3.append((i, center, extents, orientation, scale))
             names3.append(str(box.get('name', '')))
+    if dropped:
+        problems.append(CodecError(MESSAGE, f'{dropped} boxes beyond the first {max_boxes} of '
+                                   'each kind left out', field='boxes', kind='oversized'))
     return CameraAnnotation(actors, tags, np.array(rows2, BOX_2D), names2,
                             np.array(rows3, ORIENTED_BOX), names3, problems)
 
@@ -115,8 +131,9 @@ def _list(entry: dict, key: str, where: str, problems: list) -> list:
 
 def _numbers(v, n: int, where: str) -> tuple:
     if not isinstance(v, list) or len(v) != n or not all(
-            isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
-        raise CodecError(MESSAGE, f'expected {n} numbers, got {v!r}'[:160], field=where)
+            isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+            for x in v):   # (json turns 1e400 into inf: refused as NaN/Infinity are)
+        raise CodecError(MESSAGE, f'expected {n} finite numbers, got {v!r}'[:160], field=where)
     return tuple(float(x) for x in v)
 
 

@@ -88,6 +88,8 @@ PARAMETERS = {
     **common_parameters(stamp_sources={'receive': 'host clock at reception',
                                        'sim': "the sample's game time"},
                         stamp_default='receive', stale_after=2.0, stale_what='a stream'),
+    'max_annotation_boxes': (256, 'boxes of each kind (2-D, oriented) taken from one camera '
+                             'annotation message; the rest are counted and logged'),
     'annotation_depth': (1.0, 'm in front of a camera its 2-D annotation boxes are drawn at'),
     'link_error_after': (5.0, 's a link (control or sensor) may be down, WARN reconnecting, '
                                'before /diagnostics says ERROR'),
@@ -207,7 +209,8 @@ class SensorLink:
     def on_disconnect(self, reason: str) -> None:
         self.stats.link_down(reason)
         self.node.diagnostics.log_limited(self.stats.name, 'link',
-                                          f'{self.stats.name}: {reason}; reconnecting')
+                                          f'{self.kind} stream on port {self.port}: {reason}; '
+                                          'reconnecting')
 
     def count_missing(self, sample_count: int) -> None:
         """Diagnostics ``drops``: samples missing from the stream (``sample_count`` gaps)."""
@@ -257,7 +260,8 @@ class SensorLink:
             if 'annotations' in self.pubs:          # a camera's annotation message
                 value = control.parse_json(payload, f'{k} annotation')
                 if annot.is_annotation(value):
-                    self.publish_annotation(annot.annotation_from_value(value), stamp)
+                    self.publish_annotation(annot.annotation_from_value(
+                        value, node.p.max_annotation_boxes), stamp)
                     return
             # another JSON companion message (a layout we do not know): raw
             node.raw_pub.publish(convert.raw(k, self.port, stamp, game_time=header.game_time,
@@ -402,8 +406,9 @@ class MonoDriveClientNode(Node):
         self._waiting: set[int] = set()
         self.control = TcpClient(p.host, p.port, self.session.framer, self._on_control_event,
                                  name='monodrive-control', on_connect=self._on_connect,
-                                 on_disconnect=self._on_disconnect, min_backoff=p.min_backoff,
-                                 max_backoff=p.max_backoff)
+                                 on_disconnect=self._on_disconnect,
+                                 on_connect_failed=self._on_connect_failed,
+                                 min_backoff=p.min_backoff, max_backoff=p.max_backoff)
         group = ReentrantCallbackGroup()
         self._services = []
         for msg_type in messages.MESSAGE_TYPES:
@@ -431,13 +436,13 @@ class MonoDriveClientNode(Node):
                     self.sensors.append(SensorLink(self, s))
         if p.publish_tf:
             self._publish_mounts()
-        self.control.start()
-        for link in self.sensors:
-            link.client.start()
         self.get_logger().info(
             f'monoDrive client for {p.host}:{p.port}; configuration: '
             + (', '.join(f'{k} ({os.path.basename(c.path)})' for k, c in self.files.items()) or 'none')
             + f'; sensors: {", ".join(f"{s.kind}:{s.port}" for s in self.sensors) or "none"}')
+        self.control.start()
+        for link in self.sensors:
+            link.client.start()
 
     # --- control channel plumbing (TcpClient thread) ----------------------------------------
     def _on_connect(self) -> None:
@@ -451,11 +456,11 @@ class MonoDriveClientNode(Node):
                                + (f'; sending {len(replays)} configuration messages'
                                   if replays else ''))
 
+    def _on_connect_failed(self, why: str) -> None:
+        self.get_logger().warn(f'simulator not reachable: {why}; retrying (at least once a '
+                               'second)', throttle_duration_sec=10.0)
+
     def _on_disconnect(self, reason: str) -> None:
-        cut = self.session.framer.cut_short()
-        if cut is not None:       # a reply cut short by the server closing: a decode error too
-            self.diagnostics.bad_input(self.control_stats, cut)
-            self.session.framer.reset()
         with self._cond:
             self._dispatch(self.session.connection_lost(reason))
         self.control_stats.link_down(reason)
