@@ -152,7 +152,8 @@ def test_a_node_that_cannot_start_says_so_under_its_node_name(name):
     ('carla_replayer', ['publish_rate:=0.0']), ('carla_replayer', ['publish_rate:=-5.0']),
     ('carla_replayer', ['rate_factor:=.nan']), ('carla_replayer', ['rate_factor:=-3.0']),
     ('ibeo_lux', ['source:=file', 'file:=/nonexistent.idc', 'rate:=.nan']),
-    ('ibeo_lux', ['source:=file', 'file:=/nonexistent.idc', 'start_offset:=.nan'])])
+    ('ibeo_lux', ['source:=file', 'file:=/nonexistent.idc', 'start_offset:=.nan']),
+    ('ibeo_lux', ['max_message_bytes:=0'])])
 def test_a_value_the_node_cannot_use_is_refused_at_start(name, params):
     """Rates and times that are zero, negative or not finite: one line naming the parameter,
     exit 1 (was: a ZeroDivisionError / RCLError traceback, or a replay that never publishes)."""
@@ -175,6 +176,12 @@ def test_offline_tools_name_a_bad_path_in_one_line(tmp_path):
                          text=True, timeout=120)
     assert out.returncode == 2 and 'Traceback' not in out.stderr, out.stderr
     assert str(tmp_path) in out.stderr
+    for bad in ('-5', 'nan'):
+        out = subprocess.run([str(executable('carla_log')), 'to-bag', '--rate', bad,
+                              carla_demo_recording(), str(tmp_path / 'bag')],
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 2 and 'Traceback' not in out.stderr, out.stderr
+        assert '--rate' in out.stderr and 'finite number >= 0' in out.stderr, out.stderr
     out = subprocess.run([str(executable('ibeo_idc')), 'info', str(tmp_path)],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 1 and 'Traceback' not in out.stderr, out.stderr
@@ -194,3 +201,17 @@ def test_a_sensor_that_is_not_there_is_said_in_the_log():
         out = proc.communicate(timeout=30)[0]
     assert proc.returncode == 0, out
     assert 'LUX not reachable' in out and f'127.0.0.1:{port}' in out, out
+
+
+def test_a_replay_that_ends_says_so_once():
+    """A non-looping replay at its end: one log line (it stays up, seek/resume play again)."""
+    proc = subprocess.Popen([str(executable('carla_replayer')), '--ros-args', '-p',
+                             f'file:={carla_demo_recording()}', '-p', 'rate_factor:=20.0'],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        time.sleep(5.0)                      # an 8 s recording at ×20: the end after 0.4 s
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out = proc.communicate(timeout=30)[0]
+    assert proc.returncode == 0, out
+    assert out.count('replay reached its end') == 1, out

@@ -172,6 +172,10 @@ class CarlaReplayerNode(Node):
                     if self.p.loop and not self.paused:
                         self.t, self.jump = self.t_start, True
                     else:
+                        if not self.finished:
+                            self.get_logger().info(
+                                f'replay reached its end at {self.t_end:.3f} s (carla/seek or '
+                                'carla/resume plays again)')
                         self.t, self.finished = self.t_end, True
                 t, jump, self.jump = self.t, self.jump, False
             self.publish_at(t, jump)

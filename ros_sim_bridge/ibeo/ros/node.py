@@ -79,7 +79,7 @@ from ros_sim_bridge.ros.diagnostics import Diagnostics, StreamStats
 from ros_sim_bridge.msg import (IbeoObjectList, IbeoOdometry, IbeoScanInfo, LuxObjectList,
                                 LuxScanInfo, LuxVehicleState)
 from ros_sim_bridge.ros.runner import run_node
-from ros_sim_bridge.ros.params import common_parameters, declare_parameters
+from ros_sim_bridge.ros.params import common_parameters, declare_parameters, positive
 from ros_sim_bridge.ros.qos import DATA, LATCHED
 from ros_sim_bridge.srv import (IbeoSeek, IbeoSetFilter, LuxCommand, LuxGetParameter, LuxGetStatus,
                                 LuxSetNtpTime, LuxSetParameter)
@@ -132,7 +132,8 @@ PARAMETERS = {
     'max_backoff': (8.0, 's the doubling back-off grows to at most; each wait is still capped '
                     'at 1 s (TcpClient reconnect_within), so a sensor that is back is served '
                     'within a second'),
-    'max_message_bytes': (DEFAULT_MAX_BODY, 'largest message body accepted (bigger = corrupt)'),
+    'max_message_bytes': (DEFAULT_MAX_BODY, 'largest message body accepted (bigger = corrupt)',
+                          positive),
     'max_objects': (256, 'objects per 0x2221 published at most (the first ones; the rest are '
                     'counted and dropped, a warning is logged)'),
     'max_contour_points': (64, 'contour points per object published at most (the first ones; '

@@ -454,7 +454,8 @@ class MonoDriveClientNode(Node):
             link.client.retry_now()
         self.get_logger().info(f'connected to the simulator at {self.p.host}:{self.p.port}'
                                + (f'; sending {len(replays)} configuration messages'
-                                  if replays else ''))
+                                  if replays else ''),
+                               throttle_duration_sec=5.0)   # a flapping link: not 3 lines/s
 
     def _on_connect_failed(self, why: str) -> None:
         self.get_logger().warn(f'simulator not reachable: {why}; retrying (at least once a '
