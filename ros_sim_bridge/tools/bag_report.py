@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ros_sim_bridge.core import frames
+
 _PC2_DTYPES = {1: 'i1', 2: 'u1', 3: 'i2', 4: 'u2', 5: 'i4', 6: 'u4', 7: 'f4', 8: 'f8'}
 
 
@@ -104,7 +106,7 @@ def table(bag) -> list[str]:
 
 
 def _yaw(q) -> float:
-    return math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z))
+    return float(frames.quat_to_euler((q.w, q.x, q.y, q.z))[2])
 
 
 def _namespace(topic: str) -> str:
@@ -119,11 +121,8 @@ def _stamp_ns(header) -> int:
 def _matrix(t) -> np.ndarray:
     """4×4 homogeneous matrix of a geometry_msgs/Transform (parent ← child)."""
     q, v = t.rotation, t.translation
-    x, y, z, w = q.x, q.y, q.z, q.w
     m = np.eye(4)
-    m[:3, :3] = [[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                 [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                 [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]]
+    m[:3, :3] = frames.quat_rotate((q.w, q.x, q.y, q.z), np.eye(3)).T   # columns: rotated axes
     m[:3, 3] = (v.x, v.y, v.z)
     return m
 
