@@ -150,25 +150,11 @@ def _decode(data_type: int, body) -> EcuScan:
     return cls(start, end_off, flags, number, infos.astype(info), host_points(wire))
 
 
-def _padding(dtype: np.dtype) -> list[int]:
-    used = set()
-    for name in dtype.names:
-        sub, at = dtype.fields[name][:2]
-        used.update(range(at, at + sub.itemsize))
-    return [i for i in range(dtype.itemsize) if i not in used]
-
-
-_POINT_PADDING = _padding(POINT_DTYPE)
-
-
 def host_points(wire: np.ndarray) -> np.ndarray:
     """Points in :data:`POINT_DTYPE` (``wire.astype`` done by word swaps: the hot path) with
     the padding bytes zero: the clouds carry the array's bytes as they are, and a cloud must be
     the same bytes each time it is made from the same message."""
-    pts = to_host_order(wire, POINT_DTYPE)
-    if len(pts) and _POINT_PADDING:
-        pts.view(np.uint8).reshape(len(pts), -1)[:, _POINT_PADDING] = 0
-    return pts
+    return to_host_order(wire, POINT_DTYPE)
 
 
 def decode_scan_2205(body, header=None) -> EcuScan:
