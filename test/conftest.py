@@ -24,6 +24,31 @@ os.environ.setdefault('ROS_DOMAIN_ID', str(random.Random(os.getpid()).randint(*T
 SHARED = Path(__file__).resolve().parents[1].parent / 'shared'
 
 
+def message_differences(a, b, path: str = '') -> list:
+    """Where two rclpy messages differ (floats bit for bit up to the NaN payload): [] when
+    equal.  For comparing serialised forms, whose alignment padding rclpy leaves unset."""
+    import math
+
+    import numpy as np
+    if hasattr(a, 'get_fields_and_field_types'):
+        if type(a) is not type(b):
+            return [f'{path}: {type(a).__name__} vs {type(b).__name__}']
+        return [d for name in a.get_fields_and_field_types()
+                for d in message_differences(getattr(a, name), getattr(b, name),
+                                             f'{path}.{name}')]
+    if isinstance(a, float) or isinstance(b, float):
+        equal = (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) ==
+                                                      math.copysign(1, b))
+        return [] if equal else [f'{path}: {a!r} vs {b!r}']
+    if isinstance(a, (list, tuple, np.ndarray)) or type(a).__name__ == 'array':
+        a, b = list(a), list(b)
+        if len(a) != len(b):
+            return [f'{path}: {len(a)} vs {len(b)} elements']
+        return [d for k, (x, y) in enumerate(zip(a, b))
+                for d in message_differences(x, y, f'{path}[{k}]')]
+    return [] if a == b else [f'{path}: {a!r} vs {b!r}']
+
+
 def shared_path(*parts: str) -> Path:
     """A file under ../shared, or a clean skip where the folder is absent."""
     path = SHARED.joinpath(*parts)

@@ -84,7 +84,7 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
     from ros_sim_bridge.ibeo.ros.ecu_conversions import IbeoToRos, ntp_to_ns
     from ros_sim_bridge.ros.bag import BagWriter
     from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
-    conv = converter or IbeoToRos(namespace=namespace, serialized_clouds=True)
+    conv = converter or IbeoToRos(namespace=namespace, serialized=True)
     report = ConversionReport()
     bag = writer or BagWriter(out)
     bar = tqdm(total=reader.file_size, unit='B', unit_scale=True, disable=not progress,

@@ -11,34 +11,13 @@ from rclpy.serialization import deserialize_message, serialize_message
 from rosgraph_msgs.msg import Clock
 from tf2_msgs.msg import TFMessage
 
-from conftest import shared_path
+from conftest import message_differences as same, shared_path
 from ros_sim_bridge.carla.codec import Recording
 from ros_sim_bridge.carla.generator import Scene, write
 from ros_sim_bridge.carla.ros import conversions as convert
 from ros_sim_bridge.carla.ros.frame_cdr import KINDS, FrameCdr
 from ros_sim_bridge.carla.world import World
 from ros_sim_bridge.ros.stamps import seconds_to_stamp
-
-
-def same(a, b, path='') -> list:
-    """Where two rclpy messages differ (floats bit for bit up to the NaN payload)."""
-    if hasattr(a, 'get_fields_and_field_types'):
-        if type(a) is not type(b):
-            return [f'{path}: {type(a).__name__} vs {type(b).__name__}']
-        out = []
-        for name in a.get_fields_and_field_types():
-            out += same(getattr(a, name), getattr(b, name), f'{path}.{name}')
-        return out
-    if isinstance(a, float) or isinstance(b, float):
-        equal = (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) ==
-                                                      math.copysign(1, b))
-        return [] if equal else [f'{path}: {a!r} vs {b!r}']
-    if isinstance(a, (list, tuple, np.ndarray)) or type(a).__name__ == 'array':
-        a, b = list(a), list(b)
-        if len(a) != len(b):
-            return [f'{path}: {len(a)} vs {len(b)} elements']
-        return [d for k, (x, y) in enumerate(zip(a, b)) for d in same(x, y, f'{path}[{k}]')]
-    return [] if a == b else [f'{path}: {a!r} vs {b!r}']
 
 
 def node_messages(world, t, removed, frames):

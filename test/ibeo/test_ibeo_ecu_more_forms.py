@@ -130,7 +130,7 @@ def test_meta_information_on_diagnostics():
 
 @pytest.mark.parametrize('serialized', [False, True])
 def test_point_cloud_plane_points_and_reference(serialized):
-    out = converted(0x7510, plane_body(), serialized_clouds=serialized)
+    out = converted(0x7510, plane_body(), serialized=serialized)
     assert [t for t, _ in out] == ['/ibeo/plane_points', '/ibeo/plane_points/reference']
     cloud, ref = out[0][1], out[1][1]
     if serialized:

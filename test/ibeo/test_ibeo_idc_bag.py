@@ -62,12 +62,11 @@ class Tee:
         self.sent.append((topic, t_ns, msg))
         self.bag.write_msg(topic, t_ns, msg)
 
-    def write(self, topic, t_ns, cdr, msgtype):            # pre-serialised (the clouds)
+    def write(self, topic, t_ns, cdr, msgtype):            # pre-serialised (CdrMessage.parts)
         from rclpy.serialization import deserialize_message
-        from sensor_msgs.msg import PointCloud2
-        assert msgtype == 'sensor_msgs/msg/PointCloud2'
-        whole = b''.join(cdr) if isinstance(cdr, tuple) else bytes(cdr)   # CdrMessage.parts
-        self.sent.append((topic, t_ns, deserialize_message(whole, PointCloud2)))
+        from ros_sim_bridge.ros.cdr_template import message_class
+        whole = b''.join(cdr) if isinstance(cdr, tuple) else bytes(cdr)
+        self.sent.append((topic, t_ns, deserialize_message(whole, message_class(msgtype))))
         self.bag.write(topic, t_ns, cdr, msgtype)
 
 

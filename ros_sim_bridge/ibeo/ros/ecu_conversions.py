@@ -46,7 +46,7 @@ from ros_sim_bridge.msg import (IbeoCanMessage, IbeoMeasurementList, IbeoObject,
                                 IbeoObjectAssociation, IbeoObjectList, IbeoObjectProperty,
                                 IbeoOdometry, IbeoScanInfo, IbeoScannerInfo)
 from ros_sim_bridge.ros import markers as mk
-from ros_sim_bridge.ros.geometry import quaternion, transform
+from ros_sim_bridge.ros.geometry import transform
 from ros_sim_bridge.ros.pointcloud import to_pointcloud2
 from ros_sim_bridge.ros.pointcloud_cdr import pointcloud2_cdr
 from ros_sim_bridge.ros.stamps import ns_to_stamp
@@ -220,16 +220,23 @@ def object_markers(msg: IbeoObjectList, *, lifetime_s: float = 0.25,
 
 # --- vehicle states, GPS, IMU, odometry ----------------------------------------------------
 
+def vehicle_odometry_rows(s) -> tuple:
+    """0x2806/0x2807 as (pose x, y, z, qx, qy, qz, qw; twist vx, vy, vz, wx, wy, wz): position
+    (distance x/y from the origin, m), course angle as yaw, longitudinal velocity, yaw rate."""
+    w, x, y, z = frames.quat_from_euler(0.0, 0.0, float(s.course_angle)).tolist()
+    pose = [float(s.distance_x * units.ECU_VEHICLE_STATE_TO_SI['distance_x']),
+            float(s.distance_y * units.ECU_VEHICLE_STATE_TO_SI['distance_y']), 0.0, x, y, z, w]
+    return pose, [float(s.longitudinal_velocity), 0.0, 0.0, 0.0, 0.0, float(s.yaw_rate)]
+
+
 def vehicle_odometry(s, header: Header, *, child_frame: str = 'base_link') -> Odometry:
-    """0x2806/0x2807: position (distance x/y from the origin, m), course angle as yaw,
-    longitudinal velocity and yaw rate, in ``header.frame_id`` (odometry frame)."""
+    """0x2806/0x2807 (:func:`vehicle_odometry_rows`) in ``header.frame_id`` (odometry frame)."""
+    pose, tw = vehicle_odometry_rows(s)
     m = Odometry(header=header, child_frame_id=child_frame)
-    m.pose.pose.position.x, m.pose.pose.position.y = (
-        s.distance_x * units.ECU_VEHICLE_STATE_TO_SI['distance_x'],
-        s.distance_y * units.ECU_VEHICLE_STATE_TO_SI['distance_y'])
-    m.pose.pose.orientation = quaternion(frames.quat_from_euler(0.0, 0.0, float(s.course_angle)))
-    m.twist.twist.linear.x = float(s.longitudinal_velocity)
-    m.twist.twist.angular.z = float(s.yaw_rate)
+    p = m.pose.pose
+    p.position.x, p.position.y, p.position.z = pose[:3]
+    p.orientation.x, p.orientation.y, p.orientation.z, p.orientation.w = pose[3:]
+    m.twist.twist.linear.x, m.twist.twist.angular.z = tw[0], tw[5]
     return m
 
 
@@ -243,68 +250,97 @@ _SBAS = {3, 4, 5}                     # 0x2604 source types: SBAS, Omnistar VBS/
 _GBAS = {6, 7, 8}                     # GBAS, RTK float, RTK integer
 
 
+def navsat_values(lat_deg: float, lon_deg: float, alt: float, *, sigmas=None,
+                  status: int = NavSatStatus.STATUS_FIX) -> tuple:
+    """(latitude, longitude, altitude, status, position covariance (9), covariance type) of a
+    fix: a position no receiver can have (not finite, |lat| > 90, |lon| > 180) is no fix;
+    east/north/up sigmas give a diagonal covariance when all are finite and positive."""
+    lat, lon, alt = float(lat_deg), float(lon_deg), float(alt)
+    if not (math.isfinite(lat) and math.isfinite(lon) and math.isfinite(alt)
+            and abs(lat) <= 90.0 and abs(lon) <= 180.0):
+        status, sigmas = NavSatStatus.STATUS_NO_FIX, None
+    if sigmas is not None and all(math.isfinite(s) and s > 0 for s in sigmas):
+        return lat, lon, alt, status, _covariance(*sigmas), \
+            NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
+    return lat, lon, alt, status, [0.0] * 9, NavSatFix.COVARIANCE_TYPE_UNKNOWN
+
+
 def navsatfix(lat_deg: float, lon_deg: float, alt: float, header: Header, *, sigmas=None,
               status: int = NavSatStatus.STATUS_FIX) -> NavSatFix:
-    m = NavSatFix(header=header, latitude=float(lat_deg), longitude=float(lon_deg),
-                  altitude=float(alt))
-    if not (math.isfinite(m.latitude) and math.isfinite(m.longitude) and math.isfinite(m.altitude)
-            and abs(m.latitude) <= 90.0 and abs(m.longitude) <= 180.0):
-        status = NavSatStatus.STATUS_NO_FIX       # a position no receiver can have: no fix
-        sigmas = None
-    m.status.status = status
-    m.status.service = NavSatStatus.SERVICE_GPS
-    if sigmas is not None and all(math.isfinite(s) and s > 0 for s in sigmas):
-        m.position_covariance = _covariance(*sigmas)
-        m.position_covariance_type = NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
-    else:
-        m.position_covariance_type = NavSatFix.COVARIANCE_TYPE_UNKNOWN
+    return _fix(navsat_values(lat_deg, lon_deg, alt, sigmas=sigmas, status=status), header)
+
+
+def gps_fix_values(g: gi.PositionWgs84) -> tuple:
+    """0x2604 → :func:`navsat_values`: latitude/longitude rad → deg; east/north/up sigmas
+    from lon/lat/alt sigmas; the source type as SBAS / GBAS fix."""
+    status = (NavSatStatus.STATUS_GBAS_FIX if g.source_type in _GBAS
+              else NavSatStatus.STATUS_SBAS_FIX if g.source_type in _SBAS
+              else NavSatStatus.STATUS_FIX)
+    return navsat_values(math.degrees(g.latitude), math.degrees(g.longitude), g.altitude,
+                         sigmas=(g.longitude_sigma, g.latitude_sigma, g.altitude_sigma),
+                         status=status)
+
+
+def gps_imu_fix_values(g: gi.GpsImu) -> tuple:
+    """0x9001 → :func:`navsat_values` (INS quality 3 = GBAS fix)."""
+    status = NavSatStatus.STATUS_GBAS_FIX if g.ins_quality == 3 else NavSatStatus.STATUS_FIX
+    return navsat_values(math.degrees(g.latitude), math.degrees(g.longitude), g.altitude,
+                         sigmas=(g.longitude_sigma, g.latitude_sigma, g.altitude_sigma),
+                         status=status)
+
+
+def _fix(values: tuple, header: Header) -> NavSatFix:
+    lat, lon, alt, status, cov, cov_type = values
+    m = NavSatFix(header=header, latitude=lat, longitude=lon, altitude=alt,
+                  position_covariance=cov, position_covariance_type=cov_type)
+    m.status.status, m.status.service = status, NavSatStatus.SERVICE_GPS
     return m
 
 
 def gps_fix(g: gi.PositionWgs84, header: Header) -> NavSatFix:
-    """0x2604: latitude/longitude rad → deg; east/north/up sigmas from lon/lat/alt sigmas."""
-    status = (NavSatStatus.STATUS_GBAS_FIX if g.source_type in _GBAS
-              else NavSatStatus.STATUS_SBAS_FIX if g.source_type in _SBAS
-              else NavSatStatus.STATUS_FIX)
-    return navsatfix(math.degrees(g.latitude), math.degrees(g.longitude), g.altitude, header,
-                     sigmas=(g.longitude_sigma, g.latitude_sigma, g.altitude_sigma),
-                     status=status)
+    return _fix(gps_fix_values(g), header)
 
 
 def gps_imu_fix(g: gi.GpsImu, header: Header) -> NavSatFix:
-    status = NavSatStatus.STATUS_GBAS_FIX if g.ins_quality == 3 else NavSatStatus.STATUS_FIX
-    return navsatfix(math.degrees(g.latitude), math.degrees(g.longitude), g.altitude, header,
-                     sigmas=(g.longitude_sigma, g.latitude_sigma, g.altitude_sigma),
-                     status=status)
+    return _fix(gps_imu_fix_values(g), header)
+
+
+def gps_imu_imu_rows(g: gi.GpsImu) -> tuple:
+    """0x9001 → Imu fields in FLU, in message order: orientation (x, y, z, w: roll/pitch and
+    ENU yaw = north-based yaw + π/2) and its covariance, angular velocity (roll/pitch/yaw
+    rates) and its covariance, linear acceleration (longitudinal/cross/vertical) and its
+    covariance; covariances diagonal from the sigmas."""
+    w, x, y, z = frames.quat_from_euler(g.roll_angle, g.pitch_angle,
+                                        g.yaw_angle + math.pi / 2).tolist()
+    return ([x, y, z, w],
+            _covariance(g.roll_angle_sigma, g.pitch_angle_sigma, g.yaw_angle_sigma),
+            [float(g.roll_rate), float(g.pitch_rate), float(g.yaw_rate)],
+            _covariance(g.roll_rate_sigma, g.pitch_rate_sigma, g.yaw_rate_sigma),
+            [float(g.longitudinal_acceleration), float(g.cross_acceleration),
+             float(g.vertical_acceleration)],
+            _covariance(g.longitudinal_acceleration_sigma, g.cross_acceleration_sigma,
+                        g.vertical_acceleration_sigma))
 
 
 def gps_imu_imu(g: gi.GpsImu, header: Header) -> Imu:
-    """0x9001 → Imu in FLU: orientation roll/pitch and ENU yaw (north-based yaw + π/2),
-    rates roll/pitch/yaw, accelerations longitudinal/cross/vertical, covariances from the
-    sigmas."""
-    m = Imu(header=header)
-    m.orientation = quaternion(frames.quat_from_euler(g.roll_angle, g.pitch_angle,
-                                                    g.yaw_angle + math.pi / 2))
-    m.orientation_covariance = _covariance(g.roll_angle_sigma, g.pitch_angle_sigma,
-                                           g.yaw_angle_sigma)
-    m.angular_velocity.x, m.angular_velocity.y, m.angular_velocity.z = \
-        g.roll_rate, g.pitch_rate, g.yaw_rate
-    m.angular_velocity_covariance = _covariance(g.roll_rate_sigma, g.pitch_rate_sigma,
-                                                g.yaw_rate_sigma)
-    m.linear_acceleration.x = g.longitudinal_acceleration
-    m.linear_acceleration.y = g.cross_acceleration
-    m.linear_acceleration.z = g.vertical_acceleration
-    m.linear_acceleration_covariance = _covariance(g.longitudinal_acceleration_sigma,
-                                                   g.cross_acceleration_sigma,
-                                                   g.vertical_acceleration_sigma)
+    """0x9001 → Imu (:func:`gps_imu_imu_rows`)."""
+    q, q_cov, rate, rate_cov, acc, acc_cov = gps_imu_imu_rows(g)
+    m = Imu(header=header, orientation_covariance=q_cov,
+            angular_velocity_covariance=rate_cov, linear_acceleration_covariance=acc_cov)
+    m.orientation.x, m.orientation.y, m.orientation.z, m.orientation.w = q
+    m.angular_velocity.x, m.angular_velocity.y, m.angular_velocity.z = rate
+    m.linear_acceleration.x, m.linear_acceleration.y, m.linear_acceleration.z = acc
     return m
+
+
+#: IbeoOdometry's fields after the header, in message order (the codec's names)
+ODOMETRY_FIELDS = tuple(n for n in IbeoOdometry.get_fields_and_field_types() if n != 'header')
 
 
 def odometry(o: od.EcuOdometry, header: Header) -> IbeoOdometry:
     m = IbeoOdometry(header=header)
-    for name in IbeoOdometry.get_fields_and_field_types():
-        if name != 'header':
-            setattr(m, name, getattr(o, name))
+    for name in ODOMETRY_FIELDS:
+        setattr(m, name, getattr(o, name))
     return m
 
 
@@ -483,20 +519,24 @@ class IbeoToRos:
     """(IbeoHeader, record) → [(topic, message)] for every type with a ROS form.  Topics per
     :data:`TOPICS` (relative ones under ``namespace``).  Types without one (frame end, IDC
     trailer, frame index, carriage ways, commands: :data:`NO_ROS_FORM`) give [].  With
-    ``serialized_clouds`` the ECU clouds are
+    ``serialized`` the ECU clouds and the fixed-shape messages (:mod:`.ecu_cdr`) are
     :class:`~ros_sim_bridge.ros.pointcloud_cdr.CdrMessage` (bytes, not rclpy messages)."""
 
     def __init__(self, *, namespace: str = '', vehicle_frame: str = 'base_link',
                  scanner_frame: str = 'ibeo_scanner_{device_id}', odom_frame: str = 'odom',
                  gps_frame: str = 'gps', imu_frame: str = 'imu', camera_frame: str = 'camera',
                  lux_frame: str = 'laser', plane_frame: str = 'ibeo_plane',
-                 serialized_clouds: bool = False):
+                 serialized: bool = False):
         self.ns = namespace.rstrip('/')
         self.vehicle_frame, self.scanner_frame = vehicle_frame, scanner_frame
         self.odom_frame, self.gps_frame, self.imu_frame = odom_frame, gps_frame, imu_frame
         self.camera_frame, self.lux_frame = camera_frame, lux_frame
         self.plane_frame = plane_frame
-        self.serialized_clouds = serialized_clouds
+        self.serialized = serialized
+        self._cdr = None
+        if serialized:
+            from .ecu_cdr import EcuCdr
+            self._cdr = EcuCdr()
         self._tf_sent: dict = {}
         self._lux_builder = None
 
@@ -512,11 +552,12 @@ class IbeoToRos:
             stamp = record.start_ntp or h_ntp
             clouds = scan_clouds(record, stamp_ntp=stamp, vehicle_frame=self.vehicle_frame,
                                  scanner_frame=self.scanner_frame,
-                                 serialized=self.serialized_clouds)
+                                 serialized=self.serialized)
             out += [(self.topic('points'), cloud) for _, cloud in clouds]
+            frame = clouds[0][0] if clouds else ''
             out.append((self.topic('scan_info'),
-                        scan_info(record, _header(stamp, clouds[0][0] if clouds else ''),
-                                  device_id=dev)))
+                        self._cdr.scan_info(record, stamp, frame, dev) if self._cdr else
+                        scan_info(record, _header(stamp, frame), device_id=dev)))
             mounts = record.scanners[['device_id', 'mounting_yaw', 'mounting_pitch',
                                       'mounting_roll', 'mounting_x', 'mounting_y',
                                       'mounting_z']].tolist()
@@ -533,9 +574,12 @@ class IbeoToRos:
                               device_id=dev)
             out += [(self.topic('objects'), msg), (self.topic('markers'), object_markers(msg))]
         elif isinstance(record, (ve.EcuVehicleState2806, ve.EcuVehicleState2807)):
-            hdr = _header(record.timestamp_ntp or h_ntp, self.odom_frame)
+            t = record.timestamp_ntp or h_ntp
             out.append((self.topic('vehicle_odometry'),
-                        vehicle_odometry(record, hdr, child_frame=self.vehicle_frame)))
+                        self._cdr.vehicle_odometry(record, t, self.odom_frame,
+                                                   self.vehicle_frame) if self._cdr else
+                        vehicle_odometry(record, _header(t, self.odom_frame),
+                                         child_frame=self.vehicle_frame)))
         elif isinstance(record, ve.EcuVehicleState2808):
             hdr = _header(record.timestamp_ntp or h_ntp, self.gps_frame)
             out.append((self.topic('vehicle_fix'),
@@ -545,18 +589,33 @@ class IbeoToRos:
                         twist(record.longitudinal_velocity, record.yaw_rate,
                               _header(record.timestamp_ntp or h_ntp, self.vehicle_frame))))
         elif isinstance(record, gi.PositionWgs84):
+            t = record.timestamp_ntp or h_ntp
             out.append((self.topic('gps_fix'),
-                        gps_fix(record, _header(record.timestamp_ntp or h_ntp, self.gps_frame))))
+                        self._cdr.navsatfix(gps_fix_values(record), t, self.gps_frame)
+                        if self._cdr else gps_fix(record, _header(t, self.gps_frame))))
         elif isinstance(record, gi.GpsImu):
             t = record.measurement_time_ecu_ntp or h_ntp
-            out.append((self.topic('gps_imu_fix'), gps_imu_fix(record, _header(t, self.gps_frame))))
-            out.append((self.topic('imu'), gps_imu_imu(record, _header(t, self.imu_frame))))
+            if self._cdr:
+                out += [(self.topic('gps_imu_fix'),
+                         self._cdr.navsatfix(gps_imu_fix_values(record), t, self.gps_frame)),
+                        (self.topic('imu'), self._cdr.imu(record, t, self.imu_frame))]
+            else:
+                out += [(self.topic('gps_imu_fix'),
+                         gps_imu_fix(record, _header(t, self.gps_frame))),
+                        (self.topic('imu'), gps_imu_imu(record, _header(t, self.imu_frame)))]
         elif isinstance(record, od.EcuOdometry):
             t = record.measurement_time_ecu_ntp or h_ntp
-            hdr = _header(t, self.vehicle_frame)
-            out.append((self.topic('odometry'), odometry(record, hdr)))
-            out.append((self.topic('odometry_twist'), twist(record.velocity, record.yaw_rate,
-                                                            hdr)))
+            if self._cdr:
+                out += [(self.topic('odometry'),
+                         self._cdr.odometry(record, t, self.vehicle_frame)),
+                        (self.topic('odometry_twist'),
+                         self._cdr.twist(record.velocity, record.yaw_rate, t,
+                                         self.vehicle_frame))]
+            else:
+                hdr = _header(t, self.vehicle_frame)
+                out += [(self.topic('odometry'), odometry(record, hdr)),
+                        (self.topic('odometry_twist'),
+                         twist(record.velocity, record.yaw_rate, hdr))]
         elif isinstance(record, im.EcuImage):
             msg = image(record, _header(record.timestamp_ntp or h_ntp, self.camera_frame))
             if msg is not None:
@@ -587,7 +646,7 @@ class IbeoToRos:
         elif isinstance(record, pcp.PointCloudPlane):
             out.append((self.topic('plane_points'),
                         plane_cloud(record, stamp_ntp=h_ntp, frame_id=self.plane_frame,
-                                    serialized=self.serialized_clouds)))
+                                    serialized=self.serialized)))
             out.append((self.topic('plane_reference'),
                         plane_reference(record, _header(h_ntp, self.plane_frame))))
         elif isinstance(record, tuple(NO_ROS_FORM)):
@@ -634,8 +693,10 @@ class IbeoToRos:
 
 
 __all__ = ['CLOUD_DTYPE', 'ntp_to_ns', 'scan_clouds', 'scan_info', 'scanner_transforms',
-           'object_list', 'object_markers', 'vehicle_odometry', 'navsatfix', 'gps_fix',
-           'gps_imu_fix', 'gps_imu_imu', 'odometry', 'twist', 'image', 'status',
+           'object_list', 'object_markers', 'vehicle_odometry_rows', 'vehicle_odometry',
+           'navsat_values', 'navsatfix', 'gps_fix_values', 'gps_fix', 'gps_imu_fix_values',
+           'gps_imu_fix', 'gps_imu_imu_rows', 'gps_imu_imu', 'ODOMETRY_FIELDS', 'odometry', 'twist',
+           'image', 'status',
            'measurement_list', 'can_message', 'object_association', 'time_references',
            'meta_information', 'plane_cloud', 'plane_reference', 'TOPICS', 'NO_ROS_FORM',
            'IbeoToRos']

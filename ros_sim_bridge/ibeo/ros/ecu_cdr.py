@@ -1,0 +1,133 @@
+"""The fixed-shape ECU messages of :mod:`.ecu_conversions` as CDR bytes, for ``ibeo_idc
+to-bag``: odometry, fixes, IMU, twists and scan infos made from
+:mod:`ros_sim_bridge.ros.cdr_template` templates (one per topic shape: frame names, scanner
+count) instead of rclpy objects.  The numbers come from the same functions the rclpy forms use
+(``*_rows`` / ``*_values``), so the bytes equal ``serialize_message`` of those forms (tested
+message for message on a whole recording).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ros_sim_bridge.ros.cdr_template import Slot, build
+from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
+from ros_sim_bridge.msg import IbeoOdometry
+from . import ecu_conversions as ec
+
+_STAMP = Slot('stamp')
+_SCANNER_F4 = ('start_angle', 'end_angle', 'frequency', 'beam_tilt', 'mounting_yaw',
+               'mounting_pitch', 'mounting_roll', 'mounting_x', 'mounting_y', 'mounting_z')
+_SCANNER_NTP = ('start_ntp', 'end_ntp', 'device_start_ntp', 'device_end_ntp')
+_ODOMETRY_KIND = {n: ('f8' if t == 'double' else 'u8' if t == 'uint64' else 'u1')
+                  for n, t in IbeoOdometry.get_fields_and_field_types().items()
+                  if n != 'header'}
+
+
+def _stamp(ntp: int) -> tuple:
+    return divmod(ec.ntp_to_ns(ntp), 1_000_000_000)
+
+
+def _header(frame: str) -> dict:
+    return {'stamp': _STAMP, 'frame_id': frame}
+
+
+def _column(values, dtype=None) -> np.ndarray:
+    """(n, 1) rows for a slot on n scalar fields (integers given their type: NTP times past
+    2^63 mixed with small numbers must not become floats)."""
+    return np.asarray(values, dtype)[:, None]
+
+
+class EcuCdr:
+    """CDR builders with their templates, cached by shape (one instance per conversion)."""
+
+    def __init__(self):
+        self._templates: dict = {}
+
+    def _fill(self, key: tuple, type_name: str, value, **slots) -> CdrMessage:
+        tmpl = self._templates.get(key)
+        if tmpl is None:
+            tmpl = self._templates[key] = build(type_name, value())
+        return CdrMessage(tmpl.type_name, (tmpl.fill(**slots),))
+
+    def vehicle_odometry(self, s, ntp: int, frame: str, child_frame: str) -> CdrMessage:
+        pose, tw = ec.vehicle_odometry_rows(s)
+        return self._fill(('odometry', frame, child_frame), 'nav_msgs/msg/Odometry',
+                          lambda: {'header': _header(frame), 'child_frame_id': child_frame,
+                                   'pose': {'pose': Slot('pose')},
+                                   'twist': {'twist': Slot('twist')}},
+                          stamp=_stamp(ntp), pose=pose, twist=tw)
+
+    def navsatfix(self, values: tuple, ntp: int, frame: str) -> CdrMessage:
+        lat, lon, alt, status, cov, cov_type = values
+        return self._fill(('fix', frame), 'sensor_msgs/msg/NavSatFix',
+                          lambda: {'header': _header(frame),
+                                   'status': {'status': Slot('status'),
+                                              'service': ec.NavSatStatus.SERVICE_GPS},
+                                   'latitude': Slot('lla'), 'longitude': Slot('lla'),
+                                   'altitude': Slot('lla'), 'position_covariance': Slot('cov'),
+                                   'position_covariance_type': Slot('cov_type')},
+                          stamp=_stamp(ntp), status=status, lla=_column([lat, lon, alt]),
+                          cov=cov, cov_type=cov_type)
+
+    def imu(self, g, ntp: int, frame: str) -> CdrMessage:
+        q, q_cov, rate, rate_cov, acc, acc_cov = ec.gps_imu_imu_rows(g)
+        return self._fill(('imu', frame), 'sensor_msgs/msg/Imu',
+                          lambda: {'header': _header(frame), 'orientation': Slot('q'),
+                                   'orientation_covariance': Slot('cov'),
+                                   'angular_velocity': Slot('v3'),
+                                   'angular_velocity_covariance': Slot('cov'),
+                                   'linear_acceleration': Slot('v3'),
+                                   'linear_acceleration_covariance': Slot('cov')},
+                          stamp=_stamp(ntp), q=q, cov=[q_cov, rate_cov, acc_cov],
+                          v3=[rate, acc])
+
+    def odometry(self, o, ntp: int, frame: str) -> CdrMessage:
+        rows = {'f8': [], 'u8': [], 'u1': []}
+        for name in ec.ODOMETRY_FIELDS:
+            rows[_ODOMETRY_KIND[name]].append(getattr(o, name))
+        return self._fill(('ibeo_odometry', frame), 'ros_sim_bridge/msg/IbeoOdometry',
+                          lambda: {'header': _header(frame),
+                                   **{n: Slot(k) for n, k in _ODOMETRY_KIND.items()}},
+                          stamp=_stamp(ntp), **{k: _column(v, k) for k, v in rows.items()})
+
+    def twist(self, velocity: float, yaw_rate: float, ntp: int, frame: str) -> CdrMessage:
+        return self._fill(('twist', frame), 'geometry_msgs/msg/TwistStamped',
+                          lambda: {'header': _header(frame), 'twist': Slot('twist')},
+                          stamp=_stamp(ntp),
+                          twist=[float(velocity), 0.0, 0.0, 0.0, 0.0, float(yaw_rate)])
+
+    def scan_info(self, scan, ntp: int, frame: str, device_id: int) -> CdrMessage:
+        """:func:`.ecu_conversions.scan_info` (0x2204 infos leave the 0x2205-only fields 0)."""
+        sc = scan.scanners
+        full = 'resolutions' in sc.dtype.names
+        n = len(sc)
+
+        def value():
+            scanner = {'device_id': Slot('s_u8'), 'scanner_type': Slot('s_u8'),
+                       'scan_number': Slot('s_u16'),
+                       **{name: Slot('s_f4') for name in _SCANNER_F4 if full or
+                          name not in ('frequency', 'beam_tilt')}}
+            if full:
+                scanner.update({name: Slot('s_u64') for name in _SCANNER_NTP})
+                scanner.update(scan_flags=Slot('s_u32'), resolution_start_angles=Slot('res'),
+                               resolutions=Slot('res'))
+            return {'header': _header(frame), 'data_type': Slot('u16'),
+                    'device_id': Slot('u8'), 'scan_start_ntp': Slot('u64'),
+                    'scan_end_offset_us': Slot('u32'), 'flags': Slot('u32'),
+                    'scan_number': Slot('u16'), 'scan_points': Slot('u32'),
+                    'scanners': [scanner] * n}
+        f4 = [name for name in _SCANNER_F4 if full or name not in ('frequency', 'beam_tilt')]
+        slots = dict(stamp=_stamp(ntp), u16=_column([scan.DATA_TYPE, scan.scan_number], 'u2'),
+                     u8=int(device_id), u64=np.uint64(scan.start_ntp),
+                     u32=_column([scan.end_offset_us, scan.flags, len(scan.points)], 'u4'),
+                     s_u8=np.column_stack([sc['device_id'], sc['scanner_type']]).reshape(-1, 1),
+                     s_u16=_column(sc['scan_number']),
+                     s_f4=np.column_stack([sc[name] for name in f4]).reshape(-1, 1))
+        if full:
+            slots.update(s_u64=np.column_stack([sc[name] for name in _SCANNER_NTP]
+                                               ).reshape(-1, 1),
+                         s_u32=_column(sc['scan_flags']),
+                         res=np.stack([sc['resolutions']['start_angle'],
+                                       sc['resolutions']['resolution']], 1).reshape(-1, 8))
+        return self._fill(('scan_info', frame, n, full), 'ros_sim_bridge/msg/IbeoScanInfo',
+                          value, **slots)
