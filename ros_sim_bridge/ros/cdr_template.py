@@ -31,6 +31,7 @@ import importlib
 import struct
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Optional
 
 import numpy as np
 from rosidl_parser.definition import (AbstractNestedType, AbstractString, AbstractWString,
@@ -90,9 +91,11 @@ def _message_leaves(cls) -> tuple:
 
 
 class CdrTemplate:
-    """Serialised bytes with slots: :meth:`fill` returns a new buffer per message."""
+    """Serialised bytes with slots: :meth:`fill` returns a new buffer per message.  A template
+    built with ``phase`` (:func:`build`) is a sequence element: :meth:`fill` returns the
+    element's bytes only, for appending at a payload offset ≡ ``phase`` (mod 8)."""
 
-    def __init__(self, type_name: str, data: bytes, slots: dict):
+    def __init__(self, type_name: str, data: bytes, slots: dict, phase: Optional[int] = None):
         self.type_name = type_name
         self.data = bytes(data)
         # 4 bytes ahead of the encapsulation header put the payload on an 8-byte boundary of
@@ -101,13 +104,21 @@ class CdrTemplate:
         #: name → (dtype, (n, k) element indices into a view of that dtype from the payload)
         self.slots = slots
         self._views = sorted({dtype for dtype, _ in slots.values()}, key=str)
+        self._ends = {d: 8 + (len(self._lead) - 8) // d.itemsize * d.itemsize
+                      for d in self._views}
+        #: where :meth:`fill`'s result starts: the encapsulation header, or an element's bytes
+        self._start = 4 if phase is None else 8 + phase
 
-    def fill(self, **values) -> np.ndarray:
+    def fill(self, **values) -> memoryview:
         """The message (a memoryview of its bytes: ``bytes()`` it to keep) with each slot
         ``name`` set from ``values[name]``: an array of shape (n, k) for n fields of k
         primitives, or anything broadcasting to it (one row for all).  Every slot must be
         given."""
-        return self.fill_many(1, **{name: np.asarray(v)[None] for name, v in values.items()})[0]
+        out = self._lead.copy()
+        views = {d: out[8:end].view(d) for d, end in self._ends.items()}
+        for name, (dtype, index) in self.slots.items():
+            views[dtype][index] = values[name]
+        return memoryview(out)[self._start:]
 
     def fill_many(self, count: int, **values) -> list:
         """``count`` messages at once (one allocation, one assignment per slot for all):
@@ -125,7 +136,8 @@ class CdrTemplate:
         for name, (dtype, index) in self.slots.items():
             views[dtype][:, index] = values[name]
         flat = memoryview(out.reshape(-1))
-        return [flat[start:start + size - 4] for start in range(4, count * stride, stride)]
+        skip = self._start - 4
+        return [flat[start + skip:start + size - 4] for start in range(4, count * stride, stride)]
 
     def __len__(self) -> int:
         return len(self.data)
@@ -218,13 +230,33 @@ class _Writer:
                 self.field(t, getattr(source, name))
 
 
-def build(type_name: str, value) -> CdrTemplate:
-    """The template of a ``pkg/msg/Name`` message described by ``value`` (see the module)."""
+def build(type_name: str, value, *, phase: Optional[int] = None) -> CdrTemplate:
+    """The template of a ``pkg/msg/Name`` message described by ``value`` (see the module);
+    with ``phase`` (0..7) the template of one element of a sequence of such messages, placed
+    at a payload offset ≡ ``phase`` (mod 8) (see :func:`with_elements`)."""
     w = _Writer()
+    w.buf += bytes(phase or 0)
     w.message(message_class(type_name), value)
     slots = {name: (dtype, np.add.outer(np.asarray(starts, np.intp), np.arange(k)))
              for name, (dtype, k, starts) in w.slots.items()}
-    return CdrTemplate(type_name, w.buf, slots)
+    return CdrTemplate(type_name, w.buf, slots, phase)
+
+
+def with_elements(head, elements) -> bytearray:
+    """A message whose last field is a sequence of messages: ``head`` is the message with that
+    sequence empty (its bytes end with the count 0), ``elements`` yields, for each element,
+    (a function phase → the element's :func:`build` template at that phase, its slot values).
+    Each element is placed after the previous one, its alignment from the template of its
+    phase; the count is set.  For elements whose shape varies (strings, inner sequences): a
+    template per shape and phase, cached by the caller."""
+    buf = bytearray(head)
+    count_at = len(buf) - 4
+    n = 0
+    for template_at, values in elements:
+        buf += template_at((len(buf) - 4) % 8).fill(**values)
+        n += 1
+    struct.pack_into('<I', buf, count_at, n)
+    return buf
 
 
 def serialize(type_name: str, value) -> bytes:

@@ -11,7 +11,7 @@ from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ros_sim_bridge.msg import CarlaActor
-from ros_sim_bridge.ros.cdr_template import Slot, build, serialize
+from ros_sim_bridge.ros.cdr_template import Slot, build, serialize, with_elements
 
 
 def roundtrip(msg):
@@ -102,3 +102,41 @@ def test_misuse_is_refused():
         tmpl.fill()
     with pytest.raises(ValueError, match='slots'):
         serialize('rosgraph_msgs/msg/Clock', {'clock': Slot('stamp')})
+
+
+def test_elements_of_varying_shape_appended_at_every_phase():
+    """A MarkerArray of markers whose texts and point counts shift each next marker to another
+    offset mod 8: element templates chosen by phase give rclpy's message."""
+    want, items = MarkerArray(), []
+    cache = {}
+    for i, (text, k) in enumerate([('a', 0), ('bbbbb', 3), ('', 1), ('cc', 2), ('dddddd', 0),
+                                   ('eee', 5), ('ffff', 1), ('g' * 7, 4)]):
+        m = Marker(ns='n' * i, id=i, type=Marker.TEXT_VIEW_FACING, text=text)
+        m.header.frame_id, m.header.stamp.sec = 'map', 100 + i
+        m.pose.position.x, m.pose.orientation.w = 0.5 * i, 1.0
+        m.points = [m.pose.position] * k
+        m.color.a = 0.25 * (i % 4)
+        want.markers.append(m)
+
+        def template_at(phase, i=i, text=text, k=k):
+            key = (i, phase)
+            if key not in cache:
+                cache[key] = build('visualization_msgs/msg/Marker', {
+                    'header': {'stamp': Slot('stamp'), 'frame_id': 'map'}, 'ns': 'n' * i,
+                    'id': Slot('id'), 'type': Marker.TEXT_VIEW_FACING, 'pose': Slot('pose'),
+                    'color': Slot('color'), 'text': text, 'points': [Slot('points')] * k},
+                    phase=phase)
+            return cache[key]
+        values = dict(stamp=(100 + i, 0), id=i, pose=[0.5 * i, 0, 0, 0, 0, 0, 1.0],
+                      color=[0, 0, 0, 0.25 * (i % 4)])
+        if k:
+            values['points'] = [0.5 * i, 0.0, 0.0]
+        items.append((template_at, values))
+    head = serialize('visualization_msgs/msg/MarkerArray', {'markers': []})
+    ours = bytes(with_elements(head, items))
+    assert len(ours) == len(serialize_message(want))
+    assert deserialize_message(ours, MarkerArray) == roundtrip(want)
+    assert len({phase for _, phase in cache}) >= 3        # elements really did start at odd places
+    one = build('visualization_msgs/msg/Marker', {'id': Slot('id')}, phase=4)
+    assert [bytes(b) for b in one.fill_many(2, id=[[[1]], [[2]]])] == \
+        [bytes(one.fill(id=1)), bytes(one.fill(id=2))]
