@@ -242,6 +242,31 @@ def build(type_name: str, value, *, phase: Optional[int] = None) -> CdrTemplate:
     return CdrTemplate(type_name, w.buf, slots, phase)
 
 
+class ElementTemplates:
+    """Element templates of one message type, built on first use and kept by (shape key,
+    phase); :meth:`at` gives the phase → template function :func:`with_elements` takes.  The
+    key must name everything the value tree bakes in (strings, inner sequence lengths); at
+    ``max_templates`` the cache starts again (e.g. labels of ever new ids)."""
+
+    def __init__(self, type_name: str, max_templates: int = 4096):
+        self.type_name = type_name
+        self._cache: dict = {}
+        self._max = max_templates
+
+    def at(self, key, value):
+        """``value``: the element's value tree (see the module), or a function returning it
+        (called only when a template is built)."""
+        def template_at(phase: int) -> CdrTemplate:
+            tmpl = self._cache.get((key, phase))
+            if tmpl is None:
+                if len(self._cache) >= self._max:
+                    self._cache.clear()
+                tmpl = self._cache[(key, phase)] = build(
+                    self.type_name, value() if callable(value) else value, phase=phase)
+            return tmpl
+        return template_at
+
+
 def with_elements(head, elements) -> bytearray:
     """A message whose last field is a sequence of messages: ``head`` is the message with that
     sequence empty (its bytes end with the count 0), ``elements`` yields, for each element,

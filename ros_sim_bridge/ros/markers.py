@@ -33,7 +33,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from ros_sim_bridge.core import frames
 
-__all__ = ['WHITE', 'duration', 'colors_array', 'boxes', 'labels', 'arrows', 'line_strips',
+__all__ = ['WHITE', 'duration', 'colors_array', 'boxes', 'box_rows', 'labels', 'arrows', 'line_strips',
            'delete_all', 'deletes', 'MarkerTracker']
 
 WHITE = (1.0, 1.0, 1.0, 1.0)
@@ -77,29 +77,39 @@ def boxes(header: Header, ns: str, ids: Sequence[int], centers, sizes, *, yaw=No
     n = len(ids)
     if not n:
         return []
-    if yaw is not None and orientations is not None:
-        raise ValueError('boxes: give yaw or orientations, not both')
-    c = np.asarray(centers, np.float64).reshape(n, 3).tolist()
-    s = np.maximum(np.asarray(sizes, np.float64).reshape(n, 3), min_size).tolist()
-    if orientations is not None:
-        q = np.asarray(orientations, np.float64).reshape(n, 4).tolist()
-    elif yaw is not None:
-        q = frames.quat_from_euler(0.0, 0.0, np.asarray(yaw, np.float64).reshape(n)).tolist()
-    else:
-        q = [[1.0, 0.0, 0.0, 0.0]] * n
+    poses, scales = box_rows(n, centers, sizes, yaw=yaw, orientations=orientations,
+                             min_size=min_size)
     col = _color_msgs(colors, n)
     tmpl = _template(header, ns, Marker.CUBE, lifetime)
     out = []
-    for i, mid in enumerate(ids.tolist()):
+    for mid, (x, y, z, qx, qy, qz, w), (sx, sy, sz), color in zip(
+            ids.tolist(), poses.tolist(), scales.tolist(), col):
         m = copy.copy(tmpl)
         m.id = mid
-        (x, y, z), (w, qx, qy, qz), (sx, sy, sz) = c[i], q[i], s[i]
         m.pose = Pose(position=Point(x=x, y=y, z=z), orientation=Quaternion(x=qx, y=qy, z=qz,
                                                                            w=w))
         m.scale = Vector3(x=sx, y=sy, z=sz)
-        m.color = col[i]
+        m.color = color
         out.append(m)
     return out
+
+
+def box_rows(n: int, centers, sizes, *, yaw=None, orientations=None,
+             min_size: float = 0.0) -> tuple:
+    """The numbers of :func:`boxes`' markers: (n, 7) poses (x, y, z, qx, qy, qz, qw, as
+    ``geometry_msgs/Pose`` lays them out) and (n, 3) scales."""
+    if yaw is not None and orientations is not None:
+        raise ValueError('boxes: give yaw or orientations, not both')
+    poses = np.empty((n, 7))
+    poses[:, :3] = np.asarray(centers, np.float64).reshape(n, 3)
+    if orientations is not None:
+        q = np.asarray(orientations, np.float64).reshape(n, 4)
+    elif yaw is not None:
+        q = frames.quat_from_euler(0.0, 0.0, np.asarray(yaw, np.float64).reshape(n))
+    else:
+        q = np.array([1.0, 0.0, 0.0, 0.0])
+    poses[:, 3:6], poses[:, 6] = q[..., 1:], q[..., 0]
+    return poses, np.maximum(np.asarray(sizes, np.float64).reshape(n, 3), min_size)
 
 
 def labels(header: Header, ns: str, ids: Sequence[int], positions, texts: Sequence[str], *,

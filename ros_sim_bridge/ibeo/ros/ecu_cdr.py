@@ -1,17 +1,20 @@
-"""The fixed-shape ECU messages of :mod:`.ecu_conversions` as CDR bytes, for ``ibeo_idc
-to-bag``: odometry, fixes, IMU, twists and scan infos made from
-:mod:`ros_sim_bridge.ros.cdr_template` templates (one per topic shape: frame names, scanner
-count) instead of rclpy objects.  The numbers come from the same functions the rclpy forms use
-(``*_rows`` / ``*_values``), so the bytes equal ``serialize_message`` of those forms (tested
-message for message on a whole recording).
+"""ECU messages of :mod:`.ecu_conversions` as CDR bytes, for ``ibeo_idc to-bag``: odometry,
+fixes, IMU, twists and scan infos made from :mod:`ros_sim_bridge.ros.cdr_template` templates
+(one per topic shape: frame names, scanner count), object lists and their markers from element
+templates (one per object shape: class name, contour length), instead of rclpy objects.  The
+numbers come from the same functions the rclpy forms use (``*_rows``, ``*_values``,
+:func:`~.ecu_conversions.object_table`), so the messages read back equal to those forms
+(tested message for message on a whole recording).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ros_sim_bridge.ros.cdr_template import Slot, build
-from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
 from ros_sim_bridge.msg import IbeoOdometry
+from ros_sim_bridge.ros import markers as mk
+from ros_sim_bridge.ros.cdr_template import ElementTemplates, Slot, build, with_elements
+from ros_sim_bridge.ros.markers_cdr import MarkerCdr, marker_array
+from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
 from . import ecu_conversions as ec
 
 _STAMP = Slot('stamp')
@@ -21,6 +24,13 @@ _SCANNER_NTP = ('start_ntp', 'end_ntp', 'device_start_ntp', 'device_end_ntp')
 _ODOMETRY_KIND = {n: ('f8' if t == 'double' else 'u8' if t == 'uint64' else 'u1')
                   for n, t in IbeoOdometry.get_fields_and_field_types().items()
                   if n != 'header'}
+
+
+#: IbeoObject's number fields by slot (element dtype), in message order
+_OBJECT_SLOTS = {'f4': 'float', 'u1': 'uint8', 'u2': 'uint16', 'u4': 'uint32', 'u8': 'uint64'}
+_OBJECT_FIELDS = {k: [n for n, t in ec.OBJECT_NUMBERS.items() if t == kind]
+                  for k, kind in _OBJECT_SLOTS.items()}
+_OBJECT_LIST = 'ros_sim_bridge/msg/IbeoObjectList'
 
 
 def _stamp(ntp: int) -> tuple:
@@ -42,6 +52,9 @@ class EcuCdr:
 
     def __init__(self):
         self._templates: dict = {}
+        self._objects = ElementTemplates('ros_sim_bridge/msg/IbeoObject')
+        self._markers = MarkerCdr()
+        self._life = mk.duration(ec.MARKER_LIFETIME_S)
 
     def _fill(self, key: tuple, type_name: str, value, **slots) -> CdrMessage:
         tmpl = self._templates.get(key)
@@ -131,3 +144,66 @@ class EcuCdr:
                                        sc['resolutions']['resolution']], 1).reshape(-1, 8))
         return self._fill(('scan_info', frame, n, full), 'ros_sim_bridge/msg/IbeoScanInfo',
                           value, **slots)
+
+    def objects(self, lst, ntp: int, frame: str, device_id: int) -> tuple:
+        """(IbeoObjectList, MarkerArray) of an ECU object list: :func:`.ecu_conversions.
+        object_list` and :func:`.ecu_conversions.object_markers`."""
+        t = ec.object_table(lst)
+        n, stamp = len(t), _stamp(ntp)
+        f = ec.list_fields(lst, device_id)
+        head = self._fill(('object_list', frame), _OBJECT_LIST,
+                          lambda: {'header': _header(frame), 'objects': [],
+                                   **{k: Slot({'uint8': 'u1', 'uint16': 'u2', 'uint64': 'u8',
+                                               'boolean': 'u1'}[v])
+                                      for k, v in _LIST_TYPES.items()}},
+                          stamp=stamp, u2=_column([f['data_type'],
+                                                   f['device_interface_version']], 'u2'),
+                          u1=_column([f['device_id'], f['object_list_id'], f['device_type'],
+                                      f['post_processed']], 'u1'),
+                          u8=np.uint64(f['mid_scan_ntp']))
+        cols = {k: np.column_stack([t.numbers[name] for name in names]).astype(k)
+                for k, names in _OBJECT_FIELDS.items()} if n else {}
+        items = []
+        for i in range(n):
+            contour, props = t.contours[i], t.properties[i]
+            values = {k: a[i][:, None] for k, a in cols.items()}
+            if len(contour):
+                values['contour'] = np.column_stack([contour, np.zeros(len(contour))])
+            items.append((self._objects.at((t.names[i], len(contour), repr(props)),
+                                           _object_value(t.names[i], len(contour), props)),
+                          values))
+        objects = CdrMessage(_OBJECT_LIST, (bytes(with_elements(head.parts[0], items)),))
+        return objects, marker_array(self._object_markers(t, stamp, frame))
+
+    def _object_markers(self, t: ec.ObjectTable, stamp: tuple, frame: str) -> list:
+        if not len(t):
+            return []
+        num = t.numbers
+        r = ec.object_marker_rows(num['id'], np.column_stack(
+            [num[k] for k in ('box_center_x', 'box_center_y', 'box_size_x', 'box_size_y',
+                              'course_angle')]).astype(np.float64), num['classification'])
+        ns_box, ns_contour, ns_label = ec.OBJECT_MARKER_NS
+        life, m = self._life, self._markers
+        out = m.boxes(stamp, frame, ns_box, r['ids'], r['centers'], r['sizes'], yaw=r['yaw'],
+                      colors=r['box_rgba'], min_size=0.05, lifetime=life)
+        outlined = [i for i, c in enumerate(t.contours) if len(c)]
+        out += m.line_strips(stamp, frame, ns_contour, r['ids'][outlined],
+                             [t.contours[i] for i in outlined], width=0.05,
+                             colors=r['contour_rgba'][outlined], lifetime=life)
+        out += m.labels(stamp, frame, ns_label, r['ids'], r['label_positions'],
+                        [f'{i} {name}' for i, name in zip(num['id'].tolist(), t.names)],
+                        lifetime=life)
+        return out
+
+
+_LIST_TYPES = {n: t for n, t in ec.IbeoObjectList.get_fields_and_field_types().items()
+               if n not in ('header', 'objects')}
+
+
+def _object_value(name: str, k: int, props):
+    def value():
+        return {**{field: Slot(kind) for kind, fields in _OBJECT_FIELDS.items()
+                   for field in fields},
+                'classification_name': name, 'contour': [Slot('contour')] * k,
+                'properties': [ec.object_property(*p) for p in props]}
+    return value

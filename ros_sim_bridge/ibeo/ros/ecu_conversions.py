@@ -12,6 +12,7 @@ vehicle → scanner.  GPS headings (north = 0, counter-clockwise, π/2 = west) b
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -131,15 +132,11 @@ def scanner_transforms(scan: se.EcuScan, *, stamp_ntp: int, vehicle_frame: str =
 
 # --- objects -------------------------------------------------------------------------------
 
-_INT_FIELDS = ('id', 'flags', 'age', 'timestamp_ntp', 'prediction_age', 'classification',
-               'closest_point_index', 'reference_point_location', 'priority')
-_FLOAT_FIELDS = tuple(n for n in IbeoObject.get_fields_and_field_types()
-                      if IbeoObject.get_fields_and_field_types()[n] == 'float')
 _RENAMED = {'classification_quality': 'classification_certainty',
             'classification_age': 'classification_age_ms'}
 
 
-def _property(key: int, type_id: int, value) -> IbeoObjectProperty:
+def object_property(key: int, type_id: int, value) -> IbeoObjectProperty:
     p = IbeoObjectProperty(key=int(key), type_id=int(type_id))
     if type_id == tv.STRING:
         p.value, p.text = NAN, str(value)
@@ -148,38 +145,71 @@ def _property(key: int, type_id: int, value) -> IbeoObjectProperty:
     return p
 
 
-def object_list(lst: oe.EcuObjectList, header: Header, *, device_id: int = 0) -> IbeoObjectList:
+#: IbeoObject's number fields (name → rosidl type), in message order
+OBJECT_NUMBERS = {n: t for n, t in IbeoObject.get_fields_and_field_types().items()
+                  if t in ('float', 'uint8', 'uint16', 'uint32', 'uint64')}
+
+
+@dataclass(frozen=True)
+class ObjectTable:
+    """An ECU object list as :class:`IbeoObject` fields: ``numbers[name]`` an (n,) array per
+    field of :data:`OBJECT_NUMBERS` (float32 NaN where the data type has no such field, 0 for
+    missing integers), class names, contours ((k, 2) m) and properties
+    ([(key, type id, value)]) per object."""
+    numbers: dict
+    names: list
+    contours: list
+    properties: list
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+def object_table(lst: oe.EcuObjectList) -> ObjectTable:
     """Every field of every object; box centres of 0x2281 from the reference point."""
-    m = IbeoObjectList(header=header, data_type=lst.DATA_TYPE, device_id=int(device_id),
-                       mid_scan_ntp=int(lst.mid_scan_ntp))
-    if isinstance(lst, oe.EcuObjectList2281):
-        m.object_list_id, m.device_type = int(lst.object_list_id), int(lst.device_type)
-        m.device_interface_version = int(lst.device_interface_version)
-        m.post_processed = bool(lst.post_processed)
     o = lst.objects
-    names = set(o.dtype.names)
-    centers = lst.box_centers() if len(o) else np.zeros((0, 2))
-    ints = [n for n in _INT_FIELDS if n in names]
-    floats = [n for n in _FLOAT_FIELDS if n in names]
-    int_rows = o[ints].tolist() if len(o) else []
-    float_rows = o[floats].tolist() if len(o) and floats else [()] * len(o)
-    missing = [n for n in _FLOAT_FIELDS if n not in names]
-    props = list(lst.properties) or [[] for _ in range(len(o))]
-    for i in range(len(o)):
+    n, present = len(o), set(o.dtype.names)
+    cols = {}
+    for name, kind in OBJECT_NUMBERS.items():
+        src = name if name in present else _RENAMED.get(name)
+        if kind == 'float':
+            cols[name] = (o[src].astype(np.float32) if src in present
+                          else np.full(n, np.nan, np.float32))
+        else:
+            cols[name] = o[src] if src in present else np.zeros(n, np.int64)
+    if n:
+        centers = lst.box_centers()
+        cols['box_center_x'] = centers[:, 0].astype(np.float32)
+        cols['box_center_y'] = centers[:, 1].astype(np.float32)
+    names = [oe.classification_name(c) for c in cols['classification'].tolist()]
+    return ObjectTable(cols, names, [np.asarray(c) for c in lst.contours[:n]],
+                       list(lst.properties) or [[] for _ in range(n)])
+
+
+def list_fields(lst: oe.EcuObjectList, device_id: int) -> dict:
+    """IbeoObjectList's fields but the header and the objects."""
+    out = {'data_type': lst.DATA_TYPE, 'device_id': int(device_id),
+           'mid_scan_ntp': int(lst.mid_scan_ntp), 'object_list_id': 0, 'device_type': 0,
+           'device_interface_version': 0, 'post_processed': False}
+    if isinstance(lst, oe.EcuObjectList2281):
+        out.update(object_list_id=int(lst.object_list_id), device_type=int(lst.device_type),
+                   device_interface_version=int(lst.device_interface_version),
+                   post_processed=bool(lst.post_processed))
+    return out
+
+
+def object_list(lst: oe.EcuObjectList, header: Header, *, device_id: int = 0) -> IbeoObjectList:
+    """Every field of every object (:func:`object_table`)."""
+    m = IbeoObjectList(header=header, **list_fields(lst, device_id))
+    t = object_table(lst)
+    rows = list(zip(*(t.numbers[name].tolist() for name in OBJECT_NUMBERS)))
+    for i in range(len(t)):
         obj = IbeoObject()
-        for name, value in zip(ints, int_rows[i]):
+        for name, value in zip(OBJECT_NUMBERS, rows[i]):
             setattr(obj, name, value)
-        for name, value in zip(floats, float_rows[i]):
-            setattr(obj, name, value)
-        for name in missing:
-            setattr(obj, name, NAN)
-        for dst in ('classification_quality', 'classification_age'):
-            src = dst if dst in names else _RENAMED[dst]
-            setattr(obj, dst, int(o[src][i]))
-        obj.box_center_x, obj.box_center_y = float(centers[i, 0]), float(centers[i, 1])
-        obj.classification_name = oe.classification_name(obj.classification)
-        obj.contour = [Point(x=x, y=y, z=0.0) for x, y in lst.contours[i].tolist()]
-        obj.properties = [_property(*p) for p in props[i]]
+        obj.classification_name = t.names[i]
+        obj.contour = [Point(x=x, y=y, z=0.0) for x, y in t.contours[i].tolist()]
+        obj.properties = [object_property(*p) for p in t.properties[i]]
         m.objects.append(obj)
     return m
 
@@ -188,8 +218,31 @@ _CLASS_COLORS = {3: (1.0, 0.2, 0.2), 4: (1.0, 0.6, 0.0), 5: (0.2, 0.6, 1.0),
                  6: (0.4, 0.2, 1.0), 12: (0.3, 0.8, 0.3)}
 
 
-def object_markers(msg: IbeoObjectList, *, lifetime_s: float = 0.25,
-                   box_height: float = 1.5) -> MarkerArray:
+#: namespaces of :func:`object_markers`, and its marker lifetime and box height
+OBJECT_MARKER_NS = ('ecu_objects', 'ecu_contours', 'ecu_labels')
+MARKER_LIFETIME_S, BOX_HEIGHT = 0.25, 1.5
+
+
+def object_marker_rows(ids, geo: np.ndarray, classification, *,
+                       box_height: float = BOX_HEIGHT) -> dict:
+    """The numbers of :func:`object_markers` from the objects' ids, (n, 5) box centre x/y,
+    size x/y and course angle (NaN: none) and classes: marker ids (tracking id, 31 bits), box
+    centres/sizes/yaw and RGBA, contour RGBA, label positions."""
+    n = len(geo)
+    ids = np.asarray(ids, np.int64) & 0x7FFFFFFF
+    geo = np.where(np.isfinite(geo), geo, [0.0, 0.0, 0.05, 0.05, 0.0])
+    centers = np.column_stack([geo[:, 0], geo[:, 1], np.full(n, box_height / 2)])
+    rgb = np.array([_CLASS_COLORS.get(c, (0.7, 0.7, 0.7)) for c in classification]
+                   ).reshape(n, 3)
+    return {'ids': ids, 'centers': centers,
+            'sizes': np.column_stack([geo[:, 2], geo[:, 3], np.full(n, box_height)]),
+            'yaw': geo[:, 4], 'box_rgba': np.column_stack([rgb, np.full(n, 0.5)]),
+            'contour_rgba': np.column_stack([rgb, np.ones(n)]),
+            'label_positions': centers + [0.0, 0.0, box_height / 2 + 0.4]}
+
+
+def object_markers(msg: IbeoObjectList, *, lifetime_s: float = MARKER_LIFETIME_S,
+                   box_height: float = BOX_HEIGHT) -> MarkerArray:
     """Oriented boxes (namespace ``ecu_objects``), contours (``ecu_contours``) and ``id class``
     labels (``ecu_labels``) of an :class:`IbeoObjectList`, built by the shared
     :mod:`ros_sim_bridge.ros.markers` builders; one id per tracking id; markers expire after
@@ -197,23 +250,19 @@ def object_markers(msg: IbeoObjectList, *, lifetime_s: float = 0.25,
     objs = msg.objects
     if not objs:
         return MarkerArray()
-    ids = np.array([int(o.id) & 0x7FFFFFFF for o in objs], np.int64)
-    geo = np.array([(o.box_center_x, o.box_center_y, o.box_size_x, o.box_size_y,
-                     o.course_angle) for o in objs], np.float64)
-    geo = np.where(np.isfinite(geo), geo, [0.0, 0.0, 0.05, 0.05, 0.0])
-    centers = np.column_stack([geo[:, 0], geo[:, 1], np.full(len(objs), box_height / 2)])
-    sizes = np.column_stack([geo[:, 2], geo[:, 3], np.full(len(objs), box_height)])
-    rgb = np.array([_CLASS_COLORS.get(o.classification, (0.7, 0.7, 0.7)) for o in objs])
+    r = object_marker_rows([o.id for o in objs],
+                           np.array([(o.box_center_x, o.box_center_y, o.box_size_x,
+                                      o.box_size_y, o.course_angle) for o in objs], np.float64),
+                           [o.classification for o in objs], box_height=box_height)
     life = mk.duration(lifetime_s)
-    out = mk.boxes(msg.header, 'ecu_objects', ids, centers, sizes, yaw=geo[:, 4],
-                   colors=np.column_stack([rgb, np.full(len(objs), 0.5)]), min_size=0.05,
-                   lifetime=life)
+    ns_box, ns_contour, ns_label = OBJECT_MARKER_NS
+    out = mk.boxes(msg.header, ns_box, r['ids'], r['centers'], r['sizes'], yaw=r['yaw'],
+                   colors=r['box_rgba'], min_size=0.05, lifetime=life)
     outlined = [i for i, o in enumerate(objs) if o.contour]
-    out += mk.line_strips(msg.header, 'ecu_contours', ids[outlined],
+    out += mk.line_strips(msg.header, ns_contour, r['ids'][outlined],
                           [list(objs[i].contour) for i in outlined], width=0.05,
-                          colors=np.column_stack([rgb[outlined], np.ones(len(outlined))]),
-                          lifetime=life)
-    out += mk.labels(msg.header, 'ecu_labels', ids, centers + [0.0, 0.0, box_height / 2 + 0.4],
+                          colors=r['contour_rgba'][outlined], lifetime=life)
+    out += mk.labels(msg.header, ns_label, r['ids'], r['label_positions'],
                      [f'{o.id} {o.classification_name}' for o in objs], lifetime=life)
     return MarkerArray(markers=out)
 
@@ -410,7 +459,7 @@ def measurement_list(m: ml.MeasurementList, header: Header, *, device_id: int = 
         header=header, device_id=int(device_id), device_time_us=int(m.microseconds),
         list_name=m.list_name, group_name=m.group_name,
         names=[m.key_name(k) for k, _, _ in m.measurements],
-        measurements=[_property(k, t, v) for k, t, v in m.measurements])
+        measurements=[object_property(k, t, v) for k, t, v in m.measurements])
 
 
 def can_message(m: cm.CanMessage, header: Header, *, source_device_id: int = 0
@@ -570,9 +619,13 @@ class IbeoToRos:
                     self._tf_sent[m[0]] = m
                 out.append((self.topic('tf_static'), TFMessage(transforms=new)))
         elif isinstance(record, oe.EcuObjectList):
-            msg = object_list(record, _header(record.mid_scan_ntp or h_ntp, self.vehicle_frame),
-                              device_id=dev)
-            out += [(self.topic('objects'), msg), (self.topic('markers'), object_markers(msg))]
+            t = record.mid_scan_ntp or h_ntp
+            if self._cdr:
+                objects, markers = self._cdr.objects(record, t, self.vehicle_frame, dev)
+            else:
+                objects = object_list(record, _header(t, self.vehicle_frame), device_id=dev)
+                markers = object_markers(objects)
+            out += [(self.topic('objects'), objects), (self.topic('markers'), markers)]
         elif isinstance(record, (ve.EcuVehicleState2806, ve.EcuVehicleState2807)):
             t = record.timestamp_ntp or h_ntp
             out.append((self.topic('vehicle_odometry'),
