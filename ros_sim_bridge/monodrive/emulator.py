@@ -30,6 +30,7 @@ import numpy as np
 from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.core.cli import run_main, strip_ros_args
 from ros_sim_bridge.core.framer import Frame
+from ros_sim_bridge.monodrive import lidar_geometry
 from ros_sim_bridge.monodrive.codec import annotation, control, lidar, payloads, sensor
 
 DEFAULT_HOST = '127.0.0.1'
@@ -296,7 +297,7 @@ class SensorStream:
 
     def _lidar(self, scene: Scene, dt: float) -> list[bytes]:
         """One revolution: ground ring below, a wall at 30 m above, the other vehicle."""
-        geom = lidar.LidarGeometry(self.n_lasers, self.hres)
+        geom = lidar_geometry.LidarGeometry(self.n_lasers, self.hres)
         firings = 2 if self.n_lasers == 16 else 1
         step = self.hres * firings
         azimuths = np.arange(0.0, 360.0, step)

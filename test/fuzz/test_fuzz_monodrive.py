@@ -17,6 +17,7 @@ from hypothesis import example, given, strategies as st
 
 from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.core.framer import Frame
+from ros_sim_bridge.monodrive import lidar_geometry
 from ros_sim_bridge.monodrive.codec import control, lidar, messages, payloads, sensor
 
 import fuzz_support as fz
@@ -210,9 +211,11 @@ _BINARY_DECODERS = {
     'imu': payloads.decode_imu,
     'gps': payloads.decode_gps,
     'rpm': payloads.decode_rpm,
-    'lidar.decode_points(16)': lambda b: lidar.decode_points(b, lidar.LidarGeometry(16, 0.4)),
-    'lidar.decode_points(32)': lambda b: lidar.decode_points(b, lidar.LidarGeometry(32, 0.2)),
-    'lidar.count_points': lidar.count_points,
+    'lidar.decode_points(16)': lambda b: lidar_geometry.decode_points(
+        b, lidar_geometry.LidarGeometry(16, 0.4)),
+    'lidar.decode_points(32)': lambda b: lidar_geometry.decode_points(
+        b, lidar_geometry.LidarGeometry(32, 0.2)),
+    'lidar.count_points': lidar_geometry.count_points,
     'lidar.first_last_azimuth': lidar.first_last_azimuth,
 }
 

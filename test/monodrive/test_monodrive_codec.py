@@ -9,6 +9,7 @@ import pytest
 
 from ros_sim_bridge.core.binary import BAD_MAGIC, OVERSIZED, TRUNCATED, CodecError
 from ros_sim_bridge.core.framer import Frame
+from ros_sim_bridge.monodrive import lidar_geometry
 from ros_sim_bridge.monodrive.codec import control, lidar, messages, payloads, sensor
 
 GET_VERSION_JSON = b'{"type":"GetVersion","reference":7,"message":{}}'
@@ -336,7 +337,7 @@ def velodyne_packet() -> bytes:
 def test_velodyne_vlp16_points():
     pkt = velodyne_packet()
     assert len(pkt) == 1206
-    pts = lidar.decode_points(pkt, lidar.LidarGeometry(16, 0.4))
+    pts = lidar_geometry.decode_points(pkt, lidar_geometry.LidarGeometry(16, 0.4))
     assert len(pts) == 2
     d, w = 10.0, math.radians(-10.0)           # laser 0: -10°
     assert pts[0]['x'] == pytest.approx(0.0, abs=1e-5)
@@ -352,7 +353,7 @@ def test_velodyne_vlp16_points():
 
 
 def test_velodyne_hdl32_points():
-    pts = lidar.decode_points(velodyne_packet(), lidar.LidarGeometry(32, 0.4))
+    pts = lidar_geometry.decode_points(velodyne_packet(), lidar_geometry.LidarGeometry(32, 0.4))
     w = math.radians(1.33)                      # channel 17 = laser 17 (+1.33°), no offset
     assert pts[1]['x'] == pytest.approx(0.0, abs=1e-5)
     assert pts[1]['z'] == pytest.approx(2 * math.sin(w), abs=1e-5)
@@ -365,10 +366,10 @@ def test_velodyne_bad_flag_and_size():
     pkt = bytearray(velodyne_packet())
     pkt[300] = 0                                # block 3's flag
     with pytest.raises(CodecError) as err:
-        lidar.decode_points(bytes(pkt), lidar.LidarGeometry())
+        lidar_geometry.decode_points(bytes(pkt), lidar_geometry.LidarGeometry())
     assert err.value.kind == BAD_MAGIC and err.value.field == 'block[3].flag'
     with pytest.raises(CodecError):
-        lidar.decode_points(velodyne_packet()[:-1], lidar.LidarGeometry())
+        lidar_geometry.decode_points(velodyne_packet()[:-1], lidar_geometry.LidarGeometry())
 
 
 def test_revolution_assembler_cuts_on_wrap():

@@ -16,6 +16,7 @@ from conftest import free_tcp_port, wait_until
 from monodrive_support import BODIES, connects, sim  # noqa: F401 (sim: fixture)
 from ros_sim_bridge.core.framer import Frame
 from ros_sim_bridge.monodrive import emulator, session as sess_mod
+from ros_sim_bridge.monodrive import lidar_geometry
 from ros_sim_bridge.monodrive.codec import control, lidar, messages, payloads, sensor
 
 REPO = Path(__file__).resolve().parents[2]
@@ -103,7 +104,7 @@ def test_sensor_streams_decode(sim):
     asm = lidar.RevolutionAssembler()
     revs = [r for r in (asm.add(bytes(p), h.game_time) for h, p in samples) if r]
     assert revs, 'no whole revolution'
-    pts = lidar.decode_points(revs[0][0], lidar.LidarGeometry(16, 0.4))
+    pts = lidar_geometry.decode_points(revs[0][0], lidar_geometry.LidarGeometry(16, 0.4))
     r = np.sqrt(pts['x'] ** 2 + pts['y'] ** 2 + pts['z'] ** 2)
     assert len(pts) > 1000 and r.max() <= 31.0 and set(np.unique(pts['ring'])) == set(range(16))
 

@@ -43,6 +43,7 @@ from ros_sim_bridge.core.tcp import TcpClient
 from ros_sim_bridge.monodrive import session as sess
 from ros_sim_bridge.monodrive.codec import config as cfgmod
 from ros_sim_bridge.monodrive.codec import annotation as annot
+from ros_sim_bridge.monodrive import lidar_geometry
 from ros_sim_bridge.monodrive.codec import control, lidar, messages, payloads, sensor
 from ros_sim_bridge.monodrive.ros import conversions as convert
 from ros_sim_bridge.msg import (MonoDriveCollision, MonoDriveEgoControl, MonoDriveRadarTargets,
@@ -153,10 +154,10 @@ class SensorLink:
         if k == 'Lidar':
             self.expected = (lidar.PACKET_SIZE,)
             n = int(config.get('n_lasers', 16) or 16)
-            self.geometry = lidar.LidarGeometry(n if n in lidar.ELEVATIONS else 16,
+            self.geometry = lidar_geometry.LidarGeometry(n if n in lidar_geometry.ELEVATIONS else 16,
                                                 float(config.get('horizontal_resolution', 0.4)))
             self.assembler = lidar.RevolutionAssembler(p.lidar_max_packets)
-            self.cloud = CloudBuffer(lidar.POINT)
+            self.cloud = CloudBuffer(lidar_geometry.POINT)
             self.pubs['points'] = c(PointCloud2, 'points')
         elif k == 'DepthCamera':
             self.expected = (self.width * self.height * 4,)
@@ -339,9 +340,9 @@ class SensorLink:
         self.stats.publish()
 
     def publish_cloud(self, data: bytes, game_time: float, now_ns: int) -> None:
-        n = lidar.count_points(data)
+        n = lidar_geometry.count_points(data)
         points = self.cloud.points(n)
-        lidar.decode_points(data, self.geometry, out=points)
+        lidar_geometry.decode_points(data, self.geometry, out=points)
         stamp = (seconds_to_stamp(max(0.0, game_time)) if self.node.p.stamp_source == 'sim'
                  else ns_to_stamp(now_ns))
         self.pubs['points'].publish(self.cloud.message(points, convert.header(stamp, self.frame)))
