@@ -131,3 +131,22 @@ def test_gps_fix_no_receiver_position_is_no_fix(lat, lon, alt):
     fix = ec.gps_fix(g, Header(frame_id='gps'))
     assert fix.status.status == NavSatStatus.STATUS_NO_FIX
     assert fix.position_covariance_type == NavSatFix.COVARIANCE_TYPE_UNKNOWN
+
+
+def test_object_without_a_finite_centre_gets_no_box_or_label_at_the_origin():
+    o = oe.make_objects(2, oe.OBJECTS_2280)
+    o['id'] = [5, 6]
+    o['box_center_x'] = [np.nan, 3.0]
+    o['box_size_x'], o['box_size_y'], o['course_angle'] = [4.0, np.nan], [2.0, np.nan], np.nan
+    contours = [np.array([[1.0, 1.0], [2.0, 1.0]], np.float32), np.zeros((0, 2), np.float32)]
+    lst = oe.EcuObjectList2280(0, o, contours)
+    msg = ec.object_list(lst, Header(frame_id='base_link'))
+    markers = ec.object_markers(msg).markers
+    by_ns = {}
+    for m in markers:
+        by_ns.setdefault(m.ns, []).append(m)
+    assert [m.id for m in by_ns['ecu_objects']] == [6] == [m.id for m in by_ns['ecu_labels']]
+    box = by_ns['ecu_objects'][0]
+    assert (box.pose.position.x, box.scale.x, box.scale.y) == (3.0, 0.05, 0.05)
+    assert by_ns['ecu_labels'][0].text.startswith('6 ')
+    assert [m.id for m in by_ns['ecu_contours']] == [5]          # its outline is still drawn

@@ -184,15 +184,16 @@ class EcuCdr:
                               'course_angle')]).astype(np.float64), num['classification'])
         ns_box, ns_contour, ns_label = ec.OBJECT_MARKER_NS
         life, m = self._life, self._markers
-        out = m.boxes(stamp, frame, ns_box, r['ids'], r['centers'], r['sizes'], yaw=r['yaw'],
-                      colors=r['box_rgba'], min_size=0.05, lifetime=life)
+        placed = r['placed']
+        out = m.boxes(stamp, frame, ns_box, r['ids'][placed], r['centers'], r['sizes'],
+                      yaw=r['yaw'], colors=r['box_rgba'], min_size=0.05, lifetime=life)
         outlined = [i for i, c in enumerate(t.contours) if len(c)]
         out += m.line_strips(stamp, frame, ns_contour, r['ids'][outlined],
                              [t.contours[i] for i in outlined], width=0.05,
                              colors=r['contour_rgba'][outlined], lifetime=life)
-        out += m.labels(stamp, frame, ns_label, r['ids'], r['label_positions'],
-                        [f'{i} {name}' for i, name in zip(num['id'].tolist(), t.names)],
-                        lifetime=life)
+        ids = num['id'].tolist()
+        out += m.labels(stamp, frame, ns_label, r['ids'][placed], r['label_positions'],
+                        [f'{ids[i]} {t.names[i]}' for i in placed.tolist()], lifetime=life)
         return out
 
 

@@ -226,17 +226,22 @@ MARKER_LIFETIME_S, BOX_HEIGHT = 0.25, 1.5
 def object_marker_rows(ids, geo: np.ndarray, classification, *,
                        box_height: float = BOX_HEIGHT) -> dict:
     """The numbers of :func:`object_markers` from the objects' ids, (n, 5) box centre x/y,
-    size x/y and course angle (NaN: none) and classes: marker ids (tracking id, 31 bits), box
-    centres/sizes/yaw and RGBA, contour RGBA, label positions."""
+    size x/y and course angle (NaN: none) and classes: marker ids (tracking id, 31 bits) and
+    contour RGBA of every object; for the objects with a finite centre (``placed``, their
+    indices: an object without one gets no box and no label rather than one at the origin)
+    box centres/sizes/yaw (sizes 5 cm and yaw 0 where not given) and RGBA, label
+    positions."""
     n = len(geo)
     ids = np.asarray(ids, np.int64) & 0x7FFFFFFF
-    geo = np.where(np.isfinite(geo), geo, [0.0, 0.0, 0.05, 0.05, 0.0])
-    centers = np.column_stack([geo[:, 0], geo[:, 1], np.full(n, box_height / 2)])
+    placed = np.flatnonzero(np.isfinite(geo[:, 0]) & np.isfinite(geo[:, 1]))
+    geo = np.where(np.isfinite(geo), geo, [0.0, 0.0, 0.05, 0.05, 0.0])[placed]
+    m = len(placed)
+    centers = np.column_stack([geo[:, 0], geo[:, 1], np.full(m, box_height / 2)])
     rgb = np.array([_CLASS_COLORS.get(c, (0.7, 0.7, 0.7)) for c in classification]
                    ).reshape(n, 3)
-    return {'ids': ids, 'centers': centers,
-            'sizes': np.column_stack([geo[:, 2], geo[:, 3], np.full(n, box_height)]),
-            'yaw': geo[:, 4], 'box_rgba': np.column_stack([rgb, np.full(n, 0.5)]),
+    return {'ids': ids, 'placed': placed, 'centers': centers,
+            'sizes': np.column_stack([geo[:, 2], geo[:, 3], np.full(m, box_height)]),
+            'yaw': geo[:, 4], 'box_rgba': np.column_stack([rgb[placed], np.full(m, 0.5)]),
             'contour_rgba': np.column_stack([rgb, np.ones(n)]),
             'label_positions': centers + [0.0, 0.0, box_height / 2 + 0.4]}
 
@@ -256,14 +261,16 @@ def object_markers(msg: IbeoObjectList, *, lifetime_s: float = MARKER_LIFETIME_S
                            [o.classification for o in objs], box_height=box_height)
     life = mk.duration(lifetime_s)
     ns_box, ns_contour, ns_label = OBJECT_MARKER_NS
-    out = mk.boxes(msg.header, ns_box, r['ids'], r['centers'], r['sizes'], yaw=r['yaw'],
-                   colors=r['box_rgba'], min_size=0.05, lifetime=life)
+    placed = r['placed']
+    out = mk.boxes(msg.header, ns_box, r['ids'][placed], r['centers'], r['sizes'],
+                   yaw=r['yaw'], colors=r['box_rgba'], min_size=0.05, lifetime=life)
     outlined = [i for i, o in enumerate(objs) if o.contour]
     out += mk.line_strips(msg.header, ns_contour, r['ids'][outlined],
                           [list(objs[i].contour) for i in outlined], width=0.05,
                           colors=r['contour_rgba'][outlined], lifetime=life)
-    out += mk.labels(msg.header, ns_label, r['ids'], r['label_positions'],
-                     [f'{o.id} {o.classification_name}' for o in objs], lifetime=life)
+    out += mk.labels(msg.header, ns_label, r['ids'][placed], r['label_positions'],
+                     [f'{objs[i].id} {objs[i].classification_name}' for i in placed.tolist()],
+                     lifetime=life)
     return MarkerArray(markers=out)
 
 
