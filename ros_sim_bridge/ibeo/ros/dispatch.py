@@ -19,7 +19,7 @@ from ros_sim_bridge.ibeo.ros import conversions as convert
 from ros_sim_bridge.ibeo.ros import ecu_conversions as ecu
 from ros_sim_bridge.ros.diagnostics import StreamStats
 from ros_sim_bridge.ros.pointcloud import to_pointcloud2
-from ros_sim_bridge.ros.qos import DATA
+from ros_sim_bridge.ros.qos import DATA, LATCHED
 from ros_sim_bridge.ros.stamps import ns_to_stamp
 
 
@@ -201,17 +201,21 @@ class DataDispatch:
             if topic == ecu.TOPICS['tf_static']:
                 for t in msg.transforms:          # latched: every mount seen so far, in one
                     self.static_transforms[t.child_frame_id] = t
-                self.tf_static_pub.publish(TFMessage(
-                    transforms=list(self.static_transforms.values())))
+                msg = TFMessage(transforms=list(self.static_transforms.values()))
             elif topic == ecu.TOPICS['markers'] and not self.p.publish_markers:
                 continue
-            else:
-                pub = self._ecu_pubs.get(topic)
-                if pub is None:                   # a type the converter learnt later
-                    pub = self._ecu_pubs[topic] = self.create_publisher(type(msg), topic, DATA)
-                pub.publish(msg)
+            pub = self._ecu_pubs.get(topic)
+            if pub is None:                       # not made at start (see node.ECU_TOPIC_TYPES)
+                pub = self._ecu_publisher(topic, type(msg))
+            pub.publish(msg)
             published += 1
         stats.publish(published)
+
+    def _ecu_publisher(self, topic: str, msg_type):
+        """The publisher of an ECU output topic, made now (/tf_static latched)."""
+        qos = LATCHED if topic == ecu.TOPICS['tf_static'] else DATA
+        pub = self._ecu_pubs[topic] = self.create_publisher(msg_type, topic, qos)
+        return pub
 
     def _ecu_restamp(self, ntp: int, now_ns: int):
         """None: keep the converter's stamps (the messages' NTP times, as in ``to-bag``); else

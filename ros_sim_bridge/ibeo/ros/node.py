@@ -9,7 +9,7 @@
 | pub | objects/markers | visualization_msgs/MarkerArray | boxes, contours, labels, velocities |
 | pub | vehicle_state | ros_sim_bridge/LuxVehicleState | 0x2805, ``valid`` per spec §5 |
 | pub | vehicle_state/twist | geometry_msgs/TwistStamped | valid vehicle states only |
-| pub | ECU topics | see :data:`.ecu_conversions.TOPICS` | every type :class:`.ecu_conversions.IbeoToRos` converts, as ``ibeo_idc to-bag`` writes it (ecu/scan_info, /tf_static, ecu/objects, vehicle_state/odometry, vehicle_state/fix, gps/fix, gps_imu/fix, imu/data, odometry, odometry/twist, image/compressed, image) |
+| pub | ECU topics | :data:`ECU_TOPIC_TYPES` | every type :class:`.ecu_conversions.IbeoToRos` converts, as ``ibeo_idc to-bag`` writes it (ecu/scan_info, /tf_static, ecu/objects, vehicle_state/odometry, vehicle_state/fix, gps/fix, gps_imu/fix, imu/data, odometry, odometry/twist, image/compressed, image); made at start by ``ibeo_ecu``, on first use by ``ibeo_lux``, for the recording's types with ``source:=file`` |
 | pub | /diagnostics | diagnostic_msgs/DiagnosticArray | link, per type, sensor errors/warnings, ECU device status / system monitoring / traces |
 | srv | ~/set_filter | ros_sim_bridge/IbeoSetFilter | ECU Set Filter (§20); also sent after every (re)connect from ``data_types`` |
 | srv | ~/reset, ~/save_config, ~/reset_defaults, ~/start_measure, ~/stop_measure | ros_sim_bridge/LuxCommand | |
@@ -78,7 +78,7 @@ from ros_sim_bridge.msg import (IbeoObjectList, IbeoOdometry, IbeoScanInfo, LuxO
 from ros_sim_bridge.ros.diagnostics import Diagnostics, StreamStats
 from ros_sim_bridge.ros.params import common_parameters, declare_parameters, positive
 from ros_sim_bridge.ros.pointcloud import CloudBuffer
-from ros_sim_bridge.ros.qos import DATA, LATCHED
+from ros_sim_bridge.ros.qos import DATA
 from ros_sim_bridge.ros.runner import run_node
 from ros_sim_bridge.ros.stamps import ns_to_stamp
 from ros_sim_bridge.srv import (IbeoSeek, IbeoSetFilter, LuxCommand, LuxGetParameter, LuxGetStatus,
@@ -153,14 +153,15 @@ PARAMETERS = {
     'camera_frame_id': ('camera', 'frame of image and image/compressed (0x2403)'),
 }
 
-#: ECU outputs (keys of ecu_conversions.TOPICS) → message type; publishers made at start so
-#: nothing is lost to discovery.  A topic the converter gains later gets its publisher on
-#: first use.
+#: ECU outputs (keys of ecu_conversions.TOPICS) → message type: the publishers ``ibeo_ecu``
+#: makes at start (nothing lost to discovery).  ``ibeo_lux`` makes none of them at start (a LUX
+#: sends no ECU type; one that arrives anyway gets its publisher on first use);
+#: ``source:=file`` makes those of the data types the recording holds.
 ECU_TOPIC_TYPES = {
     'scan_info': IbeoScanInfo, 'objects': IbeoObjectList, 'vehicle_odometry': Odometry,
     'vehicle_fix': NavSatFix, 'gps_fix': NavSatFix, 'gps_imu_fix': NavSatFix, 'imu': Imu,
     'odometry': IbeoOdometry, 'odometry_twist': TwistStamped,
-    'image_compressed': CompressedImage, 'image': Image,
+    'image_compressed': CompressedImage, 'image': Image, 'tf_static': TFMessage,
 }
 
 
@@ -172,6 +173,8 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
     NODE_NAME = 'ibeo_lux'
     PARAMETERS = PARAMETERS
     DEVICE = 'LUX'
+    #: make every ECU publisher at start (tcp); else only on first use
+    ECU_PUBLISHERS_AT_START = False
 
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
@@ -195,13 +198,13 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
                                   max_body=p.max_message_bytes)
         self.hw = (f'ibeo file {os.path.basename(p.file)}' if p.source == 'file'
                    else f'ibeo {self.DEVICE} {p.host}:{p.port}')
+        self.client: Optional[TcpClient] = None
+        self.player: Optional[IdcPlayer] = self._open_player() if p.source == 'file' else None
         self._make_converters()
         self._make_publishers()
         self._make_diagnostics()
         self._make_services()
-        self.client: Optional[TcpClient] = None
-        self.player: Optional[IdcPlayer] = None
-        if p.source == 'file':
+        if self.player is not None:
             self._start_player()
             return
         self.client = TcpClient(p.host, p.port, self.session.framer, self._on_event,
@@ -228,11 +231,15 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
         self.markers = convert.ObjectMarkers(lifetime_s=p.marker_lifetime)
         self.object_caps = convert.ObjectCaps(p.max_objects, p.max_contour_points)
         self._half = None                        # (cloud, header) of the waiting 8-layer half
-        self.ecu = _LiveIbeoToRos(vehicle_frame=p.vehicle_frame_id,
-                                  scanner_frame=p.scanner_frame_id, odom_frame=p.odom_frame_id,
-                                  gps_frame=p.gps_frame_id, imu_frame=p.imu_frame_id,
-                                  camera_frame=p.camera_frame_id, lux_frame=p.frame_id)
+        self.ecu = self._ecu_converter()
         self.static_transforms: dict = {}        # child frame → TransformStamped (ECU mounts)
+
+    def _ecu_converter(self) -> _LiveIbeoToRos:
+        p = self.p
+        return _LiveIbeoToRos(vehicle_frame=p.vehicle_frame_id, scanner_frame=p.scanner_frame_id,
+                              odom_frame=p.odom_frame_id, gps_frame=p.gps_frame_id,
+                              imu_frame=p.imu_frame_id, camera_frame=p.camera_frame_id,
+                              lux_frame=p.frame_id)
 
     def _make_publishers(self) -> None:
         self.points_pub = self.create_publisher(PointCloud2, 'points', DATA)
@@ -252,10 +259,14 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
         self._ecu_pubs = {ecu.TOPICS['points']: self.points_pub,
                           ecu.TOPICS['markers']: self.markers_pub,
                           ecu.TOPICS['vehicle_twist']: self.twist_pub}
-        for key, msg_type in ECU_TOPIC_TYPES.items():
-            self._ecu_pubs.setdefault(ecu.TOPICS[key],
-                                      self.create_publisher(msg_type, ecu.TOPICS[key], DATA))
-        self.tf_static_pub = self.create_publisher(TFMessage, ecu.TOPICS['tf_static'], LATCHED)
+        if self.player is not None:
+            ecu_outputs = self._recording_outputs(self._ecu_converter())
+        elif self.ECU_PUBLISHERS_AT_START:
+            ecu_outputs = {ecu.TOPICS[key]: t for key, t in ECU_TOPIC_TYPES.items()}
+        else:
+            ecu_outputs = {}
+        for topic, msg_type in ecu_outputs.items():
+            self._ecu_publisher(topic, msg_type)
 
     def _make_diagnostics(self) -> None:
         """One stream per data type, the link, the sensor's error/warning registers."""

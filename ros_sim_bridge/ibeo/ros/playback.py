@@ -8,23 +8,50 @@ from __future__ import annotations
 import math
 import time
 
+from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.idc_playback import IdcPlayer
+
+#: the types the LUX path publishes itself (the ECU converter is not asked about them)
+LUX_TYPES = frozenset((registry.SCAN, registry.OBJECTS, registry.VEHICLE_STATE,
+                       registry.ERRORS_WARNINGS, registry.REPLY, registry.COMMAND))
 
 
 class FilePlayback:
-    """Mixin of :class:`~.node.IbeoLuxNode`: sets ``player`` and ``playback`` (the supervised
-    loop the diagnostics watch).  Uses the node's ``p``, ``session``, ``link``,
+    """Mixin of :class:`~.node.IbeoLuxNode`: ``player`` (:meth:`_open_player`) and
+    ``playback`` (the supervised loop the diagnostics watch).  Uses the node's ``p``, ``session``, ``link``,
     ``diagnostics``, ``_on_event`` and ``_dispatch``."""
 
     # --- file playback (source:=file) ----------------------------------------------------
+    def _open_player(self) -> IdcPlayer:
+        """The player of ``file`` (its index built, nothing played yet)."""
+        p = self.p
+        return IdcPlayer(p.file, self._on_file_message, rate=p.rate, loop=p.loop,
+                         start_offset=p.start_offset, paused=p.start_paused,
+                         max_body=p.max_message_bytes,
+                         on_jump=self._on_jump, on_end=self._on_end,
+                         on_damage=self._on_damage, on_error=self._on_player_error,
+                         name='ibeo-idc-playback')
+
+    def _recording_outputs(self, converter) -> dict:
+        """ECU topic → message type of what the recording holds: the first message of each
+        ECU / FUSION data type in the file through ``converter`` (a fresh one: its state is not
+        the node's).  A message that does not decode adds nothing (its topics, if any, get
+        their publishers on first use)."""
+        reader, seen, out = self.player.reader, set(), {}
+        for entry in self.player.entries:
+            if entry.data_type in seen or entry.data_type in LUX_TYPES:
+                continue
+            seen.add(entry.data_type)
+            try:
+                pairs = converter.convert(reader.header(entry), reader.decode(entry))
+            except Exception:       # damaged or without a layout: it plays as it will
+                continue
+            for topic, msg in pairs:
+                out.setdefault(topic, type(msg))
+        return out
+
     def _start_player(self) -> None:
         p, log = self.p, self.get_logger()
-        self.player = IdcPlayer(p.file, self._on_file_message, rate=p.rate, loop=p.loop,
-                                start_offset=p.start_offset, paused=p.start_paused,
-                                max_body=p.max_message_bytes,
-                                on_jump=self._on_jump, on_end=self._on_end,
-                                on_damage=self._on_damage, on_error=self._on_player_error,
-                                name='ibeo-idc-playback')
         pl = self.player
         self.playback = pl.playback     # supervised like a TCP link (diagnostics watch it)
         log.info(f'playing {p.file}: {len(pl.entries)} messages, {pl.duration_s:.3f} s, from '
