@@ -55,6 +55,7 @@ from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
+from ros_sim_bridge.core.receive_times import ReadTimes
 from ros_sim_bridge.core.tcp import TcpClient
 from ros_sim_bridge.ibeo.codec import commands as cmd
 from ros_sim_bridge.ibeo.codec import errors_warnings as lux_errors
@@ -66,7 +67,7 @@ from ros_sim_bridge.ibeo.codec import vehicle_state as lux_vehicle
 from ros_sim_bridge.ibeo.codec.header import DEFAULT_MAX_BODY
 from ros_sim_bridge.ibeo.idc_playback import IdcPlayer
 from ros_sim_bridge.ibeo.session import (BadMessage, LuxSession, Reply, ReplyFailed, Scan,
-                                         Skipped, UnpairedHalf)
+                                         Skipped, UnpairedHalf, sent_ns)
 from ros_sim_bridge.ibeo.ros import conversions as convert
 from ros_sim_bridge.ibeo.ros import ecu_conversions as ecu
 from ros_sim_bridge.ibeo.ros.commands import SIMPLE_COMMANDS, CommandServices, _Pending
@@ -207,7 +208,10 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
         if self.player is not None:
             self._start_player()
             return
+        # messages of one read: receive times spaced by their header NTP times (core.receive_times)
+        self.read_times = ReadTimes(sent_ns)
         self.client = TcpClient(p.host, p.port, self.session.framer, self._on_event,
+                                receive_times=self.read_times,
                                 name='ibeo-lux-tcp', on_connect=self._on_connect,
                                 on_disconnect=self._on_disconnect,
                                 on_connect_failed=self._on_connect_failed,
@@ -329,6 +333,7 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
     # --- link ----------------------------------------------------------------------------
     def _on_connect(self) -> None:
         """On the TCP thread before it reads: replies can only be waited for elsewhere."""
+        self.read_times.start(time.time_ns())
         self.session.connection_made()
         self.get_logger().info(f'connected to {self.p.host}:{self.p.port} '
                                f'(connection {self.client.connects})')

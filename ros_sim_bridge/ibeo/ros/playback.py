@@ -18,8 +18,8 @@ LUX_TYPES = frozenset((registry.SCAN, registry.OBJECTS, registry.VEHICLE_STATE,
 
 class FilePlayback:
     """Mixin of :class:`~.node.IbeoLuxNode`: ``player`` (:meth:`_open_player`) and
-    ``playback`` (the supervised loop the diagnostics watch).  Uses the node's ``p``, ``session``, ``link``,
-    ``diagnostics``, ``_on_event`` and ``_dispatch``."""
+    ``playback`` (the supervised loop the diagnostics watch).  Uses the node's ``p``,
+    ``session``, ``link``, ``diagnostics``, ``_on_event`` and ``_dispatch``."""
 
     # --- file playback (source:=file) ----------------------------------------------------
     def _open_player(self) -> IdcPlayer:
