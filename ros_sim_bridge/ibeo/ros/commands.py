@@ -21,7 +21,7 @@ from ros_sim_bridge.ibeo.session import Reply, ReplyFailed
 from ros_sim_bridge.ibeo.ros import conversions as convert
 from ros_sim_bridge.ros.stamps import stamp_to_ns
 
-class _Pending:
+class PendingCommand:
     """One command waiting for its reply."""
 
     def __init__(self, command_id: int):
@@ -109,7 +109,7 @@ class CommandServices:
                 return None, (f'{name}: not connected to {self.p.host}:{self.p.port}'
                               + (f' ({self.client.last_failure})' if self.client.last_failure
                                  else ''))
-            pending = _Pending(command_id)
+            pending = PendingCommand(command_id)
             self._pending = pending
             data = message() if message is not None else \
                 self.session.send_command(command_id, body, expect_reply=reply)

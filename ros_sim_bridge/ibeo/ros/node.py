@@ -33,6 +33,11 @@ ECU / FUSION records go through :class:`~.ecu_conversions.IbeoToRos` (the conver
 factor, loop, start offset, pause/resume/seek services): its message bytes go through the same
 framer → session → conversions → publishers path, so a LUX recording publishes what the live
 sensor would.  Commands to the sensor answer an error in file mode.
+
+This module is the tables (parameters, publishers, services) and the wiring; the parts are
+mixins of :class:`IbeoLuxNode`, one concept each: :mod:`.dispatch` (data type → conversion →
+publisher, stamps), :mod:`.commands` (sensor commands, their services, what is sent on
+connect), :mod:`.playback` (``source:=file``), :mod:`.status` (diagnostics sources).
 """
 from __future__ import annotations
 
@@ -70,7 +75,8 @@ from ros_sim_bridge.ibeo.session import (BadMessage, LuxSession, Reply, ReplyFai
                                          Skipped, UnpairedHalf, sent_ns)
 from ros_sim_bridge.ibeo.ros import conversions as convert
 from ros_sim_bridge.ibeo.ros import ecu_conversions as ecu
-from ros_sim_bridge.ibeo.ros.commands import SIMPLE_COMMANDS, CommandServices, _Pending
+from ros_sim_bridge.ibeo.ros.commands import (SIMPLE_COMMANDS, CommandServices,
+                                              PendingCommand)
 from ros_sim_bridge.ibeo.ros.dispatch import DataDispatch, _LiveIbeoToRos
 from ros_sim_bridge.ibeo.ros.playback import FilePlayback
 from ros_sim_bridge.ibeo.ros.status import StatusReports
@@ -312,7 +318,7 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
     def _make_services(self) -> None:
         """Commands: one outstanding at a time; the TCP thread hands the reply over."""
         self._command_lock = threading.Lock()
-        self._pending: Optional[_Pending] = None
+        self._pending: Optional[PendingCommand] = None
         group = ReentrantCallbackGroup()
         for name, command_id in SIMPLE_COMMANDS.items():
             self.create_service(LuxCommand, f'~/{name}',
