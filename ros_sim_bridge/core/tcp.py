@@ -5,7 +5,10 @@ with ``feed(bytes) -> list[event]`` and ``reset()``, e.g. core.framer.MagicFrame
 that also has ``get_buffer(sizehint) -> memoryview`` and ``buffer_updated(n) -> list[event]``
 (the buffered protocol of asyncio) is read into with ``recv_into`` instead, so it decides where
 the bytes land and how many are read at once.  Every event (a complete frame or a CodecError)
-goes to ``on_event`` in stream order.  On connect the framer is reset and ``on_connect`` runs
+goes to ``on_event`` in stream order, with its receive time: the time the read returned, or
+per event what ``receive_times(events, read_ns)`` says (e.g.
+:class:`~ros_sim_bridge.core.receive_times.ReadTimes`: several messages in one read spaced by
+their sender's clock).  On connect the framer is reset and ``on_connect`` runs
 (a driver sends its start command there); when the peer vanishes, ``on_disconnect`` is told why
 and the client tries again after a back-off that doubles up to ``max_backoff`` and resets on
 success.
@@ -46,6 +49,7 @@ class TcpClient(SupervisedLoop):
                  on_disconnect: Optional[Callable[[str], None]] = None,
                  on_connect_failed: Optional[Callable[[str], None]] = None,
                  on_error: Optional[ErrorHandler] = None,
+                 receive_times: Optional[Callable[[list, int], list[int]]] = None,
                  connect_timeout: float = 2.0, min_backoff: float = 0.25,
                  max_backoff: float = 8.0, reconnect_within: float = 1.0,
                  read_size: int = 1 << 16):
@@ -56,6 +60,7 @@ class TcpClient(SupervisedLoop):
         self.on_disconnect = on_disconnect
         self.on_connect_failed = on_connect_failed   # (why) after each refused attempt
         self.on_error = on_error
+        self.receive_times = receive_times   # (events of one read, read ns) → ns per event
         self.name = name
         self.connect_timeout = connect_timeout
         self.min_backoff, self.max_backoff = min_backoff, max_backoff
@@ -164,6 +169,20 @@ class TcpClient(SupervisedLoop):
             if self._pause(self._wait(backoff)):
                 break
 
+    def _receive_times(self, events: list, read_ns: int) -> list[int]:
+        """The receive time of each event of one read (the read time without a
+        ``receive_times``, or when it fails: counted and reported like a handler)."""
+        if self.receive_times is not None and events:
+            try:
+                times = self.receive_times(events, read_ns)
+                if len(times) == len(events):
+                    return times
+                raise ValueError(f'receive_times gave {len(times)} times for {len(events)} '
+                                 'events')
+            except Exception as exc:
+                self._call(_reraise, exc)
+        return [read_ns] * len(events)
+
     def _pause(self, seconds: float) -> bool:
         """Wait ``seconds`` or until retry_now()/stop(); True when stopping."""
         self._wake.wait(seconds)
@@ -204,8 +223,9 @@ class TcpClient(SupervisedLoop):
                 self._call(_reraise, exc)
                 self.framer.reset()
                 continue
-            for event in events:
-                self._call(self.on_event, event, now)
+            times = self._receive_times(events, now)
+            for event, t in zip(events, times):
+                self._call(self.on_event, event, t)
         return 'stopped'
 
 

@@ -62,6 +62,18 @@ def handled(data_type: int) -> bool:
     return data_type in HANDLED_TYPES or registry.size_limits(data_type) is not None
 
 
+def sent_ns(event) -> Optional[int]:
+    """The sender's time of a framer event (ns, Unix epoch, negative for a clock counting from
+    power-up): its data header's NTP time, "time when this message was created" (spec §2.4);
+    None for a CodecError or a header whose NTP time is 0.  Spaces the receive times of the
+    messages of one read (:mod:`ros_sim_bridge.core.receive_times`)."""
+    if isinstance(event, CodecError):
+        return None
+    frame = event.frame if isinstance(event, Rejected) else event
+    ntp = frame.parsed.ntp
+    return ntp64_to_unix_ns(ntp) if ntp else None
+
+
 # --- events -------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -295,4 +307,4 @@ class LuxSession:
 
 __all__ = ['LuxSession', 'Scan', 'UnpairedHalf', 'Message', 'Reply', 'ReplyFailed',
            'BadMessage', 'Skipped', 'Event', 'NTP_2000', 'STAMP_SOURCES', 'HANDLED_TYPES',
-           'handled']
+           'handled', 'sent_ns']

@@ -31,7 +31,6 @@ from ros_sim_bridge.ibeo.codec.header import encode_message
 from ros_sim_bridge.ibeo.ecu_recording import FAKE_JPEG, mounting
 from ros_sim_bridge.ibeo.ros import ecu_conversions as ecu
 from ros_sim_bridge.ibeo.ros.ecu_node import IbeoEcuNode
-from ros_sim_bridge.ibeo.ros.node import IbeoLuxNode
 from ros_sim_bridge.msg import IbeoObjectList, IbeoOdometry, IbeoScanInfo
 from ros_sim_bridge.ros.pointcloud import from_pointcloud2
 from ros_sim_bridge.ros.qos import LATCHED
@@ -287,8 +286,9 @@ def test_refused_or_unanswered_filter_is_reported(ros, ecu_driver, closing):
 
 def test_bad_ecu_records_and_unknown_types_are_counted_stream_goes_on(ros, ecu_driver,
                                                                      closing):
-    """ibeo_lux too decodes ECU types; no Set Filter sent (data_types empty)."""
-    node, port = ecu_driver(IbeoLuxNode, layers=4, start_measure_on_connect=False)
+    """No Set Filter sent (data_types empty), receive-time stamps (ibeo_lux's defaults; it
+    decodes ECU types too, but makes their topics on first use: test_ibeo_node_topics.py)."""
+    node, port = ecu_driver(data_types='', stamp_source='receive')
     fixes = collect(ros, node, NavSatFix, 'gps/fix', 100)
     diag = Diag(ros)
     sensor = connected_sensor(port, closing)
@@ -308,7 +308,7 @@ def test_bad_ecu_records_and_unknown_types_are_counted_stream_goes_on(ros, ecu_d
     sensor.send(stream)
     got = fixes.wait_for(4, timeout=10)
     assert [round(f.latitude) for f in got] == [51, 52, 53, 54]        # nothing valid lost
-    # ibeo_lux stamps with the receive time by default, not the messages' 2023 NTP times
+    # stamp_source receive: the receive time, not the messages' 2023 NTP times
     assert all(abs(stamp_to_ns(f.header.stamp) - time.time_ns()) < 30e9 for f in got)
     _, link = diag.wait('link tcp', lambda st, v: v.get('skipped_messages') == '2')
     assert link['skipped.0x2850 ecu_2850'] == '1' and link['skipped.0x7100 sensor_info'] == '1'
@@ -348,8 +348,7 @@ def test_types_the_emulator_does_not_send_scanner_frames_2204_2225_2281_2806_670
     from ros_sim_bridge.ibeo.codec import scan_ecu as se
     from ros_sim_bridge.ibeo.codec import system_monitoring as sm
     from ros_sim_bridge.ibeo.codec import vehicle_state_ecu as ve
-    node, port = ecu_driver(IbeoLuxNode, layers=4, start_measure_on_connect=False,
-                            stamp_source='sensor')
+    node, port = ecu_driver(data_types='')
     clouds = collect(ros, node, PointCloud2, 'points', 100)
     objects = collect(ros, node, IbeoObjectList, 'ecu/objects', 100)
     odom = collect(ros, node, Odometry, 'vehicle_state/odometry', 100)
@@ -386,7 +385,7 @@ def test_types_the_emulator_does_not_send_scanner_frames_2204_2225_2281_2806_670
     od = odom.wait_for(1)[0]
     assert (od.pose.pose.position.x, od.pose.pose.position.y) == pytest.approx((1.2, -0.5))
     assert od.header.frame_id == 'odom' and od.twist.twist.linear.x == pytest.approx(7.5)
-    st, values = diag.wait('ibeo_lux: system', lambda st, v: True)
+    st, values = diag.wait('ibeo_ecu: system', lambda st, v: True)
     assert level(st) == 2 and values['cpu_usage'] == '55'
 
 

@@ -1,11 +1,13 @@
 """Ibeo ECU / FUSION SYSTEM driver (executable ``ibeo_ecu``): the ``ibeo_lux`` node with an
 ECU's defaults — same code, topics, services and diagnostics (:mod:`.node`).
 
-What differs is only what an ECU needs on connect (spec §20): it sends nothing until it got a
-Set Filter, so ``data_types`` defaults to ``all`` (sent after every (re)connect); it is no LUX,
-so no LUX Start Measure and no DeviceType probe (``start_measure_on_connect`` false, ``layers``
-4); its clock is normally NTP-synchronised, so stamps default to the messages' NTP times (as
-``ibeo_idc to-bag`` writes them); and a fused 0x2205 can hold 65,535 points per message.
+What differs is its topics and what an ECU needs on connect (spec §20): with ``source:=tcp``
+every ECU publisher exists from the start (``ibeo_lux`` makes one on first use of an ECU type
+only); an ECU sends nothing until it got a Set Filter, so ``data_types`` defaults to ``all``
+(sent after every (re)connect); it is no LUX, so no LUX Start Measure and no DeviceType probe
+(``start_measure_on_connect`` false, ``layers`` 4); its clock is normally NTP-synchronised, so
+stamps default to the messages' NTP times (as ``ibeo_idc to-bag`` writes them); and a
+fused 0x2205 can hold 65,535 points per message.
 """
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ class IbeoEcuNode(lux_node.IbeoLuxNode):
     NODE_NAME = 'ibeo_ecu'
     PARAMETERS = PARAMETERS
     DEVICE = 'ECU'
+    ECU_PUBLISHERS_AT_START = True      # every ECU topic exists from the start (tcp)
 
 
 def main(argv=None) -> int:

@@ -1,0 +1,280 @@
+"""Sensor commands of the ibeo nodes (:mod:`.node`, spec §7 and the ECU Set Filter §20):
+one 0x2010 outstanding at a time, sent from a service callback (or the connect thread) and
+paired with its 0x2020, which the TCP thread hands over; the command services; what is sent
+after every (re)connect (Set Filter, Start Measure, the layer probe).
+"""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Optional
+
+from rcl_interfaces.msg import SetParametersResult
+
+from ros_sim_bridge.core.binary import CodecError
+from ros_sim_bridge.core.ntp import unix_ns_to_ntp
+from ros_sim_bridge.ibeo.codec import commands as cmd
+from ros_sim_bridge.ibeo.codec import registry
+from ros_sim_bridge.ibeo.codec import set_filter as sf
+from ros_sim_bridge.ibeo.codec import units
+from ros_sim_bridge.ibeo.session import Reply, ReplyFailed
+from ros_sim_bridge.ibeo.ros import conversions as convert
+from ros_sim_bridge.ros.stamps import stamp_to_ns
+
+class PendingCommand:
+    """One command waiting for its reply."""
+
+    def __init__(self, command_id: int):
+        self.command_id = command_id
+        self.event = threading.Event()
+        self.reply: Optional[cmd.LuxReply] = None
+        self.error = ''
+
+
+#: Command services with no request data: service name → command id
+SIMPLE_COMMANDS = {'reset': cmd.RESET, 'save_config': cmd.SAVE_CONFIG,
+                   'reset_defaults': cmd.RESET_DEFAULTS, 'start_measure': cmd.START_MEASURE,
+                   'stop_measure': cmd.STOP_MEASURE}
+
+
+class CommandServices:
+    """Mixin of :class:`~.node.IbeoLuxNode`: commands and their services.  Uses the node's
+    ``client``, ``session``, ``p``, ``stats``, ``_command_lock`` / ``_pending``
+    (:meth:`~.node.IbeoLuxNode._make_services`), ``filter_ranges``, ``filter_state``,
+    ``filters_sent``, ``last_status``."""
+
+    def _on_reply(self, ev: Reply, now_ns: int) -> None:
+        pending = self._pending
+        if ev.solicited and pending is not None and ev.reply.command_id == pending.command_id:
+            pending.reply = ev.reply
+            pending.event.set()
+            self.stats[registry.REPLY].publish()
+
+    def _on_reply_failed(self, ev: ReplyFailed, now_ns: int) -> None:
+        pending = self._pending
+        if pending is not None and ev.command_id == pending.command_id:
+            pending.error = f'malformed reply: {ev.error}'
+            pending.event.set()
+
+    def _connected_tasks(self) -> None:
+        log = self.get_logger()
+        if self.filter_ranges:
+            self._send_filter(self.filter_ranges)
+        if self.p.start_measure_on_connect:
+            reply, err = self._command(cmd.encode_start_measure(), cmd.START_MEASURE)
+            if reply is None or not reply.success:
+                log.warning(f'start measure: {err or "refused by the sensor"}')
+        if self.p.layers == 0:
+            self._probe_layers(log)
+
+    def _probe_layers(self, log) -> None:
+        """Ask DeviceType (and BeamTilt on an 8-layer unit): the session decides the layers."""
+        s = self.session
+        reply, err = self._command(cmd.encode_get_parameter(cmd.DEVICE_TYPE),
+                                   cmd.GET_PARAMETER)
+        eight = s.apply_device_type(reply)
+        if eight is None:
+            log.warning(f'could not read DeviceType (0x{cmd.DEVICE_TYPE:04X}): '
+                        f'{err or "refused"}; assuming 4 layers (set the layers parameter)')
+            return
+        if eight:
+            reply, _ = self._command(cmd.encode_get_parameter(cmd.BEAM_TILT), cmd.GET_PARAMETER)
+            s.apply_beam_tilt(reply)
+        log.info(f'device type 0x{s.device_type:02X} '
+                 f'({cmd.DEVICE_TYPES.get(s.device_type, "unknown")}): '
+                 f'{8 if eight else 4} layers' + (f', beam tilt {s.beam_tilt:.4f} rad'
+                                                  if eight else ''))
+
+    def _reply_failed_all(self, text: str) -> None:
+        pending = self._pending
+        if pending is not None:
+            pending.error = text
+            pending.event.set()
+
+    # --- commands ------------------------------------------------------------------------
+    def _command(self, body: Optional[bytes], command_id: int, *, reply: bool = True,
+                 message=None, name: str = '') -> tuple[Optional[cmd.LuxReply], str]:
+        """Send one 0x2010 and wait for its 0x2020: (reply, '') or (None, why not).
+        ``message``: a callable giving the complete message instead (it sets the session's
+        awaited reply itself, as :meth:`LuxSession.send_set_filter`)."""
+        timeout = float(self.p.command_timeout)
+        name = name or cmd.COMMAND_NAMES.get(command_id, f'0x{command_id:04X}')
+        if self.client is None:
+            return None, (f'{name}: no sensor to command: playing the recording '
+                          f'{self.p.file} (source:=file)')
+        if not self._command_lock.acquire(timeout=timeout):
+            return None, f'{name}: another command is still waiting for its reply'
+        try:
+            if not self.client.connected:
+                return None, (f'{name}: not connected to {self.p.host}:{self.p.port}'
+                              + (f' ({self.client.last_failure})' if self.client.last_failure
+                                 else ''))
+            pending = PendingCommand(command_id)
+            self._pending = pending
+            data = message() if message is not None else \
+                self.session.send_command(command_id, body, expect_reply=reply)
+            if not self.client.send(data):
+                return None, f'{name}: send failed ({self.client.last_failure})'
+            if not reply:
+                return None, ''
+            if not pending.event.wait(timeout):
+                return None, f'{name}: no reply within {timeout:.1f} s'
+            if pending.reply is None:
+                return None, f'{name}: {pending.error}'
+            return pending.reply, ''
+        finally:
+            self.session.command_done()
+            self._pending = None
+            self._command_lock.release()
+
+    @staticmethod
+    def _result(res, reply: Optional[cmd.LuxReply], err: str, what: str):
+        """Fill success/message of a response; True when the sensor accepted the command."""
+        if reply is None:
+            res.success, res.message = False, err
+        elif not reply.success:
+            res.success = False
+            res.message = f'sensor refused {what} (reply 0x{reply.reply_id:04X})'
+        else:
+            res.success, res.message = True, f'{what}: ok'
+        return res.success
+
+    def _srv_simple(self, command_id: int, res):
+        name = cmd.COMMAND_NAMES[command_id]
+        res.command_id = command_id
+        body = cmd.encode_command(command_id)
+        if command_id == cmd.RESET:                 # §7.1.1: no reply
+            reply, err = self._command(body, command_id, reply=False)
+            res.success = not err
+            res.message = err or 'reset sent (the LUX does not reply to Reset; it restarts)'
+            return res
+        reply, err = self._command(body, command_id)
+        res.reply_id = reply.reply_id if reply is not None else 0
+        self._result(res, reply, err, name)
+        return res
+
+    def _send_filter(self, ranges: tuple) -> tuple[Optional[cmd.LuxReply], str]:
+        """Send the ECU Set Filter, check and log its answer (spec §20)."""
+        text = sf.format_ranges(ranges)
+        flt = sf.SetFilter(tuple(ranges))
+        reply, err = self._command(None, sf.SET_FILTER, name='set filter',
+                                   message=lambda: self.session.send_set_filter(flt))
+        self.filters_sent += 1
+        log = self.get_logger()
+        if reply is not None and reply.success:
+            self.filter_state = f'accepted: {text}'
+            log.info(f'set filter {text}: accepted by the device')
+        else:
+            why = err or f'set filter: refused by the device (reply 0x{reply.reply_id:04X})'
+            self.filter_state = f'failed: {text}: {why}'
+            log.warning(f'{why} (data types {text})')     # err starts with the command's name
+        return reply, err
+
+    def _on_set_parameters(self, params) -> SetParametersResult:
+        """``data_types`` may change at run time: checked, kept, sent at once when connected."""
+        for prm in params:
+            if prm.name != 'data_types':
+                continue
+            try:
+                if not isinstance(prm.value, str):
+                    raise ValueError('data_types is a string, e.g. "0x2205, 0x2280"')
+                ranges = sf.parse_ranges(prm.value)
+            except ValueError as exc:
+                return SetParametersResult(successful=False, reason=str(exc))
+            self.filter_ranges = ranges
+            if ranges and self.client.connected:
+                threading.Thread(target=self._send_filter, args=(ranges,),
+                                 name='ibeo-set-filter', daemon=True).start()
+        return SetParametersResult(successful=True)
+
+    def _srv_set_filter(self, req, res):
+        try:
+            starts, ends = list(req.range_starts), list(req.range_ends)
+            if starts or ends:
+                if len(starts) != len(ends):
+                    raise ValueError(f'{len(starts)} range_starts but {len(ends)} range_ends')
+                ranges = tuple(zip(starts, ends))
+                bad = [f'0x{a:04X}..0x{b:04X}' for a, b in ranges if a > b]
+                if bad:
+                    raise ValueError('reversed range ' + ', '.join(bad))
+            else:
+                ranges = sf.parse_ranges(req.data_types) or sf.ALL_TYPES
+        except ValueError as exc:
+            res.success, res.message = False, str(exc)
+            return res
+        res.data_types = sf.format_ranges(ranges)
+        reply, err = self._send_filter(ranges)
+        res.reply_id = reply.reply_id if reply is not None else 0
+        if self._result(res, reply, err, f'set filter {res.data_types}'):
+            self.filter_ranges = ranges           # sent again after every reconnect
+        return res
+
+    def _srv_get_status(self, req, res):
+        reply, err = self._command(cmd.encode_get_status(), cmd.GET_STATUS)
+        if self._result(res, reply, err, 'get_status') and reply.status is not None:
+            s = reply.status
+            self.last_status = s
+            res.firmware_version = s.firmware_version_str
+            res.fpga_version = s.fpga_version_str
+            res.firmware_version_raw = s.firmware_version
+            res.fpga_version_raw = s.fpga_version
+            res.scanner_status = s.scanner_status
+            res.scanner_status_names = s.status_names
+            res.temperature = float(s.temperature_c)
+            res.temperature_raw = s.temperature_raw
+            res.serial_number = s.serial_number
+            res.fpga_date = s.fpga_date
+            res.dsp_date = s.dsp_date
+            res.message = (f'firmware {s.firmware_version_str}, FPGA {s.fpga_version_str}, '
+                           f'{s.temperature_c:.1f} °C, serial {s.serial_number}')
+        return res
+
+    @staticmethod
+    def _parameter(req) -> cmd.Parameter:
+        return cmd.parameter(req.name.strip() if req.name.strip() else int(req.index))
+
+    def _srv_get_parameter(self, req, res):
+        try:
+            p = self._parameter(req)
+        except CodecError as exc:
+            res.success, res.message = False, str(exc.detail)
+            return res
+        res.index, res.name, res.kind = p.index, p.name, p.kind
+        res.unit = units.parameter_si_unit(p)
+        reply, err = self._command(cmd.encode_get_parameter(p.index), cmd.GET_PARAMETER)
+        if not self._result(res, reply, err, f'get_parameter {p.name} (0x{p.index:04X})'):
+            return res
+        value = reply.parameter
+        if value is None or value.index != p.index:
+            res.success = False
+            res.message = (f'reply for parameter 0x{value.index:04X}, asked 0x{p.index:04X}'
+                           if value is not None else 'reply without a parameter')
+            return res
+        res.raw = int(value.raw)
+        res.value, res.value_text, res.unit = convert.parameter_reply_value(p, value.value)
+        res.message = f'{p.name} = {res.value_text}{" " + res.unit if res.unit else ""}'
+        return res
+
+    def _srv_set_parameter(self, req, res):
+        try:
+            p = self._parameter(req)
+            res.index, res.name = p.index, p.name
+            raw = convert.parameter_request_raw(p, req.value, req.value_text, req.raw)
+        except (CodecError, ValueError) as exc:
+            res.success = False
+            res.message = str(getattr(exc, 'detail', exc))
+            return res
+        res.raw = raw
+        reply, err = self._command(cmd.encode_set_parameter(p.index, raw, raw=True),
+                                   cmd.SET_PARAMETER)
+        self._result(res, reply, err, f'set_parameter {p.name} (0x{p.index:04X}) = 0x{raw:X}')
+        return res
+
+    def _srv_set_ntp_time(self, req, res):
+        ns = time.time_ns() if req.use_host_time else stamp_to_ns(req.time)
+        seconds, fraction = unix_ns_to_ntp(ns)
+        res.seconds, res.fraction = seconds & 0xFFFFFFFF, fraction
+        reply, err = self._command(cmd.encode_set_ntp_time(res.seconds, fraction),
+                                   cmd.SET_NTP_TIMESTAMP_SYNC)
+        self._result(res, reply, err, 'set_ntp_time')
+        return res

@@ -1,0 +1,247 @@
+"""Data type → conversion → publisher for the ibeo nodes (:mod:`.node`): the events of one
+TCP read or one played message go through the session; each decoded record goes to its
+handler (LUX 0x2202 / 0x2221 / 0x2805 / 0x2030 through :mod:`.conversions`, every ECU / FUSION
+type through :class:`~.ecu_conversions.IbeoToRos`, the converter of ``ibeo_idc to-bag``),
+stamped by ``stamp_source``, published, counted in its diagnostics stream.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from std_msgs.msg import Header
+from tf2_msgs.msg import TFMessage
+
+from ros_sim_bridge.core.binary import CodecError
+from ros_sim_bridge.core.framer import Rejected
+from ros_sim_bridge.ibeo.codec import registry
+from ros_sim_bridge.ibeo.session import BadMessage, Message, Scan, UnpairedHalf, handled
+from ros_sim_bridge.ibeo.ros import conversions as convert
+from ros_sim_bridge.ibeo.ros import ecu_conversions as ecu
+from ros_sim_bridge.ros.diagnostics import StreamStats
+from ros_sim_bridge.ros.pointcloud import to_pointcloud2
+from ros_sim_bridge.ros.qos import DATA, LATCHED
+from ros_sim_bridge.ros.stamps import ns_to_stamp
+
+
+class DataDispatch:
+    """Mixin of :class:`~.node.IbeoLuxNode`: ``_on_event(event, now_ns)`` for every framer
+    event.  Uses the node's ``session``, ``p``, ``stats``, ``link``, ``diagnostics``,
+    ``_lock``, converters (``builder``, ``cloud_buffer``, ``markers``, ``object_caps``,
+    ``ecu``) and publishers, and the handler tables :meth:`~.node.IbeoLuxNode._make_publishers`
+    builds."""
+
+    # --- transport → session -------------------------------------------------------------
+    def _on_event(self, event, now_ns: int) -> None:
+        if isinstance(event, CodecError):          # framing: garbage, false sync, oversized
+            self.diagnostics.bad_input(self.link, event, now_ns)
+            return
+        frame = event.frame if isinstance(event, Rejected) else event
+        size = len(frame.header) + len(frame.body)
+        self.link.packet(size, now_ns)
+        stats = self._stats_for(frame.parsed.data_type)
+        if stats is not None:
+            stats.packet(size, now_ns)
+        for ev in self.session.handle(event, now_ns):
+            self._dispatch(ev, now_ns, stats)
+
+    def _stats_for(self, data_type: int) -> Optional[StreamStats]:
+        """The stream of a decoded data type (an ECU type's on first sight), None for the
+        types skipped by size (counted on the link)."""
+        stats = self.stats.get(data_type)
+        if stats is None and handled(data_type):
+            stats = self.diagnostics.stream(
+                f'{registry.type_name(data_type)} (0x{data_type:04X})', self.hw,
+                stale_after=self.p.stale_after, expected=False)
+            self.stats[data_type] = stats
+        return stats
+
+    def _dispatch(self, ev, now_ns: int, stats: Optional[StreamStats]) -> None:
+        try:
+            if isinstance(ev, Message):
+                self._record_handlers.get(type(ev.record), self._on_ecu)(ev, now_ns, stats)
+            else:
+                self._handlers[type(ev)](ev, now_ns)
+        except Exception as exc:  # never let one message end the receive thread
+            if not self.context.ok():   # shutting down (Ctrl-C): publishers are gone
+                return
+            where = stats if stats is not None else self.link
+            where.error('internal_error', repr(exc), now_ns)
+            self.diagnostics.log_limited(where.name, 'internal_error',
+                                         f'{where.name}: failed to handle a message: {exc!r}',
+                                         'error')
+
+    def _stamp(self, ntp: int, now_ns: int):
+        ns, fell_back = self.session.stamp_ns(ntp, now_ns, self.p.stamp_source)
+        if fell_back:
+            self.stamp_fallbacks += 1
+            self.diagnostics.log_limited('stamp', 'unset_clock', 'stamp_source is sensor but the '
+                                         'sensor clock is unset: using the receive time')
+        return ns_to_stamp(ns)
+
+    # --- session events → conversions → publishers ---------------------------------------
+    def _on_bad_message(self, ev: BadMessage, now_ns: int) -> None:
+        self.diagnostics.bad_input(self._stats_for(ev.header.data_type), ev.error, now_ns)
+
+    def _on_scan(self, ev: Scan, now_ns: int) -> None:
+        scan, wire = ev.scan, ev.wire
+        hdr = Header(stamp=self._stamp(scan.start_ntp, now_ns), frame_id=self.p.frame_id)
+        if ev.pairing == 'single':
+            cloud = self.builder.build_wire(scan, wire, eight_layer=ev.eight_layer,
+                                            beam_tilt=ev.beam_tilt,
+                                            alloc=self.cloud_buffer.points)
+            n = len(cloud)
+            msg = self.cloud_buffer.message(cloud, hdr, is_dense=not self.builder.nan_points)
+            del cloud                              # the buffer is reused for the next scan
+            self.points_pub.publish(msg)
+            published = 2
+        else:
+            cloud = self.builder.build_wire(scan, wire, eight_layer=True, beam_tilt=ev.beam_tilt)
+            n = len(cloud)
+            published = 1
+            if ev.pairing == 'second' and self._half is not None:
+                (first, first_hdr), self._half = self._half, None
+                both = convert.concatenate(first, cloud)
+                self.points_pub.publish(to_pointcloud2(both, first_hdr,
+                                                       is_dense=convert.is_dense(both)))
+                published += 1
+            else:
+                self._half = (cloud, hdr)
+        self.scan_info_pub.publish(convert.scan_info(
+            scan, hdr, device_id=ev.header.device_id, scan_points=len(wire), published_points=n,
+            eight_layer=ev.eight_layer, beam_tilt=ev.beam_tilt,
+            sensor_time_offset=self.session.time_offset_s or 0.0))
+        self.stats[registry.SCAN].publish(published)
+
+    def _on_unpaired_half(self, ev: UnpairedHalf, now_ns: int) -> None:
+        """The waiting half gets no partner: publish it alone."""
+        half, self._half = self._half, None
+        if half is not None:
+            self.points_pub.publish(to_pointcloud2(half[0], half[1],
+                                                   is_dense=convert.is_dense(half[0])))
+            self.stats[registry.SCAN].publish(1)
+
+    def _on_objects(self, ev: Message, now_ns: int, stats: StreamStats) -> None:
+        lst = ev.record
+        hdr = Header(stamp=self._stamp(lst.scan_start_ntp, now_ns), frame_id=self.p.frame_id)
+        lst = convert.cap_objects(lst, self.object_caps)
+        if lst.truncated:
+            self._count_truncation(lst, stats)
+        contours = convert.contour_points(lst)     # shared by the list and its markers
+        self.objects_pub.publish(convert.object_list(lst, hdr, device_id=ev.header.device_id,
+                                                     contours=contours))
+        published = 1
+        if self.p.publish_markers:
+            self.markers_pub.publish(self.markers.update(lst, hdr, contours=contours))
+            published += 1
+        stats.publish(published)
+
+    def _count_truncation(self, lst, stats: StreamStats) -> None:
+        with self._lock:
+            self.truncated_lists += 1
+            self.dropped_objects += lst.dropped_objects
+            self.dropped_contour_points += lst.dropped_points
+        stats.extra['truncated_lists'] = str(self.truncated_lists)
+        stats.extra['dropped_objects'] = str(self.dropped_objects)
+        stats.extra['dropped_contour_points'] = str(self.dropped_contour_points)
+        self.diagnostics.log_limited(
+            'objects', 'truncated', f'object list over the caps: {lst.dropped_objects} objects '
+            f'beyond max_objects={self.object_caps.max_objects} and {lst.dropped_points} contour '
+            f'points beyond max_contour_points={self.object_caps.max_contour_points} dropped')
+
+    def _on_vehicle_state(self, ev: Message, now_ns: int, stats: StreamStats) -> None:
+        vs = ev.record
+        hdr = Header(stamp=self._stamp(vs.timestamp_ntp, now_ns),
+                     frame_id=self.p.vehicle_frame_id)
+        self.vehicle_pub.publish(convert.vehicle_state(vs, hdr, device_id=ev.header.device_id))
+        if vs.valid:
+            self.twist_pub.publish(convert.vehicle_twist(vs, hdr))
+            stats.publish(2)
+        else:
+            with self._lock:
+                self.invalid_vehicle_states += 1
+            stats.extra['invalid'] = str(self.invalid_vehicle_states)
+            stats.extra['last_invalid_flags'] = ', '.join(vs.error_names)
+            self.diagnostics.log_limited('vehicle', 'invalid', 'invalid vehicle state (error '
+                                         f'flags {", ".join(vs.error_names)}): not used for '
+                                         'vehicle_state/twist')
+            stats.publish(1)
+
+    def _on_errors(self, ev: Message, now_ns: int, stats: StreamStats) -> None:
+        ew = ev.record
+        with self._lock:
+            self.last_errors = (ew, now_ns)
+            for n in ew.error_names:
+                self.seen['errors'][n] += 1
+            for n in ew.warning_names:
+                self.seen['warnings'][n] += 1
+        if ew.has_error:
+            self.diagnostics.log_limited('sensor', 'error', 'sensor errors: '
+                                         + ', '.join(ew.error_names), 'error')
+        stats.publish()
+
+    # --- ECU / FUSION records: the converter of ibeo_idc to-bag ----------------------------
+    def _on_ecu(self, ev: Message, now_ns: int, stats: StreamStats) -> None:
+        pairs = self.ecu.convert(ev.header, ev.record)
+        if not pairs:                           # frame end, measurement list, index, ...
+            key = f'0x{ev.header.data_type:04X} {registry.type_name(ev.header.data_type)}'
+            with self._lock:
+                self.without_ros_form[key] += 1
+            stats.extra['without_ros_form'] = str(self.without_ros_form[key])
+            return
+        stamp = self._ecu_restamp(ev.header.ntp, now_ns)
+        published = 0
+        for topic, msg in pairs:
+            if stamp is not None:
+                _restamp(msg, stamp)
+            if topic == ecu.TOPICS['diagnostics']:
+                with self._lock:
+                    for st in msg.status:
+                        self.device_status[st.name] = (st, now_ns)
+                continue
+            if topic == ecu.TOPICS['tf_static']:
+                for t in msg.transforms:          # latched: every mount seen so far, in one
+                    self.static_transforms[t.child_frame_id] = t
+                msg = TFMessage(transforms=list(self.static_transforms.values()))
+            elif topic == ecu.TOPICS['markers'] and not self.p.publish_markers:
+                continue
+            pub = self._ecu_pubs.get(topic)
+            if pub is None:                       # not made at start (see node.ECU_TOPIC_TYPES)
+                pub = self._ecu_publisher(topic, type(msg))
+            pub.publish(msg)
+            published += 1
+        stats.publish(published)
+
+    def _ecu_publisher(self, topic: str, msg_type):
+        """The publisher of an ECU output topic, made now (/tf_static latched)."""
+        qos = LATCHED if topic == ecu.TOPICS['tf_static'] else DATA
+        pub = self._ecu_pubs[topic] = self.create_publisher(msg_type, topic, qos)
+        return pub
+
+    def _ecu_restamp(self, ntp: int, now_ns: int):
+        """None: keep the converter's stamps (the messages' NTP times, as in ``to-bag``); else
+        the stamp to put on every message (receive time; the fallback while the clock is
+        unset)."""
+        if self.p.stamp_source == 'sensor':
+            if self.session.clock_is_set(ntp):
+                return None
+            self.stamp_fallbacks += 1
+            self.diagnostics.log_limited('stamp', 'unset_clock', 'stamp_source is sensor but '
+                                         'the sensor clock is unset: using the receive time')
+        return ns_to_stamp(now_ns)
+
+
+class _LiveIbeoToRos(ecu.IbeoToRos):
+    """The converter of ``ibeo_idc to-bag`` with the node's relative topic names (the node's
+    namespace applies, as to every other topic of the node)."""
+
+    def topic(self, key: str) -> str:
+        return ecu.TOPICS[key]
+
+
+def _restamp(msg, stamp) -> None:
+    """Put ``stamp`` on a message's header, a MarkerArray's markers or a TFMessage's
+    transforms."""
+    if hasattr(msg, 'header'):
+        msg.header.stamp = stamp
+    for inner in (getattr(msg, 'markers', None) or getattr(msg, 'transforms', None) or ()):
+        inner.header.stamp = stamp

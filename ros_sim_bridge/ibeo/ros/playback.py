@@ -1,0 +1,132 @@
+"""``source:=file`` for the ibeo nodes (:mod:`.node`): an ``.idc`` recording played through
+:class:`~ros_sim_bridge.ibeo.idc_playback.IdcPlayer` (paced by the messages' NTP times, rate
+factor, loop, start offset), its message bytes fed to the same framer → session → dispatch
+path a TCP read feeds; the ~/pause, ~/resume and ~/seek services.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+from ros_sim_bridge.ibeo.codec import registry
+from ros_sim_bridge.ibeo.idc_playback import IdcPlayer
+
+#: the types the LUX path publishes itself (the ECU converter is not asked about them)
+LUX_TYPES = frozenset((registry.SCAN, registry.OBJECTS, registry.VEHICLE_STATE,
+                       registry.ERRORS_WARNINGS, registry.REPLY, registry.COMMAND))
+
+
+class FilePlayback:
+    """Mixin of :class:`~.node.IbeoLuxNode`: ``player`` (:meth:`_open_player`) and
+    ``playback`` (the supervised loop the diagnostics watch).  Uses the node's ``p``,
+    ``session``, ``link``, ``diagnostics``, ``_on_event`` and ``_dispatch``."""
+
+    # --- file playback (source:=file) ----------------------------------------------------
+    def _open_player(self) -> IdcPlayer:
+        """The player of ``file`` (its index built, nothing played yet)."""
+        p = self.p
+        return IdcPlayer(p.file, self._on_file_message, rate=p.rate, loop=p.loop,
+                         start_offset=p.start_offset, paused=p.start_paused,
+                         max_body=p.max_message_bytes,
+                         on_jump=self._on_jump, on_end=self._on_end,
+                         on_damage=self._on_damage, on_error=self._on_player_error,
+                         name='ibeo-idc-playback')
+
+    def _recording_outputs(self, converter) -> dict:
+        """ECU topic → message type of what the recording holds: the first message of each
+        ECU / FUSION data type in the file through ``converter`` (a fresh one: its state is not
+        the node's).  A message that does not decode adds nothing (its topics, if any, get
+        their publishers on first use)."""
+        reader, seen, out = self.player.reader, set(), {}
+        for entry in self.player.entries:
+            if entry.data_type in seen or entry.data_type in LUX_TYPES:
+                continue
+            seen.add(entry.data_type)
+            try:
+                pairs = converter.convert(reader.header(entry), reader.decode(entry))
+            except Exception:       # damaged or without a layout: it plays as it will
+                continue
+            for topic, msg in pairs:
+                out.setdefault(topic, type(msg))
+        return out
+
+    def _start_player(self) -> None:
+        p, log = self.p, self.get_logger()
+        pl = self.player
+        self.playback = pl.playback     # supervised like a TCP link (diagnostics watch it)
+        log.info(f'playing {p.file}: {len(pl.entries)} messages, {pl.duration_s:.3f} s, from '
+                 f'{pl.time_of(pl.start_index):.3f} s at ×{p.rate:g}'
+                 + (' (looping)' if p.loop else '') + (' (paused)' if p.start_paused else '')
+                 + (f'; {len(pl.damages)} damaged region(s), '
+                    f'{sum(d.skipped for d in pl.damages)} bytes skipped' if pl.damages else '')
+                 + (f'; layers {p.layers}' if p.layers else
+                    '; layers 0: 4 layers assumed (no sensor to ask; set layers:=8 for an '
+                    '8-layer recording)'))
+        self.session.connection_made()
+        pl.start()
+
+    def _on_file_message(self, raw: bytes, entry) -> None:
+        """One recorded message, on the playback thread: the bytes a TCP read would give."""
+        now_ns = time.time_ns()
+        for event in self.session.framer.feed(raw):
+            self._on_event(event, now_ns)
+
+    def _on_jump(self) -> None:
+        """A seek or a loop: the stream is discontinuous, as after a reconnect."""
+        for ev in self.session.connection_lost():
+            self._dispatch(ev, time.time_ns(), None)
+        self.session.connection_made()
+
+    def _on_end(self, looping: bool) -> None:
+        pl = self.player
+        if looping:
+            self.get_logger().info(f'end of {self.p.file}: looping (loop {pl.playback.loops})')
+            return
+        for ev in self.session.connection_lost():     # a waiting 8-layer half goes out alone
+            self._dispatch(ev, time.time_ns(), None)
+        self.get_logger().info(f'end of {self.p.file}: {pl.playback.handed} messages played; '
+                               'finished (the node stays up: ~/seek or ~/resume plays again)')
+
+    def _on_damage(self, damage) -> None:
+        text = (f'{self.p.file}: {damage.skipped} damaged bytes skipped at byte '
+                f'{damage.offset} ({damage.reason})')
+        self.link.error('damaged_file', text)
+        self.diagnostics.log_limited(self.link.name, 'damaged_file', text)
+
+    def _on_player_error(self, entry, exc: BaseException) -> None:
+        at = f' (message at byte {entry.offset})' if entry is not None else ''
+        self.link.error('internal_error', repr(exc))
+        self.diagnostics.log_limited(self.link.name, 'internal_error',
+                                     f'{self.link.name}: playback failed{at}: {exc!r}', 'error')
+
+    def _no_file(self, res):
+        res.success = False
+        res.message = ('not playing a file: playback services work with source:=file '
+                       f'(this node reads the sensor at {self.p.host}:{self.p.port})')
+        return res
+
+    def _srv_pause(self, req, res):
+        if self.player is None:
+            return self._no_file(res)
+        t = self.player.pause()
+        res.success, res.message = True, f'paused before {t:.3f} s'
+        return res
+
+    def _srv_resume(self, req, res):
+        if self.player is None:
+            return self._no_file(res)
+        t = self.player.resume()
+        res.success, res.message = True, f'playing from {t:.3f} s'
+        return res
+
+    def _srv_seek(self, req, res):
+        if self.player is None:
+            return self._no_file(res)
+        if not math.isfinite(req.time):
+            res.success, res.message = False, f'time must be finite, not {req.time}'
+            return res
+        res.time = self.player.seek(req.time)
+        res.success = True
+        res.message = (f'at {res.time:.3f} s of {self.player.duration_s:.3f} s'
+                       + (' (paused)' if self.player.state == 'paused' else ''))
+        return res
