@@ -403,3 +403,25 @@ def test_sensor_stamps_fall_back_to_receive_time_while_the_ecu_clock_is_unset(
     assert abs(stamp_to_ns(fix.header.stamp) - time.time_ns()) < 30e9
     _, link = diag.wait('link tcp', lambda st, v: v.get('stamp_fallbacks') == '1')
     assert link['sensor_clock'].startswith('unset')
+
+
+def test_objects_without_a_finite_centre_are_counted_and_get_no_box(ros, ecu_driver, closing):
+    from ros_sim_bridge.ibeo.codec import objects_ecu as oe
+    node, port = ecu_driver(data_types='', stamp_source='receive')
+    lists = collect(ros, node, IbeoObjectList, 'ecu/objects', 10)
+    markers = collect(ros, node, MarkerArray, 'objects/markers', 10)
+    diag = Diag(ros)
+    sensor = connected_sensor(port, closing)
+    o = oe.make_objects(2, oe.OBJECTS_2280)
+    o['id'] = [11, 12]
+    o['box_center_x'], o['box_center_y'] = [np.nan, 4.0], [1.0, -2.0]
+    o['box_size_x'], o['box_size_y'] = 4.0, 2.0
+    body = oe.encode_objects(oe.EcuObjectList2280(3_900_000_000 << 32, o,
+                                                  [np.zeros((0, 2), np.float32)] * 2))
+    sensor.send(encode_message(0x2280, body) + encode_message(0x2280, body))
+    (first, _) = lists.wait_for(2, timeout=10)
+    assert [ob.id for ob in first.objects] == [11, 12]                  # the list as sent
+    assert math.isnan(first.objects[0].box_center_x)
+    boxes = [m for m in markers.wait_for(1, timeout=10)[0].markers if m.ns == 'ecu_objects']
+    assert [(m.id, m.pose.position.x) for m in boxes] == [(12, 4.0)]   # none at the origin
+    diag.wait('(0x2280)', lambda st, v: v.get('objects_without_centre') == '2')

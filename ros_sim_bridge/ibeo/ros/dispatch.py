@@ -6,6 +6,8 @@ stamped by ``stamp_source``, published, counted in its diagnostics stream.
 """
 from __future__ import annotations
 
+import math
+
 from typing import Optional
 
 from std_msgs.msg import Header
@@ -204,12 +206,28 @@ class DataDispatch:
                 msg = TFMessage(transforms=list(self.static_transforms.values()))
             elif topic == ecu.TOPICS['markers'] and not self.p.publish_markers:
                 continue
+            elif topic == ecu.TOPICS['objects']:
+                self._count_unplaced(msg, stats)
             pub = self._ecu_pubs.get(topic)
             if pub is None:                       # not made at start (see node.ECU_TOPIC_TYPES)
                 pub = self._ecu_publisher(topic, type(msg))
             pub.publish(msg)
             published += 1
         stats.publish(published)
+
+    def _count_unplaced(self, msg, stats: StreamStats) -> None:
+        """ECU objects without a finite box centre: published in the list as sent, drawn
+        without box and label (their contour only); counted and logged."""
+        n = sum(1 for o in msg.objects
+                if not (math.isfinite(o.box_center_x) and math.isfinite(o.box_center_y)))
+        if not n:
+            return
+        with self._lock:
+            self.unplaced_objects += n
+        stats.extra['objects_without_centre'] = str(self.unplaced_objects)
+        self.diagnostics.log_limited(
+            'ecu_objects', 'no_centre', f'{n} ECU object(s) without a finite box centre: in '
+            'the object list as sent, no box or label marker')
 
     def _ecu_publisher(self, topic: str, msg_type):
         """The publisher of an ECU output topic, made now (/tf_static latched)."""

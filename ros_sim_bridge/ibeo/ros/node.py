@@ -313,6 +313,7 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
         self.truncated_lists = 0
         self.dropped_objects = 0
         self.dropped_contour_points = 0
+        self.unplaced_objects = 0                # ECU objects without a finite box centre
         self.last_status: Optional[cmd.LuxStatus] = None
 
     def _make_services(self) -> None:
