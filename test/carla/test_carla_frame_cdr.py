@@ -3,9 +3,7 @@ a generated scene (parenting, a destroyed actor, collisions, cycling traffic lig
 the real recordings, every per-frame message deserialised by rclpy equals the message the
 conversions build for the node at that frame, serialised by rclpy."""
 import io
-import math
 
-import numpy as np
 import pytest
 from rclpy.serialization import deserialize_message, serialize_message
 from rosgraph_msgs.msg import Clock
