@@ -224,7 +224,8 @@ def test_frame_times_going_back_or_jumping_are_damage():
     data = generated()
     ra = Recording(data)
     i = len(ra) // 2
-    for elapsed, word in ((ra.elapsed[i] - 1.0, 'goes back'), (ra.elapsed[i] + 1e5, 'jumps')):
+    for elapsed, word in ((ra.elapsed[i] - 1.0, 'goes back'),
+                          (ra.elapsed[i] + 1e5, 'frames missing')):
         damaged = bytearray(data)
         struct.pack_into('<d', damaged, int(ra.offsets[i]) + 5 + 16, elapsed)
         rd = Recording(bytes(damaged))
@@ -262,6 +263,23 @@ def test_hand_written_file_with_a_damaged_packet_header():
     assert rec.ends.tolist() == [79, 124, 153, 214, 259]
     assert rec.frame(2).truncated and not rec.frame(2).packets
     assert [rec.frame(k).get('EventDel')['id'].tolist() for k in (0, 1, 3, 4)] == [[9]] * 4
+
+
+def test_hand_written_file_with_a_size_swallowing_the_next_frame_start():
+    """Frame 2's EventDel header (byte 153) reads as id 6 with 40 B, which ends exactly at frame
+    3's EventDel (byte 198): the walk sees a well-formed frame 2 and misses frame 3's
+    FrameStart (byte 169).  Frame 4's elapsed time (0.15 s) is not frame 2's 0.1 s + 0.05 s,
+    so frame 2 is searched again: frame 3 is found inside it and read, frame 2 is cut short
+    after its FrameStart, 16 B are skipped."""
+    frames = b''.join(hand_frame(k + 1, 0.05 * k) for k in range(5))
+    data = bytearray(HEADER + frames)
+    data[153:158] = struct.pack('<BI', 6, 40)
+    rec = Recording(bytes(data))
+    d, = rec.damage
+    assert (d.offset, d.skipped, d.resumed, d.frame) == (153, 16, 169, 2)
+    assert 'frames missing' in d.reason and d.error.kind == BAD_VALUE
+    assert rec.frame_ids.tolist() == [1, 2, 3, 4, 5] and rec.frame(2).truncated
+    assert rec.ends.tolist() == [79, 124, 153, 214, 259] and rec.packet_counts[3] == 4
 
 
 def test_hand_written_file_with_a_frame_end_overwritten():

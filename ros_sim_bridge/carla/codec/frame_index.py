@@ -10,7 +10,8 @@ continuing the previous frame's (elapsed = previous elapsed + previous duration,
 
 At the first impossible packet it resynchronises: CARLA writes no magic per frame, but a
 FrameStart's header is always the 5 bytes ``00 18 00 00 00``.  ``find`` (C speed) looks for
-them from the start of the frame the damage hit; a hit counts when its duration and elapsed
+them from the start of the last frame kept (a damaged size may have swallowed the next
+FrameStart); a hit counts when its duration and elapsed
 time are plausible after the last good frame and its packets lead to a FrameEnd.  Reading goes
 on from there and a :class:`Damage` says where readable packets stopped, how many bytes were
 skipped and why.  What lies before the damage is kept (the frame it hit keeps its packets up to
@@ -37,8 +38,9 @@ FRAME_START_PACKET = PACKET_HEADER.size + FRAME_START.itemsize     # 29 B
 MIN_FRAME = FRAME_START_PACKET + PACKET_HEADER.size                # 34 B: FrameStart + FrameEnd
 MAX_DURATION = 3600.0     # s; a frame longer than an hour is not a frame
 MAX_ELAPSED = 1e9         # s; about 32 years of recording
-ELAPSED_SLACK = 1.0       # s a FrameStart may lie off previous elapsed + previous duration
+ELAPSED_SLACK = 1e-4      # s a FrameStart may lie off previous elapsed + previous duration
 BACKWARDS = 1e-6          # s an elapsed time may go back (rounding)
+FRAME_ALLOWANCE = 1.0     # s each frame lost in a damaged region may have lasted, at least
 MAX_PACKET = 1 << 28      # B; no packet of any release comes near (u16 counts of records)
 MAX_UNKNOWN = 1 << 20     # B; ids neither CARLA's (<= 24 so far) nor users' (>= 100)
 KNOWN_MAX = max(list(FIXED_IDS) + [pid for t in ID_TABLES.values() for pid in t])
@@ -79,10 +81,11 @@ class PacketTable:
 class _State:
     """What the check carries from one chunk of the walk to the next."""
     inside: bool = False       # a frame is open (its FrameEnd not seen yet)
-    open_at: int = -1          # offset of the open frame's FrameStart
+    last_start: int = -1       # offset of the last FrameStart kept (the open frame's, if any)
     frames: int = 0            # FrameStarts kept so far
     elapsed: float = math.nan  # of the last FrameStart kept (nan: none to continue from)
     duration: float = math.nan
+    floor: float = math.nan    # elapsed of the last frame whose time continued the one before
     longest: float = 0.0       # the longest frame duration seen
 
 
@@ -119,19 +122,22 @@ def index_packets(data, start: int, native: bool = True) -> PacketTable:
             kind = OVERSIZED
         else:
             bad, pid = int(o[k]), int(i[k])
-        scan = st.open_at + FRAME_START_PACKET if st.inside else bad
+        # search from the last frame kept: the damage may have begun inside it, a damaged size
+        # swallowing the next FrameStart (the walk then ends that frame at a chance 01 00 00
+        # 00 00 further on, or sees the next frame's time jump)
+        scan = st.last_start + FRAME_START_PACKET if st.last_start >= 0 else bad
         resume = _find_frame_start(data, find, scan, bad, st)
         if resume is None:
             cut = _cut(damage, bad, n, why, st, pid)
             break
-        if resume < bad:        # a damaged packet's size swallowed the next frame's start
-            bad = _trim(kept, resume)
         label = _where(st, pid)
+        hit = st.frames - 1 if st.inside else -1
+        if resume < bad:        # a damaged packet's size swallowed the next frame's start
+            bad, hit = _trim(kept, resume), st.frames - 1
         err = CodecError(label, f'{why}: {resume - bad} B skipped, reading resumed at the '
                          f'FrameStart @{resume}', offset=bad, kind=kind)
-        damage.append(Damage(bad, resume - bad, why, st.frames - 1 if st.inside else -1,
-                             resume, err))
-        st = _State(frames=st.frames, longest=st.longest)
+        damage.append(Damage(bad, resume - bad, why, hit, resume, err))
+        st = _State(frames=st.frames, longest=st.longest, floor=st.floor)
         pos, cap = resume, FIRST_CHUNK
     if kept:
         offsets = np.concatenate([p[0] for p in kept])
@@ -207,24 +213,29 @@ def _first_violation(raw: np.ndarray, o, i, s, st: _State):
         prev_e = np.append(st.elapsed, e[:-1])
         prev_d = np.append(st.duration, d[:-1])
         with np.errstate(invalid='ignore', over='ignore'):
-            ok = (np.isfinite(d) & ((d == -1.0) | ((d >= 0) & (d <= MAX_DURATION)))
-                  & np.isfinite(e) & (np.abs(e) <= MAX_ELAPSED)
-                  & (np.isnan(prev_e) | ((e >= prev_e - BACKWARDS)
-                                         & (e <= prev_e + np.maximum(prev_d, 0.0)
-                                            + ELAPSED_SLACK))))
+            values = (np.isfinite(d) & ((d == -1.0) | ((d >= 0) & (d <= MAX_DURATION)))
+                      & np.isfinite(e) & (np.abs(e) <= MAX_ELAPSED)
+                      & (np.isnan(prev_e) | (e >= prev_e - BACKWARDS)))
+            # elapsed = previous elapsed + previous duration (unknown after a −1)
+            continues = (np.isnan(prev_e) | (prev_d < 0)
+                         | (np.abs(e - prev_e - prev_d) <= ELAPSED_SLACK + 1e-9 * np.abs(e)))
+        ok = values & continues
+        confirmed = ok & ~np.isnan(prev_e) & (prev_d >= 0)
         if not ok.all():
             j = int(np.argmin(ok))
             k, kind = int(at[j]), BAD_VALUE
             why = _frame_values(float(d[j]), float(e[j]), float(prev_e[j]), float(prev_d[j]))
             at = at[:j]
-            d, e = d[:j], e[:j]
+            d, e, confirmed = d[:j], e[:j], confirmed[:j]
         if len(at):
             st.frames += len(at)
+            if confirmed.any():
+                st.floor = float(e[np.flatnonzero(confirmed)[-1]])
             st.elapsed, st.duration = float(e[-1]), float(d[-1])
             longest = d[np.isfinite(d) & (d >= 0)]
             if len(longest):
                 st.longest = max(st.longest, float(longest.max()))
-            st.open_at = int(o[at[-1]])
+            st.last_start = int(o[at[-1]])
     if k:
         st.inside = bool(open_before[k - 1] + starts[k - 1] - ends[k - 1])
     return k, why, kind
@@ -237,14 +248,19 @@ def _frame_values(d: float, e: float, prev_e: float, prev_d: float) -> str:
         return f'FrameStart elapsed time {e!r} s is not a recording\'s'
     if e < prev_e:
         return f'elapsed time goes back from {prev_e:.6g} s to {e:.6g} s'
-    return (f'elapsed time jumps from {prev_e:.6g} s (+{max(prev_d, 0.0):.6g} s) to {e:.6g} s')
+    return (f'elapsed time {e:.9g} s is not the previous frame\'s {prev_e:.9g} s + its duration '
+            f'{prev_d:.9g} s: frames missing or times damaged')
 
 
 def _find_frame_start(data, find, scan: int, bad: int, st: _State) -> Optional[int]:
     """Offset of the first plausible FrameStart at or after ``scan``, or None.  Plausible: its
     header is ``00 18 00 00 00``, its duration a frame's, its elapsed time not before the last
-    good frame's and not further after it than the frames that fit in the bytes skipped could
-    last, and its packets lead to a FrameEnd (or exactly to the end of the file)."""
+    frame's whose time was confirmed by the one before it (a single damaged elapsed time must
+    not hide the rest of the file), not further after the last frame's than the frames that
+    fit in the bytes skipped could
+    last (each the longest duration seen, at least :data:`FRAME_ALLOWANCE`: the last duration
+    may be the damaged field), and its packets lead to a FrameEnd (or exactly to the end of
+    the file)."""
     n = len(data)
     pos = scan
     while True:
@@ -262,10 +278,12 @@ def _plausible_frame(data, at: int, bad: int, st: _State, n: int) -> bool:
         return False
     if not (math.isfinite(e) and abs(e) <= MAX_ELAPSED):
         return False
+    if not math.isnan(st.floor) and e < st.floor - BACKWARDS:
+        return False
     if not math.isnan(st.elapsed):
         frames = max(at - bad, 0) // MIN_FRAME + 1      # frames that fit in the skipped bytes
-        if not (st.elapsed - BACKWARDS <= e <= st.elapsed + max(st.duration, 0.0)
-                + frames * st.longest + ELAPSED_SLACK):
+        if e > (st.elapsed + max(st.duration, 0.0)
+                + frames * max(st.longest, FRAME_ALLOWANCE) + ELAPSED_SLACK):
             return False
     unpack = PACKET_HEADER.unpack_from
     off = at + FRAME_START_PACKET
