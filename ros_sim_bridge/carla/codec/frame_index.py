@@ -83,6 +83,7 @@ class _State:
     inside: bool = False       # a frame is open (its FrameEnd not seen yet)
     last_start: int = -1       # offset of the last FrameStart kept (the open frame's, if any)
     frames: int = 0            # FrameStarts kept so far
+    frame_id: int = -1         # CARLA's id of the last frame kept (−1: none yet)
     elapsed: float = math.nan  # of the last FrameStart kept (nan: none to continue from)
     duration: float = math.nan
     floor: float = math.nan    # elapsed of the last frame whose time continued the one before
@@ -137,7 +138,8 @@ def index_packets(data, start: int, native: bool = True) -> PacketTable:
         err = CodecError(label, f'{why}: {resume - bad} B skipped, reading resumed at the '
                          f'FrameStart @{resume}', offset=bad, kind=kind)
         damage.append(Damage(bad, resume - bad, why, hit, resume, err))
-        st = _State(frames=st.frames, longest=st.longest, floor=st.floor)
+        st = _State(frames=st.frames, frame_id=st.frame_id, longest=st.longest,
+                    floor=st.floor)
         pos, cap = resume, FIRST_CHUNK
     if kept:
         offsets = np.concatenate([p[0] for p in kept])
@@ -150,13 +152,14 @@ def index_packets(data, start: int, native: bool = True) -> PacketTable:
 
 
 def _where(st: _State, pid) -> str:
-    """The CodecError message naming the frame (its index in the file) and the packet."""
-    frame = st.frames - 1 if st.inside else st.frames
-    return f'frame {frame} packet {pid}' if pid is not None else f'frame {frame} packet header'
+    """The CodecError message naming the frame (CARLA's frame id) and the packet."""
+    frame = ('before the first frame' if st.frame_id < 0 else f'frame {st.frame_id}'
+             if st.inside else f'after frame {st.frame_id}')
+    return f'{frame} packet {pid}' if pid is not None else f'{frame} packet header'
 
 
 def _cut(damage: list, bad: int, n: int, why: str, st: _State, pid) -> CodecError:
-    label = _where(st, pid) if bad < n else f'frame {st.frames - 1}'
+    label = _where(st, pid) if bad < n else f'frame {st.frame_id}'
     err = CodecError(label, f'{why}: the recording is cut here, {st.frames} frames before it '
                      'kept', offset=bad, kind=TRUNCATED)
     damage.append(Damage(bad, n - bad, why, st.frames - 1 if st.inside else -1, None, err))
@@ -209,7 +212,7 @@ def _first_violation(raw: np.ndarray, o, i, s, st: _State):
     if len(at):
         fields = raw[(o[at] + 5)[:, None] + np.arange(FRAME_START.itemsize)]
         fs = np.ascontiguousarray(fields).view(FRAME_START).reshape(-1)
-        d, e = fs['duration'], fs['elapsed']
+        d, e, fid = fs['duration'], fs['elapsed'], fs['id']
         prev_e = np.append(st.elapsed, e[:-1])
         prev_d = np.append(st.duration, d[:-1])
         with np.errstate(invalid='ignore', over='ignore'):
@@ -232,6 +235,7 @@ def _first_violation(raw: np.ndarray, o, i, s, st: _State):
             if confirmed.any():
                 st.floor = float(e[np.flatnonzero(confirmed)[-1]])
             st.elapsed, st.duration = float(e[-1]), float(d[-1])
+            st.frame_id = int(fid[len(at) - 1])
             longest = d[np.isfinite(d) & (d >= 0)]
             if len(longest):
                 st.longest = max(st.longest, float(longest.max()))
