@@ -188,27 +188,47 @@ def _first_violation(raw: np.ndarray, o, i, s, st: _State):
     m = len(o)
     if m == 0:
         return 0, None, None
-    starts = i == 0
-    ends = i == 1
-    open_before = int(st.inside) + np.cumsum(starts) - starts - (np.cumsum(ends) - ends)
-    grammar = np.where(starts, open_before != 0, open_before != 1)
-    sizes = ((starts & (s != FRAME_START.itemsize)) | (ends & (s != 0)) | (s > MAX_PACKET)
-             | ((i > KNOWN_MAX) & (i < USER_IDS) & (s > MAX_UNKNOWN)))
-    bad = grammar | sizes
-    k = int(np.argmax(bad)) if bad.any() else m
+    # FrameStarts and FrameEnds alternate (a FrameStart first outside a frame), have 24 and
+    # 0 B, a FrameStart follows every FrameEnd; no packet has an absurd size
+    marks = np.flatnonzero(i < 2)
+    mi, ms = i[marks], s[marks]
+    found = []
+    wrong = np.flatnonzero(mi != ((np.arange(len(marks)) + int(st.inside)) & 1))
+    if len(wrong):
+        found.append(int(marks[wrong[0]]))
+    sized = np.flatnonzero(np.where(mi == 0, ms != FRAME_START.itemsize, ms != 0))
+    if len(sized):
+        found.append(int(marks[sized[0]]))
+    after_end = marks[mi == 1] + 1
+    after_end = after_end[after_end < m]
+    outside = after_end[i[after_end] != 0]
+    if len(outside):
+        found.append(int(outside[0]))
+    if not st.inside and i[0] != 0:
+        found.append(0)
+    big = np.flatnonzero(s > MAX_UNKNOWN)
+    if len(big):
+        absurd = big[(s[big] > MAX_PACKET) | ((i[big] > KNOWN_MAX) & (i[big] < USER_IDS))]
+        if len(absurd):
+            found.append(int(absurd[0]))
+    k = min(found) if found else m
     why = kind = None
     if k < m:
         pid, size = int(i[k]), int(s[k])
-        if sizes[k]:
-            kind = UNKNOWN_LAYOUT if pid in (0, 1) else OVERSIZED
+        if pid < 2 and size != (FRAME_START.itemsize if pid == 0 else 0):
+            kind = UNKNOWN_LAYOUT
             why = (f'FrameStart of {size} B (24 expected)' if pid == 0 else
-                   f'FrameEnd of {size} B (0 expected)' if pid == 1 else
-                   f'packet {pid} of {size} B: absurd size')
+                   f'FrameEnd of {size} B (0 expected)')
+        elif pid >= 2 and (size > MAX_PACKET or (KNOWN_MAX < pid < USER_IDS
+                                                 and size > MAX_UNKNOWN)):
+            kind, why = OVERSIZED, f'packet {pid} of {size} B: absurd size'
         elif pid == 0:
             kind, why = BAD_VALUE, 'FrameStart before the FrameEnd of the frame it is in'
+        elif pid == 1:
+            kind, why = BAD_VALUE, 'FrameEnd outside a frame'
         else:
             kind, why = BAD_VALUE, f'packet {pid} outside a frame (not after a FrameStart)'
-    at = np.flatnonzero(starts[:k])
+    at = marks[(mi == 0) & (marks < k)]
     if len(at):
         fields = raw[(o[at] + 5)[:, None] + np.arange(FRAME_START.itemsize)]
         fs = np.ascontiguousarray(fields).view(FRAME_START).reshape(-1)
@@ -240,8 +260,9 @@ def _first_violation(raw: np.ndarray, o, i, s, st: _State):
             if len(longest):
                 st.longest = max(st.longest, float(longest.max()))
             st.last_start = int(o[at[-1]])
-    if k:
-        st.inside = bool(open_before[k - 1] + starts[k - 1] - ends[k - 1])
+    last = int(np.searchsorted(marks, k)) - 1       # the last FrameStart/End kept
+    if last >= 0:
+        st.inside = bool(mi[last] == 0)
     return k, why, kind
 
 

@@ -48,6 +48,11 @@ class Frame:
         return self.packets.get(name, default)
 
 
+def _sorted_unique(x: np.ndarray) -> np.ndarray:
+    """``np.unique`` of an array already in ascending order (one comparison, no hashing)."""
+    return x[np.append(True, x[1:] != x[:-1])] if len(x) else x
+
+
 class Recording:
     """Index and decoder of one recorder file held in ``data``.
 
@@ -98,7 +103,7 @@ class Recording:
                                (offsets[kept] + 5).tolist(), sizes[kept].tolist()))
         # frames holding each state packet (positions, lights, animations): a jump finds the
         # latest one at or before its target without walking the frames in between
-        self._state_frames = {pid: np.unique(frame_of[ids == pid]) for pid in _STATE_IDS}
+        self._state_frames = {pid: _sorted_unique(frame_of[ids == pid]) for pid in _STATE_IDS}
         probe = np.flatnonzero(np.isin(ids, _PROBE_IDS))[:64]
         self._probes = list(zip(ids[probe].tolist(), (offsets[probe] + 5).tolist(),
                                 sizes[probe].tolist()))
