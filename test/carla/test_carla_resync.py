@@ -282,6 +282,23 @@ def test_hand_written_file_with_a_size_swallowing_the_next_frame_start():
     assert rec.ends.tolist() == [79, 124, 153, 214, 259] and rec.packet_counts[3] == 4
 
 
+def test_hand_written_file_with_the_last_frame_start_swallowed():
+    """The same in the last frame (its duration −1, as CARLA leaves it): frame 3's EventDel
+    header (byte 198) reads as id 6 with 40 B, ending at frame 4's EventDel; the walk ends
+    cleanly at the end of the file, but frame 3's duration (0.05 s, not −1) says a frame
+    followed: its FrameStart (byte 214, elapsed 0.15 + 0.05 s) is found inside frame 3."""
+    frames = b''.join(hand_frame(k + 1, 0.05 * k, -1.0 if k == 4 else 0.05) for k in range(5))
+    data = bytearray(HEADER + frames)
+    data[198:203] = struct.pack('<BI', 6, 40)
+    rec = Recording(bytes(data))
+    d, = rec.damage
+    assert (d.offset, d.skipped, d.resumed, d.frame) == (198, 16, 214, 3)
+    assert 'runs over the next frame' in d.reason and rec.cut is None
+    assert rec.frame_ids.tolist() == [1, 2, 3, 4, 5] and rec.frame(3).truncated
+    assert rec.durations[-1] == -1.0 and rec.frame(4).get('EventDel')['id'].tolist() == [9]
+    assert Recording(HEADER + frames).damage == []     # undamaged: nothing searched, found
+
+
 def test_hand_written_file_with_a_frame_end_overwritten():
     """Frame 2's FrameEnd (bytes 164..168) replaced by a packet of id 7 and size 0: frame 3's
     FrameStart then comes inside frame 2; frame 2 is cut short after its EventDel and

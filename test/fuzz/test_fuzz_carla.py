@@ -4,8 +4,8 @@ Seeds: short recordings of the project's generator in its three layouts (UE4 0.9
 0.9.15 with ids >= 18, UE5 f64 vectors), plus each packet body on its own.  Whatever the bytes,
 ``Recording`` either refuses the file header with a CodecError or indexes it; after the header
 nothing raises: damage is skipped up to the next plausible frame (``damage``) or ends the
-readable part (``cut``), and is listed in ``problems`` and in each frame's ``errors``, every frame decodes, the world builds frame by frame and by seeking, and
-nothing hangs.  Each packet decoder on its own returns or raises CodecError.
+readable part (``cut``), and is listed in ``problems`` and in each frame's ``errors``; every
+frame decodes, the world builds frame by frame and by seeking, and nothing hangs.  Each packet decoder on its own returns or raises CodecError.
 """
 from __future__ import annotations
 

@@ -113,7 +113,24 @@ def index_packets(data, start: int, native: bool = True) -> PacketTable:
                 if st.inside:   # the file ends cleanly after a packet, but inside a frame
                     cut = _cut(damage, n, n, 'the file ends before this frame\'s FrameEnd',
                                st, None)
-                break
+                    break
+                swallowed = _swallowed_last(data, find, st)
+                if swallowed is None:
+                    break
+                # the last frame kept promised a next one (its duration is not CARLA's −1)
+                # and that FrameStart lies inside one of its packets: a damaged size
+                bad, resume = _trim(kept, swallowed), swallowed
+                pid, size = PACKET_HEADER.unpack_from(data, bad)
+                err = CodecError(f'frame {st.frame_id} packet {pid}', f'packet of {size} B runs '
+                                 f'over the next frame\'s FrameStart @{resume}: '
+                                 f'{resume - bad} B skipped, reading resumed there',
+                                 offset=bad, kind=OVERSIZED)
+                damage.append(Damage(bad, resume - bad, f'packet of {size} B runs over the next '
+                                     'frame\'s FrameStart', st.frames - 1, resume, err))
+                st = _State(frames=st.frames, frame_id=st.frame_id, longest=st.longest,
+                            floor=st.floor)
+                pos, cap = resume, FIRST_CHUNK
+                continue
             bad = end
             if end + PACKET_HEADER.size > n:
                 pid, why = None, f'{n - end} B left, a packet header needs 5'
@@ -275,6 +292,25 @@ def _frame_values(d: float, e: float, prev_e: float, prev_d: float) -> str:
         return f'elapsed time goes back from {prev_e:.6g} s to {e:.6g} s'
     return (f'elapsed time {e:.9g} s is not the previous frame\'s {prev_e:.9g} s + its duration '
             f'{prev_d:.9g} s: frames missing or times damaged')
+
+
+def _swallowed_last(data, find, st: _State) -> Optional[int]:
+    """At a clean end of the file: the offset of a FrameStart hidden inside the last frame
+    kept, when that frame's duration says another frame followed (CARLA leaves −1 on the last
+    one) and the hidden one's elapsed time is exactly its elapsed + duration; else None."""
+    if st.last_start < 0 or math.isnan(st.elapsed) or not st.duration >= 0:
+        return None
+    n = len(data)
+    expected = st.elapsed + st.duration
+    pos = st.last_start + FRAME_START_PACKET
+    while True:
+        at = find(FRAME_START_HEADER, pos)
+        if at < 0 or at + FRAME_START_PACKET > n:
+            return None
+        _, _, e = FRAME_START_STRUCT.unpack_from(data, at + 5)
+        if abs(e - expected) <= ELAPSED_SLACK and _plausible_frame(data, at, at, st, n):
+            return at
+        pos = at + 1
 
 
 def _find_frame_start(data, find, scan: int, bad: int, st: _State) -> Optional[int]:
