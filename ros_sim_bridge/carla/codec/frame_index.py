@@ -6,7 +6,8 @@ that what it found is a recording, vectorised over each chunk of the walk: frame
 ``FrameStart`` (id 0, 24 B) … ``FrameEnd`` (id 1, 0 B) with no packet outside a frame; no
 packet of an absurd size; every FrameStart's duration finite (−1 or 0..1 h) and its elapsed time
 continuing the previous frame's (elapsed = previous elapsed + previous duration, SUPPLEMENT
-§5.6, within :data:`ELAPSED_SLACK`); the walk not stopping before the end of the file.
+§5.6, within :data:`ELAPSED_SLACK` and half the previous duration, so that a lost frame shows
+while rounding or a writer's drift does not); the walk not stopping before the end of the file.
 
 At the first impossible packet it resynchronises: CARLA writes no magic per frame, but a
 FrameStart's header is always the 5 bytes ``00 18 00 00 00``.  ``find`` (C speed) looks for
@@ -38,7 +39,8 @@ FRAME_START_PACKET = PACKET_HEADER.size + FRAME_START.itemsize     # 29 B
 MIN_FRAME = FRAME_START_PACKET + PACKET_HEADER.size                # 34 B: FrameStart + FrameEnd
 MAX_DURATION = 3600.0     # s; a frame longer than an hour is not a frame
 MAX_ELAPSED = 1e9         # s; about 32 years of recording
-ELAPSED_SLACK = 1e-4      # s a FrameStart may lie off previous elapsed + previous duration
+ELAPSED_SLACK = 1e-4      # s a FrameStart may lie off previous elapsed + previous duration,
+DURATION_SLACK = 0.5      # plus this share of the previous duration (a lost frame: a whole one)
 BACKWARDS = 1e-6          # s an elapsed time may go back (rounding)
 FRAME_ALLOWANCE = 1.0     # s each frame lost in a damaged region may have lasted, at least
 MAX_PACKET = 1 << 28      # B; no packet of any release comes near (u16 counts of records)
@@ -258,7 +260,8 @@ def _first_violation(raw: np.ndarray, o, i, s, st: _State):
                       & (np.isnan(prev_e) | (e >= prev_e - BACKWARDS)))
             # elapsed = previous elapsed + previous duration (unknown after a −1)
             continues = (np.isnan(prev_e) | (prev_d < 0)
-                         | (np.abs(e - prev_e - prev_d) <= ELAPSED_SLACK + 1e-9 * np.abs(e)))
+                         | (np.abs(e - prev_e - prev_d)
+                            <= ELAPSED_SLACK + DURATION_SLACK * prev_d + 1e-9 * np.abs(e)))
         ok = values & continues
         confirmed = ok & ~np.isnan(prev_e) & (prev_d >= 0)
         if not ok.all():
