@@ -193,15 +193,48 @@ def _packet_lines(name: str, value) -> list[str]:
     return out
 
 
+def damage_lines(rec: Recording, damage) -> list[str]:
+    """One ``!`` line per damaged region: where, why, bytes skipped, where reading resumed."""
+    out = []
+    for d in damage:
+        if d.resumed is None:
+            out.append(f'! Damage at byte {d.offset}: {d.reason}; the last {d.skipped} B are '
+                       'unreadable (the recording is cut here)')
+            continue
+        i = int(np.searchsorted(rec.offsets, d.resumed))
+        out.append(f'! Damage at byte {d.offset}: {d.reason}; {d.skipped} B skipped, resumed '
+                   f'at byte {d.resumed} (frame {int(rec.frame_ids[i])} at '
+                   f'{g(rec.elapsed[i])} seconds)')
+    return out
+
+
+def damage_summary(rec: Recording) -> str:
+    """One line saying how much damage was skipped ('' for an undamaged file)."""
+    if not rec.damage:
+        return ''
+    regions = len(rec.damage)
+    where = ', '.join(str(d.offset) for d in rec.damage[:5]) + (' …' if regions > 5 else '')
+    return (f'{regions} damaged region{"s" if regions > 1 else ""}, {rec.skipped_bytes} B '
+            f'skipped (at byte {where}); {len(rec)} frames readable before and after')
+
+
 def info_lines(rec: Recording, show_all: bool = False) -> Iterable[str]:
     yield from header_lines(rec)
     frames = rec.frames() if show_all else rec.event_frames()
+    pending = list(rec.damage)
     for fr in frames:
+        if pending and pending[0].offset <= fr.offset:   # damage before this frame's start
+            now = [d for d in pending if d.offset <= fr.offset]
+            pending = pending[len(now):]
+            yield from damage_lines(rec, now)
         yield f'Frame {fr.id} at {g(fr.elapsed)} seconds'
         for name, value in fr.packets.items():
             yield from _packet_lines(name, value)
         for err in fr.errors:
             yield f' ! {err}'
+    yield from damage_lines(rec, pending)
+    if rec.damage:
+        yield 'Damage: ' + damage_summary(rec)
     yield from footer_lines(rec)
 
 
@@ -424,6 +457,8 @@ def main(argv: Optional[list] = None, out: TextIO = sys.stdout) -> int:
         return 2
     for problem in rec.problems:
         print(f'carla_log: {a.file}: {problem}', file=sys.stderr)
+    if rec.damage:
+        print(f'carla_log: {a.file}: {damage_summary(rec)}', file=sys.stderr)
     try:
         if a.command == 'info':
             _print(out, a.json, lambda: info_json(rec, a.all), lambda: info_lines(rec, a.all))
@@ -447,6 +482,10 @@ def main(argv: Optional[list] = None, out: TextIO = sys.stdout) -> int:
                 print(f'carla_log to-bag: {err}', file=sys.stderr)
                 return 2
             summary = {'bag': a.output, 'messages': counts}
+            if rec.damage:
+                summary['damage'] = rec.summary()['damage']
+                print(f'carla_log to-bag: {a.output} holds the {len(rec)} frames readable '
+                      f'around the damage ({rec.skipped_bytes} B skipped)', file=sys.stderr)
             if stops.fired:
                 summary['interrupted'] = True
                 print(f'carla_log to-bag: interrupted; {a.output} holds the first '

@@ -361,3 +361,48 @@ def test_units_and_axes_of_every_published_field():
     c = box.pose.position                          # origin rotated by the hero's yaw
     assert (c.x, c.y, c.z) == pytest.approx((1.0 - 0.2, -2.0 - 0.1, 3.7))
     assert (box.scale.x, box.scale.y, box.scale.z) == pytest.approx((4.6, 1.9, 1.5))
+
+
+def test_garbage_in_the_middle_is_skipped_logged_once_and_replayed_over(ros, tmp_path, capfd):
+    """Two regions of random bytes written over a recording: the replayer logs the damage in
+    one line, counts both regions in its diagnostics (with the bytes skipped), and replays
+    through them: the clock runs on past the damage and a seek after it shows the actors of
+    the undamaged recording at that frame."""
+    import io
+    buf = io.BytesIO()
+    write(buf, SCENE)
+    intact = buf.getvalue()
+    ra = Recording(intact)
+    data = bytearray(intact)
+    rng = np.random.default_rng(13)
+    for frame in (len(ra) // 3, 2 * len(ra) // 3):
+        pos = [start - 5 for pid, start, _ in ra.packets(frame) if pid == 6][0]
+        data[pos - 50:pos + 150] = rng.integers(0, 256, 200, dtype=np.uint8).tobytes()
+    path = tmp_path / 'garbage.log'
+    path.write_bytes(bytes(data))
+    rd = Recording(bytes(data))
+    assert len(rd.damage) == 2 and rd.cut is None
+    first = float(ra.elapsed[len(ra) // 3 - 2])
+    after = float(ra.elapsed[2 * len(ra) // 3 + 3])
+    capfd.readouterr()
+    ros.start(CarlaReplayerNode, {'file': str(path), 'start_time': first, 'rate_factor': 4.0,
+                                  'publish_rate': 50.0})
+    clock = ros.collect(Clock, '/clock')
+    clock.wait_for(1, 20.0, where=lambda m: t_of(m.clock) > after)    # replayed over both
+    values = ros.diagnostics('carla_replayer',
+                             lambda v: v.get('damaged_regions') == '2', timeout=10.0)
+    assert values['skipped_bytes'] == str(rd.skipped_bytes) and int(values['decode_errors']) >= 2
+    assert values['frames'] == str(len(rd))
+    err = capfd.readouterr().err
+    assert err.count('2 damaged regions') == 1, err
+    assert all(f'at byte {d.offset}' in err for d in rd.damage)
+    # a seek after the damage: the world of the undamaged recording at that frame
+    i = 2 * len(ra) // 3 + 5
+    world = World(ra)
+    world.advance(i, jump=True)
+    call_service(ros.probe, Trigger, 'carla/pause', Trigger.Request(), 10.0)
+    t = float(ra.elapsed[i])
+    seek(ros, t)
+    actors = ros.collect(CarlaActorList, 'carla/actor_list')
+    msg = at(actors, t)
+    assert sorted(a.id for a in msg.actors) == sorted(world.actors)

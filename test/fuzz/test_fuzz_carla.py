@@ -3,9 +3,9 @@
 Seeds: short recordings of the project's generator in its three layouts (UE4 0.9.13, UE4
 0.9.15 with ids >= 18, UE5 f64 vectors), plus each packet body on its own.  Whatever the bytes,
 ``Recording`` either refuses the file header with a CodecError or indexes it; after the header
-nothing raises: damage ends the readable part (``cut``) or is listed in ``problems`` and in each
-frame's ``errors``, every frame decodes, the world builds frame by frame and by seeking, and
-nothing hangs.  Each packet decoder on its own returns or raises CodecError.
+nothing raises: damage is skipped up to the next plausible frame (``damage``) or ends the
+readable part (``cut``), and is listed in ``problems`` and in each frame's ``errors``; every
+frame decodes, the world builds frame by frame and by seeking, and nothing hangs.  Each packet decoder on its own returns or raises CodecError.
 """
 from __future__ import annotations
 
@@ -61,7 +61,12 @@ def _read_all(data: bytes) -> None:
     for err in rec.problems:
         fz.check_codec_error(err)
         fz.check_error_has_offset(err)
-    assert (rec.cut is None) == (rec.end == len(data)), (rec.cut, rec.end, len(data))
+    # a cut is the last damage, with nothing readable after it; the readable part ends there
+    assert (rec.cut is None) == (not rec.damage or rec.damage[-1].resumed is not None)
+    assert rec.end == (len(data) if rec.cut is None else rec.cut.offset), (rec.cut, rec.end)
+    for d in rec.damage:
+        fz.check_codec_error(d.error)
+        assert d.skipped >= 0 and d.offset + d.skipped == (d.resumed or len(data))
     rec.summary()
     world = World(rec)
     for i in range(len(rec)):
@@ -91,10 +96,11 @@ def test_recording(data):
 
 
 @given(st.sampled_from(SEEDS), st.integers(0, 1 << 20), st.binary(min_size=1, max_size=64))
-def test_recording_keeps_frames_before_damage(seed, where, garbage):
+def test_recording_keeps_frames_before_and_after_damage(seed, where, garbage):
     """Garbage written over a recording: every frame that starts and ends before the damage
-    is still indexed with its FrameStart fields."""
-    fz.tried('carla.codec.Recording(frames before damage)')
+    is still indexed with its FrameStart fields, and so is every frame after it (the codec
+    resynchronises on the next plausible FrameStart)."""
+    fz.tried('carla.codec.Recording(frames before and after damage)')
     intact = Recording(seed)
     at = intact.header.size + where % (len(seed) - intact.header.size)
     damaged = seed[:at] + garbage + seed[at + len(garbage):]
@@ -104,6 +110,10 @@ def test_recording_keeps_frames_before_damage(seed, where, garbage):
     for i in before:
         assert rec.offsets[i] == intact.offsets[i]
         assert rec.elapsed[i] == intact.elapsed[i]
+    found = dict(zip(rec.offsets.tolist(), rec.elapsed.tolist()))
+    for i in range(len(intact)):
+        if intact.offsets[i] >= at + len(garbage):
+            assert found.get(int(intact.offsets[i])) == intact.elapsed[i], (i, rec.damage)
 
 
 @given(st.sampled_from(PACKETS).flatmap(

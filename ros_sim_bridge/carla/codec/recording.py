@@ -12,11 +12,11 @@ from typing import Iterator, Optional
 
 import numpy as np
 
-from ros_sim_bridge.core.binary import TRUNCATED, UNKNOWN_LAYOUT, CodecError
+from ros_sim_bridge.core.binary import UNKNOWN_LAYOUT, CodecError
+from .frame_index import Damage, index_packets
 from .header import InfoHeader, decode_header
-from .native import walk
-from .records import (DTYPES, FRAME_START, ID_TABLES, LATEST_TABLE, PACKET_HEADER, U16,
-                      Layout, PacketDecoder, fits)
+from .records import (DTYPES, FRAME_START, ID_TABLES, LATEST_TABLE, PACKET_HEADER, U16, Layout,
+                      PacketDecoder, fits)
 
 VECTORS = {'ue4': '<f4', 'ue5': '<f8', 'f4': '<f4', 'f8': '<f8', '<f4': '<f4', '<f8': '<f8'}
 _SAMPLES = 8  # packets of each id >= 18 kept for telling the id tables apart
@@ -42,10 +42,15 @@ class Frame:
     packets: dict = field(default_factory=dict)
     unknown: list = field(default_factory=list)   # (id, size) of packets skipped
     errors: list = field(default_factory=list)    # CodecError of packets that failed
-    truncated: bool = False
+    truncated: bool = False   # damage (or the end of the file) cut it short: no FrameEnd
 
     def get(self, name: str, default=None):
         return self.packets.get(name, default)
+
+
+def _sorted_unique(x: np.ndarray) -> np.ndarray:
+    """``np.unique`` of an array already in ascending order (one comparison, no hashing)."""
+    return x[np.append(True, x[1:] != x[:-1])] if len(x) else x
 
 
 class Recording:
@@ -53,8 +58,10 @@ class Recording:
 
     ``vector`` ('ue4'/'ue5') and ``ids`` (a key of ``ID_TABLES``) force a layout; by default
     both are detected from record sizes and shapes.  Damage never raises after the header:
-    ``cut`` tells where a truncated or overrunning packet ended the readable part, ``problems``
-    lists every error found, and everything before the damage stays readable.
+    ``damage`` lists each damaged region (offset, bytes skipped, why; see frame_index.py),
+    reading resumes at the next plausible frame after it, ``cut`` tells where damage with no
+    readable frame after it ended the readable part, ``problems`` lists every error found;
+    everything before and after a damaged region stays readable.
     """
 
     def __init__(self, data, *, vector: Optional[str] = None, ids: Optional[str] = None,
@@ -77,35 +84,26 @@ class Recording:
 
     # -- index ----------------------------------------------------------------------------
     def _index(self) -> None:
-        """One walk over the packet headers (compiled when available, see native.py), then
-        numpy: frame starts, counts per id, the packets kept for seeking and the samples for
-        layout detection."""
+        """One walk over the packet headers (compiled when available, see native.py) checked
+        and resynchronised after damage (frame_index.py), then numpy: frame starts, counts per
+        id, the packets kept for seeking and the samples for layout detection."""
         data, n = self.data, len(self.data)
-        offsets, ids, sizes, end = walk(data, self.header.size, self._native)
-        fs = ids == 0
-        good = fs & (sizes == FRAME_START.itemsize)
-        for off in offsets[fs & ~good].tolist():
-            self.problems.append(CodecError(
-                'packet 0 (FrameStart)', f'{PACKET_HEADER.unpack_from(data, off)[1]} B, '
-                'FrameStart has 24: frame skipped', offset=off, kind=UNKNOWN_LAYOUT))
-        starts = offsets[good]
-        if end < n:
-            if end + 5 > n:
-                self._cut(end, None, f'{n - end} B left, a packet header needs 5', len(starts))
-            else:
-                pid, size = PACKET_HEADER.unpack_from(data, end)
-                self._cut(end, pid, f'packet of {size} B overruns the file ({n - end - 5} B '
-                          'left)', len(starts))
-        self.end = end
+        table = index_packets(data, self.header.size, self._native)
+        offsets, ids, sizes = table.offsets, table.ids, table.sizes
+        self.damage: list[Damage] = table.damage
+        self.cut = table.cut
+        self.problems.extend(d.error for d in table.damage)
+        self.end = table.end
+        starts = offsets[ids == 0]          # every one checked: 24 B, plausible times
         counts = np.bincount(ids, minlength=256)
         self.packet_counts = {pid: int(c) for pid, c in enumerate(counts.tolist()) if c}
-        frame_of = np.cumsum(good) - 1
+        frame_of = np.cumsum(ids == 0) - 1  # the first packet kept is always a FrameStart
         kept = np.isin(ids, _KEPT_IDS) & (sizes > 2)
         self.events = list(zip(frame_of[kept].tolist(), ids[kept].tolist(),
                                (offsets[kept] + 5).tolist(), sizes[kept].tolist()))
         # frames holding each state packet (positions, lights, animations): a jump finds the
         # latest one at or before its target without walking the frames in between
-        self._state_frames = {pid: np.unique(frame_of[ids == pid]) for pid in _STATE_IDS}
+        self._state_frames = {pid: _sorted_unique(frame_of[ids == pid]) for pid in _STATE_IDS}
         probe = np.flatnonzero(np.isin(ids, _PROBE_IDS))[:64]
         self._probes = list(zip(ids[probe].tolist(), (offsets[probe] + 5).tolist(),
                                 sizes[probe].tolist()))
@@ -125,14 +123,11 @@ class Recording:
         self.frame_ids = fsr['id'].copy()
         self.durations = fsr['duration'].copy()
         self.elapsed = fsr['elapsed'].copy()
-        self.ends = np.append(starts[1:], self.end).astype(np.int64)
-
-    def _cut(self, off: int, pid, detail: str, frames: int) -> None:
-        name = f'frame {frames} packet {pid}' if pid is not None else \
-            f'frame {frames} packet header'
-        self.cut = CodecError(name, detail + f': the recording is cut here, {frames} '
-                              'frames before it kept', offset=off, kind=TRUNCATED)
-        self.problems.append(self.cut)
+        # a frame ends after its last packet kept: its FrameEnd, or where damage cut it short
+        last = np.append(np.flatnonzero(ids == 0)[1:] - 1, len(ids) - 1).astype(np.int64)
+        self.ends = (offsets[last] + 5 + sizes[last]).astype(np.int64) if len(starts) else \
+            np.zeros(0, np.int64)
+        self.cut_short = frozenset(d.frame for d in table.damage if d.frame >= 0)
 
     # -- layout detection -----------------------------------------------------------------
     def _detect_vector(self) -> str:
@@ -185,6 +180,11 @@ class Recording:
     # -- frames ---------------------------------------------------------------------------
     def __len__(self) -> int:
         return len(self.offsets)
+
+    @property
+    def skipped_bytes(self) -> int:
+        """Bytes of damage not read (all regions, a cut tail included)."""
+        return sum(d.skipped for d in self.damage)
 
     @property
     def duration(self) -> float:
@@ -246,7 +246,7 @@ class Recording:
                 frame.packets[name] = np.concatenate([old, value])
             else:
                 frame.packets[name] = value
-        frame.truncated = not ended and self.cut is not None and i == len(self) - 1
+        frame.truncated = not ended and i in self.cut_short
         return frame
 
     def event_frames(self, names=EVENTS) -> Iterator[Frame]:
@@ -288,7 +288,10 @@ class Recording:
                 'date': self.header.date, 'frames': len(self), 'duration': self.duration,
                 'layout': self.layout.name, 'packet_counts': self.packet_counts,
                 'unknown_packets': dict(self.unknown),
-                'cut': str(self.cut) if self.cut else None}
+                'cut': str(self.cut) if self.cut else None,
+                'damage': [{'offset': d.offset, 'skipped': d.skipped, 'reason': d.reason,
+                            'resumed': d.resumed} for d in self.damage],
+                'skipped_bytes': self.skipped_bytes}
 
 
 __all__ = ['Frame', 'Recording']

@@ -239,6 +239,26 @@ WHEEL_UE5 = np.dtype({'names': [f[0] for f in _WHEEL_UE5_FIELDS],
                       'offsets': [f[2] for f in _WHEEL_UE5_FIELDS], 'itemsize': 208})
 
 
+MAX_LIST = 64   # items in one list of a record (curve points, gears, wheels): more is absurd
+
+
+def filled(data, off: int, message: str, what: str, kind: str = OVERSIZED) -> None:
+    """CodecError unless the records read up to ``off`` fill the packet ``data`` exactly (the
+    reads before were bounds-checked, so only bytes left over can remain)."""
+    if off != len(data):
+        raise CodecError(message, f'{len(data) - off} B left after {what}', offset=off,
+                         kind=kind)
+
+
+def list_count(data, off: int, message: str, field: str) -> int:
+    """The ``u32`` item count of a list inside a record, at most :data:`MAX_LIST`."""
+    (k,) = unpack_from(U32, data, off, message, field + '.count')
+    if k > MAX_LIST:
+        raise CodecError(message, f'{k} {field.rsplit(".", 1)[-1]}: absurd', field=field,
+                         offset=off, kind=BAD_VALUE)
+    return k
+
+
 class PacketDecoder:
     """Decodes the data of one packet; ``where(offset)`` names frame, packet and file offset.
 
@@ -320,9 +340,7 @@ class PacketDecoder:
                 val, off = read_string(data, off, message, f'[{i}].attribute.value')
                 attrs.append((t, key, val))
             out.append(ActorAdd(aid, atype, loc, rot, uid, bp, attrs))
-        if off != len(data):
-            raise CodecError(message, f'{len(data) - off} B left after {n} records',
-                             offset=off, kind=OVERSIZED)
+        filled(data, off, message, f'{n} records')
         return out
 
     def PhysicsControl(self, data, message: str) -> list:
@@ -347,18 +365,14 @@ class PacketDecoder:
             lists = []
             for name, dtype in (('torque_curve', CURVE), ('forward_gears', GEAR),
                                 ('steering_curve', CURVE), ('wheels', WHEELS[wheel_size])):
-                (k,) = unpack_from(U32, data, off, message, f'[{i}].{name}.count')
-                if k > 64:
-                    raise CodecError(message, f'{k} {name}: absurd', field=f'[{i}].{name}',
-                                     offset=off, kind=BAD_VALUE)
+                k = list_count(data, off, message, f'[{i}].{name}')
                 lists.append(records(dtype, data, off + 4, k, message, f'[{i}].{name}'))
                 off += 4 + k * dtype.itemsize
             values = dict(zip(PHYSICS_HEAD_NAMES, head[1:11]))
             values['center_of_mass'] = head[11:14]
             out.append(PhysicsControl(head[0], values, *lists, raw=bytes(data[start:off])))
-        if off != len(data):
-            raise CodecError(message, f'{len(data) - off} B left after {n} physics records '
-                             f'with {wheel_size}-B wheels', offset=off, kind=UNKNOWN_LAYOUT)
+        filled(data, off, message, f'{n} physics records with {wheel_size}-B wheels',
+               UNKNOWN_LAYOUT)
         return out
 
     def _physics_ue5(self, data, message, n) -> list:
@@ -373,10 +387,7 @@ class PacketDecoder:
             for name, dtype in (('torque_curve', CURVE), ('forward_gears', RATIO),
                                 ('reverse_gears', RATIO), ('steering_curve', CURVE),
                                 ('wheels', WHEEL_UE5)):
-                (k,) = unpack_from(U32, data, off, message, f'[{i}].{name}.count')
-                if k > 64:
-                    raise CodecError(message, f'{k} {name}: absurd', field=f'[{i}].{name}',
-                                     offset=off, kind=BAD_VALUE)
+                k = list_count(data, off, message, f'[{i}].{name}')
                 lists.append(records(dtype, data, off + 4, k, message, f'[{i}].{name}'))
                 off += 4 + k * dtype.itemsize
             flat = list(head[1:])
@@ -389,9 +400,7 @@ class PacketDecoder:
             torque, fwd, rev, steer, wheels = lists
             out.append(PhysicsControl(head[0], values, torque, fwd, steer, wheels,
                                       raw=bytes(data[start:off]), reverse_gears=rev))
-        if off != len(data):
-            raise CodecError(message, f'{len(data) - off} B left after {n} UE5 physics records',
-                             offset=off, kind=UNKNOWN_LAYOUT)
+        filled(data, off, message, f'{n} UE5 physics records', UNKNOWN_LAYOUT)
         return out
 
     def WalkerBones(self, data, message: str) -> list:
@@ -407,25 +416,19 @@ class PacketDecoder:
                 rot, off = self._vector(data, off, message, f'[{i}].bone.rotation')
                 bones.append((name, loc, rot))
             out.append(WalkerBones(aid, bones))
-        if off != len(data):
-            raise CodecError(message, f'{len(data) - off} B left after {n} walkers',
-                             offset=off, kind=OVERSIZED)
+        filled(data, off, message, f'{n} walkers')
         return out
 
     def AnimVehicleWheels(self, data, message: str) -> list:
         n = self.count(data, message)
         off, out = 2, []
         for i in range(n):
-            aid, nw = unpack_from(_ID_U32, data, off, message, f'[{i}].id')
-            if nw > 64:
-                raise CodecError(message, f'{nw} wheels: absurd', field=f'[{i}].wheels',
-                                 offset=off + 4, kind=BAD_VALUE)
+            (aid,) = unpack_from(U32, data, off, message, f'[{i}].id')
+            nw = list_count(data, off + 4, message, f'[{i}].wheels')
             out.append(WheelAnimation(aid, records(WHEEL_ANIM, data, off + 8, nw, message,
                                                    f'[{i}].wheels')))
             off += 8 + nw * WHEEL_ANIM.itemsize
-        if off != len(data):
-            raise CodecError(message, f'{len(data) - off} B left after {n} vehicles',
-                             offset=off, kind=OVERSIZED)
+        filled(data, off, message, f'{n} vehicles')
         return out
 
 

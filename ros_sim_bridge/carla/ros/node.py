@@ -42,7 +42,7 @@ from ros_sim_bridge.ros.qos import DATA, TF
 from ros_sim_bridge.ros.runner import run_node
 from ros_sim_bridge.ros.stamps import seconds_to_stamp
 from ros_sim_bridge.core.binary import CodecError
-from ..cli import open_recording
+from ..cli import damage_summary, open_recording
 from ..world import World
 from . import conversions as convert
 
@@ -92,9 +92,23 @@ class CarlaReplayerNode(Node):
         self.stats = self.diagnostics.stream(f'replay {p.file}', 'carla recorder',
                                              stale_after=max(2.0, 3.0 / p.publish_rate))
         self.stats.extra.update({'frames': str(len(self.rec)), 'layout': self.rec.layout.name,
-                                 'unknown_packets': str(sum(self.rec.unknown.values()))})
+                                 'unknown_packets': str(sum(self.rec.unknown.values())),
+                                 'damaged_regions': str(len(self.rec.damage)),
+                                 'skipped_bytes': str(self.rec.skipped_bytes)})
+        damage = {id(d.error) for d in self.rec.damage}
         for problem in self.rec.problems:
-            self.diagnostics.bad_input(self.stats, problem)
+            if id(problem) in damage:   # counted here, logged below in one line
+                self.stats.error(problem.kind, str(problem))
+            else:
+                self.diagnostics.bad_input(self.stats, problem)
+        if self.rec.damage:
+            self.get_logger().warning(
+                f'{p.file}: ' + damage_summary(self.rec) + ': '
+                + '; '.join(f'{d.skipped} B at byte {d.offset} ({d.reason}, '
+                            + ('cut here' if d.resumed is None else
+                               f'resumed at byte {d.resumed}') + ')'
+                            for d in self.rec.damage[:5])
+                + ('; …' if len(self.rec.damage) > 5 else ''))
         pre = p.topic_prefix.rstrip('/') + '/' if p.topic_prefix else ''
         self.clock = self.create_publisher(Clock, '/clock', 10) if p.publish_clock else None
         self.tf = self.create_publisher(TFMessage, '/tf', TF)
