@@ -25,6 +25,7 @@ from functools import partial
 from pathlib import Path
 from typing import Iterable, Optional, Union
 
+import numpy as np
 import yaml
 from rosbags.interfaces import (Qos, QosDurability, QosHistory, QosLiveliness,
                                 QosReliability, QosTime)
@@ -102,6 +103,9 @@ _MESSAGE = struct.Struct('<BQHIQQ')
 _message_head_into = _MESSAGE.pack_into
 # Chunk 0x06 up to its records: start u64, end u64, uncompressed size u64, uncompressed CRC u32,
 # compression string (u32 length 0: none), records length u64.
+_MESSAGE_DTYPE = np.dtype([('opcode', 'u1'), ('length', '<u8'), ('channel', '<u2'),
+                           ('sequence', '<u4'), ('log', '<u8'), ('publish', '<u8')])
+assert _MESSAGE_DTYPE.itemsize == _MESSAGE.size
 _CHUNK = struct.Struct('<BQQQQIIQ')
 # Message Index 0x07 up to its entries: channel id u16, entries byte length u32.
 _MESSAGE_INDEX = struct.Struct('<BQHI')
@@ -210,6 +214,58 @@ class _McapFile:
             self._chunk_end = t
         if pos >= self.CHUNK:
             self._flush()
+
+    def write_rows(self, t, columns) -> None:
+        """Messages of many log times: ``t`` (F,) ints; ``columns`` ``[(channel, rows)]``, rows
+        an (F, size) uint8 array, one message per row.  Frame i's messages go in column order,
+        the frames in order: the messages :meth:`write` would give, the records copied by
+        numpy for many frames at a time (a chunk ends after a whole frame, at :attr:`CHUNK`
+        bytes or more)."""
+        t = np.asarray(t, np.uint64)
+        count = len(t)
+        sizes = [rows.shape[1] for _, rows in columns]
+        row = sum(sizes) + _MESSAGE.size * len(columns)      # the records of one frame
+        if not count or not columns:
+            return
+        if max(sizes) >= self.BIG or row > self._CAPACITY:
+            for i in range(count):
+                for channel, rows in columns:
+                    self.write(channel, int(t[i]), memoryview(rows[i]))
+            return
+        heads = np.zeros((len(columns), count), _MESSAGE_DTYPE)
+        heads['opcode'], heads['log'], heads['publish'] = 0x05, t, t
+        heads['length'] = np.array(sizes, np.uint64)[:, None] + 22
+        heads['channel'] = np.array([c for c, _ in columns], np.uint16)[:, None]
+        heads = heads.view(np.uint8).reshape(len(columns), count, _MESSAGE.size)
+        i = 0
+        while i < count:
+            k = min(count - i, -(-(self.CHUNK - self._len) // row),
+                    (self._CAPACITY - self._len) // row)
+            if k <= 0:                  # the pending chunk cannot take a frame more
+                self._flush()
+                continue
+            dst = np.frombuffer(self._buf, np.uint8, k * row, self._len).reshape(k, row)
+            starts = np.arange(self._len, self._len + k * row, row, dtype=np.uint64)
+            tt = t[i:i + k]
+            offset = 0
+            for c, ((channel, rows), size) in enumerate(zip(columns, sizes)):
+                dst[:, offset:offset + _MESSAGE.size] = heads[c, i:i + k]
+                dst[:, offset + _MESSAGE.size:offset + _MESSAGE.size + size] = rows[i:i + k]
+                index = self._index.get(channel)
+                if index is None:
+                    index = self._index[channel] = []
+                index += np.column_stack((tt, starts + offset)).ravel().tolist()
+                offset += _MESSAGE.size + size
+            del dst
+            self._len += k * row
+            lo, hi = int(tt.min()), int(tt.max())
+            if lo < self._chunk_start:
+                self._chunk_start = lo
+            if hi > self._chunk_end:
+                self._chunk_end = hi
+            i += k
+            if self._len >= self.CHUNK:
+                self._flush()
 
     def flush(self) -> None:
         """Write the pending chunk out (if any)."""
@@ -376,6 +432,19 @@ class BagWriter:
             mcap_write(channel, t_ns, cdr)
             counts[topic] += 1
         return write
+
+    def write_rows(self, t_ns, columns) -> None:
+        """Messages of many log times at once: ``t_ns`` a sequence of F ints, ``columns`` a
+        list of ``(topic, rows)``: ``rows`` an (F, size) uint8 array, row i the CDR of the
+        topic's message at ``t_ns[i]`` (e.g. :meth:`.cdr_template.CdrTemplate.fill_rows`),
+        the topic declared before (:meth:`add_topic` or :meth:`writer`).  The same messages in
+        the same order as :meth:`write` of each, frame by frame in column order (only the
+        chunk bounds may differ: a chunk ends after a whole frame)."""
+        conns = [self._connections[topic] for topic, _ in columns]
+        self._mcap.write_rows(t_ns, [(conn.channel, rows) for conn, (_, rows)
+                                     in zip(conns, columns)])
+        for topic, _ in columns:
+            self.counts[topic] += len(t_ns)
 
     def write_msg(self, topic: str, t_ns: int, msg) -> None:
         """Serialise an rclpy message (rclpy imported on first use) and write it."""

@@ -113,6 +113,18 @@ class CdrTemplate:
         """``count`` messages at once (one allocation, one assignment per slot for all):
         ``values[name]`` of shape (count, n, k), or broadcasting to it.  Memoryviews into one
         buffer, one per message."""
+        out, size = self._fill(count, values)
+        flat = memoryview(out.reshape(-1))
+        return [flat[start:start + size - 4] for start in range(4, count * out.shape[1],
+                                                                out.shape[1])]
+
+    def fill_rows(self, count: int, **values) -> np.ndarray:
+        """As :meth:`fill_many`, the messages as the rows of a (count, len(self)) uint8 array
+        (a view: row i is message i's bytes), for writers of many messages at once."""
+        out, size = self._fill(count, values)
+        return out[:, 4:size]
+
+    def _fill(self, count: int, values: dict):
         size = len(self._lead)
         stride = -(-size // 8) * 8                  # each payload 8-aligned
         out = np.empty((count, stride), np.uint8)
@@ -124,8 +136,7 @@ class CdrTemplate:
             views[dtype] = out[:, 8:8 + n * dtype.itemsize].view(dtype)
         for name, (dtype, index) in self.slots.items():
             views[dtype][:, index] = values[name]
-        flat = memoryview(out.reshape(-1))
-        return [flat[start:start + size - 4] for start in range(4, count * stride, stride)]
+        return out, size
 
     def __len__(self) -> int:
         return len(self.data)
