@@ -5,8 +5,9 @@ the GIL rarely.
 
 Two ways to the disk:
 
-- *direct* (Linux ``O_DIRECT``, when the file system takes it): the thread copies the buffers
-  into an aligned staging buffer (numpy, GIL released) and writes it in blocks of
+- *direct* (Linux ``O_DIRECT``, when the file system takes it), past the first
+  :attr:`DIRECT_AFTER` bytes (256 MiB; those go through the page cache): the thread copies the
+  buffers into an aligned staging buffer (numpy, GIL released) and writes it in blocks of
   :attr:`STAGE` bytes straight to the device, so neither the kernel's copy into the page cache
   nor the page cache's dirty-page throttling costs the machine's CPU (a big file written
   buffered costs about 1.4 s of system time per GB here); the last partial block goes through
@@ -60,12 +61,17 @@ def write_all(fd: int, buffers, offset: Optional[int] = None) -> None:
                 done = 0
 
 
-class _DirectStage:
-    """The aligned staging buffer of the direct way: bytes in, whole blocks to an ``O_DIRECT``
-    descriptor; what is left at the end goes through ``fd`` (the page cache)."""
+_BLOCK = 4096                                  # O_DIRECT alignment of offsets and lengths
 
-    def __init__(self, fd: int, direct_fd: int, size: int):
-        self.fd, self.direct_fd = fd, direct_fd
+
+class _DirectStage:
+    """The file's bytes from the thread: the first ``direct_after`` bytes (and anything when
+    the device refuses ``O_DIRECT``) through the page cache, straight from the buffers; the
+    rest through an aligned staging buffer, in whole blocks to the ``O_DIRECT`` descriptor;
+    the last partial block through the page cache at :meth:`finish`."""
+
+    def __init__(self, fd: int, direct_fd: int, size: int, direct_after: int):
+        self.fd, self.direct_fd, self.direct_after = fd, direct_fd, direct_after
         self.mem = mmap.mmap(-1, size)              # page aligned, as O_DIRECT wants
         self.array = np.frombuffer(self.mem, np.uint8)
         self.size, self.fill, self.offset = size, 0, 0   # offset: file offset of mem[0]
@@ -73,7 +79,16 @@ class _DirectStage:
 
     def add(self, buffers) -> None:
         stage, size = self.array, self.size
-        for b in buffers:
+        buffers = list(buffers)
+        k = 0                                       # the page cache's share: no copy
+        while not self.fill and k < len(buffers) and (
+                not self.direct or self.offset + memoryview(buffers[k]).nbytes
+                <= self.direct_after):
+            k += 1
+        if k:
+            write_all(self.fd, buffers[:k], self.offset)
+            self.offset += sum(memoryview(b).nbytes for b in buffers[:k])
+        for b in buffers[k:]:
             src = np.frombuffer(b, np.uint8)
             i, n = 0, len(src)
             while i < n:
@@ -85,19 +100,32 @@ class _DirectStage:
                     self._write(size)
 
     def _write(self, n: int) -> None:
+        """Out with the first ``n`` bytes of the stage, but for a last partial block when
+        direct (kept for the next time)."""
+        if not self.direct or self.offset + n <= self.direct_after:
+            self._out(self.fd, n)
+            return
+        head = -self.offset % _BLOCK            # to the first aligned offset: page cache
+        if head:
+            self._out(self.fd, min(head, n))
+            n -= min(head, n)
+        whole = n - n % _BLOCK
+        if whole:
+            try:
+                self._out(self.direct_fd, whole)
+            except OSError as exc:               # the device wants another alignment
+                if exc.errno != errno.EINVAL:
+                    raise
+                self.direct = False
+                self._out(self.fd, self.fill)
+
+    def _out(self, fd: int, n: int) -> None:
+        """Write stage[:n] at self.offset; the rest of the stage moves down to its start."""
         view = memoryview(self.mem)[:n]
         done = 0
         try:
             while done < n:
-                if self.direct:
-                    try:
-                        done += os.pwrite(self.direct_fd, view[done:], self.offset + done)
-                        continue
-                    except OSError as exc:    # the device wants another alignment
-                        if exc.errno != errno.EINVAL:
-                            raise
-                        self.direct = False
-                done += os.pwrite(self.fd, view[done:], self.offset + done)
+                done += os.pwrite(fd, view[done:], self.offset + done)
         finally:
             view.release()
         self.offset += n
@@ -106,22 +134,25 @@ class _DirectStage:
             self.array[:self.fill] = self.array[n:n + self.fill]
 
     def finish(self) -> None:
-        """The whole blocks direct, the rest through the page cache."""
-        whole = self.fill - self.fill % 4096
-        if whole:
-            self._write(whole)
+        """Everything still in the stage."""
         if self.fill:
-            write_all(self.fd, [self.array[:self.fill]], self.offset)
-            self.offset += self.fill
-            self.fill = 0
+            self._write(self.fill)
+        if self.fill:
+            self._out(self.fd, self.fill)
 
 
 class WriteBehindFile:
     """A new file (``open(path, 'xb')``) written by a background thread; see the module."""
     STAGE = 8 << 20
 
+    #: bytes written through the page cache before the direct way starts: a smaller file
+    #: is done fastest there (the kernel writes it to the disk later), a bigger one would
+    #: make the page cache throttle the writer and cost the machine's CPU
+    DIRECT_AFTER = 256 << 20
+
     def __init__(self, path, *, limit: int = 64 << 20, batch: int = 8 << 20,
-                 direct: bool = True, name: str = 'write-behind'):
+                 direct: bool = True, direct_after: Optional[int] = None,
+                 name: str = 'write-behind'):
         self._file = open(path, 'xb', buffering=0)
         self._fd = self._file.fileno()
         self._stage: Optional[_DirectStage] = None
@@ -131,7 +162,9 @@ class WriteBehindFile:
             except OSError:                      # the file system refuses it: buffered
                 pass
             else:
-                self._stage = _DirectStage(self._fd, direct_fd, self.STAGE)
+                self._stage = _DirectStage(
+                    self._fd, direct_fd, self.STAGE,
+                    self.DIRECT_AFTER if direct_after is None else direct_after)
         self.limit, self.batch = limit, batch
         self._pending: deque = deque()
         self._pending_bytes = 0
@@ -145,7 +178,8 @@ class WriteBehindFile:
 
     @property
     def direct(self) -> bool:
-        """Whether whole blocks go to the device without the page cache."""
+        """Whether whole blocks go (beyond ``direct_after`` bytes) to the device without the
+        page cache."""
         return self._stage is not None and self._stage.direct
 
     # -- the caller's side -----------------------------------------------------------------

@@ -22,12 +22,16 @@ def _pieces(seed: int, count: int):
     return out
 
 
-@pytest.mark.parametrize('direct', [True, False])
-def test_file_holds_every_byte_in_order(tmp_path, direct):
+@pytest.mark.parametrize('direct,direct_after', [(True, 0), (True, 10_001), (True, None),
+                                                  (False, None)])
+def test_file_holds_every_byte_in_order(tmp_path, direct, direct_after):
+    """Direct from the first byte, from an unaligned offset on, after the default 256 MiB
+    (here: never), or never."""
     pieces = _pieces(1, 60)
     path = tmp_path / 'out.bin'
     released = []
-    f = WriteBehindFile(path, direct=direct, limit=1 << 20, batch=256 << 10)
+    f = WriteBehindFile(path, direct=direct, direct_after=direct_after, limit=1 << 20,
+                        batch=256 << 10)
     for k, p in enumerate(pieces):
         if k % 7 == 3:
             kept = bytearray(p)
@@ -46,7 +50,7 @@ def test_direct_mode_on_a_disk_file_system_and_a_tail_not_a_block(tmp_path):
     """A size that is no multiple of the device block: whole blocks direct, the tail
     through the page cache (the file is exact)."""
     path = tmp_path / 'tail.bin'
-    f = WriteBehindFile(path)
+    f = WriteBehindFile(path, direct_after=5)
     data = os.urandom(3 * WriteBehindFile.STAGE + 12_345)
     f.write(data)
     f.close()
