@@ -6,7 +6,7 @@ the GIL rarely.
 Two ways to the disk:
 
 - *direct* (Linux ``O_DIRECT``, when the file system takes it), past the first
-  :attr:`DIRECT_AFTER` bytes (256 MiB; those go through the page cache): the thread copies the
+  :attr:`DIRECT_AFTER` bytes (1 GiB; those go through the page cache): the thread copies the
   buffers into an aligned staging buffer (numpy, GIL released) and writes it in blocks of
   :attr:`STAGE` bytes straight to the device, so neither the kernel's copy into the page cache
   nor the page cache's dirty-page throttling costs the machine's CPU (a big file written
@@ -146,9 +146,12 @@ class WriteBehindFile:
     STAGE = 8 << 20
 
     #: bytes written through the page cache before the direct way starts: a smaller file
-    #: is done fastest there (the kernel writes it to the disk later), a bigger one would
-    #: make the page cache throttle the writer and cost the machine's CPU
-    DIRECT_AFTER = 256 << 20
+    #: is done fastest there (the kernel writes it to the disk later); a bigger one soon
+    #: meets the kernel's dirty-page limits (writeback from 10 % of the memory, 2.2 GB on the
+    #: 23 GB machine of the benchmarks) and then goes at the disk's pace anyway, and the page
+    #: cache costs CPU (1.4 s per GB here; the 7.4 GB bench_carla bag: 25-26 s of process
+    #: CPU with 256 MiB buffered, 28-31 s with 2 GiB)
+    DIRECT_AFTER = 1 << 30
 
     def __init__(self, path, *, limit: int = 64 << 20, batch: int = 8 << 20,
                  direct: bool = True, direct_after: Optional[int] = None,
@@ -168,6 +171,7 @@ class WriteBehindFile:
         self.limit, self.batch = limit, batch
         self._pending: deque = deque()
         self._pending_bytes = 0
+        self._total = 0                     # bytes handed over so far (the file's size after)
         self._busy = False                  # the thread holds buffers it is writing
         self._closing = False
         self._flushing = 0                  # callers waiting in flush()
@@ -195,14 +199,22 @@ class WriteBehindFile:
             if then is not None:
                 self._pending.append(then)
             self._pending_bytes += n
+            self._total += n
             if self._pending_bytes >= self.batch:     # wake the thread for a big batch only
                 self._cond.notify_all()
 
     def write_now(self, *buffers) -> None:
-        """Write ``buffers`` (the caller keeps them) after everything handed over before, in
-        this thread (buffered: no copy; direct: copied into the staging buffer)."""
+        """Write ``buffers`` (the caller keeps them) after everything handed over before:
+        through the page cache in this thread without a copy, or, where the direct way has
+        begun, copied and handed over (the device's pace is the thread's, not the caller's)."""
+        n = sum(memoryview(b).nbytes for b in buffers)
+        stage = self._stage
+        if stage is not None and stage.direct and self._total + n > stage.direct_after:
+            self.write(*[bytes(memoryview(b).cast('B')) for b in buffers])
+            return
         self.flush()
         self._consume(buffers)                 # the thread is idle: nothing is pending
+        self._total += n
 
     def flush(self) -> None:
         """Wait until the thread has taken everything handed over."""

@@ -25,7 +25,7 @@ def _pieces(seed: int, count: int):
 @pytest.mark.parametrize('direct,direct_after', [(True, 0), (True, 10_001), (True, None),
                                                   (False, None)])
 def test_file_holds_every_byte_in_order(tmp_path, direct, direct_after):
-    """Direct from the first byte, from an unaligned offset on, after the default 256 MiB
+    """Direct from the first byte, from an unaligned offset on, after the default 1 GiB
     (here: never), or never."""
     pieces = _pieces(1, 60)
     path = tmp_path / 'out.bin'
