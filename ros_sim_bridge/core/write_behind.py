@@ -168,7 +168,7 @@ class WriteBehindFile:
                 self._stage = _DirectStage(
                     self._fd, direct_fd, self.STAGE,
                     self.DIRECT_AFTER if direct_after is None else direct_after)
-        self.limit, self.batch = limit, batch
+        self.limit, self.batch = limit, max(1, batch)
         self._pending: deque = deque()
         self._pending_bytes = 0
         self._total = 0                     # bytes handed over so far (the file's size after)
