@@ -7,8 +7,10 @@ distribution (``ROS_DISTRO``, Kilted by default), this package's own from its ``
 rosbags also gives the message definition text and the RIHS01 type hashes (equal to rosidl's).
 
 The MCAP file is written here, not by rosbags' writer, because the copies are the cost: a message
-is copied once into a 1 MiB chunk buffer when small, and not at all when big (its chunk header is
-written, then its bytes straight to the file).  Layout (MCAP spec, ``ros2`` profile): header;
+is copied once into a 1 MiB chunk buffer when small (the buffers are reused), and not at all when
+big (its chunk header is written, then its bytes straight to the file).  The file is a
+:class:`~ros_sim_bridge.core.write_behind.WriteBehindFile`: a thread of its own writes the chunks
+(``O_DIRECT`` where the file system allows it), beside the caller's work.  Layout (MCAP spec, ``ros2`` profile): header;
 schema and channel records as topics appear; uncompressed chunks, each followed by its message
 indexes; a ``rosbag2`` metadata record; data end; summary (schemas, channels, chunk indexes,
 metadata index, statistics) with summary offsets; footer.  CRCs are 0 ("not computed", allowed by
@@ -18,14 +20,19 @@ from __future__ import annotations
 
 import os
 import struct
+from collections import deque
+from functools import partial
 from pathlib import Path
 from typing import Iterable, Optional, Union
 
+import numpy as np
 import yaml
 from rosbags.interfaces import (Qos, QosDurability, QosHistory, QosLiveliness,
                                 QosReliability, QosTime)
 from rosbags.rosbag2.metadata import dump_qos_v8, dump_qos_v9
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+
+from ros_sim_bridge.core.write_behind import WriteBehindFile
 
 PACKAGE = 'ros_sim_bridge'
 
@@ -93,9 +100,12 @@ _MAGIC = b'\x89MCAP0\r\n'
 _RECORD = struct.Struct('<BQ')
 # Message 0x05 up to its data: channel id u16, sequence u32, log time u64, publish time u64.
 _MESSAGE = struct.Struct('<BQHIQQ')
-_message_head = _MESSAGE.pack
+_message_head_into = _MESSAGE.pack_into
 # Chunk 0x06 up to its records: start u64, end u64, uncompressed size u64, uncompressed CRC u32,
 # compression string (u32 length 0: none), records length u64.
+_MESSAGE_DTYPE = np.dtype([('opcode', 'u1'), ('length', '<u8'), ('channel', '<u2'),
+                           ('sequence', '<u4'), ('log', '<u8'), ('publish', '<u8')])
+assert _MESSAGE_DTYPE.itemsize == _MESSAGE.size
 _CHUNK = struct.Struct('<BQQQQIIQ')
 # Message Index 0x07 up to its entries: channel id u16, entries byte length u32.
 _MESSAGE_INDEX = struct.Struct('<BQHI')
@@ -116,29 +126,36 @@ class _McapFile:
     """One MCAP file of the ``ros2`` profile, written front to back; chunks uncompressed.
 
     A message of :attr:`BIG` bytes or more gets a chunk of its own whose bytes go straight from
-    the caller's buffer to the file; smaller ones are copied once into a pending chunk, written
-    out when it reaches :attr:`CHUNK` bytes.
+    the caller's buffer to the file; smaller ones are copied once into a pending chunk, handed
+    to the file's thread when it reaches :attr:`CHUNK` bytes (its buffer comes back to be
+    reused once written).
     """
     CHUNK = 1 << 20
     BIG = 1 << 18
+    _CAPACITY = CHUNK + BIG + _MESSAGE.size       # a chunk is flushed once it reaches CHUNK
 
     def __init__(self, path: Path, library: str):
-        self._file = open(path, 'xb')
+        self._file = WriteBehindFile(path, name=f'bag-writer {path.name}')
         self._pos = 0
         self._schemas: list[bytes] = []           # record contents, repeated in the summary
         self._channels: list[bytes] = []
         self._chunk_indexes: list[bytes] = []
         self.channel_counts: dict[int, int] = {}
         self.start, self.end = 2 ** 64 - 1, 0       # log time span of the whole file
-        self._buf = bytearray()
+        # chunk buffers of a fixed capacity, reused once the file's thread has written them
+        # (fresh ones would cost the kernel a page fault per 4 kB)
+        self._free: deque = deque()
+        self._buf = bytearray(self._CAPACITY)
+        self._len = 0                               # bytes of the pending chunk in _buf
         self._index: dict[int, list[int]] = {}    # channel → [time, offset, time, offset, …]
         self._chunk_start, self._chunk_end = 2 ** 64 - 1, 0
         self._put(_MAGIC)
         self._record(0x01, _string('ros2') + _string(library))           # Header
 
-    def _put(self, data) -> None:
-        self._file.write(data)
-        self._pos += len(data)
+    def _put(self, *data, then=None) -> None:
+        """Hand buffers over to the file's thread (they must not change until ``then()``)."""
+        self._file.write(*data, then=then)
+        self._pos += sum(map(len, data))
 
     def _record(self, opcode: int, content: bytes) -> None:
         self._put(_RECORD.pack(opcode, len(content)) + content)
@@ -166,48 +183,103 @@ class _McapFile:
         parts = data if type(data) is tuple else None
         n = sum(len(p) for p in parts) if parts is not None else len(data)
         if n >= self.BIG:
-            if self._buf:
+            if self._len:
                 self._flush()
             size = _MESSAGE.size + n
             chunk_start = self._pos
-            self._put(_CHUNK.pack(0x06, 40 + size, t, t, size, 0, 0, size)
-                      + _MESSAGE.pack(0x05, 22 + n, channel, 0, t, t))
-            for part in (parts or (data,)):
-                self._put(part)                          # no copy: straight to the file
+            head = (_CHUNK.pack(0x06, 40 + size, t, t, size, 0, 0, size)
+                    + _MESSAGE.pack(0x05, 22 + n, channel, 0, t, t))
+            body = parts or (data,)
+            self._file.write_now(head, *body)            # no copy: straight to the file
+            self._pos += len(head) + n
             self._end_chunk(t, t, chunk_start, size, {channel: [t, 0]})
             return
-        buf = self._buf
+        buf, pos = self._buf, self._len
         index = self._index.get(channel)
         if index is None:
             index = self._index[channel] = []
-        index += (t, len(buf))
-        buf += _message_head(0x05, 22 + n, channel, 0, t, t)
+        index += (t, pos)
+        _message_head_into(buf, pos, 0x05, 22 + n, channel, 0, t, t)
+        pos += _MESSAGE.size
         if parts is None:
-            buf += data
+            buf[pos:pos + n] = data
         else:
             for part in parts:
-                buf += part
+                buf[pos:pos + len(part)] = part
+                pos += len(part)
+        self._len = pos = self._len + _MESSAGE.size + n
         if t < self._chunk_start:
             self._chunk_start = t
         if t > self._chunk_end:
             self._chunk_end = t
-        if len(buf) >= self.CHUNK:
+        if pos >= self.CHUNK:
             self._flush()
+
+    def write_rows(self, t, columns) -> None:
+        """Messages of many log times: ``t`` (F,) ints; ``columns`` ``[(channel, rows)]``, rows
+        an (F, size) uint8 array, one message per row.  Frame i's messages go in column order,
+        the frames in order: the messages :meth:`write` would give, the records copied by
+        numpy for many frames at a time (a chunk ends after a whole frame, at :attr:`CHUNK`
+        bytes or more)."""
+        t = np.asarray(t, np.uint64)
+        count = len(t)
+        sizes = [rows.shape[1] for _, rows in columns]
+        row = sum(sizes) + _MESSAGE.size * len(columns)      # the records of one frame
+        if not count or not columns:
+            return
+        if max(sizes) >= self.BIG or row > self._CAPACITY:
+            for i in range(count):
+                for channel, rows in columns:
+                    self.write(channel, int(t[i]), memoryview(rows[i]))
+            return
+        heads = np.zeros((len(columns), count), _MESSAGE_DTYPE)
+        heads['opcode'], heads['log'], heads['publish'] = 0x05, t, t
+        heads['length'] = np.array(sizes, np.uint64)[:, None] + 22
+        heads['channel'] = np.array([c for c, _ in columns], np.uint16)[:, None]
+        heads = heads.view(np.uint8).reshape(len(columns), count, _MESSAGE.size)
+        i = 0
+        while i < count:
+            k = min(count - i, -(-(self.CHUNK - self._len) // row),
+                    (self._CAPACITY - self._len) // row)
+            if k <= 0:                  # the pending chunk cannot take a frame more
+                self._flush()
+                continue
+            dst = np.frombuffer(self._buf, np.uint8, k * row, self._len).reshape(k, row)
+            starts = np.arange(self._len, self._len + k * row, row, dtype=np.uint64)
+            tt = t[i:i + k]
+            offset = 0
+            for c, ((channel, rows), size) in enumerate(zip(columns, sizes)):
+                dst[:, offset:offset + _MESSAGE.size] = heads[c, i:i + k]
+                dst[:, offset + _MESSAGE.size:offset + _MESSAGE.size + size] = rows[i:i + k]
+                index = self._index.get(channel)
+                if index is None:
+                    index = self._index[channel] = []
+                index += np.column_stack((tt, starts + offset)).ravel().tolist()
+                offset += _MESSAGE.size + size
+            del dst
+            self._len += k * row
+            lo, hi = int(tt.min()), int(tt.max())
+            if lo < self._chunk_start:
+                self._chunk_start = lo
+            if hi > self._chunk_end:
+                self._chunk_end = hi
+            i += k
+            if self._len >= self.CHUNK:
+                self._flush()
 
     def flush(self) -> None:
         """Write the pending chunk out (if any)."""
-        if self._buf:
+        if self._len:
             self._flush()
 
     def _flush(self) -> None:
-        buf, index = self._buf, self._index
-        size = len(buf)
+        buf, index, size = self._buf, self._index, self._len
         chunk_start = self._pos
         self._put(_CHUNK.pack(0x06, 40 + size, self._chunk_start, self._chunk_end, size, 0, 0,
-                              size))
-        self._put(buf)
+                              size), memoryview(buf)[:size], then=partial(self._free.append, buf))
         self._end_chunk(self._chunk_start, self._chunk_end, chunk_start, size, index)
-        self._buf, self._index = bytearray(), {}
+        self._buf = self._free.popleft() if self._free else bytearray(self._CAPACITY)
+        self._len, self._index = 0, {}
         self._chunk_start, self._chunk_end = 2 ** 64 - 1, 0
 
     def _end_chunk(self, start: int, end: int, chunk_start: int, size: int, index: dict) -> None:
@@ -360,6 +432,19 @@ class BagWriter:
             mcap_write(channel, t_ns, cdr)
             counts[topic] += 1
         return write
+
+    def write_rows(self, t_ns, columns) -> None:
+        """Messages of many log times at once: ``t_ns`` a sequence of F ints, ``columns`` a
+        list of ``(topic, rows)``: ``rows`` an (F, size) uint8 array, row i the CDR of the
+        topic's message at ``t_ns[i]`` (e.g. :meth:`.cdr_template.CdrTemplate.fill_rows`),
+        the topic declared before (:meth:`add_topic` or :meth:`writer`).  The same messages in
+        the same order as :meth:`write` of each, frame by frame in column order (only the
+        chunk bounds may differ: a chunk ends after a whole frame)."""
+        conns = [self._connections[topic] for topic, _ in columns]
+        self._mcap.write_rows(t_ns, [(conn.channel, rows) for conn, (_, rows)
+                                     in zip(conns, columns)])
+        for topic, _ in columns:
+            self.counts[topic] += len(t_ns)
 
     def write_msg(self, topic: str, t_ns: int, msg) -> None:
         """Serialise an rclpy message (rclpy imported on first use) and write it."""

@@ -124,6 +124,18 @@ class CdrTemplate:
         """``count`` messages at once (one allocation, one assignment per slot for all):
         ``values[name]`` of shape (count, n, k), or broadcasting to it.  Memoryviews into one
         buffer, one per message."""
+        out, size = self._fill(count, values)
+        flat, stride, skip = memoryview(out.reshape(-1)), out.shape[1], self._start - 4
+        return [flat[start + skip:start + size - 4]
+                for start in range(4, count * stride, stride)]
+
+    def fill_rows(self, count: int, **values) -> np.ndarray:
+        """As :meth:`fill_many`, the messages as the rows of a (count, len(self)) uint8 array
+        (a view: row i is message i's bytes), for writers of many messages at once."""
+        out, size = self._fill(count, values)
+        return out[:, self._start:size]
+
+    def _fill(self, count: int, values: dict):
         size = len(self._lead)
         stride = -(-size // 8) * 8                  # each payload 8-aligned
         out = np.empty((count, stride), np.uint8)
@@ -135,9 +147,7 @@ class CdrTemplate:
             views[dtype] = out[:, 8:8 + n * dtype.itemsize].view(dtype)
         for name, (dtype, index) in self.slots.items():
             views[dtype][:, index] = values[name]
-        flat = memoryview(out.reshape(-1))
-        skip = self._start - 4
-        return [flat[start + skip:start + size - 4] for start in range(4, count * stride, stride)]
+        return out, size
 
     def __len__(self) -> int:
         return len(self.data)

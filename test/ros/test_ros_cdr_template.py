@@ -76,6 +76,11 @@ def test_slots_are_filled_where_rclpy_puts_the_fields():
                                                                                 values * 2]))
     assert bytes(many[0]) == bytes(tmpl.fill(stamp=(5, 7), tf=values))
     assert bytes(many[1]) == bytes(tmpl.fill(stamp=(6, 8), tf=values * 2))
+    # fill_rows: the same messages as the rows of one array
+    rows = tmpl.fill_rows(2, stamp=np.array([[[5, 7]], [[6, 8]]]), tf=np.stack([values,
+                                                                                values * 2]))
+    assert rows.dtype == np.uint8 and rows.shape == (2, len(tmpl))
+    assert [r.tobytes() for r in rows] == [bytes(m) for m in many]
 
 
 def test_primitive_slots_of_every_size():

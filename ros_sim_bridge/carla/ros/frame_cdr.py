@@ -114,6 +114,33 @@ class _Block:
     removed: tuple = ()
 
 
+@dataclass
+class FrameBlock:
+    """The messages of consecutive frames: ``kinds`` in the order of :data:`KINDS` (those the
+    frames have), each as runs ``(lo, hi, rows)``: frames lo..hi-1 have their message in the
+    rows of one uint8 array (all of a size); ``after`` frame index → extra ``(topic, cdr)``
+    written after ``vehicle_controls``."""
+    t_ns: list
+    kinds: list                    # [(kind, [(lo, hi, rows), …]), …]
+    after: dict
+
+    def messages(self) -> list:
+        """Frame by frame: ``[(t_ns, [(kind or topic, cdr), …]), …]``."""
+        return [self.frame(i) for i in range(len(self.t_ns))]
+
+    def frame(self, i: int) -> tuple:
+        """``(t_ns, [(kind or topic, cdr), …])`` of frame ``i``, in the node's order."""
+        msgs = []
+        for kind, runs in self.kinds:
+            if kind == 'odometry':
+                msgs += self.after.get(i, ())
+            lo, _, rows = next(r for r in runs if r[0] <= i < r[1])
+            msgs.append((kind, memoryview(rows[i - lo])))
+        if not self.kinds or self.kinds[-1][0] != 'odometry':
+            msgs += self.after.get(i, ())
+        return self.t_ns[i], msgs
+
+
 class FrameCdr:
     """Collects frames (:meth:`add`) and gives their messages back block by block, in
     order: lists of ``(t_ns, [(kind or topic, cdr), …])``, kinds as :data:`KINDS`."""
@@ -132,6 +159,16 @@ class FrameCdr:
         """Frame at ``world`` (just advanced to it); ``removed`` the actors deleted since the
         last frame added, ``after`` serialised messages to write with it.  Returns the frames
         now complete (maybe none)."""
+        return [m for block in self.add_blocks(world, stamp, t_ns, removed, after)
+                for m in block.messages()]
+
+    def flush(self) -> list:
+        """The frames still held."""
+        return [m for block in self.flush_blocks() for m in block.messages()]
+
+    def add_blocks(self, world: World, stamp, t_ns: int, removed=(), after=()) -> list:
+        """As :meth:`add`, the complete frames as :class:`FrameBlock` s (for writers of many
+        messages at once)."""
         actors = tuple(world.actors.values())
         state = tuple(map(world.state.get, _STATES))
         tl = state[4]
@@ -145,16 +182,16 @@ class FrameCdr:
         if block is None or block.key != key or block.removed or removed \
                 or len(block.frames) >= self.max_frames:
             if block is not None:
-                done = self._finish(block)
+                done = [self._finish(block)]
             block = self._block = _Block(key, actors, dict(world.actors), removed=tuple(removed))
             self._begin(block)
         block.frames.append(_Frame(int(t_ns), (stamp.sec, stamp.nanosec), state, list(after)))
         return done
 
-    def flush(self) -> list:
-        """The frames still held."""
+    def flush_blocks(self) -> list:
+        """The frames still held, as :class:`FrameBlock` s."""
         block, self._block = self._block, None
-        return [] if block is None else self._finish(block)
+        return [] if block is None else [self._finish(block)]
 
     # -- a block ------------------------------------------------------------------------------
     def _begin(self, b: _Block) -> None:
@@ -196,24 +233,21 @@ class FrameCdr:
             rot[:, j[hit]] = pos['rotation'][:, hit].astype(np.float64)
         xyz, q = ue_to_rep103(loc, rot)
         pose = _pose_rows(xyz, q)
-        out = {kind: None for kind in KINDS}
-        out['clock'] = self._clock.fill_many(count, stamp=stamps)
+        runs = {}
+        whole = lambda rows: [(0, count, rows)]            # noqa: E731
+        runs['clock'] = whole(self._clock.fill_rows(count, stamp=stamps))
         if n:
-            out['tf'] = self._tf_fill(b, count, stamps, xyz, q, pose)
-        out['actor_list'] = self._actor_list_fill(b, count, stamps, pose, kin, vlight, walk)
-        out['markers'] = self._markers_fill(b, count, stamps, xyz, q, tl)
-        out['traffic_lights'] = self._lights_fill(b, count, stamps, pose, tl)
-        out['vehicle_controls'] = self._controls_fill(b, count, stamps, anim)
+            runs['tf'] = whole(self._tf_fill(b, count, stamps, xyz, q, pose))
+        runs['actor_list'] = whole(self._actor_list_fill(b, count, stamps, pose, kin, vlight,
+                                                         walk))
+        runs['markers'] = whole(self._markers_fill(b, count, stamps, xyz, q, tl))
+        runs['traffic_lights'] = self._lights_fill(b, count, stamps, pose, tl)
+        runs['vehicle_controls'] = whole(self._controls_fill(b, count, stamps, anim))
         if b.odom is not None:
-            out['odometry'] = self._odom_fill(b, count, stamps, q, pose, kin)
-        done = []
-        for i, f in enumerate(frames):
-            msgs = [(kind, out[kind][i]) for kind in KINDS[:-1] if out[kind] is not None]
-            msgs += f.after
-            if out['odometry'] is not None:
-                msgs.append(('odometry', out['odometry'][i]))
-            done.append((f.t_ns, msgs))
-        return done
+            runs['odometry'] = whole(self._odom_fill(b, count, stamps, q, pose, kin))
+        return FrameBlock([f.t_ns for f in frames],
+                          [(kind, runs[kind]) for kind in KINDS if kind in runs],
+                          {i: f.after for i, f in enumerate(frames) if f.after})
 
     @staticmethod
     def _stack(arrays):
@@ -252,7 +286,7 @@ class FrameCdr:
             values[:, child] = _pose_rows(
                 quat_rotate(pq_inv, xyz[:, child] - xyz[:, parent]),
                 quat_multiply(pq_inv, q[:, child]))
-        return tmpl.fill_many(count, stamp=stamps, transform=values)
+        return tmpl.fill_rows(count, stamp=stamps, transform=values)
 
     # -- actor list ---------------------------------------------------------------------------
     def _actor_list(self, b: _Block):
@@ -293,7 +327,7 @@ class FrameCdr:
             rows, hit = _last_rows(walk['id'][0], b.ids)
             # cm/s (FWalkerControl.Speed) → m/s, in double as the conversion does
             speed[:, hit] = walk['speed'][:, rows[hit]].astype(np.float64) * 0.01
-        return b.actor_list.fill_many(count, stamp=stamps, pose=pose, twist=twist,
+        return b.actor_list.fill_rows(count, stamp=stamps, pose=pose, twist=twist,
                                       light=light[..., None], speed=speed[..., None])
 
     # -- markers ------------------------------------------------------------------------------
@@ -334,7 +368,7 @@ class FrameCdr:
         colour of their state), labels above them."""
         tmpl, drawn, origin, above, base = b.markers
         if not len(drawn):
-            return tmpl.fill_many(count, stamp=stamps)
+            return tmpl.fill_rows(count, stamp=stamps)
         qd = q[:, drawn]
         centre = xyz[:, drawn] + quat_rotate(qd, origin)
         colour = base
@@ -344,7 +378,7 @@ class FrameCdr:
                 lit = _LIGHT_LUT[tl['state'][:, rows[hit]]]            # (frames, hits, 4)
                 colour = np.broadcast_to(base, (count,) + base.shape).copy()
                 colour[:, hit] = np.where(np.isnan(lit[..., :1]), base[hit], lit)
-        return tmpl.fill_many(count, stamp=stamps, box_pose=_pose_rows(centre, qd),
+        return tmpl.fill_rows(count, stamp=stamps, box_pose=_pose_rows(centre, qd),
                               box_colour=colour, label_xyz=centre + above)
 
     # -- traffic lights -----------------------------------------------------------------------
@@ -366,10 +400,10 @@ class FrameCdr:
 
     def _lights_fill(self, b, count, stamps, pose, tl):
         """As :func:`conversions.traffic_lights`; a state change changes the text (its name),
-        so the frames go in runs of equal states, one template each."""
+        so the frames go in runs of equal states, one template each: ``[(lo, hi, rows)]``."""
         if tl is None or not tl.shape[1]:
             tmpl, _ = self._lights_template(b, [], [])
-            return tmpl.fill_many(count, stamp=stamps)
+            return [(0, count, tmpl.fill_rows(count, stamp=stamps))]
         ids = tl['id'][0].tolist()
         states = tl['state']
         change = np.flatnonzero(np.any(states[1:] != states[:-1], axis=1)) + 1
@@ -381,7 +415,7 @@ class FrameCdr:
                       'elapsed': tl['elapsed'][lo:hi][..., None]}
             if len(rows):
                 values['pose'] = pose[lo:hi, rows]
-            out += tmpl.fill_many(hi - lo, **values)
+            out.append((lo, hi, tmpl.fill_rows(hi - lo, **values)))
         return out
 
     def _lights_template(self, b, ids, states):
@@ -398,8 +432,8 @@ class FrameCdr:
                           'throttle': Slot('throttle'), 'brake': Slot('brake'),
                           'handbrake': Slot('handbrake'), 'gear': Slot('gear')}] * n}))
         if not n:
-            return tmpl.fill_many(count, stamp=stamps)
-        return tmpl.fill_many(count, stamp=stamps, id=anim['id'][..., None],
+            return tmpl.fill_rows(count, stamp=stamps)
+        return tmpl.fill_rows(count, stamp=stamps, id=anim['id'][..., None],
                               steering=anim['steering'][..., None],
                               throttle=anim['throttle'][..., None],
                               brake=anim['brake'][..., None],
@@ -419,4 +453,4 @@ class FrameCdr:
                 q_inv = quat_conjugate(q[:, h])
                 twist[:, 0, :3] = quat_rotate(q_inv, lin)
                 twist[:, 0, 3:] = quat_rotate(q_inv, ang)
-        return b.odom.fill_many(count, stamp=stamps, pose=pose[:, h:h + 1], twist=twist)
+        return b.odom.fill_rows(count, stamp=stamps, pose=pose[:, h:h + 1], twist=twist)

@@ -6,7 +6,10 @@ date + that time, so players show the real date.
 The per-frame messages (clock, TF, actor list, markers, traffic lights, vehicle controls, hero
 odometry) are serialised by :class:`.frame_cdr.FrameCdr` straight from numpy into CDR
 templates, the same messages :mod:`.conversions` builds for the node (tested); the rare ones
-(collisions and their markers) go through the conversions and rclpy.  ``stop`` is asked once
+(collisions and their markers) go through the conversions and rclpy.  The frames of a block
+go to the bag as rows (:meth:`BagWriter.write_rows`: the MCAP records of many frames copied by
+numpy at once); a frame with collisions message by message.  The bag's file is written by a
+thread of its own (``O_DIRECT`` where possible), beside this work.  ``stop`` is asked once
 per frame: when it says so, the frames written so far are a complete bag.
 """
 from __future__ import annotations
@@ -54,13 +57,35 @@ def to_bag(rec: Recording, output: str, *, rate: float = 0.0, progress: bool = T
         with BagWriter(output) as bag:
             writers: dict = {}
 
-            def put(done):
-                for t_ns, msgs in done:
-                    for kind, data in msgs:
-                        write = writers.get(kind)
-                        if write is None:              # topics appear with their first message
-                            write = writers[kind] = bag.writer(*types[kind])
-                        write(t_ns, data)
+            def writer(kind):
+                write = writers.get(kind)
+                if write is None:                      # topics appear with their first message
+                    write = writers[kind] = bag.writer(*types[kind])
+                return write
+
+            def put(blocks):
+                """Frames without extra messages go to the bag many at a time, as rows; a
+                frame with collisions message by message, in the node's order."""
+                for block in blocks:
+                    count = len(block.t_ns)
+                    cuts = {0, count}
+                    for _, runs in block.kinds:
+                        cuts.update(lo for lo, _, _ in runs)
+                    for i in block.after:
+                        cuts.update((i, i + 1))
+                    cuts = sorted(cuts)
+                    for lo, hi in zip(cuts, cuts[1:]):
+                        if lo in block.after:
+                            t_ns, msgs = block.frame(lo)
+                            for kind, data in msgs:
+                                writer(kind)(t_ns, data)
+                            continue
+                        columns = []
+                        for kind, runs in block.kinds:
+                            writer(kind)
+                            a, _, rows = next(r for r in runs if r[0] <= lo < r[1])
+                            columns.append((types[kind][0], rows[lo - a:hi - a]))
+                        bag.write_rows(block.t_ns[lo:hi], columns)
 
             for i in range(len(rec)):
                 if stop is not None and stop():
@@ -83,9 +108,9 @@ def to_bag(rec: Recording, output: str, *, rate: float = 0.0, progress: bool = T
                         world, collisions_pending, stamp, frames)]
                     after.append(('collision_markers', serialize_message(
                         convert.collision_markers(snap, collisions_pending, stamp, frames))))
-                put(cdr.add(world, stamp, t_ns, removed_pending, after))
+                put(cdr.add_blocks(world, stamp, t_ns, removed_pending, after))
                 removed_pending, collisions_pending = [], []
-            put(cdr.flush())
+            put(cdr.flush_blocks())
     finally:
         if bar is not None:
             bar.close()

@@ -1,0 +1,91 @@
+"""core.write_behind: a file written by a thread of its own, direct (O_DIRECT) or through the
+page cache; the file holds exactly the bytes handed over, in order."""
+import os
+import threading
+
+import numpy as np
+import pytest
+
+from ros_sim_bridge.core.write_behind import WriteBehindFile
+
+
+def _pieces(seed: int, count: int):
+    """Buffers of every kind and of awkward sizes (0, 1, odd, around the staging size)."""
+    rng = np.random.default_rng(seed)
+    sizes = [0, 1, 3, 4095, 4096, 4097, WriteBehindFile.STAGE - 1, WriteBehindFile.STAGE + 5]
+    sizes += rng.integers(0, 300_000, count).tolist()
+    out = []
+    for k, n in enumerate(sizes):
+        raw = rng.integers(0, 256, n, dtype=np.uint8)
+        out.append([raw.tobytes(), bytearray(raw.tobytes()), memoryview(raw.tobytes()),
+                    raw][k % 4])
+    return out
+
+
+@pytest.mark.parametrize('direct,direct_after', [(True, 0), (True, 10_001), (True, None),
+                                                  (False, None)])
+def test_file_holds_every_byte_in_order(tmp_path, direct, direct_after):
+    """Direct from the first byte, from an unaligned offset on, after the default 1 GiB
+    (here: never), or never."""
+    pieces = _pieces(1, 60)
+    path = tmp_path / 'out.bin'
+    released = []
+    f = WriteBehindFile(path, direct=direct, direct_after=direct_after, limit=1 << 20,
+                        batch=256 << 10)
+    for k, p in enumerate(pieces):
+        if k % 7 == 3:
+            kept = bytearray(p)
+            f.write_now(kept)                      # the caller's: usable again on return
+            kept[:] = bytes(len(kept))
+        else:
+            f.write(p, then=lambda k=k: released.append(k))
+    f.close()
+    f.close()                                      # idempotent
+    expected = b''.join(bytes(p) for p in pieces)
+    assert path.read_bytes() == expected
+    assert released == [k for k in range(len(pieces)) if k % 7 != 3]
+
+
+def test_direct_mode_on_a_disk_file_system_and_a_tail_not_a_block(tmp_path):
+    """A size that is no multiple of the device block: whole blocks direct, the tail
+    through the page cache (the file is exact)."""
+    path = tmp_path / 'tail.bin'
+    f = WriteBehindFile(path, direct_after=5)
+    data = os.urandom(3 * WriteBehindFile.STAGE + 12_345)
+    f.write(data)
+    f.close()
+    assert path.read_bytes() == data
+
+
+def test_memory_is_bounded_writer_waits(tmp_path):
+    """write() blocks while more than `limit` bytes are pending (the thread is held up here
+    by a slow `then`), and goes on once they are written."""
+    gate = threading.Event()
+    f = WriteBehindFile(tmp_path / 'b.bin', limit=100, batch=1)
+    f.write(b'x' * 150, then=gate.wait)
+    done = threading.Event()
+    t = threading.Thread(target=lambda: (f.write(b'y' * 10), done.set()))
+    t.start()
+    assert not done.wait(0.3)
+    gate.set()
+    assert done.wait(10)
+    f.close()
+    assert (tmp_path / 'b.bin').read_bytes() == b'x' * 150 + b'y' * 10
+
+
+def test_an_error_in_the_thread_is_raised_by_the_caller(tmp_path):
+    f = WriteBehindFile(tmp_path / 'e.bin', direct=False, batch=1)
+    os.close(f._fd)                                 # every write now fails (EBADF)
+    f.write(b'abc')
+    with pytest.raises(OSError, match='e.bin'):
+        for _ in range(100):
+            f.flush()
+            f.write(b'abc')
+    with pytest.raises(OSError):
+        f.close()
+
+
+def test_refuses_an_existing_file(tmp_path):
+    (tmp_path / 'x').write_bytes(b'')
+    with pytest.raises(FileExistsError):
+        WriteBehindFile(tmp_path / 'x')
