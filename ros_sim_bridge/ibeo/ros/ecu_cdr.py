@@ -26,10 +26,6 @@ _ODOMETRY_KIND = {n: ('f8' if t == 'double' else 'u8' if t == 'uint64' else 'u1'
                   if n != 'header'}
 
 
-#: IbeoObject's number fields by slot (element dtype), in message order
-_OBJECT_SLOTS = {'f4': 'float', 'u1': 'uint8', 'u2': 'uint16', 'u4': 'uint32', 'u8': 'uint64'}
-_OBJECT_FIELDS = {k: [n for n, t in ec.OBJECT_NUMBERS.items() if t == kind]
-                  for k, kind in _OBJECT_SLOTS.items()}
 _OBJECT_LIST = 'ros_sim_bridge/msg/IbeoObjectList'
 
 
@@ -161,12 +157,11 @@ class EcuCdr:
                           u1=_column([f['device_id'], f['object_list_id'], f['device_type'],
                                       f['post_processed']], 'u1'),
                           u8=np.uint64(f['mid_scan_ntp']))
-        cols = {k: np.column_stack([t.numbers[name] for name in names]).astype(k)
-                for k, names in _OBJECT_FIELDS.items()} if n else {}
+        cols = {d.str: a[:, :, None] for d, a in t.by_dtype.items()}     # slot name: dtype
         items = []
         for i in range(n):
             contour, props = t.contours[i], t.properties[i]
-            values = {k: a[i][:, None] for k, a in cols.items()}
+            values = {k: a[i] for k, a in cols.items()}
             if len(contour):
                 values['contour'] = np.column_stack([contour, np.zeros(len(contour))])
             items.append((self._objects.at((t.names[i], len(contour), repr(props)),
@@ -203,7 +198,7 @@ _LIST_TYPES = {n: t for n, t in ec.IbeoObjectList.get_fields_and_field_types().i
 
 def _object_value(name: str, k: int, props):
     def value():
-        return {**{field: Slot(kind) for kind, fields in _OBJECT_FIELDS.items()
+        return {**{field: Slot(dtype.str) for dtype, fields in ec.OBJECT_FIELDS_BY_DTYPE.items()
                    for field in fields},
                 'classification_name': name, 'contour': [Slot('contour')] * k,
                 'properties': [ec.object_property(*p) for p in props]}

@@ -148,14 +148,20 @@ def object_property(key: int, type_id: int, value) -> IbeoObjectProperty:
 #: IbeoObject's number fields (name → rosidl type), in message order
 OBJECT_NUMBERS = {n: t for n, t in IbeoObject.get_fields_and_field_types().items()
                   if t in ('float', 'uint8', 'uint16', 'uint32', 'uint64')}
+#: the same fields grouped by element type: numpy dtype → names, in message order
+OBJECT_FIELDS_BY_DTYPE = {
+    np.dtype(d): [n for n, t in OBJECT_NUMBERS.items() if t == kind]
+    for kind, d in (('float', 'f4'), ('uint8', 'u1'), ('uint16', 'u2'), ('uint32', 'u4'),
+                    ('uint64', 'u8'))}
 
 
 @dataclass(frozen=True)
 class ObjectTable:
-    """An ECU object list as :class:`IbeoObject` fields: ``numbers[name]`` an (n,) array per
-    field of :data:`OBJECT_NUMBERS` (float32 NaN where the data type has no such field, 0 for
-    missing integers), class names, contours ((k, 2) m) and properties
-    ([(key, type id, value)]) per object."""
+    """An ECU object list as :class:`IbeoObject` fields: ``by_dtype[dtype]`` an (n, m) array of
+    the m fields of :data:`OBJECT_FIELDS_BY_DTYPE` (float32 NaN where the data type has no such
+    field, 0 for missing integers) and ``numbers[name]`` its column of each field; class
+    names, contours ((k, 2) m) and properties ([(key, type id, value)]) per object."""
+    by_dtype: dict
     numbers: dict
     names: list
     contours: list
@@ -169,20 +175,22 @@ def object_table(lst: oe.EcuObjectList) -> ObjectTable:
     """Every field of every object; box centres of 0x2281 from the reference point."""
     o = lst.objects
     n, present = len(o), set(o.dtype.names)
-    cols = {}
-    for name, kind in OBJECT_NUMBERS.items():
-        src = name if name in present else _RENAMED.get(name)
-        if kind == 'float':
-            cols[name] = (o[src].astype(np.float32) if src in present
-                          else np.full(n, np.nan, np.float32))
-        else:
-            cols[name] = o[src] if src in present else np.zeros(n, np.int64)
+    by_dtype, cols = {}, {}
+    for dtype, names in OBJECT_FIELDS_BY_DTYPE.items():
+        table = by_dtype[dtype] = np.zeros((n, len(names)), dtype)
+        for j, name in enumerate(names):
+            src = name if name in present else _RENAMED.get(name)
+            if src in present:
+                table[:, j] = o[src]
+            elif dtype.kind == 'f':
+                table[:, j] = np.nan
+            cols[name] = table[:, j]
     if n:
         centers = lst.box_centers()
-        cols['box_center_x'] = centers[:, 0].astype(np.float32)
-        cols['box_center_y'] = centers[:, 1].astype(np.float32)
+        cols['box_center_x'][:] = centers[:, 0]
+        cols['box_center_y'][:] = centers[:, 1]
     names = [oe.classification_name(c) for c in cols['classification'].tolist()]
-    return ObjectTable(cols, names, [np.asarray(c) for c in lst.contours[:n]],
+    return ObjectTable(by_dtype, cols, names, [np.asarray(c) for c in lst.contours[:n]],
                        list(lst.properties) or [[] for _ in range(n)])
 
 
