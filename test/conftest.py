@@ -24,6 +24,15 @@ os.environ.setdefault('ROS_DOMAIN_ID', str(random.Random(os.getpid()).randint(*T
 SHARED = Path(__file__).resolve().parents[1].parent / 'shared'
 
 
+@pytest.fixture
+def closing():
+    """Servers, clients and sockets to stop or close after the test (append them)."""
+    items = []
+    yield items
+    for item in items:
+        (item.stop if hasattr(item, 'stop') else item.close)()
+
+
 def message_differences(a, b, path: str = '') -> list:
     """Where two rclpy messages differ (floats bit for bit up to the NaN payload): [] when
     equal.  For comparing serialised forms, whose alignment padding rclpy leaves unset."""

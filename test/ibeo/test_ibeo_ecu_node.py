@@ -59,14 +59,6 @@ def ecu_driver(ros):
     return start
 
 
-@pytest.fixture
-def closing():
-    items = []
-    yield items
-    for item in items:
-        (item.stop if hasattr(item, 'stop') else item.close)()
-
-
 def ecu_server(port, closing, **scene):
     args = {'scanners': 3, 'points': 6000, 'start_unix_ns': time.time_ns(), **scene}
     srv = sim.LuxServer(sim.EcuScene(args.pop('rate', 12.5), **args), port=port).start()

@@ -8,7 +8,6 @@ import time
 
 import numpy as np
 import pytest
-from diagnostic_msgs.msg import DiagnosticArray
 from sensor_msgs.msg import PointCloud2
 from std_srvs.srv import Trigger
 

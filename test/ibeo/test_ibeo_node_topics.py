@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import struct
 
-import pytest
 from sensor_msgs.msg import NavSatFix, PointCloud2
 
 from ros_sim_bridge.ibeo.codec.header import encode_message
@@ -35,14 +34,6 @@ LUX = {'/points', '/scan_info', '/objects', '/objects/markers', '/vehicle_state'
 ECU = {'/ecu/scan_info', '/tf_static', '/ecu/objects', '/vehicle_state/odometry',
        '/vehicle_state/fix', '/gps/fix', '/gps_imu/fix', '/imu/data', '/odometry',
        '/odometry/twist', '/image/compressed', '/image'}
-
-
-@pytest.fixture
-def closing_sensors():
-    items = []
-    yield items
-    for item in items:
-        item.close()
 
 
 def published_topics(ros, node) -> set:
@@ -75,12 +66,12 @@ def test_ibeo_ecu_has_every_ecu_topic_from_the_start(ros):
     assert wait_topics(ros, node, LUX | ECU) == LUX | ECU
 
 
-def test_ibeo_lux_makes_an_ecu_topic_when_an_ecu_type_arrives(ros, closing_sensors):
+def test_ibeo_lux_makes_an_ecu_topic_when_an_ecu_type_arrives(ros, closing):
     port = free_tcp_port()
     node = ros.start(IbeoLuxNode, {'port': port, **FAST, 'layers': 4,
                                    'start_measure_on_connect': False})
     fixes = ros.collect(NavSatFix, 'gps/fix', 100, matched=False)
-    sensor = connected_sensor(port, closing_sensors)
+    sensor = connected_sensor(port, closing)
     assert wait_topics(ros, node, LUX) == LUX
     ntp = 3_900_000_000 << 32
 

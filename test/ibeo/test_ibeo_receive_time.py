@@ -52,9 +52,3 @@ def driver(ros):
     return start
 
 
-@pytest.fixture
-def closing():
-    items = []
-    yield items
-    for item in items:
-        item.close()

@@ -162,15 +162,6 @@ def driver(ros):
     return start
 
 
-@pytest.fixture
-def closing():
-    """Servers to close after the test."""
-    items = []
-    yield items
-    for item in items:
-        (item.stop if hasattr(item, 'stop') else item.close)()
-
-
 def collect(ros, node, msg_type, topic, qos=10):
     """ros.collect, and also wait until the node's publisher has matched the subscription
     (discovery runs both ways: data sent before the writer knows the reader is lost)."""
