@@ -213,7 +213,12 @@ class WriteBehindFile:
             self.write(*[bytes(memoryview(b).cast('B')) for b in buffers])
             return
         self.flush()
-        self._consume(buffers)                 # the thread is idle: nothing is pending
+        try:
+            self._consume(buffers)             # the thread is idle: nothing is pending
+        except BaseException as exc:           # the file has a hole now: every later write,
+            with self._cond:                   # flush and close raises it (no bag is closed
+                self._error = exc              # over it as if whole)
+            raise
         self._total += n
 
     def flush(self) -> None:

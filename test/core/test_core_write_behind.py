@@ -85,6 +85,25 @@ def test_an_error_in_the_thread_is_raised_by_the_caller(tmp_path):
         f.close()
 
 
+def test_a_failed_write_now_breaks_the_file_for_good(tmp_path):
+    """write_now fails in the caller's thread (here: its descriptor gone for a moment, as a
+    disk full for a moment): the file has a hole, so every later write, flush and close
+    raises, even once the descriptor works again (a bag is never finished over a hole)."""
+    path = tmp_path / 'hole.bin'
+    f = WriteBehindFile(path, direct=False)
+    f.write_now(b'head')
+    spare = os.dup(f._fd)
+    os.close(f._fd)
+    with pytest.raises(OSError):
+        f.write_now(b'lost')
+    os.dup2(spare, f._fd)                           # the descriptor works again
+    os.close(spare)
+    for call in (lambda: f.write(b'x'), lambda: f.write_now(b'y'), f.flush, f.close):
+        with pytest.raises(OSError, match='hole.bin'):
+            call()
+    assert path.read_bytes() == b'head'
+
+
 def test_refuses_an_existing_file(tmp_path):
     (tmp_path / 'x').write_bytes(b'')
     with pytest.raises(FileExistsError):
