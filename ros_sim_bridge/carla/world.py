@@ -183,6 +183,8 @@ class World:
         far move: the world is rebuilt (see the module text) and only the target frame's
         collisions are reported; ``added``/``removed`` say how the actor set changed."""
         changes = FrameChanges()
+        if not len(self.rec):                  # no readable frame: the world stays empty
+            return changes
         target = max(0, min(target, len(self.rec) - 1))
         if target == self.index:
             return changes

@@ -265,6 +265,21 @@ def test_hand_written_file_with_a_damaged_packet_header():
     assert [rec.frame(k).get('EventDel')['id'].tolist() for k in (0, 1, 3, 4)] == [[9]] * 4
 
 
+@pytest.mark.parametrize('body', [b'', struct.pack('<BI', 0, 0x7FFFFFFF) + b'x' * 40],
+                         ids=['header only', 'first frame damaged'])
+def test_a_recording_without_a_readable_frame_is_an_empty_world(body):
+    """No frame to replay: the world stays empty at any target, replay or jump (an index past
+    an empty frame table was an IndexError in the replayer's timer)."""
+    from ros_sim_bridge.carla.world import World
+    rec = Recording(HEADER + body)
+    assert len(rec) == 0 and len(rec.damage) == (1 if body else 0)
+    world = World(rec)
+    for target, jump in ((0, False), (5, False), (3, True), (-1, True)):
+        changes = world.advance(target, jump=jump)
+        assert not (changes.added or changes.removed or changes.collisions)
+        assert world.actors == {}
+
+
 def test_hand_written_file_with_a_size_swallowing_the_next_frame_start():
     """Frame 2's EventDel header (byte 153) reads as id 6 with 40 B, which ends exactly at frame
     3's EventDel (byte 198): the walk sees a well-formed frame 2 and misses frame 3's
