@@ -283,6 +283,24 @@ def test_objects_2281_golden_with_properties():
     assert np.allclose(lst.box_centers(), [[21.0, 3.0]], atol=1e-5)
 
 
+def test_box_centres_of_objects_sent_with_inf_or_nan_are_nan_without_warnings():
+    """An object sent with an infinite course angle or box size, or a NaN reference point,
+    has no centre (NaN, which the node counts); numpy raises no RuntimeWarning on the way,
+    and the objects beside it keep theirs."""
+    import warnings
+    o = O.make_objects(4, 0x2281)              # the type whose centre is computed
+    o['reference_point_location'] = 1                    # front left: the centre is moved
+    o['box_size_x'], o['box_size_y'] = [4, np.inf, 4, 4], 2
+    o['course_angle'] = [0, 0, np.inf, 0]
+    o['reference_point_x'] = [10, 10, 10, np.nan]
+    lst = O.EcuObjectList2281(1, o, [np.zeros((0, 2), np.float32)] * 4, [[]] * 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        centres = lst.box_centers()
+    assert np.allclose(centres[0], [8.0, o['reference_point_y'][0] - 1.0])
+    assert np.isnan(centres[1:]).any(axis=1).all()
+
+
 @pytest.mark.parametrize('data_type', [0x2225, 0x2280, 0x2281])
 def test_objects_round_trip(data_type):
     cls = {0x2225: O.EcuObjectList2225, 0x2280: O.EcuObjectList2280,

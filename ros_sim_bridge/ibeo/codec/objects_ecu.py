@@ -132,11 +132,13 @@ class EcuObjectList:
             table[k] = v
         known = np.isin(loc, list(REFERENCE_POINT_OFFSETS))
         off = table[np.minimum(loc, 0xFF)]
-        half_l, half_w = o['box_size_x'] / 2.0, o['box_size_y'] / 2.0
-        dx, dy = off[:, 0] * half_l, off[:, 1] * half_w
-        c, s = np.cos(o['course_angle']), np.sin(o['course_angle'])
-        ref = np.stack([o['reference_point_x'], o['reference_point_y']], 1).astype(np.float64)
-        center = ref - np.stack([c * dx - s * dy, s * dx + c * dy], 1)
+        with np.errstate(invalid='ignore', over='ignore'):   # NaN/Inf sent: a NaN centre
+            half_l, half_w = o['box_size_x'] / 2.0, o['box_size_y'] / 2.0
+            dx, dy = off[:, 0] * half_l, off[:, 1] * half_w
+            c, s = np.cos(o['course_angle']), np.sin(o['course_angle'])
+            ref = np.stack([o['reference_point_x'], o['reference_point_y']],
+                           1).astype(np.float64)
+            center = ref - np.stack([c * dx - s * dy, s * dx + c * dy], 1)
         if 'center_of_gravity_x' in o.dtype.names:
             cog = np.stack([o['center_of_gravity_x'], o['center_of_gravity_y']], 1)
             center = np.where(known[:, None], center, cog)
