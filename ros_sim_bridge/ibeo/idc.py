@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Iterator, Optional, Union
 
 from ros_sim_bridge.core.binary import CodecError
+from ros_sim_bridge.core.ntp import NTP_UNIX_OFFSET
 from ros_sim_bridge.core.ntp import ntp64_to_unix_ns
 from .codec import registry
 from .codec.framing import check_plausible
@@ -93,6 +94,9 @@ class IdcSummary:
     devices: Counter = field(default_factory=Counter)
     first_ntp: Optional[int] = None
     last_ntp: Optional[int] = None
+    #: messages on the power-up clock (before 1970) in a file whose clock was set later:
+    #: not in the span (a power-up time and a date make no duration)
+    unset_clock_messages: int = 0
     damages: list = field(default_factory=list)
     chain_breaks: list = field(default_factory=list)
 
@@ -277,6 +281,10 @@ class IdcReader:
             s.types[e.data_type] += 1
             s.devices[e.device_id] += 1
         times = [e.ntp for e in self.entries if e.data_type != IDC_TRAILER and e.ntp]
+        dated = [t for t in times if (t >> 32) >= NTP_UNIX_OFFSET]
+        if dated and len(dated) < len(times):     # the clock was set during the recording
+            s.unset_clock_messages = len(times) - len(dated)
+            times = dated
         if times:
             s.first_ntp, s.last_ntp = min(times), max(times)
         return s

@@ -42,7 +42,11 @@ def format_summary(s: IdcSummary) -> str:
     lines = [f'file:      {s.path}', f'size:      {s.file_size} bytes',
              f'messages:  {s.messages}',
              f'start:     {format_ntp(s.first_ntp)}', f'end:       {format_ntp(s.last_ntp)}',
-             f'duration:  {s.duration_s:.3f} s', 'types:']
+             f'duration:  {s.duration_s:.3f} s']
+    if s.unset_clock_messages:
+        lines.append(f'           ({s.unset_clock_messages} messages before the clock was set, '
+                     'stamped since power-up: not in the span)')
+    lines.append('types:')
     decodable = set(registry.registered_types())
     for dt, n in sorted(s.types.items()):
         mark = '' if dt in decodable else '  (not decoded: skipped by size)'
@@ -95,14 +99,13 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
             if should_stop():
                 report.interrupted = True
                 break
-            try:
-                record = reader.decode(entry)
-            except CodecError as exc:
+            try:                        # a record the codec refuses, or one no message holds
+                pairs = conv.convert(reader.header(entry), reader.decode(entry))
+            except CodecError as exc:   # (a time no stamp holds: StampError)
                 report.undecodable[(entry.data_type, exc.kind)] += 1
                 if len(report.first_errors) < 10:
                     report.first_errors.append((entry.offset, str(exc)))
             else:
-                pairs = conv.convert(reader.header(entry), record)
                 if not pairs:
                     report.without_ros_form[entry.data_type] += 1
                 t_ns = ntp_to_ns(entry.ntp)

@@ -85,6 +85,23 @@ def test_write_index_decode_and_seek(tmp_path):
         assert s.first_ntp == 3_900_000_000 << 32 and s.duration_s == pytest.approx(5.0, abs=1e-6)
 
 
+def test_info_span_of_a_file_whose_clock_is_set_while_recording(tmp_path, capsys):
+    """Three messages on the power-up clock (12 s after power-up), then the clock set (a
+    date): the span is the dated part's (2 s, not 3.9e9 s), the others are named."""
+    from ros_sim_bridge.ibeo.idc_cli import main
+    path = tmp_path / 'clock.idc'
+    with IdcWriter(path) as w:
+        for t in [12 << 32, 13 << 32, 14 << 32] + [(3_900_000_000 + k) << 32 for k in range(3)]:
+            w.write(0x2209, b'\0' * 8, ntp=t)
+    with IdcReader(path) as r:
+        s = r.summary()
+    assert (s.first_ntp, s.last_ntp) == (3_900_000_000 << 32, 3_900_000_002 << 32)
+    assert s.duration_s == 2.0 and s.unset_clock_messages == 3
+    assert main(['info', str(path)]) == 0
+    out = capsys.readouterr().out
+    assert 'duration:  2.000 s' in out and '3 messages before the clock was set' in out
+
+
 def intact(r, raws, lost=()):
     """Every message not in ``lost`` comes back byte for byte, in order."""
     want = [raw for k, raw in enumerate(raws) if k not in lost]
