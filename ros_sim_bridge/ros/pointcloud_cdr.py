@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .pointcloud import _cached_fields, _host_order
+from .stamps import ns_to_sec_nanosec
 
 TYPE_NAME = 'sensor_msgs/msg/PointCloud2'
 _ENCAPSULATION = b'\x00\x01\x00\x00'          # CDR, little-endian
@@ -74,7 +75,7 @@ def pointcloud2_cdr(points: np.ndarray, frame_id: str, stamp_ns: int, *,
     points = np.ascontiguousarray(points)
     if not _host_order(points.dtype):
         points = points.astype(points.dtype.newbyteorder('='))
-    sec, nanosec = divmod(int(stamp_ns), 1_000_000_000)
+    sec, nanosec = ns_to_sec_nanosec(stamp_ns, source='PointCloud2', field='stamp')
     c = _Cdr()
     c.i32(sec)
     c.u32(nanosec)

@@ -25,12 +25,18 @@ class StampError(CodecError):
         super().__init__(source, detail, field=field, kind=BAD_VALUE)
 
 
-def ns_to_stamp(ns: int, *, source: str = 'time', field: str = 'ns') -> Time:
-    """A stamp from integer nanoseconds in [0, MAX_NS]; StampError otherwise."""
+def ns_to_sec_nanosec(ns: int, *, source: str = 'time', field: str = 'ns') -> tuple[int, int]:
+    """(sec, nanosec) of integer nanoseconds in [0, MAX_NS] (for a stamp written as CDR);
+    StampError otherwise."""
     ns = int(ns)
     if not 0 <= ns <= MAX_NS:
         raise StampError(source, field, f'{ns} ns is outside 0 … {MAX_NS} ns (int32 seconds)')
-    sec, nanosec = divmod(ns, 1_000_000_000)
+    return divmod(ns, 1_000_000_000)
+
+
+def ns_to_stamp(ns: int, *, source: str = 'time', field: str = 'ns') -> Time:
+    """A stamp from integer nanoseconds in [0, MAX_NS]; StampError otherwise."""
+    sec, nanosec = ns_to_sec_nanosec(ns, source=source, field=field)
     return Time(sec=sec, nanosec=nanosec)
 
 

@@ -416,3 +416,26 @@ def test_objects_without_a_finite_centre_are_counted_and_get_no_box(ros, ecu_dri
     boxes = [m for m in markers.wait_for(1, timeout=10)[0].markers if m.ns == 'ecu_objects']
     assert [(m.id, m.pose.position.x) for m in boxes] == [(12, 4.0)]   # none at the origin
     diag.wait('(0x2280)', lambda st, v: v.get('objects_without_centre') == '2')
+
+
+@pytest.mark.parametrize('stamp_source', ['receive', 'sensor'])
+def test_a_record_time_no_stamp_holds_is_counted_as_bad_input(ros, ecu_driver, closing,
+                                                              stamp_source):
+    """A fix whose NTP time is 2**31 + 5 s since power-up (no int32 stamp holds it; a time
+    no ECU reaches, so a corrupt one): counted as bad_value on its stream and logged, as
+    ``to-bag`` counts it, whatever the stamp source; the fixes around it are published."""
+    node, port = ecu_driver(data_types='', stamp_source=stamp_source)
+    fixes = collect(ros, node, NavSatFix, 'gps/fix', 100)
+    diag = Diag(ros)
+    sensor = connected_sensor(port, closing)
+    good, bad = 3_900_000_000 << 32, (2**31 + 5) << 32
+
+    def gps(k, t):   # 0x2604 by the §22 table
+        body = struct.pack('>IQB10d32xH', k, t, 7, math.radians(50.0 + k), 0.2, 34.0,
+                           0.5, 0.5, 1.0, 0.0, 0.0, 0.0, 0.0, 1)
+        return encode_message(0x2604, body, ntp=good)
+    sensor.send(gps(1, good) + gps(2, bad) + gps(3, good))
+    got = fixes.wait_for(2, timeout=10)
+    assert [round(f.latitude) for f in got] == [51, 53]
+    _, g = diag.wait('(0x2604)', lambda st, v: v.get('errors.bad_value') == '1')
+    assert '2147483653' in g['last_error'] and g['published'] == '2'

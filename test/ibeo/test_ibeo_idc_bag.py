@@ -186,6 +186,34 @@ def test_scanner_coordinates_give_one_cloud_per_scanner(tmp_path):
     assert [from_pointcloud2(c)['device_id'].tolist() for _, c in clouds] == [[3, 3], [4, 4, 4]]
 
 
+@pytest.mark.parametrize('serialized', [True, False], ids=['cdr', 'rclpy'])
+def test_a_time_no_stamp_holds_is_counted_and_the_rest_converted(tmp_path, serialized):
+    """A scan whose NTP start time is no ROS stamp (seconds since power-up past int32: 2**31 +
+    5 s) is counted as undecodable (bad_value) with its offset; the scans around it are in
+    the bag."""
+    from rosbags.highlevel import AnyReader
+    from ros_sim_bridge.ibeo.ros.ecu_conversions import IbeoToRos
+    good, bad = 1_000 << 32, (2**31 + 5) << 32
+    pts = np.zeros(3, se.POINT_DTYPE)
+    pts['x'] = [1, 2, 3]
+    src = tmp_path / 'stamps.idc'
+    with IdcWriter(src) as w:
+        for k, t in enumerate((good, bad, good + (1 << 31))):
+            w.write_record(se.EcuScan(t, 0, se.SCAN_FLAG_VEHICLE_COORDINATES, k,
+                                      se.make_scanners(1), pts), device_id=1, ntp=good)
+    with IdcReader(src) as r:
+        report = convert(r, tmp_path / 'bag', progress=False,
+                         converter=IbeoToRos(serialized=serialized))
+        bad_offset = r[1].offset
+    assert report.undecodable == {(0x2205, 'bad_value'): 1}
+    assert report.first_errors[0][0] == bad_offset and '2147483653' in report.first_errors[0][1]
+    with AnyReader([tmp_path / 'bag']) as reader:
+        clouds = [reader.deserialize(raw, c.msgtype) for c, _, raw in reader.messages()
+                  if c.msgtype == 'sensor_msgs/msg/PointCloud2']
+    assert [(m.header.stamp.sec, m.header.stamp.nanosec) for m in clouds] == \
+        [(1000, 0), (1000, 500_000_000)]
+
+
 def test_installed_cli_info_and_to_bag_on_a_damaged_file(tmp_path):
     from ros_sim_bridge.tools.launcher import executable
     exe = str(executable('ibeo_idc'))

@@ -183,7 +183,11 @@ class DataDispatch:
 
     # --- ECU / FUSION records: the converter of ibeo_idc to-bag ----------------------------
     def _on_ecu(self, ev: Message, now_ns: int, stats: StreamStats) -> None:
-        pairs = self.ecu.convert(ev.header, ev.record)
+        try:
+            pairs = self.ecu.convert(ev.header, ev.record)
+        except CodecError as exc:      # a time no ROS stamp holds (StampError): as to-bag does
+            self.diagnostics.bad_input(stats, exc, now_ns)
+            return
         if not pairs:                           # frame end, measurement list, index, ...
             key = f'0x{ev.header.data_type:04X} {registry.type_name(ev.header.data_type)}'
             with self._lock:

@@ -15,6 +15,7 @@ from ros_sim_bridge.ros import markers as mk
 from ros_sim_bridge.ros.cdr_template import ElementTemplates, Slot, build, with_elements
 from ros_sim_bridge.ros.markers_cdr import MarkerCdr, marker_array
 from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
+from ros_sim_bridge.ros.stamps import ns_to_sec_nanosec
 from . import ecu_conversions as ec
 
 _STAMP = Slot('stamp')
@@ -30,7 +31,7 @@ _OBJECT_LIST = 'ros_sim_bridge/msg/IbeoObjectList'
 
 
 def _stamp(ntp: int) -> tuple:
-    return divmod(ec.ntp_to_ns(ntp), 1_000_000_000)
+    return ns_to_sec_nanosec(ec.ntp_to_ns(ntp), source='ibeo', field='ntp')
 
 
 def _header(frame: str) -> dict:
