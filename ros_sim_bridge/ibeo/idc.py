@@ -32,8 +32,7 @@ from pathlib import Path
 from typing import Iterator, Optional, Union
 
 from ros_sim_bridge.core.binary import CodecError
-from ros_sim_bridge.core.ntp import NTP_UNIX_OFFSET
-from ros_sim_bridge.core.ntp import ntp64_to_unix_ns
+from ros_sim_bridge.core.ntp import NTP_UNIX_OFFSET, ntp64_to_unix_ns
 from .codec import registry
 from .codec.framing import check_plausible
 from .codec.header import (DEFAULT_MAX_BODY, HEADER_SIZE, MAGIC_BYTES, IbeoHeader,
