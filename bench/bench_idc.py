@@ -87,32 +87,40 @@ def main() -> int:
 
         class Keep(BagWriter):
             """Keeps every CDR message it writes (rclpy-serialised or pre-serialised)."""
-            def write(self, topic, t_ns, data, msgtype=None):
-                cdr.append((topic, t_ns, data, msgtype or self._connections[topic].msgtype))
-                super().write(topic, t_ns, data, msgtype)
+            def write(self, topic, t_ns, data, msgtype=None, *, handed_over=False):
+                cdr.append((topic, t_ns, data, msgtype or self._connections[topic].msgtype,
+                            handed_over))
+                super().write(topic, t_ns, data, msgtype, handed_over=handed_over)
 
         def to_bag(writer=BagWriter):
             out = work / f'bag{count[0]}'
             count[0] += 1
             with IdcReader(path) as r, writer(out, store=store) as w:
                 convert(r, out, progress=False, writer=w)
-            shutil.rmtree(out)
 
         def bag_floor():
             out = work / f'floor{count[0]}'
             count[0] += 1
             with BagWriter(out, store=store) as w:
-                for topic, t_ns, data, kind in cdr:
-                    w.write(topic, t_ns, data, kind)
-            shutil.rmtree(out)
+                for topic, t_ns, data, kind, handed_over in cdr:
+                    w.write(topic, t_ns, data, kind, handed_over=handed_over)
+
+        def remove_bags():                         # between runs, not timed
+            for out in work.iterdir():
+                if out.is_dir():
+                    shutil.rmtree(out)
 
         read()                                     # warm the page cache
         first = timed(to_bag)                      # one-time: modules, type support
         to_bag(Keep)                               # the CDR messages, for the floor
+        remove_bags()
         rows, runs = [], {}
         for name, fn in (('read', read), ('index', index), ('decode', decode),
                          ('to-bag', to_bag), ('floor', bag_floor)):
-            runs[name] = [timed(fn) for _ in range(RUNS)]
+            runs[name] = []
+            for _ in range(RUNS):
+                runs[name].append(timed(fn))
+                remove_bags()
             rows.append((name, statistics.median(runs[name])))
         print(f'.idc → MCAP: {size / 1e6:.1f} MB, {n} messages '
               f'({SCANNERS} scanners, 0x2205 at {POINTS:,} points, {SECONDS:.0f} s at 12.5 Hz), '

@@ -110,8 +110,8 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
                     report.without_ros_form[entry.data_type] += 1
                 t_ns = ntp_to_ns(entry.ntp)
                 for topic, msg in pairs:
-                    if isinstance(msg, CdrMessage):
-                        bag.write(topic, t_ns, msg.parts, msg.type_name)
+                    if isinstance(msg, CdrMessage):   # made for this write: handed over
+                        bag.write(topic, t_ns, msg.parts, msg.type_name, handed_over=True)
                     else:
                         bag.write_msg(topic, t_ns, msg)
                     report.written[topic] += 1

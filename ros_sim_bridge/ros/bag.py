@@ -178,8 +178,10 @@ class _McapFile:
         self._record(0x04, content)     # before any chunk holding its messages
         return channel_id
 
-    def write(self, channel: int, t: int, data) -> None:
-        """One message; ``data`` is a buffer or a tuple of buffers (written back to back)."""
+    def write(self, channel: int, t: int, data, handed_over: bool = False) -> None:
+        """One message; ``data`` is a buffer or a tuple of buffers (written back to back);
+        ``handed_over``: the caller never changes them again, so a big message is written by
+        the file's thread while the caller goes on (else in the caller's, before returning)."""
         parts = data if type(data) is tuple else None
         n = sum(len(p) for p in parts) if parts is not None else len(data)
         if n >= self.BIG:
@@ -190,7 +192,10 @@ class _McapFile:
             head = (_CHUNK.pack(0x06, 40 + size, t, t, size, 0, 0, size)
                     + _MESSAGE.pack(0x05, 22 + n, channel, 0, t, t))
             body = parts or (data,)
-            self._file.write_now(head, *body)            # no copy: straight to the file
+            if handed_over:
+                self._file.write(head, *body)            # no copy, in the file's thread
+            else:
+                self._file.write_now(head, *body)        # no copy: straight to the file
             self._pos += len(head) + n
             self._end_chunk(t, t, chunk_start, size, {channel: [t, 0]})
             return
@@ -403,10 +408,13 @@ class BagWriter:
             raise ValueError(f'{topic}: recorded as {conn.msgtype}, now given {msgtype}')
         return conn
 
-    def write(self, topic: str, t_ns: int, cdr, msgtype: Optional[str] = None) -> None:
+    def write(self, topic: str, t_ns: int, cdr, msgtype: Optional[str] = None, *,
+              handed_over: bool = False) -> None:
         """Write one serialised message (``bytes``, ``bytearray``, a buffer, or a tuple of
         them that together make the message, e.g. :attr:`.pointcloud_cdr.CdrMessage.parts`) at
-        log time ``t_ns``; its bytes are not kept after the call."""
+        log time ``t_ns``; its bytes are not kept after the call, unless ``handed_over`` (the
+        caller will never change them: a big message, e.g. a point cloud of a decoded record,
+        is then written by the file's thread while the caller makes the next)."""
         conn = self._connections.get(topic)
         if conn is None or (msgtype is not None and msgtype != conn.msgtype):
             if msgtype is None:
@@ -417,7 +425,7 @@ class BagWriter:
                         else memoryview(p).cast('B') for p in cdr)
         elif type(cdr) is not bytes and type(cdr) is not bytearray:
             cdr = memoryview(cdr).cast('B')
-        self._mcap.write(conn.channel, int(t_ns), cdr)
+        self._mcap.write(conn.channel, int(t_ns), cdr, handed_over)
         self.counts[topic] += 1
 
     def writer(self, topic: str, msgtype: str):

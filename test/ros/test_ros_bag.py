@@ -339,16 +339,17 @@ def test_bag_empty_is_readable(tmp_path):
     assert msgs == [] and summary.statistics.message_count == 0
 
 
-def test_bag_takes_any_buffer(tmp_path):
+@pytest.mark.parametrize('handed_over', [False, True])
+def test_bag_takes_any_buffer(tmp_path, handed_over):
     """bytes, bytearray, memoryview and numpy arrays (any item size, big or small) are written
-    byte for byte."""
+    byte for byte, in the caller's thread or (handed over) in the file's."""
     big = np.arange(100_000, dtype=np.float32)          # 400 kB: a chunk of its own
     small = np.arange(10, dtype=np.uint16)
     payloads = [b'\x00\x01\x00\x00' + bytes(8), bytearray(b'\x00\x01\x00\x00abcd'), big,
                 memoryview(small), small[::1]]
     with BagWriter(tmp_path / 'buf') as writer:
         for k, data in enumerate(payloads):
-            writer.write('/raw', 100 + k, data, 'std_msgs/msg/String')
+            writer.write('/raw', 100 + k, data, 'std_msgs/msg/String', handed_over=handed_over)
     _, msgs = _raw_by_mcap(tmp_path / 'buf')
     assert [data for _, _, _, data in msgs] == [bytes(memoryview(p).cast('B')) for p in payloads]
     assert [t for _, t, _, _ in msgs] == [100, 101, 102, 103, 104]
