@@ -120,18 +120,11 @@ class CdrTemplate:
             views[dtype][index] = values[name]
         return memoryview(out)[self._start:]
 
-    def fill_many(self, count: int, **values) -> list:
-        """``count`` messages at once (one allocation, one assignment per slot for all):
-        ``values[name]`` of shape (count, n, k), or broadcasting to it.  Memoryviews into one
-        buffer, one per message."""
-        out, size = self._fill(count, values)
-        flat, stride, skip = memoryview(out.reshape(-1)), out.shape[1], self._start - 4
-        return [flat[start + skip:start + size - 4]
-                for start in range(4, count * stride, stride)]
-
     def fill_rows(self, count: int, **values) -> np.ndarray:
-        """As :meth:`fill_many`, the messages as the rows of a (count, len(self)) uint8 array
-        (a view: row i is message i's bytes), for writers of many messages at once."""
+        """``count`` messages at once (one allocation, one assignment per slot for all:
+        ``values[name]`` of shape (count, n, k), or broadcasting to it) as the rows of a
+        (count, len(self)) uint8 array (a view: row i is message i's bytes), for writers of
+        many messages at once."""
         out, size = self._fill(count, values)
         return out[:, self._start:size]
 

@@ -4,7 +4,6 @@ import io
 import math
 import struct
 
-import numpy as np
 import pytest
 
 from ros_sim_bridge.carla.codec import Recording

@@ -10,7 +10,6 @@ from __future__ import annotations
 import struct
 import time
 
-import pytest
 from hypothesis import assume, example, given, strategies as st
 
 from ros_sim_bridge.core.binary import CodecError

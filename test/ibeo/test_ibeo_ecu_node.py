@@ -162,7 +162,7 @@ def test_published_messages_equal_the_to_bag_conversion(ros, ecu_driver, closing
     the same stamps are equal, field by field (point bytes included)."""
     node, port = ecu_driver()
     got = collect_all(ros, node)
-    server = ecu_server(port, closing, points=2000)
+    ecu_server(port, closing, points=2000)
     got['points'].wait_for(1, timeout=20)
     client = Client(port)
     client.send(struct.pack('>HHHH', 5, 2, 0, 0xFFFF))

@@ -9,8 +9,7 @@ import pytest
 
 from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.ibeo.codec import commands as C
-from ros_sim_bridge.ibeo.session import (NTP_2000, BadMessage, LuxSession, Message, Reply,
-                                         ReplyFailed, Scan, Skipped, UnpairedHalf)
+from ros_sim_bridge.ibeo.session import NTP_2000, LuxSession, Message, Reply, UnpairedHalf
 
 SENSOR_NTP = (NTP_2000 + 800_000_000) << 32        # a set sensor clock (2025)
 NOW = 1_750_000_000_000_000_000
