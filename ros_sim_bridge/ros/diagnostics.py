@@ -16,6 +16,7 @@ from typing import Callable, Optional
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
 from ros_sim_bridge.core.binary import CodecError
+from ros_sim_bridge.ros.clocks import STEADY
 from ros_sim_bridge.ros.stamps import ns_to_stamp
 
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
@@ -172,7 +173,8 @@ class Diagnostics:
         self.watched: list = []                     # transports whose threads are supervised
         self._discovered = False
         self.pub = node.create_publisher(DiagnosticArray, '/diagnostics', 10)
-        self.timer = node.create_timer(period, self.publish)
+        # on the steady clock: /diagnostics goes on under use_sim_time while no /clock runs
+        self.timer = node.create_timer(period, self.publish, clock=STEADY)
 
     def stream(self, name: str, hardware_id: str = '', **kwargs) -> StreamStats:
         stats = StreamStats(f'{self.prefix}: {name}', hardware_id or self.prefix, **kwargs)

@@ -8,12 +8,18 @@ clear log line and exit code 1).
 Every node has ``diagnostics_period``, ``stale_after`` and ``stamp_source``: build them with
 :func:`common_parameters` so their names, meaning and checks are the same everywhere; a node
 only chooses its defaults and which stamp sources it offers.
+
+A value of another type than the default's is one clear error too (rclpy's own check would be
+a traceback), except where the meaning is plain: an integer for a float (``rate:=2``), a number
+for a string (``header_size:=12``).  Parameters are read-only once the node runs (``ros2 param
+set`` is refused with rclpy's "read-only" reason instead of accepted and ignored), but for the
+ones a node names ``dynamic`` and applies in its own set-parameters callback.
 """
 from __future__ import annotations
 
 import math
 from types import SimpleNamespace
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Collection, Mapping, Optional
 
 from rcl_interfaces.msg import ParameterDescriptor
 
@@ -47,8 +53,10 @@ def common_parameters(*, stamp_sources: Mapping[str, str], stamp_default: str,
     }
 
 
-def declare_parameters(node, table: dict[str, tuple]) -> SimpleNamespace:
-    """Declare every entry of ``table``, check the values and return them.
+def declare_parameters(node, table: dict[str, tuple], *,
+                       dynamic: Collection[str] = ()) -> SimpleNamespace:
+    """Declare every entry of ``table`` (read-only unless named in ``dynamic``), check the
+    values' types and the entries' checks, and return the values.
 
     Dotted names become attributes with underscores (``udp.port`` → ``udp_port``).
     """
@@ -56,11 +64,48 @@ def declare_parameters(node, table: dict[str, tuple]) -> SimpleNamespace:
     for name, entry in table.items():
         default, description = entry[0], entry[1]
         check = entry[2] if len(entry) > 2 else None
-        value = node.declare_parameter(
-            name, default, ParameterDescriptor(description=description)).value
+        value = node.declare_parameter(name, default, ParameterDescriptor(
+            description=description, read_only=name not in dynamic,
+            dynamic_typing=True)).value      # the type is checked here, in one clear line
+        value = _as_type_of(default, value, name)
         if check is not None:
             problem = check(value)
             if problem:
                 raise ValueError(f'parameter {name} = {value!r} {problem}')
         values[name.replace('.', '_')] = value
     return SimpleNamespace(**values)
+
+
+def _kind(value) -> str:
+    if isinstance(value, bool):
+        return 'a boolean'
+    if isinstance(value, int):
+        return 'an integer'
+    if isinstance(value, float):
+        return 'a number'
+    if isinstance(value, str):
+        return 'a string'
+    return 'a list' if isinstance(value, (list, tuple)) else 'no value'
+
+
+def _as_type_of(default, value, name: str):
+    """``value`` as the type of ``default``; ValueError naming the parameter otherwise."""
+    if isinstance(default, (list, tuple)):
+        items = [] if value is None else value      # rcl gives an empty list as unset
+        kind = default[0] if len(default) else None
+        if isinstance(items, (list, tuple)) and (
+                kind is None or all(_kind(v) == _kind(kind) for v in items)
+                or isinstance(kind, float) and all(_kind(v) == 'an integer' for v in items)):
+            return [float(v) for v in items] if isinstance(kind, float) else list(items)
+        wanted = f'a list of {_kind(kind)[_kind(kind).index(" ") + 1:]}s' if kind is not None \
+            else 'a list'
+    else:
+        if _kind(value) == _kind(default):
+            return value
+        if isinstance(default, float) and _kind(value) == 'an integer':
+            return float(value)                     # rate:=2
+        if isinstance(default, str) and _kind(value) in ('an integer', 'a number'):
+            return str(value)                       # header_size:=12
+        wanted = _kind(default)
+    raise ValueError(f'parameter {name} = {value!r} is {_kind(value)}, not {wanted} '
+                     f'(default {default!r})')

@@ -13,6 +13,11 @@ from ros_sim_bridge.core.cli import stop_on_signals
 from ros_sim_bridge.ros.dds import use_packaged_fastdds_profile
 
 
+#: the longest the main thread waits inside rclpy: a stop signal is handled (in Python) only
+#: when it comes back, and with ``use_sim_time`` and no /clock no timer wakes it
+SPIN_WAKE = 0.25
+
+
 def run_node(node_class, argv=None) -> int:
     """Spin one node; a node that cannot start (a port in use, a bad parameter) exits with 1
     after one clear log line instead of a traceback; SIGINT and SIGTERM exit with 0."""
@@ -56,7 +61,8 @@ def _run(node_class, argv, stops) -> int:
                 return 1
             executor = MultiThreadedExecutor()
             executor.add_node(node)
-        executor.spin()
+        while rclpy.ok():           # back in Python at least every SPIN_WAKE s, so a stop signal
+            executor.spin_once(timeout_sec=SPIN_WAKE)   # is seen even when no timer can fire
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:

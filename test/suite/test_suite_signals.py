@@ -60,9 +60,9 @@ def _command(name):
 class Running:
     """An executable in its own process with its output collected line by line."""
 
-    def __init__(self, name):
+    def __init__(self, name, extra=()):
         args, self.ready_text = _command(name)
-        self.proc = subprocess.Popen([str(executable(name.split()[0])), *args],
+        self.proc = subprocess.Popen([str(executable(name.split()[0])), *args, *extra],
                                      stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, text=True, bufsize=1)
         self.lines = []
@@ -113,6 +113,35 @@ def test_stop_signals_end_every_executable_with_exit_0_and_no_traceback(name, se
         run.proc.send_signal(sig)
     code, output = run.finish()
     assert code == 0 and 'Traceback' not in output, f'exit {code}:\n{output}'
+
+
+@pytest.mark.parametrize('name', ['rflysim_truth', 'morai_bridge', 'ibeo_ecu',
+                                  'monodrive_client'])
+def test_use_sim_time_without_a_clock_still_stops_on_sigint_and_sigterm(name):
+    """``use_sim_time:=true`` and nothing publishes /clock: no ROS-time timer ever fires, so
+    the main thread must not wait inside rclpy for one (it hung until SIGKILL)."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        run = Running(name, extra=['-p', 'use_sim_time:=true'])   # after its --ros-args
+        run.wait_ready()
+        t0 = time.monotonic()
+        run.proc.send_signal(sig)
+        code, output = run.finish(timeout=10.0)
+        assert code == 0 and 'Traceback' not in output, f'exit {code}:\n{output}'
+        assert time.monotonic() - t0 < 5.0
+
+
+def test_a_parameter_of_the_wrong_type_is_one_clear_line_and_exit_1():
+    """rclpy's own type check is a traceback (InvalidParameterTypeException): ours names the
+    parameter, its value and the type wanted; an integer for a float is taken as it means."""
+    for name, param, words in [('rflysim_truth', 'copter_ids:=abc', 'not a list of integers'),
+                               ('morai_bridge', 'publish_tf:=3', 'not a boolean'),
+                               ('ibeo_lux', 'rate:=fast', 'not a number')]:
+        out = subprocess.run([str(executable(name)), '--ros-args', '-p', param],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 1 and 'Traceback' not in out.stderr, out.stderr
+        assert f'[{name}]: cannot start: parameter {param.split(":=")[0]}' in out.stderr, \
+            out.stderr
+        assert words in out.stderr, out.stderr
 
 
 def test_morai_port_it_cannot_bind_is_one_clear_line_and_exit_1():

@@ -185,7 +185,7 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
 
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
-        self.p = p = declare_parameters(self, self.PARAMETERS)
+        self.p = p = declare_parameters(self, self.PARAMETERS, dynamic=('data_types',))
         self.filter_ranges = sf.parse_ranges(p.data_types)   # () = send no Set Filter
         if p.max_objects < 0 or p.max_contour_points < 0:
             raise ValueError('max_objects and max_contour_points must be >= 0')
