@@ -74,17 +74,23 @@ def type_name(msg_or_class) -> str:
 _NO_TIME = QosTime(0, 0)                   # 0 s 0 ns: "the rmw default" (infinite)
 
 
-def offered_qos(topic: str) -> Qos:
+def offered_qos(topic: str, *, latched: Optional[bool] = None,
+                reliable: bool = True) -> Qos:
     """The profile the suite's nodes offer on ``topic`` (see :mod:`ros_sim_bridge.ros.qos`),
-    recorded so ``ros2 bag play`` offers it again: ``tf_static`` latched (reliable, transient
-    local, depth 1; a volatile replay would not match tf2's static listener), ``tf`` reliable
-    depth 100, everything else reliable depth 10, volatile."""
+    recorded so ``ros2 bag play`` offers it again: latched (transient local, depth 1; a
+    volatile replay would not match a latched subscriber such as tf2's static listener) where
+    ``latched`` says so, or by name for ``tf_static`` when it is not given; ``tf`` depth 100,
+    everything else depth 10, volatile; reliable unless ``reliable`` is false (what the
+    publishers that were recorded offered)."""
     name = topic.rsplit('/', 1)[-1]
-    depth, durability = ((1, QosDurability.TRANSIENT_LOCAL) if name == 'tf_static' else
+    if latched is None:
+        latched = name == 'tf_static'
+    depth, durability = ((1, QosDurability.TRANSIENT_LOCAL) if latched else
                          (100, QosDurability.VOLATILE) if name == 'tf' else
                          (10, QosDurability.VOLATILE))
-    return Qos(QosHistory.KEEP_LAST, depth, QosReliability.RELIABLE, durability, _NO_TIME,
-               _NO_TIME, QosLiveliness.AUTOMATIC, _NO_TIME, False)
+    return Qos(QosHistory.KEEP_LAST, depth,
+               QosReliability.RELIABLE if reliable else QosReliability.BEST_EFFORT,
+               durability, _NO_TIME, _NO_TIME, QosLiveliness.AUTOMATIC, _NO_TIME, False)
 
 
 _Dumper = getattr(yaml, 'CSafeDumper', yaml.SafeDumper)
@@ -387,8 +393,11 @@ class BagWriter:
             _QOS_TEXT[(self.version >= 9, key)] = text
         return text
 
-    def add_topic(self, topic: str, msgtype: str):
-        """Declare ``topic`` with type ``msgtype`` (``pkg/msg/Name``); idempotent."""
+    def add_topic(self, topic: str, msgtype: str, *, latched: Optional[bool] = None,
+                  reliable: bool = True):
+        """Declare ``topic`` with type ``msgtype`` (``pkg/msg/Name``); idempotent.  The QoS
+        recorded for it: :func:`offered_qos` (``latched``/``reliable``: what the recorded
+        publishers offer, where known)."""
         conn = self._connections.get(topic)
         if conn is None:
             if msgtype not in self.store.types:
@@ -399,7 +408,7 @@ class BagWriter:
             if schema is None:
                 encoding = 'ros2idl' if msgdef.startswith('=' * 80 + '\nIDL: ') else 'ros2msg'
                 schema = self._schemas[msgtype] = self._mcap.add_schema(msgtype, encoding, msgdef)
-            qos = offered_qos(topic)
+            qos = offered_qos(topic, latched=latched, reliable=reliable)
             channel = self._mcap.add_channel(
                 schema, topic, 'cdr', {'offered_qos_profiles': self._qos_text([qos])})
             conn = self._connections[topic] = _Topic(channel, msgtype, digest, qos)

@@ -84,6 +84,7 @@ class Recorder:
             time.sleep(0.05)
 
     def discover(self) -> None:
+        from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
         for topic, types in self.node.get_topic_names_and_types():
             if topic in self.subs or topic in self.skipped or topic in self.exclude:
                 continue
@@ -98,16 +99,19 @@ class Recorder:
             except (AttributeError, ImportError, ValueError) as exc:
                 self.skipped[topic] = f'type {msgtype} not importable: {exc}'
                 continue
-            with self.lock:
-                self.writer.add_topic(topic, msgtype)
+            qos = publisher_qos(self.node, topic)
+            with self.lock:            # the bag offers on replay what the publishers offered
+                self.writer.add_topic(
+                    topic, msgtype, latched=qos.durability == DurabilityPolicy.TRANSIENT_LOCAL,
+                    reliable=qos.reliability == ReliabilityPolicy.RELIABLE)
 
             def on_msg(cdr, topic=topic, msgtype=msgtype):
                 with self.lock:
                     if not self.closed:
                         self.writer.write(topic, time.time_ns(), cdr, msgtype)
                         self.last_write = time.monotonic()
-            self.subs[topic] = self.node.create_subscription(cls, topic, on_msg,
-                                                             publisher_qos(self.node, topic), raw=True)
+            self.subs[topic] = self.node.create_subscription(cls, topic, on_msg, qos,
+                                                             raw=True)
 
     def close(self) -> None:
         with self.lock:

@@ -439,3 +439,41 @@ def test_bag_written_direct_from_the_first_byte_reads_back(tmp_path, monkeypatch
     assert _check_indexes(tmp_path / 'direct', summary) == len(expected)
     _, by_rosbags = _raw_by_rosbags(tmp_path / 'direct')
     assert sorted(by_rosbags) == sorted(expected)
+
+
+def test_recorder_keeps_the_publishers_qos_for_replay(ros, tmp_path):
+    """ros_sim_bridge_run --record: a latched topic (e.g. /rflysim/map_origin) is recorded as
+    latched and a best-effort one as best effort, so `ros2 bag play` offers what a subscriber
+    of the live topic was matched with (was: reliable volatile but for tf_static)."""
+    from rclpy.node import Node
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from rosbags.interfaces import QosDurability, QosReliability
+    from rosbags.rosbag2 import Reader
+    from std_msgs.msg import String
+    from conftest import wait_until
+    from ros_sim_bridge.tools.run import Recorder
+
+    class _Plain(Node):
+        def __init__(self, **kwargs):
+            super().__init__('recorder_qos_probe', **kwargs)
+
+    latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                         reliability=ReliabilityPolicy.RELIABLE)
+    best_effort = QoSProfile(depth=5, reliability=ReliabilityPolicy.BEST_EFFORT)
+    pubs = ros.start(_Plain)
+    origin = pubs.create_publisher(String, '/recorder_qos/origin', latched)
+    fast = pubs.create_publisher(String, '/recorder_qos/fast', best_effort)
+    origin.publish(String(data='origin'))
+    writer = BagWriter(tmp_path / 'bag')
+    recorder = Recorder(ros.start(_Plain, namespace='rec'), writer, period=0.1)
+    assert wait_until(lambda: {'/recorder_qos/origin', '/recorder_qos/fast'} <= set(
+        recorder.subs), timeout=10)
+    fast.publish(String(data='x'))
+    recorder.drain(quiet=0.3, timeout=2.0)
+    recorder.close()
+    with Reader(tmp_path / 'bag') as reader:
+        qos = {c.topic: c.ext.offered_qos_profiles[0] for c in reader.connections}
+    assert qos['/recorder_qos/origin'].durability == QosDurability.TRANSIENT_LOCAL
+    assert qos['/recorder_qos/origin'].reliability == QosReliability.RELIABLE
+    assert qos['/recorder_qos/fast'].durability == QosDurability.VOLATILE
+    assert qos['/recorder_qos/fast'].reliability == QosReliability.BEST_EFFORT
