@@ -167,12 +167,15 @@ class Suite:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog='ros_sim_bridge_run', description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(
+        prog='ros_sim_bridge_run', description='Run the suite without ros2 launch: each driver '
+        '(and with --sim its emulator) as a child process in namespace /<source>, optionally '
+        'recording every topic to a rosbag2 folder.')
     ap.add_argument('--sim', action='store_true', help='also start the built-in emulators')
     ap.add_argument('--config', action='append', default=[], metavar='FILE',
                     help='params file applied after config/<source>.yaml (repeatable)')
     ap.add_argument('--record', metavar='BAG', help='record every topic to this new folder')
-    ap.add_argument('--duration', type=float, default=0.0, metavar='S',
+    ap.add_argument('--duration', type=_seconds, default=0.0, metavar='S',
                     help='seconds to run (0: until Ctrl-C)')
     ap.add_argument('--only', metavar='SRC,...', help='sources to start: '
                     + ','.join(suite.SOURCES) + ' (default: all)')
@@ -180,11 +183,33 @@ def build_parser() -> argparse.ArgumentParser:
                     help='set a node parameter (YAML value), e.g. rflysim.copter_ids=[1,2,3]')
     ap.add_argument('--free-ports', action='store_true',
                     help='move every source port to a free loopback port (local --sim runs)')
-    ap.add_argument('--startup-timeout', type=float, default=30.0, metavar='S',
+    ap.add_argument('--startup-timeout', type=_seconds, default=30.0, metavar='S',
                     help='seconds to wait for the drivers to come up before --duration counts')
     ap.add_argument('--quiet', action='store_true', help="children's output to /dev/null")
     ap.add_argument('--progress', action='store_true', help='a progress line on stderr')
     return ap
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value < float('inf'):
+        raise argparse.ArgumentTypeError(f'{text!r} is not a finite number of seconds >= 0')
+    return value
+
+
+def warn_unknown_settings(settings: dict, only: list[str]) -> None:
+    """A ``--set`` for a source not started, or naming a parameter its config file does not
+    list (a typo such as ``copter_id``), is said once; it is passed on as given."""
+    for name, params in settings.items():
+        source = suite.SOURCES[name]
+        if name not in only:
+            print(f'ros_sim_bridge_run: --set {name}.…: {name} is not started (--only)',
+                  file=sys.stderr)
+            continue
+        known = suite.file_parameters(config_file(source.config), source.node_name)
+        for param in sorted(set(params) - set(known) - {'use_sim_time'}):
+            print(f'ros_sim_bridge_run: --set {name}.{param}: config/{source.config} lists '
+                  f'no such parameter of {source.node_name} (a typo?)', file=sys.stderr)
 
 
 def parse_only(text: Optional[str]) -> list[str]:
@@ -204,6 +229,7 @@ def run(args, on_progress=None) -> int:
 
     only = parse_only(args.only)
     settings = suite.parse_set(args.set)
+    warn_unknown_settings(settings, only)
     stop = threading.Event()
     previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT,
                                                                      signal.SIGTERM)}
@@ -226,9 +252,9 @@ def run(args, on_progress=None) -> int:
                     if wanted <= set(node.get_node_names_and_namespaces()):
                         break
                     stop.wait(0.1)
-                else:
+                else:                  # (a child that ended is said below)
                     missing = wanted - set(node.get_node_names_and_namespaces())
-                    if missing and not stop.is_set():
+                    if missing and not stop.is_set() and not the_suite.failed():
                         print(f'ros_sim_bridge_run: not up after {args.startup_timeout:.0f} s: '
                               + ', '.join(f'{ns.rstrip("/")}/{n}' for n, ns in sorted(missing)),
                               file=sys.stderr)

@@ -315,7 +315,12 @@ def section_keys(node_name: str, namespace: str = '') -> tuple[str, ...]:
 
 def file_parameters(path, node_name: str, namespace: str = '') -> dict:
     """``ros__parameters`` of the sections of params file ``path`` that apply to the node."""
-    data = yaml.safe_load(Path(path).read_text()) or {}
+    try:
+        data = yaml.safe_load(Path(path).read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise ValueError(f'{path}: not a YAML params file ({_yaml_problem(exc)})') from None
+    if not isinstance(data, dict):
+        raise ValueError(f'{path}: not a params file (no "<node>: ros__parameters:" sections)')
     out: dict = {}
     for key in section_keys(node_name, namespace):
         section = data.get(key)
@@ -405,11 +410,23 @@ def plan(source: Source, values: dict, default_params_file, *, extra_files=(),
 def parse_set(items, sources=None) -> dict[str, dict]:
     """``SRC.PARAM=VALUE`` items (runner ``--set``) → {source: {param: value}} (YAML values)."""
     out: dict[str, dict] = {}
+    sources = SOURCES if sources is None else sources
     for item in items or ():
         key, sep, text = item.partition('=')
         src, dot, param = key.partition('.')
-        if not sep or not dot or (sources is not None and src not in sources):
+        if not sep or not dot or not param or src not in sources:
             raise ValueError(f'--set {item!r}: expected SOURCE.PARAMETER=VALUE '
-                             f'with SOURCE one of {sorted(sources or SOURCES)}')
-        out.setdefault(src, {})[param] = yaml.safe_load(text)
+                             f'with SOURCE one of {sorted(sources)}')
+        try:
+            out.setdefault(src, {})[param] = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ValueError(f'--set {item!r}: the value is not YAML ({_yaml_problem(exc)})') \
+                from None
     return out
+
+
+def _yaml_problem(exc: Exception) -> str:
+    """The first line of a YAML error, with its line and column where known."""
+    mark = getattr(exc, 'problem_mark', None)
+    what = getattr(exc, 'problem', None) or str(exc).splitlines()[0]
+    return f'{what} at line {mark.line + 1}, column {mark.column + 1}' if mark else what

@@ -59,3 +59,32 @@ def test_driver_that_cannot_bind_fails_the_run():
     assert 'Traceback' not in out, out
     assert f'cannot bind UDP 127.0.0.1:{port}' in out
     assert 'rflysim_truth (exit 1) ended before the suite did' in out
+    assert 'not up after' not in out, out           # it ended: it is said so, not "not up"
+
+
+def test_bad_arguments_are_one_line_and_exit_2(tmp_path):
+    """Invalid YAML in --set or in a --config file, a --set for an unknown source, a negative
+    or NaN --duration: one line naming what is wrong, exit 2, nothing started."""
+    bad = tmp_path / 'bad.yaml'
+    bad.write_text('foo: [\n')
+    cases = [(['--set', 'rflysim.copter_ids=[1,2'], "--set 'rflysim.copter_ids=[1,2': the "
+              'value is not YAML'),
+             (['--config', str(bad)], f'{bad}: not a YAML params file'),
+             (['--set', 'nosuch.x=1'], "--set 'nosuch.x=1': expected SOURCE.PARAMETER=VALUE"),
+             (['--duration', '-1'], "argument --duration: '-1' is not a finite number"),
+             (['--duration', 'nan'], "argument --duration: 'nan' is not a finite number")]
+    for args, says in cases:
+        proc = run('--only', 'rflysim', *args)
+        out, _ = proc.communicate(timeout=60)
+        assert proc.returncode == 2 and 'Traceback' not in out, out
+        assert says in out, out
+
+
+def test_a_set_parameter_the_config_does_not_list_is_said():
+    """A typo (`copter_id` for `copter_ids`) is said in one line, and the run goes on."""
+    proc = run('--only', 'rflysim', '--free-ports', '--duration', '1', '--set',
+               'rflysim.copter_id=[2]')
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0, out
+    assert ('--set rflysim.copter_id: config/rflysim.yaml lists no such parameter of '
+            'rflysim_truth (a typo?)') in out, out
