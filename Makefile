@@ -41,10 +41,11 @@ fuzz: $(BUILT)
 	    -p no:cacheprovider $(PYTEST_ARGS)
 
 # The suite against its emulators, recorded to $(BUILD_BASE)/demo_bag (MCAP), a table per topic,
-# docs/demo.png drawn from the bag, then the per-driver checks.
+# $(BUILD_BASE)/demo.png drawn from the bag (docs/demo.png is a committed copy), then the
+# per-driver checks.
 demo: $(BUILT)
 	@$(RUN) $(INSTALL_BASE)/ros_sim_bridge/lib/ros_sim_bridge/sim_bridge_demo \
-	    --bag $(BUILD_BASE)/demo_bag --picture docs/demo.png
+	    --bag $(BUILD_BASE)/demo_bag --picture $(BUILD_BASE)/demo.png
 
 bench: $(BUILT)
 	@for b in bench/bench_*.py; do echo "== $$b"; $(RUN) python $$b || exit 1; done
