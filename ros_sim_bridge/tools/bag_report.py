@@ -244,7 +244,7 @@ def drawables(bag) -> dict:
 
 
 def render(bag, out_path, title: str = 'ros_sim_bridge suite (make demo)') -> Path:
-    """docs/demo.png: one top-down panel per namespace (x east/forward, y north/left)."""
+    """The demo picture: one top-down panel per namespace (x east/forward, y north/left)."""
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt

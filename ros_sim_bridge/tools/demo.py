@@ -5,7 +5,7 @@
    ``ros2 launch ros_sim_bridge all.launch.py sim:=true`` starts them; every topic recorded
    through DDS into a rosbag2 MCAP folder (``ros2 bag info/play`` and Foxglove read it).
 2. A table per topic from the bag: type, count, rate, one decoded sample.
-3. docs/demo.png drawn from the bag (bag_report.render).
+3. a picture drawn from the bag (bag_report.render; make demo: build/demo.png).
 4. The per-driver checks (each driver against its emulator, services called), as before.
 
 DDS stays on this machine, in a demo-specific domain.
@@ -97,7 +97,7 @@ def main(argv=None) -> int:
                         help='recording time of the whole suite')
     parser.add_argument('--bag', type=Path, default=Path('build/demo_bag'),
                         help='rosbag2 folder to record (replaced)')
-    parser.add_argument('--picture', type=Path, default=Path('docs/demo.png'),
+    parser.add_argument('--picture', type=Path, default=Path('build/demo.png'),
                         help='top-down picture drawn from the bag')
     parser.add_argument('--seconds', type=float, default=4.0, help='time per driver check')
     parser.add_argument('--only', choices=list(CHECKS), action='append',
