@@ -14,7 +14,7 @@ from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ros_sim_bridge.carla.codec import Recording
-from ros_sim_bridge.carla.generator import SENSOR_OFFSET, Scene, write
+from ros_sim_bridge.carla.generator import SENSOR_OFFSET, SENSOR_RELATIVE, Scene, write
 from ros_sim_bridge.carla.ros import conversions as convert
 from ros_sim_bridge.carla.ros.node import CarlaReplayerNode
 from ros_sim_bridge.carla.world import World
@@ -104,7 +104,9 @@ def test_replay_state_frame_by_frame(ros, log_file):
     assert [q.w, q.x, q.y, q.z] == pytest.approx([np.sqrt(.5), 0, 0, -np.sqrt(.5)], abs=1e-5)
     s = tf_of(t0, f'actor_{SCENE.hero + SENSOR_OFFSET}')
     assert s.header.frame_id == 'hero'                       # parent respected
-    assert abs(s.transform.translation.x) < 1e-6 and abs(s.transform.translation.y) < 1e-6
+    # at its spawn transform relative to the hero (CARLA records attached actors so)
+    v = s.transform.translation
+    assert [v.x, v.y, v.z] == pytest.approx([d * 0.01 for d in SENSOR_RELATIVE[0]], abs=1e-6)
 
     m0 = at(markers, 0.0)
     boxes = {m.id: m for m in m0.markers if m.ns == 'carla_actors' and m.action == Marker.ADD}
