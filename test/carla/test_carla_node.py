@@ -408,3 +408,29 @@ def test_garbage_in_the_middle_is_skipped_logged_once_and_replayed_over(ros, tmp
     actors = ros.collect(CarlaActorList, 'carla/actor_list')
     msg = at(actors, t)
     assert sorted(a.id for a in msg.actors) == sorted(world.actors)
+
+
+@pytest.mark.parametrize('sig', ['SIGINT', 'SIGTERM'])
+def test_replays_with_use_sim_time_and_exits_0_on_a_stop_signal(ros, log_file, sig):
+    """The replayer is the /clock source: with use_sim_time true its timer must not run on the
+    ROS time it alone publishes (it would never fire).  /clock and /tf advance; a stop signal
+    ends it with 0."""
+    import signal
+    proc = subprocess.Popen([str(executable('carla_replayer')),
+                             *ros_args(parameters={'file': log_file, 'use_sim_time': True,
+                                                   'rate_factor': 4.0})],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        clock = ros.collect(Clock, '/clock', 50)
+        tf = ros.collect(TFMessage, '/tf', 100)
+        clock.wait_for(1, 20.0, where=lambda m: t_of(m.clock) > 1.0)
+        tf.wait_for(1, 10.0, where=lambda m: m.transforms
+                    and t_of(m.transforms[0].header.stamp) > 1.0)
+        proc.send_signal(getattr(signal, sig))
+        out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    assert 'Traceback' not in err

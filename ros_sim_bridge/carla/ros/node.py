@@ -17,7 +17,9 @@ simulator, replayed like CARLA's replayer (SUPPLEMENT §5.5).
 | srv | carla/seek | ros_sim_bridge/CarlaSeek | |
 
 All stamps are the recording time (seconds since its first frame), the time /clock publishes:
-run consumers with ``use_sim_time:=true``.
+run consumers with ``use_sim_time:=true``.  The replayer is the /clock source: its own timer
+runs on the steady clock whatever ``use_sim_time`` says (on ROS time it would wait for a clock
+only it publishes).
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ import threading
 import time
 
 from nav_msgs.msg import Odometry
+from rclpy.clock import Clock as RosClock, ClockType
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from std_srvs.srv import Trigger
@@ -134,7 +137,9 @@ class CarlaReplayerNode(Node):
         self.finished = False
         self.closing = False
         self.last_wall = time.monotonic()
-        self.timer = self.create_timer(1.0 / p.publish_rate, self._tick)
+        # steady clock: with use_sim_time the node's ROS time is the /clock it publishes itself
+        self.timer = self.create_timer(1.0 / p.publish_rate, self._tick,
+                                       clock=RosClock(clock_type=ClockType.STEADY_TIME))
         self.get_logger().info(
             f'replaying {p.file}: {self.rec.header.map_name}, {len(self.rec)} frames, '
             f'{end:.2f} s, {self.rec.layout.name}; {self.t_start:.2f} → {self.t_end:.2f} s at '
