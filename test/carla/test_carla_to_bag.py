@@ -186,3 +186,33 @@ def test_to_bag_sigint_leaves_a_readable_bag_and_exits_0(tmp_path):
     assert 0 < n < len(rec)
     assert_first_frames(out, rec, n)
     assert f'/clock {n}' in stdout
+
+
+@pytest.mark.timeout(300)
+def test_to_bag_signal_right_at_the_end_still_exits_0(tmp_path):
+    """SIGTERM (then SIGINT) sent the moment to-bag prints its summary, while it returns and
+    the interpreter shuts down: exit 0 every time (a default handler put back too early made
+    it 143)."""
+    import os
+    log = tmp_path / 'scene.log'
+    with open(log, 'wb') as f:
+        write(f, SCENE)
+    env = dict(os.environ, PYTHONUNBUFFERED='1')       # the summary line comes out at once
+    codes = []
+    for k in range(6):
+        out = tmp_path / f'bag{k}'
+        proc = subprocess.Popen([str(executable('carla_log')), 'to-bag', str(log), str(out),
+                                 '--no-progress'], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=env)
+        try:
+            line = proc.stdout.readline()
+            assert line.startswith(f'{out}: /clock '), line
+            proc.send_signal(signal.SIGTERM if k % 2 == 0 else signal.SIGINT)
+            _, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+        assert 'Traceback' not in err, err
+        codes.append(proc.returncode)
+    assert codes == [0] * 6
