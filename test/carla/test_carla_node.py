@@ -434,3 +434,58 @@ def test_replays_with_use_sim_time_and_exits_0_on_a_stop_signal(ros, log_file, s
             proc.communicate()
     assert proc.returncode == 0, err
     assert 'Traceback' not in err
+
+
+def test_seeks_stay_within_start_and_end_time(ros, log_file):
+    """With start_time/end_time, a seek lands within them (negative: from end_time) and the
+    reply says where it went."""
+    ros.start(CarlaReplayerNode, {'file': log_file, 'start_paused': True, 'start_time': 2.0,
+                                  'end_time': 5.0})
+    clock = ros.collect(Clock, '/clock')
+    at(clock, 2.0)
+
+    def seek_reply(t):
+        res = call_service(ros.probe, CarlaSeek, 'carla/seek', CarlaSeek.Request(time=t), 10.0)
+        assert res is not None and res.success
+        return res
+    assert seek_reply(-1.0).time == pytest.approx(4.0)        # 1 s before end_time
+    assert seek_reply(3.5).time == pytest.approx(3.5)
+    for asked, went in ((7.0, 5.0), (0.5, 2.0), (-6.0, 2.0)):
+        res = seek_reply(asked)
+        assert res.time == pytest.approx(went), asked
+        assert f'at {went:.3f} s' in res.message and 'start_time..end_time' in res.message
+        at(clock, went)
+
+
+def test_start_after_end_is_one_fatal_line(log_file):
+    out = subprocess.run([str(executable('carla_replayer')),
+                          *ros_args(parameters={'file': log_file, 'start_time': 6.0,
+                                                'end_time': 3.0})],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and 'Traceback' not in out.stderr, out.stderr
+    fatal = [line for line in out.stderr.splitlines() if 'FATAL' in line]
+    assert len(fatal) == 1 and 'start_time 6 s is after end_time 3 s' in fatal[0], out.stderr
+
+
+@pytest.mark.parametrize('follow, text', [(9999, 'follow_actor 9999: no actor of that id'),
+                                          (SCENE.hero, None)])
+def test_follow_actor_that_never_appears_is_warned_once(ros, log_file, follow, text):
+    import signal
+    proc = subprocess.Popen([str(executable('carla_replayer')),
+                             *ros_args(parameters={'file': log_file, 'follow_actor': follow,
+                                                   'rate_factor': 4.0})],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        clock = ros.collect(Clock, '/clock', 50)
+        clock.wait_for(1, 20.0, where=lambda m: t_of(m.clock) > 1.0)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    warned = [line for line in err.splitlines() if 'follow_actor' in line]
+    assert warned == ([] if text is None else warned[:1]) and len(warned) == (text is not None)
+    if text:
+        assert 'WARN' in warned[0] and text in warned[0]
