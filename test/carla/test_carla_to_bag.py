@@ -216,3 +216,24 @@ def test_to_bag_signal_right_at_the_end_still_exits_0(tmp_path):
         assert 'Traceback' not in err, err
         codes.append(proc.returncode)
     assert codes == [0] * 6
+
+
+def test_to_bag_decimated_keeps_every_collision_marker(tmp_path):
+    """--rate thins frames, not collisions: those of the frames left out go with the next
+    frame written, in one collision marker array (so fewer arrays, the same markers)."""
+    log = tmp_path / 'scene.log'
+    with open(log, 'wb') as f:
+        write(f, SCENE)
+    markers = {}
+    for name, extra in (('full', []), ('thin', ['--rate', '2'])):
+        out = tmp_path / name
+        assert main(['to-bag', str(log), str(out), '--no-progress', *extra]) == 0
+        seen, _ = read_bag(out)
+        markers[name] = (len(seen['/carla/collisions']), len(seen['/carla/collision_markers']),
+                         sorted((m.ns, m.id) for _, arr in seen['/carla/collision_markers']
+                                for m in arr.markers))
+    full, thin = markers['full'], markers['thin']
+    assert full[0] == thin[0] == 2 * len(SCENE.collision_frames())
+    assert full[1] == len(SCENE.collision_frames()) and 1 <= thin[1] <= full[1]
+    # per collision frame: hero and vehicle 1, and the hero again (the other is no actor)
+    assert thin[2] == full[2] and len(full[2]) == 3 * len(SCENE.collision_frames())

@@ -95,7 +95,7 @@ class CarlaReplayerNode(Node):
         self.diagnostics = Diagnostics(self, period=p.diagnostics_period)
         self.stats = self.diagnostics.stream(f'replay {p.file}', 'carla recorder',
                                              stale_after=max(2.0, 3.0 / p.publish_rate))
-        self.stats.extra.update({'frames': str(len(self.rec)), 'layout': self.rec.layout.name,
+        self.stats.extra.update({'frames': str(len(self.rec)), 'layout': self.rec.layout_name,
                                  'unknown_packets': str(sum(self.rec.unknown.values())),
                                  'damaged_regions': str(len(self.rec.damage)),
                                  'skipped_bytes': str(self.rec.skipped_bytes)})
@@ -155,7 +155,7 @@ class CarlaReplayerNode(Node):
                                        clock=RosClock(clock_type=ClockType.STEADY_TIME))
         self.get_logger().info(
             f'replaying {p.file}: {self.rec.header.map_name}, {len(self.rec)} frames, '
-            f'{end:.2f} s, {self.rec.layout.name}; {self.t_start:.2f} → {self.t_end:.2f} s at '
+            f'{end:.2f} s, {self.rec.layout_name}; {self.t_start:.2f} → {self.t_end:.2f} s at '
             f'×{p.rate_factor:g}' + (' (looping)' if p.loop else '')
             + (' (paused)' if self.paused else ''))
 
