@@ -3,8 +3,8 @@
 The scene (all in Unreal units: cm, degrees, left-handed): a spectator, traffic lights cycling
 green → yellow → red, vehicles driving circles (the first one is the hero,
 ``role_name=hero``, with a collision sensor attached to it as CARLA records one: EventAdd at
-its transform relative to the hero, EventParent, never a Position record), one vehicle parked for the whole
-recording (for ``blocked``), walkers pacing back and forth, a collision of the hero with the
+its transform relative to the hero, EventParent, never a Position record), one vehicle
+parked for the whole recording (for ``blocked``), walkers pacing back and forth, a collision of the hero with the
 second vehicle and one with a non-actor, and the last vehicle destroyed at 60 % of the
 recording.  ``Scene`` computes every value from the time, so tests compare what a decoder
 reads with what the scene says, not with what an encoder wrote.
