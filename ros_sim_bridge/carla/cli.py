@@ -16,6 +16,8 @@ import argparse
 import json
 import math
 import mmap
+import os
+import signal
 import sys
 import time
 from typing import Iterable, Optional, TextIO
@@ -23,7 +25,7 @@ from typing import Iterable, Optional, TextIO
 import numpy as np
 
 from ros_sim_bridge.core.binary import CodecError
-from ros_sim_bridge.core.cli import StopSignals
+from ros_sim_bridge.core.cli import STOP_SIGNALS, StopSignals
 from .codec import NOT_AN_ACTOR, Recording
 from .codec.records import vehicle_lights
 
@@ -424,10 +426,9 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _to_bag(to_bag, rec, a):
-    """to-bag under :class:`StopSignals`: SIGINT/SIGTERM end it after the frame being
+def _to_bag(to_bag, rec, a, stops: StopSignals):
+    """to-bag with the stop signals deferred: SIGINT/SIGTERM end it after the frame being
     written, the bag closed and readable (the caller exits 0 through ``stops.finish``)."""
-    stops = StopSignals()
     counts: dict = {}
     try:
         with stops.deferred():
@@ -435,7 +436,7 @@ def _to_bag(to_bag, rec, a):
                             stop=lambda: bool(stops.fired))
     except KeyboardInterrupt:           # raised as the deferred block ends: the bag is closed
         pass
-    return counts, stops
+    return counts
 
 
 def _print(out, as_json: bool, value, lines) -> None:
@@ -449,7 +450,47 @@ def _print(out, as_json: bool, value, lines) -> None:
 
 
 def main(argv: Optional[list] = None, out: TextIO = sys.stdout) -> int:
+    """The command line.  SIGINT/SIGTERM stop it cleanly with exit code 0: ``info`` & co. stop
+    printing, ``to-bag`` closes the bag after the frame being written.  Run as the executable
+    (``argv`` None) it ends with ``os._exit`` once a later stop signal can only be noted: the
+    interpreter's shutdown would put the default handlers back, and a signal then (any thread
+    may take it) would end the process with 130/143 (``StopSignals.finish`` does the same
+    after a stop signal)."""
     a = build_parser().parse_args(argv)
+    stops = StopSignals()
+    # the handler raises KeyboardInterrupt for the first stop signal only (later ones are
+    # ignored); wherever it lands before the exit, it ends here with 0
+    try:
+        try:
+            code = _main(a, out, stops)
+        finally:
+            _note_stop_signals(argv)
+    except KeyboardInterrupt:           # a stop signal: stop where we are, exit 0
+        code = 0
+    except BrokenPipeError:             # the reader went away (| head)
+        code = 0
+    if argv is None:
+        _note_stop_signals(argv)
+        for stream in (out, sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:           # a closed pipe: nothing more to say
+                pass
+        os._exit(code)
+    return stops.finish(code)
+
+
+def _ignore(signum, frame) -> None:
+    """A stop signal after the work is done: nothing left to stop."""
+
+
+def _note_stop_signals(argv) -> None:
+    if argv is None:
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, _ignore)
+
+
+def _main(a, out: TextIO, stops: StopSignals) -> int:
     try:
         rec = open_recording(a.file, vector=a.vector, ids=a.ids)
     except (OSError, CodecError) as err:
@@ -459,46 +500,42 @@ def main(argv: Optional[list] = None, out: TextIO = sys.stdout) -> int:
         print(f'carla_log: {a.file}: {problem}', file=sys.stderr)
     if rec.damage:
         print(f'carla_log: {a.file}: {damage_summary(rec)}', file=sys.stderr)
-    try:
-        if a.command == 'info':
-            _print(out, a.json, lambda: info_json(rec, a.all), lambda: info_lines(rec, a.all))
-        elif a.command == 'collisions':
-            rows = collision_rows(rec, a.category1, a.category2)
-            _print(out, a.json, lambda: {**rec.summary(), 'collisions': rows},
-                   lambda: collision_lines(rec, rows))
-        elif a.command == 'blocked':
-            rows = blocked_rows(rec, a.min_time, a.min_distance)
-            _print(out, a.json, lambda: {**rec.summary(), 'blocked': rows},
-                   lambda: blocked_lines(rec, rows))
-        elif a.command == 'to-bag':
-            try:
-                from .ros.to_bag import to_bag
-            except ImportError as err:
-                print(f'carla_log to-bag needs the ROS 2 environment: {err}', file=sys.stderr)
-                return 2
-            try:
-                counts, stops = _to_bag(to_bag, rec, a)
-            except OSError as err:          # the output folder exists, no room, no rights
-                print(f'carla_log to-bag: {err}', file=sys.stderr)
-                return 2
-            summary = {'bag': a.output, 'messages': counts}
-            if rec.damage:
-                summary['damage'] = rec.summary()['damage']
-                print(f'carla_log to-bag: {a.output} holds the {len(rec)} frames readable '
-                      f'around the damage ({rec.skipped_bytes} B skipped)', file=sys.stderr)
-            if stops.fired:
-                summary['interrupted'] = True
-                print(f'carla_log to-bag: interrupted; {a.output} holds the first '
-                      f'{counts.get("/clock", 0)} of {len(rec)} frames', file=sys.stderr)
-            if a.json:
-                json.dump(summary, out)
-                out.write('\n')
-            else:
-                out.write(f'{a.output}: ' + ', '.join(f'{t} {n}' for t, n in counts.items())
-                          + '\n')
-            return stops.finish(0)
-    except BrokenPipeError:
-        return 0
+    if a.command == 'info':
+        _print(out, a.json, lambda: info_json(rec, a.all), lambda: info_lines(rec, a.all))
+    elif a.command == 'collisions':
+        rows = collision_rows(rec, a.category1, a.category2)
+        _print(out, a.json, lambda: {**rec.summary(), 'collisions': rows},
+               lambda: collision_lines(rec, rows))
+    elif a.command == 'blocked':
+        rows = blocked_rows(rec, a.min_time, a.min_distance)
+        _print(out, a.json, lambda: {**rec.summary(), 'blocked': rows},
+               lambda: blocked_lines(rec, rows))
+    elif a.command == 'to-bag':
+        try:
+            from .ros.to_bag import to_bag
+        except ImportError as err:
+            print(f'carla_log to-bag needs the ROS 2 environment: {err}', file=sys.stderr)
+            return 2
+        try:
+            counts = _to_bag(to_bag, rec, a, stops)
+        except OSError as err:          # the output folder exists, no room, no rights
+            print(f'carla_log to-bag: {err}', file=sys.stderr)
+            return 2
+        summary = {'bag': a.output, 'messages': counts}
+        if rec.damage:
+            summary['damage'] = rec.summary()['damage']
+            print(f'carla_log to-bag: {a.output} holds the {len(rec)} frames readable '
+                  f'around the damage ({rec.skipped_bytes} B skipped)', file=sys.stderr)
+        if stops.fired:
+            summary['interrupted'] = True
+            print(f'carla_log to-bag: interrupted; {a.output} holds the first '
+                  f'{counts.get("/clock", 0)} of {len(rec)} frames', file=sys.stderr)
+        if a.json:
+            json.dump(summary, out)
+            out.write('\n')
+        else:
+            out.write(f'{a.output}: ' + ', '.join(f'{t} {n}' for t, n in counts.items())
+                      + '\n')
     return 0
 
 

@@ -2,8 +2,9 @@
 
 The scene (all in Unreal units: cm, degrees, left-handed): a spectator, traffic lights cycling
 green → yellow → red, vehicles driving circles (the first one is the hero,
-``role_name=hero``, with a collision sensor parented to it), one vehicle parked for the whole
-recording (for ``blocked``), walkers pacing back and forth, a collision of the hero with the
+``role_name=hero``, with a collision sensor attached to it as CARLA records one: EventAdd at
+its transform relative to the hero, EventParent, never a Position record), one vehicle
+parked for the whole recording (for ``blocked``), walkers pacing back and forth, a collision of the hero with the
 second vehicle and one with a non-actor, and the last vehicle destroyed at 60 % of the
 recording.  ``Scene`` computes every value from the time, so tests compare what a decoder
 reads with what the scene says, not with what an encoder wrote.
@@ -31,6 +32,8 @@ LAYOUTS = {  # name → (Layout, whether ids >= 18 are written)
 }
 SPECTATOR = 1
 SENSOR_OFFSET = 1000       # the collision sensor's id is hero id + this
+# its spawn transform relative to the hero (cm, deg): where a front camera sits
+SENSOR_RELATIVE = ((100.0, 0.0, 280.0), (0.0, 0.0, 0.0))
 
 
 @dataclass
@@ -152,8 +155,7 @@ class Scene:
                                  'walker.pedestrian.0001',
                                  [(0, 'is_invincible', 'false'), (2, 'speed', '1.4'),
                                   (3, 'role_name', 'walker')]))
-        loc0 = loc[0]
-        adds.append(ActorAdd(self.hero + SENSOR_OFFSET, 5, tuple(loc0), (0.0, 0.0, 0.0), 0,
+        adds.append(ActorAdd(self.hero + SENSOR_OFFSET, 5, *SENSOR_RELATIVE, 0,
                              'sensor.other.collision', [(3, 'role_name', 'front')]))
         return adds
 

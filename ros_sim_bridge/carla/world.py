@@ -16,6 +16,13 @@ latest state packets at or before it, then the target frame — the same world a
 replay reaches.  Collisions of the frames jumped over are not reported (CARLA's replayer never
 replays Collision packets; we report those of the frames replayed, and of the frame a jump
 lands in).
+
+Parented actors (a sensor spawned with ``attach_to``): CARLA records their EventAdd transform
+*relative to the parent* (it spawns them at the relative transform and attaches them keeping
+it) and writes Position records only for vehicles and walkers.  An actor with a live parent and
+no Position record of its own is therefore at its parent's world pose composed with its spawn
+transform (chains of parents in turn).  When the parent is destroyed the child is detached, as
+UE does: it stays at the world pose it had at the parent's last recorded pose.
 """
 from __future__ import annotations
 
@@ -24,7 +31,7 @@ from typing import Optional
 
 import numpy as np
 
-from ros_sim_bridge.core.frames import quat_from_euler
+from ros_sim_bridge.core.frames import quat_from_euler, quat_multiply, quat_rotate, quat_to_euler
 from .codec import ActorAdd, Frame, Recording
 from .codec.records import ACTOR_TYPES
 
@@ -43,6 +50,49 @@ def ue_to_rep103(location_cm, rotation_deg):
     rot = np.radians(np.asarray(rotation_deg, dtype=np.float64))
     q = quat_from_euler(rot[..., 0], -rot[..., 1], -rot[..., 2])
     return loc, q
+
+
+def rep103_to_ue(xyz, q):
+    """The inverse of :func:`ue_to_rep103`: REP-103 (m, w-x-y-z) → Unreal (cm, deg roll,
+    pitch, yaw)."""
+    loc = np.asarray(xyz, dtype=np.float64) * np.array([100.0, -100.0, 100.0])
+    rot = np.degrees(quat_to_euler(q)) * np.array([1.0, -1.0, -1.0])
+    return loc, rot
+
+
+def attach_levels(actors, alive, positioned) -> list:
+    """Which of ``actors`` (a sequence of :class:`Actor`) are placed by their parent: those
+    with a parent in ``alive`` (ids), not detached, whose id is not in ``positioned`` (the ids
+    with a Position record).  Returns ``[(child rows, parent rows), …]`` level by level (a
+    parent's row before its children's); a cycle of parents is left at its spawn poses."""
+    row = {a.id: k for k, a in enumerate(actors)}
+    pending = {}
+    for k, a in enumerate(actors):
+        if (a.parent and a.parent != a.id and a.parent in alive and a.parent in row
+                and a.detached is None and a.id not in positioned):
+            pending[k] = row[a.parent]
+    levels = []
+    while pending:
+        level = [(c, p) for c, p in pending.items() if p not in pending]
+        if not level:
+            break
+        for c, _ in level:
+            del pending[c]
+        levels.append((np.array([c for c, _ in level], np.intp),
+                       np.array([p for _, p in level], np.intp)))
+    return levels
+
+
+def attach(loc, rot, spawn_loc, spawn_rot, levels):
+    """World poses (Unreal, ``(…, n, 3)`` arrays, changed in place) of the children of
+    ``levels`` (:func:`attach_levels`): parent's world pose ∘ the child's spawn transform
+    (``(n, 3)`` Unreal, relative to the parent), composed in REP-103."""
+    for child, parent in levels:
+        p_xyz, p_q = ue_to_rep103(loc[..., parent, :], rot[..., parent, :])
+        c_xyz, c_q = ue_to_rep103(spawn_loc[child], spawn_rot[child])
+        loc[..., child, :], rot[..., child, :] = rep103_to_ue(
+            p_xyz + quat_rotate(p_q, c_xyz), quat_multiply(p_q, c_q))
+    return loc, rot
 
 
 def ue_velocity_to_rep103(linear, angular_deg):
@@ -68,6 +118,14 @@ class Actor:
     box: Optional[tuple] = None          # (origin, extent) cm, actor-local
     trigger: Optional[tuple] = None
     light_times: Optional[tuple] = None  # green, yellow, red s
+    detached: Optional[tuple] = None     # (location, rotation) world, once its parent is gone
+
+    @property
+    def pose(self) -> tuple:
+        """(location, rotation) when nothing else places it: where it was detached, else its
+        spawn transform."""
+        return self.detached if self.detached is not None else (self.spawn_location,
+                                                                self.spawn_rotation)
 
     @classmethod
     def from_add(cls, add: ActorAdd, t: float) -> 'Actor':
@@ -144,6 +202,7 @@ class World:
             changes.added.append(add.id)
         dels = fr.get('EventDel')
         if dels is not None:
+            self._detach(fr, set(dels['id'].tolist()))
             for i in dels['id'].tolist():
                 if self.actors.pop(i, None) is not None:
                     changes.removed.append(i)
@@ -213,6 +272,30 @@ class World:
         changes.added = sorted(set(self.actors) - before)
         return changes
 
+    def _detach(self, fr: Frame, gone: set) -> None:
+        """Before the actors ``gone`` are destroyed: their children placed by them keep the
+        world pose of the last Position packet before ``fr`` (frame by frame that is the
+        current state; in a rebuild it is read from the file)."""
+        pos = None
+        for a in self.actors.values():
+            if a.parent not in gone or a.id in gone or a.detached is not None:
+                continue
+            if pos is None:
+                j = self.rec.last_with('Position', fr.index - 1)
+                if j < 0:
+                    pos = np.zeros(0, self.rec.decoder.dtypes['Position'])
+                elif self.state_frame.get('Position') == j:
+                    pos = self.state['Position']
+                else:
+                    pos = self.rec.frame(j, {'Position'}).get('Position')
+                    if pos is None:
+                        pos = np.zeros(0, self.rec.decoder.dtypes['Position'])
+                ids, loc, rot = self._place(pos['location'].astype(np.float64),
+                                            pos['rotation'].astype(np.float64), pos['id'])
+                row = {i: k for k, i in enumerate(ids.tolist())}
+            k = row[a.id]
+            a.detached = (tuple(loc[k].tolist()), tuple(rot[k].tolist()))
+
     # -- poses ------------------------------------------------------------------------------
     def _previous_positions(self):
         """The Position packet recorded before the current one (CARLA's PrevPos), or None."""
@@ -229,37 +312,52 @@ class World:
         (Unreal units), by CARLA's replayer rule (module text): between the previous and the
         current Position packet, fraction ``(t − elapsed) / duration`` (0 without
         ``interpolate``).  ``t=None``: the current frame's recorded positions as they are.
-        Actors without a Position record keep their spawn pose."""
-        ids = np.fromiter(self.actors, np.int64, len(self.actors))
-        loc = np.array([a.spawn_location for a in self.actors.values()], np.float64)
-        rot = np.array([a.spawn_rotation for a in self.actors.values()], np.float64)
-        if not len(ids):
-            return ids, loc.reshape(0, 3), rot.reshape(0, 3)
+        Actors without a Position record keep their spawn pose, or, with a live parent, are at
+        the parent's pose composed with it (module text)."""
         pos = self.state.get('Position')
-        if pos is not None and len(pos):
+        if pos is None or not len(pos):
+            return self._place(None, None, None)
+        cur_loc = pos['location'].astype(np.float64)
+        cur_rot = pos['rotation'].astype(np.float64)
+        prev = self._previous_positions() if t is not None else None
+        if prev is not None and len(prev):
+            duration = float(self.rec.durations[self.index])
+            alpha = 0.0
+            if interpolate and duration > 0:
+                alpha = min(max((t - self.elapsed) / duration, 0.0), 1.0)
+            sorter = np.argsort(prev['id'])
+            k = sorter[np.clip(np.searchsorted(prev['id'], pos['id'], sorter=sorter), 0,
+                               len(prev) - 1)]
+            both = (prev['id'][k] == pos['id'])[:, None]
+            p_loc = prev['location'][k].astype(np.float64)
+            p_rot = prev['rotation'][k].astype(np.float64)
+            d_rot = (cur_rot - p_rot + 180.0) % 360.0 - 180.0
+            cur_loc = np.where(both, p_loc + alpha * (cur_loc - p_loc), cur_loc)
+            cur_rot = np.where(both, p_rot + alpha * d_rot, cur_rot)
+        return self._place(cur_loc, cur_rot, pos['id'])
+
+    def _place(self, cur_loc, cur_rot, pos_ids):
+        """(ids, loc, rot) of the live actors: those of ``pos_ids`` at ``cur_loc``/``cur_rot``,
+        the children placed by their parents, the others at :attr:`Actor.pose`."""
+        actors = list(self.actors.values())
+        ids = np.fromiter(self.actors, np.int64, len(actors))
+        spawn_loc = np.array([a.pose[0] for a in actors], np.float64).reshape(-1, 3)
+        spawn_rot = np.array([a.pose[1] for a in actors], np.float64).reshape(-1, 3)
+        loc, rot = spawn_loc.copy(), spawn_rot.copy()
+        if not len(ids):
+            return ids, loc, rot
+        positioned = set()
+        if pos_ids is not None and len(pos_ids):
             order = np.argsort(ids)
-            cur_loc = pos['location'].astype(np.float64)
-            cur_rot = pos['rotation'].astype(np.float64)
-            prev = self._previous_positions() if t is not None else None
-            if prev is not None and len(prev):
-                duration = float(self.rec.durations[self.index])
-                alpha = 0.0
-                if interpolate and duration > 0:
-                    alpha = min(max((t - self.elapsed) / duration, 0.0), 1.0)
-                sorter = np.argsort(prev['id'])
-                k = sorter[np.clip(np.searchsorted(prev['id'], pos['id'], sorter=sorter), 0,
-                                   len(prev) - 1)]
-                both = (prev['id'][k] == pos['id'])[:, None]
-                p_loc = prev['location'][k].astype(np.float64)
-                p_rot = prev['rotation'][k].astype(np.float64)
-                d_rot = (cur_rot - p_rot + 180.0) % 360.0 - 180.0
-                cur_loc = np.where(both, p_loc + alpha * (cur_loc - p_loc), cur_loc)
-                cur_rot = np.where(both, p_rot + alpha * d_rot, cur_rot)
-            j = np.searchsorted(ids, pos['id'], sorter=order)
+            j = np.searchsorted(ids, pos_ids, sorter=order)
             j = order[np.clip(j, 0, len(ids) - 1)]
-            hit = ids[j] == pos['id']
+            hit = ids[j] == pos_ids
             loc[j[hit]] = cur_loc[hit]
             rot[j[hit]] = cur_rot[hit]
+            positioned = set(pos_ids[hit].tolist())
+        levels = attach_levels(actors, self.actors, positioned)
+        if levels:
+            attach(loc, rot, spawn_loc, spawn_rot, levels)
         return ids, loc, rot
 
     def hero(self) -> Optional[int]:

@@ -143,3 +143,45 @@ def test_info_all_prints_the_newer_packets(tmp_path, layout):
                    for line in lines)
     doc = json.loads(run('info', '--all', '--json', str(path))[1])
     assert doc['frames'] == scene.frames and doc['frames_list'][0]['FrameCounter'] == 1000
+
+
+@pytest.fixture(scope='module')
+def long_log(tmp_path_factory):
+    """A recording whose `info --all` is megabytes of text."""
+    path = tmp_path_factory.mktemp('carla_long') / 'long.log'
+    with open(path, 'wb') as f:
+        write(f, Scene(seconds=60.0, rate=20.0, vehicles=10, walkers=2), 'ue4-0.9.13')
+    return str(path)
+
+
+@pytest.mark.parametrize('sig, ignored', [('SIGINT', False), ('SIGTERM', False),
+                                          ('SIGINT', True)])
+def test_info_all_stops_printing_on_a_stop_signal_and_exits_0(long_log, sig, ignored):
+    """The installed carla_log, stopped while it prints (its reader has stopped reading, so
+    it waits on the pipe): exit 0, no traceback, the footer never printed.  ``ignored``: as a
+    background job of a script, which inherits SIGINT ignored."""
+    import signal
+    import subprocess
+    import time
+    from ros_sim_bridge.tools.launcher import executable
+
+    def child():
+        if ignored:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+    proc = subprocess.Popen([str(executable('carla_log')), 'info', '--all', long_log],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=child)
+    try:
+        head = proc.stdout.read(100_000)
+        assert head.startswith(b'Version: 1')
+        time.sleep(0.3)                      # the pipe fills: it is in the middle of printing
+        proc.send_signal(getattr(signal, sig))
+        rest, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    assert b'Traceback' not in err
+    text = head + rest
+    assert b'\nDuration: ' not in text and len(text) < 1_000_000

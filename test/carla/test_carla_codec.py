@@ -469,3 +469,18 @@ def test_compiled_and_python_packet_walks_agree():
         ra, rb = Recording(data), Recording(data, native=False)
         assert ra.packet_counts == rb.packet_counts and str(ra.cut) == str(rb.cut)
         assert np.array_equal(ra.offsets, rb.offsets) and ra.events == rb.events
+
+
+@pytest.mark.parametrize('layout, name', [
+    ('ue4-0.9.13', 'UE4 vectors, no ids>=18 seen'),
+    ('ue4-0.9.15', 'UE4 vectors, ids>=18 as 0.9.15'),
+    ('ue5', 'UE5 vectors, ids>=18 as 0.9.16')])
+def test_layout_name_names_the_ids_table_only_when_the_file_has_such_ids(layout, name):
+    import io
+    from ros_sim_bridge.carla.generator import Scene, write
+    buf = io.BytesIO()
+    write(buf, Scene(seconds=1.0, rate=10.0), layout)
+    rec = Recording(buf.getvalue())
+    assert rec.layout_name == name and rec.summary()['layout'] == name
+    forced = Recording(buf.getvalue(), ids='0.9.14')
+    assert forced.layout_name.endswith('ids>=18 as 0.9.14')

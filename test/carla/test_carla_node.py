@@ -14,7 +14,7 @@ from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ros_sim_bridge.carla.codec import Recording
-from ros_sim_bridge.carla.generator import SENSOR_OFFSET, Scene, write
+from ros_sim_bridge.carla.generator import SENSOR_OFFSET, SENSOR_RELATIVE, Scene, write
 from ros_sim_bridge.carla.ros import conversions as convert
 from ros_sim_bridge.carla.ros.node import CarlaReplayerNode
 from ros_sim_bridge.carla.world import World
@@ -104,7 +104,9 @@ def test_replay_state_frame_by_frame(ros, log_file):
     assert [q.w, q.x, q.y, q.z] == pytest.approx([np.sqrt(.5), 0, 0, -np.sqrt(.5)], abs=1e-5)
     s = tf_of(t0, f'actor_{SCENE.hero + SENSOR_OFFSET}')
     assert s.header.frame_id == 'hero'                       # parent respected
-    assert abs(s.transform.translation.x) < 1e-6 and abs(s.transform.translation.y) < 1e-6
+    # at its spawn transform relative to the hero (CARLA records attached actors so)
+    v = s.transform.translation
+    assert [v.x, v.y, v.z] == pytest.approx([d * 0.01 for d in SENSOR_RELATIVE[0]], abs=1e-6)
 
     m0 = at(markers, 0.0)
     boxes = {m.id: m for m in m0.markers if m.ns == 'carla_actors' and m.action == Marker.ADD}
@@ -406,3 +408,84 @@ def test_garbage_in_the_middle_is_skipped_logged_once_and_replayed_over(ros, tmp
     actors = ros.collect(CarlaActorList, 'carla/actor_list')
     msg = at(actors, t)
     assert sorted(a.id for a in msg.actors) == sorted(world.actors)
+
+
+@pytest.mark.parametrize('sig', ['SIGINT', 'SIGTERM'])
+def test_replays_with_use_sim_time_and_exits_0_on_a_stop_signal(ros, log_file, sig):
+    """The replayer is the /clock source: with use_sim_time true its timer must not run on the
+    ROS time it alone publishes (it would never fire).  /clock and /tf advance; a stop signal
+    ends it with 0."""
+    import signal
+    proc = subprocess.Popen([str(executable('carla_replayer')),
+                             *ros_args(parameters={'file': log_file, 'use_sim_time': True,
+                                                   'rate_factor': 4.0})],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        clock = ros.collect(Clock, '/clock', 50)
+        tf = ros.collect(TFMessage, '/tf', 100)
+        clock.wait_for(1, 20.0, where=lambda m: t_of(m.clock) > 1.0)
+        tf.wait_for(1, 10.0, where=lambda m: m.transforms
+                    and t_of(m.transforms[0].header.stamp) > 1.0)
+        proc.send_signal(getattr(signal, sig))
+        out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    assert 'Traceback' not in err
+
+
+def test_seeks_stay_within_start_and_end_time(ros, log_file):
+    """With start_time/end_time, a seek lands within them (negative: from end_time) and the
+    reply says where it went."""
+    ros.start(CarlaReplayerNode, {'file': log_file, 'start_paused': True, 'start_time': 2.0,
+                                  'end_time': 5.0})
+    clock = ros.collect(Clock, '/clock')
+    at(clock, 2.0)
+
+    def seek_reply(t):
+        res = call_service(ros.probe, CarlaSeek, 'carla/seek', CarlaSeek.Request(time=t), 10.0)
+        assert res is not None and res.success
+        return res
+    assert seek_reply(-1.0).time == pytest.approx(4.0)        # 1 s before end_time
+    assert seek_reply(3.5).time == pytest.approx(3.5)
+    for asked, went in ((7.0, 5.0), (0.5, 2.0), (-6.0, 2.0)):
+        res = seek_reply(asked)
+        assert res.time == pytest.approx(went), asked
+        assert f'at {went:.3f} s' in res.message and 'start_time..end_time' in res.message
+        at(clock, went)
+
+
+def test_start_after_end_is_one_fatal_line(log_file):
+    out = subprocess.run([str(executable('carla_replayer')),
+                          *ros_args(parameters={'file': log_file, 'start_time': 6.0,
+                                                'end_time': 3.0})],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and 'Traceback' not in out.stderr, out.stderr
+    fatal = [line for line in out.stderr.splitlines() if 'FATAL' in line]
+    assert len(fatal) == 1 and 'start_time 6 s is after end_time 3 s' in fatal[0], out.stderr
+
+
+@pytest.mark.parametrize('follow, text', [(9999, 'follow_actor 9999: no actor of that id'),
+                                          (SCENE.hero, None)])
+def test_follow_actor_that_never_appears_is_warned_once(ros, log_file, follow, text):
+    import signal
+    proc = subprocess.Popen([str(executable('carla_replayer')),
+                             *ros_args(parameters={'file': log_file, 'follow_actor': follow,
+                                                   'rate_factor': 4.0})],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        clock = ros.collect(Clock, '/clock', 50)
+        clock.wait_for(1, 20.0, where=lambda m: t_of(m.clock) > 1.0)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    warned = [line for line in err.splitlines() if 'follow_actor' in line]
+    assert warned == ([] if text is None else warned[:1]) and len(warned) == (text is not None)
+    if text:
+        assert 'WARN' in warned[0] and text in warned[0]

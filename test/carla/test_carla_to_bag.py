@@ -31,6 +31,34 @@ def read_bag(folder):
     return seen, types
 
 
+def stamp_ns(msg):
+    """The time a message carries: /clock's clock, else its (first) header stamp."""
+    if hasattr(msg, 'clock'):
+        s = msg.clock
+    elif hasattr(msg, 'transforms'):
+        s = msg.transforms[0].header.stamp
+    elif hasattr(msg, 'markers'):
+        if not msg.markers:
+            return None
+        s = msg.markers[0].header.stamp
+    else:
+        s = msg.header.stamp
+    return s.sec * 10**9 + s.nanosec
+
+
+def assert_log_time_is_the_stamp(seen):
+    """Every message's bag log time is the time it carries (recording time from 0, as the
+    node's stamps and /clock), not the recording's date + it."""
+    checked = 0
+    for topic, items in seen.items():
+        for log_time, msg in items:
+            ns = stamp_ns(msg)
+            if ns is not None:
+                assert log_time == ns, topic
+                checked += 1
+    assert checked
+
+
 def test_to_bag_equals_the_decoded_recording(tmp_path):
     log = tmp_path / 'scene.log'
     with open(log, 'wb') as f:
@@ -53,8 +81,8 @@ def test_to_bag_equals_the_decoded_recording(tmp_path):
     rec = Recording(log.read_bytes())
     n = len(rec)
     assert len(seen['/clock']) == n == SCENE.frames
-    assert [t for t, _ in seen['/clock']] == [SCENE.date * 10**9 + round(e * 1e9)
-                                             for e in rec.elapsed]
+    assert [t for t, _ in seen['/clock']] == [round(e * 1e9) for e in rec.elapsed]
+    assert_log_time_is_the_stamp(seen)
     alive = {}
     for i, fr in enumerate(rec.frames()):
         for a in fr.get('EventAdd', []):
@@ -99,6 +127,7 @@ def test_to_bag_decimated(tmp_path):
     out = tmp_path / 'bag'
     assert main(['to-bag', str(log), str(out), '--no-progress', '--rate', '2']) == 0
     seen, _ = read_bag(out)
+    assert_log_time_is_the_stamp(seen)
     times = np.array([m.clock.sec + m.clock.nanosec * 1e-9 for _, m in seen['/clock']])
     assert times[0] == 0 and np.all(np.diff(times) >= 0.5 - 1e-9) and times[-1] == \
         pytest.approx(SCENE.seconds)
@@ -112,8 +141,7 @@ def assert_first_frames(folder, rec, n):
     """The bag holds frames 0 … n-1 whole: each per-frame topic n times, at their times."""
     seen, _ = read_bag(folder)
     assert [len(seen[t]) for t in PER_FRAME] == [n] * len(PER_FRAME)
-    assert [t for t, _ in seen['/clock']] == [SCENE.date * 10**9 + round(e * 1e9)
-                                             for e in rec.elapsed[:n]]
+    assert [t for t, _ in seen['/clock']] == [round(e * 1e9) for e in rec.elapsed[:n]]
     meta = yaml.safe_load((folder / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
     assert meta['message_count'] == sum(len(v) for v in seen.values())
 
@@ -158,3 +186,54 @@ def test_to_bag_sigint_leaves_a_readable_bag_and_exits_0(tmp_path):
     assert 0 < n < len(rec)
     assert_first_frames(out, rec, n)
     assert f'/clock {n}' in stdout
+
+
+@pytest.mark.timeout(300)
+def test_to_bag_signal_right_at_the_end_still_exits_0(tmp_path):
+    """SIGTERM (then SIGINT) sent the moment to-bag prints its summary, while it returns and
+    the interpreter shuts down: exit 0 every time (a default handler put back too early made
+    it 143)."""
+    import os
+    log = tmp_path / 'scene.log'
+    with open(log, 'wb') as f:
+        write(f, SCENE)
+    env = dict(os.environ, PYTHONUNBUFFERED='1')       # the summary line comes out at once
+    codes = []
+    for k in range(6):
+        out = tmp_path / f'bag{k}'
+        proc = subprocess.Popen([str(executable('carla_log')), 'to-bag', str(log), str(out),
+                                 '--no-progress'], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=env)
+        try:
+            line = proc.stdout.readline()
+            assert line.startswith(f'{out}: /clock '), line
+            proc.send_signal(signal.SIGTERM if k % 2 == 0 else signal.SIGINT)
+            _, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+        assert 'Traceback' not in err, err
+        codes.append(proc.returncode)
+    assert codes == [0] * 6
+
+
+def test_to_bag_decimated_keeps_every_collision_marker(tmp_path):
+    """--rate thins frames, not collisions: those of the frames left out go with the next
+    frame written, in one collision marker array (so fewer arrays, the same markers)."""
+    log = tmp_path / 'scene.log'
+    with open(log, 'wb') as f:
+        write(f, SCENE)
+    markers = {}
+    for name, extra in (('full', []), ('thin', ['--rate', '2'])):
+        out = tmp_path / name
+        assert main(['to-bag', str(log), str(out), '--no-progress', *extra]) == 0
+        seen, _ = read_bag(out)
+        markers[name] = (len(seen['/carla/collisions']), len(seen['/carla/collision_markers']),
+                         sorted((m.ns, m.id) for _, arr in seen['/carla/collision_markers']
+                                for m in arr.markers))
+    full, thin = markers['full'], markers['thin']
+    assert full[0] == thin[0] == 2 * len(SCENE.collision_frames())
+    assert full[1] == len(SCENE.collision_frames()) and 1 <= thin[1] <= full[1]
+    # per collision frame: hero and vehicle 1, and the hero again (the other is no actor)
+    assert thin[2] == full[2] and len(full[2]) == 3 * len(SCENE.collision_frames())

@@ -4,6 +4,7 @@ import io
 import math
 import struct
 
+import numpy as np
 import pytest
 
 from ros_sim_bridge.carla.codec import Recording
@@ -131,3 +132,159 @@ def test_events_forward_and_backward(scene_rec):
     assert world.actors[scene.hero + SENSOR_OFFSET].parent == scene.hero
     assert world.record('AnimVehicle', scene.hero)['gear'] == 1
     assert world.actors[scene.hero].box == ((0.0, 0.0, 75.0), (235.0, 95.0, 75.0))
+
+
+# -- parented actors (CARLA: attach_to spawns at the transform relative to the parent) ---------
+def parented_file(parent_deleted_at=None):
+    """Hero 42 moving with Position records; sensor 50 spawned relative to it (EventAdd at the
+    relative transform, EventParent to 42, never a Position record, as CARLA records it);
+    sensor 51 relative to 50 (a chain).  Frame 0: hero at (1000, 2000, 0) cm yaw 90°;
+    frames 1..: at (1000, 3000, 0) yaw 90° pitch 30°.  ``parent_deleted_at``: 42 destroyed
+    in that frame."""
+    out = HEADER
+    hero = [((1000, 2000, 0), (0, 0, 90))] + [((1000, 3000, 0), (0, 30, 90))] * 4
+    for i, (loc, rot) in enumerate(hero):
+        out += _pk(0, struct.pack('<Qdd', i + 1, 0.05 if i < 4 else -1.0, 0.05 * i))
+        adds = []
+        if i == 0:
+            adds = [_add(42, 1, loc, rot, 'vehicle.tesla.model3', 'hero'),
+                    _add(50, 5, (100, 0, 280), (0, 0, 30), 'sensor.camera.rgb', 'front'),
+                    _add(51, 5, (0, 50, 0), (0, 0, 0), 'sensor.other.collision')]
+        out += _pk(2, struct.pack('<H', len(adds)) + b''.join(adds))
+        if i == parent_deleted_at:
+            out += _pk(3, struct.pack('<HI', 1, 42))
+        if i == 0:
+            out += _pk(4, struct.pack('<HIIII', 2, 50, 42, 51, 50))
+        if parent_deleted_at is None or i < parent_deleted_at:
+            out += _positions([(42, loc, rot)])
+        out += _pk(1, b'')
+    return out
+
+
+def _pose_of(world, actor, t=None):
+    ids, loc, rot = world.poses(t)
+    k = ids.tolist().index(actor)
+    return loc[k].tolist() + rot[k].tolist()
+
+
+def test_parented_actor_is_relative_to_its_parent_hand_computed():
+    """Hand-computed (Unreal: yaw +90° turns +X to +Y; pitch +30° lifts +X towards +Z):
+    frame 0, hero at (1000, 2000, 0) yaw 90: sensor 50 at (100, 0, 280) relative → world
+    (1000, 2100, 280), yaw 90 + 30 = 120; sensor 51 at (0, 50, 0) relative to 50 (yaw 120:
+    its +Y is (−sin 120°, cos 120°)) → (1000 − 43.30, 2100 − 25, 280)."""
+    rec = Recording(parented_file())
+    world = World(rec)
+    world.advance(0)
+    assert world.actors[50].parent == 42 and world.actors[51].parent == 50
+    assert _pose_of(world, 50, 0.0) == pytest.approx([1000, 2100, 280, 0, 0, 120], abs=1e-6)
+    s, c = math.sin(math.radians(120)), math.cos(math.radians(120))
+    assert _pose_of(world, 51, 0.0) == pytest.approx(
+        [1000 - 50 * s, 2100 + 50 * c, 280, 0, 0, 120], abs=1e-6)
+    # frame 1 recorded pose (t=None): hero at (1000, 3000, 0) yaw 90 pitch 30: its +X is
+    # (0, cos 30°, sin 30°), its +Z (0, −sin 30°, cos 30°); 100·X + 280·Z
+    world.advance(1)
+    c30, s30 = math.cos(math.radians(30)), math.sin(math.radians(30))
+    x, y, z, roll, pitch, yaw = _pose_of(world, 50)
+    assert [x, y, z] == pytest.approx([1000, 3000 + 100 * c30 - 280 * s30,
+                                       100 * s30 + 280 * c30], abs=1e-6)
+    # rotation: the hero's (yaw 90, pitch 30) then yaw 30 about the pitched up axis
+    _, q_hero = ue_to_rep103([0, 0, 0], [0, 30, 90])
+    _, q_rel = ue_to_rep103([0, 0, 0], [0, 0, 30])
+    _, q = ue_to_rep103([0, 0, 0], [roll, pitch, yaw])
+    from ros_sim_bridge.core.frames import quat_multiply
+    want = quat_multiply(q_hero, q_rel)
+    assert abs(float(np.dot(q, want))) == pytest.approx(1.0, abs=1e-12)
+    # interpolated time: the sensor follows the interpolated hero (halfway: pitch 15)
+    x, y, z, *_ = _pose_of(world, 50, 0.075)
+    c15, s15 = math.cos(math.radians(15)), math.sin(math.radians(15))
+    assert [x, y, z] == pytest.approx([1000, 2500 + 100 * c15 - 280 * s15,
+                                       100 * s15 + 280 * c15], abs=1e-6)
+
+
+def test_parented_actor_relative_transform_in_tf_is_its_spawn_transform():
+    from ros_sim_bridge.carla.ros import conversions as convert
+    from ros_sim_bridge.ros.stamps import seconds_to_stamp
+    rec = Recording(parented_file())
+    world = World(rec)
+    for i in (0, 2):
+        world.advance(i)
+        snap = convert.Snapshot.of(world, None)
+        tf = {t.child_frame_id: t for t in convert.transforms(world, snap, seconds_to_stamp(0),
+                                                             convert.Frames())}
+        s = tf['actor_50']
+        assert s.header.frame_id == 'hero'
+        v, q = s.transform.translation, s.transform.rotation
+        assert [v.x, v.y, v.z] == pytest.approx([1.0, 0.0, 2.8], abs=1e-9)
+        h = math.sin(math.radians(-15))          # Unreal yaw +30° is −30° about +z
+        assert [q.w, q.x, q.y, q.z] == pytest.approx([math.cos(math.radians(15)), 0, 0, h],
+                                                     abs=1e-9)
+        v = tf['actor_51'].transform.translation
+        assert tf['actor_51'].header.frame_id == 'actor_50'
+        assert [v.x, v.y, v.z] == pytest.approx([0.0, -0.5, 0.0], abs=1e-9)
+
+
+@pytest.mark.parametrize('jump_back', [False, True])
+def test_parented_actor_stays_where_it_was_when_its_parent_is_destroyed(jump_back):
+    """CARLA detaches the children of a destroyed actor: they stay at their last world
+    pose (the parent's last recorded pose composed with the relative transform); the same
+    after a rebuild (seek)."""
+    rec = Recording(parented_file(parent_deleted_at=2))
+    world = World(rec)
+    world.advance(1)
+    before = _pose_of(world, 50)
+    chain = _pose_of(world, 51)
+    c30, s30 = math.cos(math.radians(30)), math.sin(math.radians(30))
+    assert before[:3] == pytest.approx([1000, 3000 + 100 * c30 - 280 * s30,
+                                        100 * s30 + 280 * c30], abs=1e-6)
+    world.advance(3)
+    if jump_back:
+        world.advance(4)
+        assert world.advance(3).reset              # backwards: rebuilt from the index
+    assert 42 not in world.actors
+    assert _pose_of(world, 50) == pytest.approx(before, abs=1e-9)
+    assert _pose_of(world, 51) == pytest.approx(chain, abs=1e-9)
+
+
+def test_generated_collision_sensor_is_written_as_carla_does(scene_rec):
+    """The generator's sensor: EventAdd at a transform relative to the hero, no Position."""
+    from ros_sim_bridge.carla.generator import SENSOR_RELATIVE
+    scene, rec = scene_rec
+    sensor = scene.hero + SENSOR_OFFSET
+    world = World(rec)
+    for i in range(len(rec)):
+        assert sensor not in rec.frame(i).get('Position')['id'].tolist()
+    world.advance(0)
+    assert world.actors[sensor].spawn_location == pytest.approx(SENSOR_RELATIVE[0])
+    world.advance(30)
+    _, loc, rot = world.poses(None)
+    ids = world.poses(None)[0].tolist()
+    h, s = ids.index(scene.hero), ids.index(sensor)
+    yaw = math.radians(rot[h][2])
+    dx, dy, dz = SENSOR_RELATIVE[0]
+    assert (loc[s] - loc[h]).tolist() == pytest.approx(
+        [dx * math.cos(yaw) - dy * math.sin(yaw), dx * math.sin(yaw) + dy * math.cos(yaw), dz],
+        abs=1e-6)
+
+
+def test_real_recording_sensors_sit_at_their_relative_offsets():
+    """scenario_runner's metrics recording: sensors 239–243 attached to hero 234 (EventAdd at
+    (0,0,0), (100,0,280), (−590.17,0,251.07) cm, no Position records).  TF hero → sensor is
+    that small offset (it was the sensor's offset taken as a map position: hundreds of m)."""
+    from conftest import shared_path
+    from ros_sim_bridge.carla.ros import conversions as convert
+    from ros_sim_bridge.ros.stamps import seconds_to_stamp
+    rec = Recording(shared_path('samples', 'carla', 'scenario_runner-metrics',
+                                'DistanceToLaneCenter.log').read_bytes())
+    world = World(rec)
+    for i in (241, 300, 429):
+        world.advance(i)
+        t = float(rec.elapsed[i]) + 0.01
+        snap = convert.Snapshot.of(world, t)
+        tf = {x.child_frame_id: x for x in convert.transforms(world, snap, seconds_to_stamp(t),
+                                                             convert.Frames())}
+        for aid, want in ((239, (0, 0, 0)), (241, (1.0, 0, 2.8)),
+                          (243, (-5.901683349609375, 0, 2.5107464599609375))):
+            x = tf[f'actor_{aid}']
+            assert x.header.frame_id == 'hero'
+            v = x.transform.translation
+            assert [v.x, v.y, v.z] == pytest.approx(want, abs=1e-6), (i, aid)

@@ -77,6 +77,7 @@ class Recording:
         if ids is not None and ids not in ID_TABLES:
             raise ValueError(f'ids must be one of {", ".join(ID_TABLES)}, not {ids!r}')
         self._vector = VECTORS[vector.lower()] if vector else self._detect_vector()
+        self._ids_forced = ids is not None
         self.layout = Layout(self._vector, ids or self._detect_ids())
         self.decoder = PacketDecoder(self.layout)
         self.unknown = Counter({pid: n for pid, n in self.packet_counts.items()
@@ -176,6 +177,14 @@ class Recording:
             if score > best_score:
                 best, best_score = table, score
         return best
+
+    @property
+    def layout_name(self) -> str:
+        """The layout as the tools print it: the ids >= 18 table only where it mattered (a
+        packet of CARLA's ids 18–99 in the file, or the table forced)."""
+        if self._ids_forced or any(18 <= pid < 100 for pid in self.packet_counts):
+            return self.layout.name
+        return f"{'UE4' if self._vector == '<f4' else 'UE5'} vectors, no ids>=18 seen"
 
     # -- frames ---------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -286,7 +295,7 @@ class Recording:
     def summary(self) -> dict:
         return {'version': self.header.version, 'map': self.header.map_name,
                 'date': self.header.date, 'frames': len(self), 'duration': self.duration,
-                'layout': self.layout.name, 'packet_counts': self.packet_counts,
+                'layout': self.layout_name, 'packet_counts': self.packet_counts,
                 'unknown_packets': dict(self.unknown),
                 'cut': str(self.cut) if self.cut else None,
                 'damage': [{'offset': d.offset, 'skipped': d.skipped, 'reason': d.reason,

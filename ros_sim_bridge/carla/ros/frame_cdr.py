@@ -24,7 +24,7 @@ import numpy as np
 from ros_sim_bridge.core.frames import quat_conjugate, quat_multiply, quat_rotate
 from ros_sim_bridge.ros.cdr_template import Slot, build
 from ..codec.records import LIGHT_STATES
-from ..world import World, ue_to_rep103, ue_velocity_to_rep103
+from ..world import World, attach, attach_levels, ue_to_rep103, ue_velocity_to_rep103
 from . import conversions as convert
 
 CLOCK = 'rosgraph_msgs/msg/Clock'
@@ -40,9 +40,7 @@ KINDS = ('clock', 'tf', 'actor_list', 'markers', 'traffic_lights', 'vehicle_cont
 
 _STAMP = Slot('stamp')
 _CUBE, _TEXT, _ADD, _DELETE = 1, 9, 0, 2          # visualization_msgs/Marker constants
-_parent, _box, _spawn_loc, _spawn_rot = (attrgetter('parent'), attrgetter('box'),
-                                         attrgetter('spawn_location'),
-                                         attrgetter('spawn_rotation'))
+_parent, _box, _pose = attrgetter('parent'), attrgetter('box'), attrgetter('pose')
 # colour rows of the light states (red, yellow, green, off); NaN: a state without one
 _LIGHT_LUT = np.array([(*convert.LIGHT_COLOURS.get(s, (np.nan,) * 3), 0.8) for s in range(256)])
 _STATES = ('Position', 'Kinematics', 'VehicleLight', 'AnimWalker', 'State', 'AnimVehicle')
@@ -184,7 +182,7 @@ class FrameCdr:
             if block is not None:
                 done = [self._finish(block)]
             block = self._block = _Block(key, actors, dict(world.actors), removed=tuple(removed))
-            self._begin(block)
+            self._begin(block, state[0])
         block.frames.append(_Frame(int(t_ns), (stamp.sec, stamp.nanosec), state, list(after)))
         return done
 
@@ -194,12 +192,17 @@ class FrameCdr:
         return [] if block is None else [self._finish(block)]
 
     # -- a block ------------------------------------------------------------------------------
-    def _begin(self, b: _Block) -> None:
-        """Templates and the block's constant arrays, from the world at its first frame."""
+    def _begin(self, b: _Block, positions) -> None:
+        """Templates and the block's constant arrays, from the world at its first frame
+        (``positions``: its Position array or None).  Which actors their parents place is
+        taken now: a later frame may detach them (the actors are the world's objects)."""
         actors = b.actors
         b.ids = np.fromiter((a.id for a in actors), np.int64, len(actors))
-        b.spawn_loc = np.array(list(map(_spawn_loc, actors)), np.float64).reshape(-1, 3)
-        b.spawn_rot = np.array(list(map(_spawn_rot, actors)), np.float64).reshape(-1, 3)
+        poses = list(map(_pose, actors))
+        b.spawn_loc = np.array([p[0] for p in poses], np.float64).reshape(-1, 3)
+        b.spawn_rot = np.array([p[1] for p in poses], np.float64).reshape(-1, 3)
+        b.levels = attach_levels(actors, b.world_actors, set() if positions is None
+                                 else set(positions['id'].tolist()))
         akey = b.key[0]
         b.tf = self._caches['tf'].get((akey, b.key[1]), lambda: self._tf(b), actors)
         b.actor_list = self._caches['actors'].get(b.key[:3], lambda: self._actor_list(b),
@@ -221,7 +224,8 @@ class FrameCdr:
         stamps = np.array([f.stamp for f in frames], np.int64)[:, None, :]
         state = [self._stack([f.state[k] for f in frames]) for k in range(len(_STATES))]
         pos, kin, vlight, walk, tl, anim = state
-        # poses as World.poses(interpolate=False) + ue_to_rep103, for all frames at once
+        # poses as World.poses(None) + ue_to_rep103, for all frames at once: the recorded
+        # positions, the children without one placed by their parents
         loc = np.broadcast_to(b.spawn_loc, (count, n, 3)).copy()
         rot = np.broadcast_to(b.spawn_rot, (count, n, 3)).copy()
         if pos is not None and pos.shape[1] and n:
@@ -231,6 +235,8 @@ class FrameCdr:
             hit = b.ids[j] == pid
             loc[:, j[hit]] = pos['location'][:, hit].astype(np.float64)
             rot[:, j[hit]] = pos['rotation'][:, hit].astype(np.float64)
+        if b.levels:
+            attach(loc, rot, b.spawn_loc, b.spawn_rot, b.levels)
         xyz, q = ue_to_rep103(loc, rot)
         pose = _pose_rows(xyz, q)
         runs = {}

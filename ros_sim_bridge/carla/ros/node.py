@@ -17,7 +17,9 @@ simulator, replayed like CARLA's replayer (SUPPLEMENT §5.5).
 | srv | carla/seek | ros_sim_bridge/CarlaSeek | |
 
 All stamps are the recording time (seconds since its first frame), the time /clock publishes:
-run consumers with ``use_sim_time:=true``.
+run consumers with ``use_sim_time:=true``.  The replayer is the /clock source: its own timer
+runs on the steady clock whatever ``use_sim_time`` says (on ROS time it would wait for a clock
+only it publishes).
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ import threading
 import time
 
 from nav_msgs.msg import Odometry
+from rclpy.clock import Clock as RosClock, ClockType
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from std_srvs.srv import Trigger
@@ -51,7 +54,8 @@ PARAMETERS = {
     'rate_factor': (1.0, 'replay speed: recording seconds per wall second (CARLA time factor)',
                     positive),
     'start_time': (0.0, 'recording time to start at, s; negative: from the end'),
-    'end_time': (0.0, 'recording time to stop at, s; 0: the end; negative: from the end'),
+    'end_time': (0.0, 'recording time to stop at, s; 0: the end; negative: from the end; '
+                      'seeks stay within start_time..end_time'),
     'loop': (False, 'start again at start_time after end_time'),
     'start_paused': (False, 'wait for the carla/resume service before replaying'),
     'publish_rate': (20.0, 'Hz of publishing (wall clock); poses interpolated in between',
@@ -91,7 +95,7 @@ class CarlaReplayerNode(Node):
         self.diagnostics = Diagnostics(self, period=p.diagnostics_period)
         self.stats = self.diagnostics.stream(f'replay {p.file}', 'carla recorder',
                                              stale_after=max(2.0, 3.0 / p.publish_rate))
-        self.stats.extra.update({'frames': str(len(self.rec)), 'layout': self.rec.layout.name,
+        self.stats.extra.update({'frames': str(len(self.rec)), 'layout': self.rec.layout_name,
                                  'unknown_packets': str(sum(self.rec.unknown.values())),
                                  'damaged_regions': str(len(self.rec.damage)),
                                  'skipped_bytes': str(self.rec.skipped_bytes)})
@@ -128,21 +132,44 @@ class CarlaReplayerNode(Node):
         end = self.rec.duration
         self.t_start = self._absolute(p.start_time)
         self.t_end = end if p.end_time == 0 else min(self._absolute(p.end_time), end)
+        if self.t_start > self.t_end:
+            raise ValueError(f'start_time {p.start_time:g} s is after end_time {p.end_time:g} s '
+                             f'({self.t_start:.3f} > {self.t_end:.3f} s in a recording of '
+                             f'{end:.3f} s)')
+        if p.follow_actor > 0 and p.follow_actor not in self._ids_ever_added():
+            self.get_logger().warning(
+                f'follow_actor {p.follow_actor}: no actor of that id in {p.file}; TF is not '
+                're-rooted')
+        elif p.follow_actor == 0 and not self._has_hero():
+            self.get_logger().warning(
+                f"follow_actor 0 (the hero): no actor with role_name 'hero' in {p.file}; TF "
+                'is not re-rooted')
         self.t = self.t_start
         self.paused = p.start_paused
         self.jump = True     # the next publish follows a seek, a loop or the start (World.advance)
         self.finished = False
         self.closing = False
         self.last_wall = time.monotonic()
-        self.timer = self.create_timer(1.0 / p.publish_rate, self._tick)
+        # steady clock: with use_sim_time the node's ROS time is the /clock it publishes itself
+        self.timer = self.create_timer(1.0 / p.publish_rate, self._tick,
+                                       clock=RosClock(clock_type=ClockType.STEADY_TIME))
         self.get_logger().info(
             f'replaying {p.file}: {self.rec.header.map_name}, {len(self.rec)} frames, '
-            f'{end:.2f} s, {self.rec.layout.name}; {self.t_start:.2f} → {self.t_end:.2f} s at '
+            f'{end:.2f} s, {self.rec.layout_name}; {self.t_start:.2f} → {self.t_end:.2f} s at '
             f'×{p.rate_factor:g}' + (' (looping)' if p.loop else '')
             + (' (paused)' if self.paused else ''))
 
     def _absolute(self, t: float) -> float:
         return max(0.0, min(self.rec.duration + t if t < 0 else t, self.rec.duration))
+
+    def _ids_ever_added(self) -> set:
+        return {a.id for fr in self.rec.event_frames(('EventAdd',))
+                for a in fr.get('EventAdd', [])}
+
+    def _has_hero(self) -> bool:
+        return any(v == 'hero' for fr in self.rec.event_frames(('EventAdd',))
+                   for a in fr.get('EventAdd', []) for _, k, v in a.attributes
+                   if k == 'role_name')
 
     # -- services -------------------------------------------------------------------------
     def _pause(self, request, response):
@@ -163,13 +190,18 @@ class CarlaReplayerNode(Node):
         if not math.isfinite(request.time):
             response.success, response.message = False, f'time must be finite, not {request.time}'
             return response
+        # within start_time..end_time; negative: from end_time (-1: 1 s before it)
+        want = self.t_end + request.time if request.time < 0 else request.time
         with self.lock:
-            self.t = self._absolute(request.time)
+            self.t = min(max(want, self.t_start), self.t_end)
             self.jump = True
             self.finished = False
             self.last_wall = time.monotonic()
             response.time = self.t
         response.success, response.message = True, f'at {response.time:.3f} s'
+        if abs(want - self.t) > 1e-9:
+            response.message += (f' (asked {request.time:g} s: kept within start_time..end_time '
+                                  f'{self.t_start:.3f}..{self.t_end:.3f} s)')
         return response
 
     # -- replay ---------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """``carla_log to-bag``: a recording into a rosbag2 folder (MCAP) with the topics and types the
 ``carla_replayer`` node publishes, one message set per recorded frame (no interpolation).
-Header stamps are the recording time (as the node's); the bag's log times are the recording's
-date + that time, so players show the real date.
+Header stamps are the recording time from 0 (as the node's and its /clock); every message's
+log time in the bag is that same time (as ``ibeo_idc to-bag`` does), so ``ros2 bag play
+--clock`` and stamp-based tools agree.
 
 The per-frame messages (clock, TF, actor list, markers, traffic lights, vehicle controls, hero
 odometry) are serialised by :class:`.frame_cdr.FrameCdr` straight from numpy into CDR
@@ -37,7 +38,6 @@ def to_bag(rec: Recording, output: str, *, rate: float = 0.0, progress: bool = T
     pre = '/' + prefix.strip('/') + '/' if prefix.strip('/') else '/'
     world = World(rec)
     cdr = FrameCdr(frames, marker_types)
-    base_ns = int(rec.header.date) * 1_000_000_000
     bar = None
     if progress:
         from tqdm import tqdm
@@ -100,7 +100,7 @@ def to_bag(rec: Recording, output: str, *, rate: float = 0.0, progress: bool = T
                     continue
                 next_t = t + (1.0 / rate if rate > 0 else 0.0)
                 stamp = seconds_to_stamp(t)
-                t_ns = base_ns + int(round(t * 1e9))
+                t_ns = stamp.sec * 1_000_000_000 + stamp.nanosec   # log time = the stamp
                 after = []
                 if collisions_pending:           # rare: through the conversions and rclpy
                     snap = convert.Snapshot.of(world, None)   # each frame's recorded poses
