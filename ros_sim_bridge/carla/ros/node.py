@@ -29,7 +29,6 @@ import threading
 import time
 
 from nav_msgs.msg import Odometry
-from rclpy.clock import Clock as RosClock, ClockType
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from std_srvs.srv import Trigger
@@ -39,6 +38,7 @@ from visualization_msgs.msg import MarkerArray
 from ros_sim_bridge.msg import (CarlaActorList, CarlaCollision, CarlaTrafficLightList,
                                 CarlaVehicleControlList)
 from ros_sim_bridge.srv import CarlaSeek
+from ros_sim_bridge.ros.clocks import STEADY
 from ros_sim_bridge.ros.diagnostics import Diagnostics
 from ros_sim_bridge.ros.params import declare_parameters, positive
 from ros_sim_bridge.ros.qos import DATA, TF
@@ -151,8 +151,7 @@ class CarlaReplayerNode(Node):
         self.closing = False
         self.last_wall = time.monotonic()
         # steady clock: with use_sim_time the node's ROS time is the /clock it publishes itself
-        self.timer = self.create_timer(1.0 / p.publish_rate, self._tick,
-                                       clock=RosClock(clock_type=ClockType.STEADY_TIME))
+        self.timer = self.create_timer(1.0 / p.publish_rate, self._tick, clock=STEADY)
         self.get_logger().info(
             f'replaying {p.file}: {self.rec.header.map_name}, {len(self.rec)} frames, '
             f'{end:.2f} s, {self.rec.layout_name}; {self.t_start:.2f} → {self.t_end:.2f} s at '
