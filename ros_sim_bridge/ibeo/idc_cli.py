@@ -109,15 +109,18 @@ class ConversionReport:
 
 
 def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool = True,
-            converter=None, writer=None, should_stop=lambda: False) -> ConversionReport:
+            converter=None, writer=None, should_stop=lambda: False,
+            node_name: str = 'ibeo') -> ConversionReport:
     """Write every convertible message of ``reader`` to the bag folder ``out``; stops between
-    two messages once ``should_stop()`` is true (the bag is closed either way)."""
+    two messages once ``should_stop()`` is true (the bag is closed either way).  /diagnostics
+    status names start with ``node_name: `` (live: the driver node's name)."""
     from tqdm import tqdm
 
     from ros_sim_bridge.ibeo.ros.ecu_conversions import IbeoToRos, ntp_to_ns
     from ros_sim_bridge.ros.bag import BagWriter
     from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
-    conv = converter or IbeoToRos(namespace=namespace, serialized=True)
+    conv = converter or IbeoToRos(namespace=namespace, serialized=True,
+                                  status_prefix=f'{node_name}: ')
     report = ConversionReport()
     bag = writer or BagWriter(out)
     bar = tqdm(total=reader.file_size, unit='B', unit_scale=True, disable=not progress,
@@ -156,6 +159,15 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
     return report
 
 
+def live_node_name(reader: IdcReader) -> str:
+    """The driver that would publish this recording live: ``ibeo_lux`` for LUX / LD-MRS types
+    only, else ``ibeo_ecu`` (the name its /diagnostics statuses start with)."""
+    from ros_sim_bridge.ibeo.idc import IDC_TRAILER
+    lux = {registry.SCAN, registry.OBJECTS, registry.VEHICLE_STATE, registry.ERRORS_WARNINGS,
+           registry.REPLY, registry.COMMAND, IDC_TRAILER}
+    return 'ibeo_lux' if all(e.data_type in lux for e in reader.entries) else 'ibeo_ecu'
+
+
 def cmd_to_bag(args) -> int:
     out = Path(args.out)
     if out.exists():
@@ -175,8 +187,9 @@ def cmd_to_bag(args) -> int:
             why = (f' (at byte {reader.damages[0].offset}: {reader.damages[0].reason})'
                    if reader.damages else '')
             raise Refused(f'{args.file}: no Ibeo message in it{why}')
+        node_name = args.node_name or live_node_name(reader)
         report = convert(reader, out, namespace=args.namespace, progress=not args.no_progress,
-                         should_stop=lambda: bool(stop))
+                         should_stop=lambda: bool(stop), node_name=node_name)
         s = reader.summary()
     if report.interrupted or stop:
         size = max(reader.file_size, 1)
@@ -260,6 +273,9 @@ def parser() -> argparse.ArgumentParser:
     bag.add_argument('out', help='new bag folder')
     bag.add_argument('--namespace', default='/ibeo', help='prefix of the relative topics')
     bag.add_argument('--no-progress', action='store_true', help='no progress bar')
+    bag.add_argument('--node-name', default='',
+                     help='/diagnostics status names start with "<name>: " (default: the live '
+                          'driver\'s, ibeo_lux for a LUX / LD-MRS recording, else ibeo_ecu)')
     bag.set_defaults(run=cmd_to_bag)
     demo = sub.add_parser('make-demo', help='write a synthetic ECU recording')
     demo.add_argument('file')
