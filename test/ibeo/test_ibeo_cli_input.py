@@ -54,6 +54,16 @@ def test_emulator_refuses_bad_arguments_in_one_line(args, words):
     assert_refused(proc, 'ibeo_lux_sim: ', *words)
 
 
+def test_emulator_on_a_port_in_use_is_one_line():
+    import socket
+    with socket.socket() as holder:
+        holder.bind(('127.0.0.1', 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        proc = run('ibeo_lux_sim', '--port', port, '--duration', '1', timeout=60)
+    assert_refused(proc, 'cannot listen on', str(port))
+
+
 def test_emulator_refuses_a_replay_file_without_messages(tmp_path):
     (tmp_path / 'empty.idc').write_bytes(b'')
     assert_refused(run('ibeo_lux_sim', '--port', '0', '--replay', tmp_path / 'empty.idc'),
