@@ -29,6 +29,8 @@ from .codec import vehicle_state_ecu as ve
 from .idc import IdcWriter
 
 ECU_DEVICE = 1
+MAX_SCANNERS = 245          # scanner k has the device id 10 + k (a byte)
+MAX_POINTS = 65_535         # a 0x2205 counts its points in 16 bits
 #: A minimal JPEG-framed payload (SOI … EOI); not a decodable picture, the bytes go through as is.
 FAKE_JPEG = b'\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00\xff\xd9'
 
@@ -107,6 +109,14 @@ class EcuFrames:
 
     def __init__(self, *, rate_hz: float = 12.5, scanners: int = 3, points: int = 6000,
                  start_unix_ns: int = 1_700_000_000_000_000_000, seed: int = 7):
+        if not rate_hz > 0:                  # (also NaN)
+            raise ValueError(f'rate must be > 0 Hz, not {rate_hz}')
+        if not 1 <= scanners <= MAX_SCANNERS:
+            raise ValueError(f'scanners must be 1..{MAX_SCANNERS} (device ids 10..'
+                             f'{9 + MAX_SCANNERS}), not {scanners}')
+        if not 0 <= points <= MAX_POINTS:
+            raise ValueError(f'points must be 0..{MAX_POINTS} (a 0x2205 scan holds at most '
+                             f'{MAX_POINTS:,}), not {points}')
         self.rng = np.random.default_rng(seed)
         self.rate_hz, self.scanners, self.points = rate_hz, scanners, points
         self.start_unix_ns = start_unix_ns

@@ -55,6 +55,7 @@ from ros_sim_bridge.ibeo.codec.header import decode_header, encode_message
 from ros_sim_bridge.ibeo.codec.vehicle_state import LuxVehicleState, encode_vehicle_state
 from ros_sim_bridge.core.ntp import ntp_to_unix_ns, unix_ns_to_ntp64
 from ros_sim_bridge.core.framer import Frame
+from ros_sim_bridge.ibeo.idc import hex_messages
 from ros_sim_bridge.core.cli import run_main, strip_ros_args
 
 DEFAULT_HOST = '127.0.0.1'
@@ -556,11 +557,6 @@ class EcuScene:
     def __init__(self, rate_hz: float = 12.5, *, scanners: int = 4, points: int = 60_000,
                  seed: int = 7, start_unix_ns: int = 1_700_000_000_000_000_000):
         from ros_sim_bridge.ibeo.ecu_recording import EcuFrames
-        if not rate_hz > 0:
-            raise ValueError('rate must be > 0')
-        if not 1 <= scanners <= 255 or not 0 <= points <= 65_535:
-            raise ValueError('scanners must be 1..255 and points 0..65535 (a 0x2205 holds at '
-                             'most 65,535)')
         self.frames = EcuFrames(rate_hz=rate_hz, scanners=scanners, points=points, seed=seed,
                                 start_unix_ns=start_unix_ns)
         self.rate_hz = float(rate_hz)
@@ -604,13 +600,15 @@ def _s16(v: int) -> int:
 # --- replay helpers ------------------------------------------------------------------------
 
 def load_messages(path) -> list[bytes]:
-    """Complete Ibeo messages from a hex log (one message per line) or a binary stream/.idc."""
+    """Complete Ibeo messages from a hex log (one message per line: the lines that are not a
+    complete message are left out) or a binary stream/.idc."""
     raw = Path(path).read_bytes()
     try:
         text = raw.decode('ascii')
         lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
         if lines and all(len(ln) % 2 == 0 for ln in lines):
-            return [bytes.fromhex(ln) for ln in lines]
+            bytes.fromhex(lines[0])                 # ValueError: not a hex log
+            return [m for _, m, _ in hex_messages(ln.encode() for ln in lines) if m is not None]
     except (UnicodeDecodeError, ValueError):
         pass
     source = FileSource(path, make_framer(decode=False))   # replayed verbatim
@@ -874,18 +872,39 @@ def _main(argv: Optional[Sequence[str]]) -> int:
     ap.add_argument('--scanners', type=int, default=4, help='ECU: scanners fused (4)')
     ap.add_argument('--points', type=int, default=60_000, help='ECU: points per 0x2205 (60000)')
     args = ap.parse_args(strip_ros_args(sys.argv[1:] if argv is None else argv))
+
+    def refuse(text: str) -> int:
+        print(f'ibeo_lux_sim: {text}', file=sys.stderr)
+        return 2
     if args.ecu:
-        scene = EcuScene(args.rate, scanners=args.scanners, points=args.points, seed=args.seed,
-                         start_unix_ns=time.time_ns())
+        try:
+            scene = EcuScene(args.rate, scanners=args.scanners, points=args.points,
+                             seed=args.seed, start_unix_ns=time.time_ns())
+        except ValueError as exc:
+            return refuse(f'--ecu: {exc}')
     else:
         if args.rate not in RATES_HZ:
             ap.error(f'--rate: a LUX scans at one of {RATES_HZ} Hz')
         scene = LuxScene(args.layers, args.rate, seed=args.seed, start_unix_ns=time.time_ns(),
                          port=args.port)
-    replay = load_messages(args.replay) if args.replay else None
-    server = LuxServer(scene, args.host, args.port, replay=replay,
-                       replay_speed=args.replay_speed, replay_loop=args.loop,
-                       device_id=args.device_id)
+    if not (args.replay_speed >= 0 and math.isfinite(args.replay_speed)):
+        return refuse(f'--replay-speed must be >= 0 (0: as fast as possible), not '
+                      f'{args.replay_speed}')
+    replay = None
+    if args.replay:
+        try:
+            replay = load_messages(args.replay)
+        except OSError as exc:
+            return refuse(f'--replay: {exc}')
+        if not replay:
+            return refuse(f'--replay {args.replay}: no Ibeo message in it (a hex log holds one '
+                          'message per line; a binary stream or .idc its bytes)')
+    try:
+        server = LuxServer(scene, args.host, args.port, replay=replay,
+                           replay_speed=args.replay_speed, replay_loop=args.loop,
+                           device_id=args.device_id)
+    except OSError as exc:                  # the port is taken, the address not ours
+        return refuse(f'cannot listen on {args.host}:{args.port}: {exc}')
     what = (f'replay of {len(replay)} messages' if replay
             else f'ECU: {args.scanners} scanners, {args.points} points per scan, '
                  f'{args.rate:g} Hz' if args.ecu

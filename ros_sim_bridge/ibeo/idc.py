@@ -29,7 +29,7 @@ import struct
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Optional, Union
+from typing import Iterable, Iterator, Optional, Union
 
 from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.core.ntp import NTP_UNIX_OFFSET, ntp64_to_unix_ns
@@ -161,7 +161,8 @@ class IdcReader:
         if data[pos:pos + 4] != MAGIC_BYTES:
             found = bytes(data[pos:pos + 4])
             hint = (': the file is hex text (e.g. a .hexlog capture), not a binary .idc; '
-                    'play it with ibeo_lux_sim --replay') if found.upper() == b'AFFE' else ''
+                    'convert it with ibeo_idc from-hex or play it with ibeo_lux_sim --replay'
+                    ) if found.upper() == b'AFFE' else ''
             return None, (f'no magic word 0x{MAGIC_BYTES.hex().upper()} (found '
                           f'{found.hex(" ")}){hint}')
         try:
@@ -287,6 +288,32 @@ class IdcReader:
         if times:
             s.first_ntp, s.last_ntp = min(times), max(times)
         return s
+
+
+def hex_messages(lines: Iterable[bytes]) -> Iterator[tuple[int, Optional[bytes], str]]:
+    """(line number, message bytes or None, why not) for every non-blank line of a hex log
+    (one complete Ibeo message per line: 24-byte header + body, hex digits, spaces allowed
+    between bytes).  A line is a message when it is hex, starts with the magic word and its
+    header's size field matches its length."""
+    for number, raw in enumerate(lines, 1):
+        line = raw.strip()
+        if not line:
+            continue
+        try:
+            data = bytes.fromhex(line.decode('ascii'))
+        except (UnicodeDecodeError, ValueError):
+            yield number, None, 'not hex text'
+            continue
+        if len(data) < HEADER_SIZE or data[:4] != MAGIC_BYTES:
+            yield number, None, (f'{len(data)} bytes, not an Ibeo message (a {HEADER_SIZE}-byte '
+                                 f'header starting {MAGIC_BYTES.hex().upper()})')
+            continue
+        size = decode_header(data).size
+        if size != len(data) - HEADER_SIZE:
+            yield number, None, (f'the header says {size} body bytes, the line holds '
+                                 f'{len(data) - HEADER_SIZE}')
+            continue
+        yield number, data, ''
 
 
 class IdcWriter:

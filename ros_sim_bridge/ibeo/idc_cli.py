@@ -3,17 +3,25 @@
     ibeo_idc info drive.idc                 # types, counts, time span, devices, damage
     ibeo_idc to-bag drive.idc drive_bag     # rosbag2 folder (metadata.yaml + MCAP)
     ibeo_idc make-demo demo.idc             # a synthetic ECU recording to try it on
+    ibeo_idc from-hex cap.hexlog cap.idc    # a hex log (one message per line) as an .idc
 
-``info`` needs no ROS at all.  ``to-bag`` converts every message with a ROS form through
-:class:`~ros_sim_bridge.ibeo.ros.ecu_conversions.IbeoToRos` (the topics and types listed in the
-README) and writes them with the suite's :class:`~ros_sim_bridge.ros.bag.BagWriter`, log time =
-the Ibeo header's NTP time.  Damaged regions and messages that do not decode are reported and
-skipped; the conversion goes on.  Ctrl-C / SIGTERM close the bag cleanly (exit 0).
+``info`` and ``from-hex`` need no ROS at all.  ``to-bag`` converts every message with a ROS
+form through :class:`~ros_sim_bridge.ibeo.ros.ecu_conversions.IbeoToRos` (the topics and types
+listed in the README) and writes them with the suite's
+:class:`~ros_sim_bridge.ros.bag.BagWriter`, log time = the Ibeo header's NTP time.  Damaged
+regions and messages that do not decode are reported and skipped; the conversion goes on.
+Ctrl-C / SIGTERM close the bag cleanly (exit 0).
+
+A file that cannot be used (missing, empty, no Ibeo message in it, an output folder whose
+parent does not exist, a value out of range) is one line on stderr and exit code 2; output
+cut short by its reader (``ibeo_idc info x.idc | head``) ends quietly with exit code 0.
 """
 from __future__ import annotations
 
 import argparse
 import datetime
+import math
+import os
 import signal
 import sys
 from collections import Counter
@@ -24,7 +32,7 @@ from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.core.cli import strip_ros_args
 from ros_sim_bridge.core.ntp import NTP_UNIX_OFFSET
 from ros_sim_bridge.ibeo.codec import registry
-from ros_sim_bridge.ibeo.idc import IdcReader, IdcSummary
+from ros_sim_bridge.ibeo.idc import IdcReader, IdcSummary, hex_messages
 
 
 def format_ntp(ntp: Optional[int]) -> str:
@@ -63,8 +71,29 @@ def format_summary(s: IdcSummary) -> str:
     return '\n'.join(lines)
 
 
+class Refused(Exception):
+    """What the user asked for cannot be done: one line on stderr, exit code 2."""
+
+
+def open_reader(path, max_body: int) -> IdcReader:
+    """The reader of ``path``; Refused for an empty file (OSError when it cannot be opened)."""
+    reader = IdcReader(path, max_body=max_body)
+    if reader.file_size == 0:
+        reader.close()
+        raise Refused(f'{path}: empty file (0 bytes), no Ibeo message')
+    return reader
+
+
+def check_output_folder(path) -> None:
+    """Refused when the folder ``path`` is to be written in does not exist (nothing is created
+    but ``path`` itself)."""
+    parent = Path(path).absolute().parent
+    if not parent.is_dir():
+        raise Refused(f'{path}: the folder {parent} does not exist')
+
+
 def cmd_info(args) -> int:
-    with IdcReader(args.file, max_body=args.max_body) as reader:
+    with open_reader(args.file, args.max_body) as reader:
         print(format_summary(reader.summary()))
     return 0
 
@@ -80,15 +109,18 @@ class ConversionReport:
 
 
 def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool = True,
-            converter=None, writer=None, should_stop=lambda: False) -> ConversionReport:
+            converter=None, writer=None, should_stop=lambda: False,
+            node_name: str = 'ibeo') -> ConversionReport:
     """Write every convertible message of ``reader`` to the bag folder ``out``; stops between
-    two messages once ``should_stop()`` is true (the bag is closed either way)."""
+    two messages once ``should_stop()`` is true (the bag is closed either way).  /diagnostics
+    status names start with ``node_name: `` (live: the driver node's name)."""
     from tqdm import tqdm
 
     from ros_sim_bridge.ibeo.ros.ecu_conversions import IbeoToRos, ntp_to_ns
     from ros_sim_bridge.ros.bag import BagWriter
     from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
-    conv = converter or IbeoToRos(namespace=namespace, serialized=True)
+    conv = converter or IbeoToRos(namespace=namespace, serialized=True,
+                                  status_prefix=f'{node_name}: ')
     report = ConversionReport()
     bag = writer or BagWriter(out)
     bar = tqdm(total=reader.file_size, unit='B', unit_scale=True, disable=not progress,
@@ -127,11 +159,20 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
     return report
 
 
+def live_node_name(reader: IdcReader) -> str:
+    """The driver that would publish this recording live: ``ibeo_lux`` for LUX / LD-MRS types
+    only, else ``ibeo_ecu`` (the name its /diagnostics statuses start with)."""
+    from ros_sim_bridge.ibeo.idc import IDC_TRAILER
+    lux = {registry.SCAN, registry.OBJECTS, registry.VEHICLE_STATE, registry.ERRORS_WARNINGS,
+           registry.REPLY, registry.COMMAND, IDC_TRAILER}
+    return 'ibeo_lux' if all(e.data_type in lux for e in reader.entries) else 'ibeo_ecu'
+
+
 def cmd_to_bag(args) -> int:
     out = Path(args.out)
     if out.exists():
-        print(f'ibeo_idc: {out} exists; a bag is written to a new folder', file=sys.stderr)
-        return 2
+        raise Refused(f'{out} exists; a bag is written to a new folder')
+    check_output_folder(out)
     stop = []
 
     def _stop(*_):
@@ -141,9 +182,14 @@ def cmd_to_bag(args) -> int:
             signal.signal(sig, _stop)      # finish the message at hand, close the bag, exit 0
         except ValueError:                 # not the main thread (called from a test)
             pass
-    with IdcReader(args.file, max_body=args.max_body) as reader:
+    with open_reader(args.file, args.max_body) as reader:
+        if not reader.entries:              # text, another format, all damage: no bag at all
+            why = (f' (at byte {reader.damages[0].offset}: {reader.damages[0].reason})'
+                   if reader.damages else '')
+            raise Refused(f'{args.file}: no Ibeo message in it{why}')
+        node_name = args.node_name or live_node_name(reader)
         report = convert(reader, out, namespace=args.namespace, progress=not args.no_progress,
-                         should_stop=lambda: bool(stop))
+                         should_stop=lambda: bool(stop), node_name=node_name)
         s = reader.summary()
     if report.interrupted or stop:
         size = max(reader.file_size, 1)
@@ -167,10 +213,50 @@ def cmd_to_bag(args) -> int:
 
 
 def cmd_make_demo(args) -> int:
-    from ros_sim_bridge.ibeo.ecu_recording import write_recording
+    from ros_sim_bridge.ibeo.ecu_recording import EcuFrames, write_recording
+    try:                                     # the values checked before the file is created
+        EcuFrames(scanners=args.scanners, points=args.points)
+        if not (math.isfinite(args.seconds) and 0 < args.seconds <= 24 * 3600):
+            raise ValueError(f'--seconds must be above 0 and at most a day, not {args.seconds}')
+    except ValueError as exc:
+        raise Refused(str(exc)) from None
+    check_output_folder(args.file)
     n = write_recording(args.file, seconds=args.seconds, scanners=args.scanners,
                         points=args.points)
     print(f'wrote {n} messages to {args.file}')
+    return 0
+
+
+def cmd_from_hex(args) -> int:
+    """The messages of a hex log, their bytes unchanged, back to back in a new ``.idc``;
+    bad lines are named and skipped, a log without any message is refused."""
+    src, out = Path(args.file), Path(args.out)
+    check_output_folder(out)
+    if out.exists() and src.exists() and out.samefile(src):
+        raise Refused(f'{out} is the input file')
+    written, bad = 0, []
+    part = out.with_name(out.name + '.part')
+    try:
+        with open(src, 'rb') as f, open(part, 'wb') as w:
+            for number, data, why in hex_messages(f):
+                if data is None:
+                    bad.append((number, why))
+                else:
+                    w.write(data)
+                    written += 1
+        if not written:
+            first = f' (line {bad[0][0]}: {bad[0][1]})' if bad else ' (no line in it)'
+            raise Refused(f'{src}: no Ibeo message in it{first}')
+        os.replace(part, out)
+    finally:
+        if part.exists():
+            part.unlink()
+    for number, why in bad[:10]:
+        print(f'ibeo_idc: {src}: line {number} skipped: {why}', file=sys.stderr)
+    if len(bad) > 10:
+        print(f'ibeo_idc: {src}: {len(bad) - 10} more lines skipped', file=sys.stderr)
+    print(f'wrote {written} messages to {out}' + (f' ({len(bad)} bad lines skipped)'
+                                                  if bad else ''))
     return 0
 
 
@@ -187,6 +273,9 @@ def parser() -> argparse.ArgumentParser:
     bag.add_argument('out', help='new bag folder')
     bag.add_argument('--namespace', default='/ibeo', help='prefix of the relative topics')
     bag.add_argument('--no-progress', action='store_true', help='no progress bar')
+    bag.add_argument('--node-name', default='',
+                     help='/diagnostics status names start with "<name>: " (default: the live '
+                          'driver\'s, ibeo_lux for a LUX / LD-MRS recording, else ibeo_ecu)')
     bag.set_defaults(run=cmd_to_bag)
     demo = sub.add_parser('make-demo', help='write a synthetic ECU recording')
     demo.add_argument('file')
@@ -194,6 +283,11 @@ def parser() -> argparse.ArgumentParser:
     demo.add_argument('--scanners', type=int, default=3)
     demo.add_argument('--points', type=int, default=6000, help='points per 0x2205 scan')
     demo.set_defaults(run=cmd_make_demo)
+    hexp = sub.add_parser('from-hex', help='a hex log (one message per line, e.g. a .hexlog '
+                          'capture) as a binary .idc, the message bytes unchanged')
+    hexp.add_argument('file', help='hex log: one complete Ibeo message per line')
+    hexp.add_argument('out', help='.idc file to write (replaced if it exists)')
+    hexp.set_defaults(run=cmd_from_hex)
     return p
 
 
@@ -207,10 +301,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except ValueError:          # not the main thread (called from a test)
         pass
     try:
-        return args.run(args)
+        code = args.run(args)
+        sys.stdout.flush()          # a closed pipe shows here, not at the interpreter's exit
+        return code
+    except BrokenPipeError:         # the reader went away (`| head`): nothing more to say
+        try:                        # (and the interpreter's last flush must not fail again)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 0
+    except Refused as exc:
+        print(f'ibeo_idc: {exc}', file=sys.stderr)
+        return 2
     except OSError as exc:          # missing, a directory, unreadable, no room for the bag
         print(f'ibeo_idc: {exc}', file=sys.stderr)
-        return 1
+        return 2
     except KeyboardInterrupt:
         return 0
 

@@ -307,3 +307,35 @@ def test_real_ldmrs_capture_to_bag(tmp_path):
                   .iter_decoded_messages(topics=['/points'], log_time_order=False)]
     assert [c.width for c in clouds] == points
     assert all(c.header.frame_id == 'laser' for c in clouds)
+
+
+def diagnostic_names(bag) -> set:
+    from mcap.reader import make_reader
+    from mcap_ros2.decoder import DecoderFactory
+    with open(next(bag.glob('*.mcap')), 'rb') as f:
+        return {st.name for _, _, _, d in make_reader(f, decoder_factories=[DecoderFactory()])
+                .iter_decoded_messages(topics=['/diagnostics'], log_time_order=False)
+                for st in d.status}
+
+
+def test_installed_to_bag_names_diagnostics_as_the_live_driver_does(tmp_path):
+    """Status names as the node that would publish the recording live: ibeo_ecu for an ECU
+    recording, ibeo_lux for LUX types only, or --node-name."""
+    from ros_sim_bridge.tools.launcher import executable
+    exe = str(executable('ibeo_idc'))
+    ecu, lux = tmp_path / 'ecu.idc', tmp_path / 'lux.idc'
+    write_recording(ecu, seconds=0.2, scanners=2, points=100)
+    with IdcWriter(lux) as w:
+        w.write_record(lux_ew.errors_from_names('E-Temp', 'W-Sync'), ntp=1 << 32)
+
+    def to_bag(src, name, *more):
+        out = subprocess.run([exe, 'to-bag', str(src), str(tmp_path / name), '--no-progress',
+                              *more], capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        return diagnostic_names(tmp_path / name)
+    names = to_bag(ecu, 'ecu_bag')
+    assert any(n.startswith('ibeo_ecu: device 10 ') for n in names), names
+    assert all(n.startswith('ibeo_ecu: ') for n in names), names
+    assert to_bag(lux, 'lux_bag') == {'ibeo_lux: sensor errors', 'ibeo_lux: sensor warnings'}
+    assert to_bag(lux, 'mine', '--node-name', 'front_lux') == \
+        {'front_lux: sensor errors', 'front_lux: sensor warnings'}

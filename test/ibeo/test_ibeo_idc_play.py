@@ -215,3 +215,51 @@ def test_installed_node_plays_a_file_in_a_loop_and_exits_0(ros, lux_idc):
         assert wait_until(lambda: len(infos.messages) >= 30, timeout=60, interval=0.05)
         assert proc.running()
     assert proc.proc.returncode == 0
+
+
+def test_after_the_end_pause_says_play_has_finished(ros, lux_idc):
+    path, written = lux_idc
+    node = ros.start(IbeoLuxNode, {**FAST, 'source': 'file', 'file': str(path), 'rate': 0.0,
+                                   'start_paused': True}, namespace='/idc_g')
+    infos = collect(ros, node, LuxScanInfo, 'scan_info')
+    srv = '/idc_g/ibeo_lux/'
+    assert call(ros, Trigger, srv + 'resume').success
+    file_status(ros, lambda v: v.get('state') == 'finished')
+    infos.wait_for(SCANS, timeout=10)
+    res = call(ros, Trigger, srv + 'pause')
+    assert not res.success and 'finished' in res.message and '~/resume' in res.message, \
+        res.message
+    assert file_status(ros, lambda v: True)['state'] == 'finished'     # not turned 'paused'
+    res = call(ros, Trigger, srv + 'resume')
+    assert res.success and res.message == 'playing from 0.000 s'
+    assert wait_until(lambda: len(infos.messages) >= 2 * SCANS, 15)
+
+
+def test_the_file_link_counts_what_it_published(ros, lux_idc):
+    path, written = lux_idc
+    node = ros.start(IbeoLuxNode, {**FAST, 'source': 'file', 'file': str(path), 'rate': 0.0},
+                     namespace='/idc_i')
+    st = file_status(ros, lambda v: v.get('state') == 'finished')
+    # the link publishes through the per type streams: its count is theirs together
+    published = sum(s.published for s in node.stats.values())
+    assert published >= 2 * SCANS and st['published'] == str(published)
+
+
+def test_loops_after_the_first_are_not_logged_at_info(ros, tmp_path):
+    """A short file looping fast: one INFO line for the first loop, not one per loop."""
+    from rcl_interfaces.msg import Log
+    path = tmp_path / 'short.idc'
+    write_lux_idc(path, scans=3)
+    logs = ros.collect(Log, '/rosout', 1000, matched=False)
+    ros.start(IbeoLuxNode, {**FAST, 'source': 'file', 'file': str(path), 'rate': 4.0,
+                            'loop': True}, namespace='/idc_h')
+    file_status(ros, lambda v: int(v.get('loops', '0')) >= 6, timeout=20)
+
+    def looping():
+        return [m for m in list(logs.messages)
+                if 'idc_h' in m.name and ': looping (loop' in m.msg]
+    assert wait_until(lambda: looping(), 5)
+    time.sleep(0.3)                                   # later lines, if any, arrive too
+    lines = looping()
+    assert len(lines) == 1 and 'loop 1' in lines[0].msg, [m.msg for m in lines]
+    assert lines[0].level == Log.INFO

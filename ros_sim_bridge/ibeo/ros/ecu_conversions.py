@@ -590,8 +590,9 @@ class IbeoToRos:
                  scanner_frame: str = 'ibeo_scanner_{device_id}', odom_frame: str = 'odom',
                  gps_frame: str = 'gps', imu_frame: str = 'imu', camera_frame: str = 'camera',
                  lux_frame: str = 'laser', plane_frame: str = 'ibeo_plane',
-                 serialized: bool = False):
+                 serialized: bool = False, status_prefix: str = 'ibeo: '):
         self.ns = namespace.rstrip('/')
+        self.status_prefix = status_prefix   # of /diagnostics status names (live: the node's)
         self.vehicle_frame, self.scanner_frame = vehicle_frame, scanner_frame
         self.odom_frame, self.gps_frame, self.imu_frame = odom_frame, gps_frame, imu_frame
         self.camera_frame, self.lux_frame = camera_frame, lux_frame
@@ -693,7 +694,8 @@ class IbeoToRos:
                                  sm.TraceMessage)):
             out.append((self.topic('diagnostics'),
                         DiagnosticArray(header=_header(h_ntp, ''),
-                                        status=[status(record, device_id=dev)])))
+                                        status=[status(record, device_id=dev,
+                                                      prefix=self.status_prefix)])))
         elif isinstance(record, ml.MeasurementList):
             t = h_ntp if not record.ntp_seconds else (record.ntp_seconds << 32) | record.ntp_fraction
             out.append((self.topic('measurements'),
@@ -710,7 +712,8 @@ class IbeoToRos:
         elif isinstance(record, mi.MetaInformationList):
             out.append((self.topic('diagnostics'),
                         DiagnosticArray(header=_header(h_ntp, ''),
-                                        status=[meta_information(record, device_id=dev)])))
+                                        status=[meta_information(
+                                            record, device_id=dev, prefix=self.status_prefix)])))
         elif isinstance(record, pcp.PointCloudPlane):
             out.append((self.topic('plane_points'),
                         plane_cloud(record, stamp_ntp=h_ntp, frame_id=self.plane_frame,
@@ -753,7 +756,7 @@ class IbeoToRos:
                 out.append((self.topic('lux_twist'), lux.vehicle_twist(record, hdr)))
             return out
         if isinstance(record, lux_ew.LuxErrorsWarnings):
-            statuses = lux.errors_statuses(record, name_prefix='ibeo: ',
+            statuses = lux.errors_statuses(record, name_prefix=self.status_prefix,
                                            hardware_id=f'ibeo device {dev}', age_s=0.0)
             return [(self.topic('diagnostics'),
                      DiagnosticArray(header=_header(header.ntp, ''), status=statuses))]

@@ -79,8 +79,12 @@ class FilePlayback:
 
     def _on_end(self, looping: bool) -> None:
         pl = self.player
-        if looping:
-            self.get_logger().info(f'end of {self.p.file}: looping (loop {pl.playback.loops})')
+        if looping:       # the first loop at INFO; the others (maybe many a second) at DEBUG
+            loops = pl.playback.loops
+            log = self.get_logger().info if loops == 1 else self.get_logger().debug
+            log(f'end of {self.p.file}: looping (loop {loops}'
+                + ('; the next ones are logged at DEBUG level and counted in /diagnostics, '
+                   '`loops`)' if loops == 1 else ')'))
             return
         for ev in self.session.connection_lost():     # a waiting 8-layer half goes out alone
             self._dispatch(ev, time.time_ns(), None)
@@ -108,7 +112,14 @@ class FilePlayback:
     def _srv_pause(self, req, res):
         if self.player is None:
             return self._no_file(res)
-        t = self.player.pause()
+        pl = self.player
+        if pl.state == 'finished':          # nothing left to hold back
+            res.success = False
+            res.message = (f'play has finished (end of file, {pl.duration_s:.3f} s): nothing to '
+                           f'pause; ~/resume plays again from {pl.time_of(pl.start_index):.3f} s, '
+                           '~/seek from any time')
+            return res
+        t = pl.pause()
         res.success, res.message = True, f'paused before {t:.3f} s'
         return res
 

@@ -18,8 +18,18 @@ class StatusReports:
     node's ``client`` / ``player``, ``session``, ``link``, counters (under ``_lock``),
     ``last_errors``, ``seen``, ``device_status``, ``last_status``."""
 
+    def _link_stream_status(self) -> DiagnosticStatus:
+        """The link's StreamStats status, its ``published`` the messages published in all
+        (the per data type streams count them; the link itself publishes nothing)."""
+        st = self.link.status()
+        total = str(sum(s.published for s in tuple(self.stats.values())))
+        for kv in st.values:
+            if kv.key == 'published':
+                kv.value = total
+        return st
+
     def _file_status(self) -> list[DiagnosticStatus]:
-        pl, st = self.player, self.link.status()
+        pl, st = self.player, self._link_stream_status()
         state = pl.state
         bad = st.message.startswith('bad input')
         if state != 'playing' and not bad:
@@ -60,7 +70,7 @@ class StatusReports:
         c = self.client
         if c is None:
             return self._file_status()
-        st = self.link.status()
+        st = self._link_stream_status()
         if not c.connected:
             st.level = DiagnosticStatus.ERROR
             st.message = 'not connected' + (f': {c.last_failure}' if c.last_failure else '')
