@@ -1,17 +1,21 @@
 """monodrive_client and monodrive_sim as a new user starts them: the installed executables
-(subprocess), their parameter services and the values refused at start."""
+(subprocess), their parameter services, values refused at start, and the README's names."""
 import os
+import re
 import socket
 import subprocess
+from pathlib import Path
 
 import pytest
 from rcl_interfaces.msg import ParameterType
 from rcl_interfaces.srv import GetParameters, ListParameters
 
 from conftest import free_tcp_port, wait_until
-from ros_sim_bridge.tools.launcher import NodeProcess, executable, ros_args
+from ros_sim_bridge.tools import suite
+from ros_sim_bridge.tools.launcher import NodeProcess, config_file, executable, ros_args
 from ros_sim_bridge.tools.session import call_service
 
+REPO = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, 'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST'}
 
 
@@ -97,3 +101,51 @@ def test_sim_busy_port_is_named_and_exit_1():
         code, out = run('monodrive_sim', '--port', str(port), '--duration', '5', timeout=30)
     assert code == 1, out
     one_line_naming(out, 'monodrive_sim', f'127.0.0.1:{port}', '--port', 'in use')
+
+
+# -- README ------------------------------------------------------------------------------------
+
+def readme_section(title: str) -> str:
+    text = (REPO / 'README.md').read_text()
+    start = text.index(f'\n## {title}')
+    end = text.find('\n## ', start + 1)
+    return text[start:end if end > 0 else None]
+
+
+def test_readme_names_are_those_of_the_launched_node(ros):
+    """Every service, topic and node the monoDrive section's commands name after
+    ``ros2 launch ros_sim_bridge monodrive.launch.py`` exists on the node started as that launch
+    file starts it (its namespace and parameter overrides from the same plan)."""
+    section = readme_section('monoDrive client')
+    block = section[section.index('```bash'):]
+    block = block[:block.index('```', 7)]
+    services = re.findall(r'ros2 service call (\S+)', block)
+    topics = re.findall(r'ros2 topic pub -1 (\S+)', block)
+    nodes = re.findall(r'ros2 param get (\S+)', block)
+    assert services and topics and nodes
+    plan = suite.plan(suite.SOURCES['monodrive'], {}, config_file('monodrive.yaml'))
+    assert plan.namespace == 'monodrive'
+    overrides = {**plan.overrides, 'port': free_tcp_port(), 'connect_sensors': False}
+    with NodeProcess('monodrive_client', params_file=plan.params_file, parameters=overrides,
+                     namespace=plan.namespace) as node:
+        probe = ros.probe
+
+        def present():
+            have = {n for n, _ in probe.get_service_names_and_types()}
+            subs = {n for n, _ in probe.get_topic_names_and_types()}
+            full = {f'{ns.rstrip("/")}/{n}' for n, ns in probe.get_node_names_and_namespaces()}
+            return set(services) <= have and set(topics) <= subs and set(nodes) <= full
+        assert wait_until(present, 30.0), (services, topics, nodes)
+        assert node.stop() == 0
+
+
+def test_readme_pip_paragraph_lists_every_console_script():
+    """``pip install .`` installs each console script of setup.py; the README says which."""
+    scripts = re.findall(r"'(\w+) = ros_sim_bridge\.[\w.]+:main'",
+                         (REPO / 'setup.py').read_text())
+    assert len(scripts) >= 5
+    text = (REPO / 'README.md').read_text()
+    paragraph = text[text.index('**setup.py.**'):]
+    paragraph = paragraph[:paragraph.index('\n\n')]
+    missing = [s for s in scripts if f'`{s}`' not in paragraph]
+    assert not missing, f'README setup.py paragraph does not name {missing}'
