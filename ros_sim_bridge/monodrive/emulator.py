@@ -17,6 +17,7 @@ drives the same circle a quarter turn ahead.  On the wire everything is in monoD
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import math
 import socket
@@ -95,6 +96,23 @@ def send_buffers(sock: socket.socket, buffers: list) -> None:
                 views[0], n = views[0][n:], 0
 
 
+def _listen(host: str, port: int, what: str) -> socket.socket:
+    """A listening TCP socket; OSError naming the address and ``what`` when the port is
+    taken (or out of range, or the address not on this host)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        if not 0 <= port <= 65535:
+            raise OSError(errno.EINVAL, 'not a TCP port 0..65535')
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(4)
+    except OSError as exc:
+        sock.close()
+        raise OSError(exc.errno, f'cannot listen on TCP {host}:{port} ({what}): '
+                      f'{exc.strerror or exc}') from None
+    return sock
+
+
 class SensorStream:
     """One configured sensor: its listening socket, its clients and its sample generator."""
 
@@ -106,10 +124,7 @@ class SensorStream:
         self.sample_count = 0
         self.clients: list[socket.socket] = []
         self.lock = threading.Lock()
-        self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.listener.bind((host, self.port))
-        self.listener.listen(4)
+        self.listener = _listen(host, self.port, f'{self.type} sensor port')
         self.listener.settimeout(0.2)
         self.sent = 0
         dims = config.get('stream_dimensions') or {}
@@ -355,10 +370,7 @@ class MonoDriveSim:
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
-        self.server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.server.bind((host, port))
-        self.server.listen(4)
+        self.server = _listen(host, port, 'control port, --port')
         self.server.settimeout(0.2)
         self.port = self.server.getsockname()[1]
         self.clients: list[socket.socket] = []
@@ -577,10 +589,23 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument('--sensors', help='JSON sensor list to stream from the start')
     ap.add_argument('--duration', type=float, default=0.0, help='seconds to run (0 = forever)')
     args = ap.parse_args(strip_ros_args(sys.argv[1:] if argv is None else argv))
-    if args.rate <= 0:
-        print('monodrive_sim: --rate must be > 0', file=sys.stderr)
+    problem = argument_problem(args)
+    if problem:
+        print(f'monodrive_sim: {problem}', file=sys.stderr)
         return 2
     return run_main(lambda: _serve(args))
+
+
+def argument_problem(args) -> Optional[str]:
+    """The first argument out of range as one line naming it, None when all are fine (the
+    checks of rflysim_sim and morai_sim: exit 2, never a traceback)."""
+    if not (math.isfinite(args.rate) and args.rate > 0):
+        return f'--rate must be a finite number > 0 (got {args.rate:g})'
+    if not (math.isfinite(args.duration) and args.duration >= 0):
+        return f'--duration must be a finite number ≥ 0 (got {args.duration:g})'
+    if not 0 <= args.port <= 65535:
+        return f'--port must be a TCP port 1..65535, or 0: any free port (got {args.port})'
+    return None
 
 
 def _serve(args) -> int:
@@ -595,7 +620,10 @@ def _serve(args) -> int:
             from ros_sim_bridge.monodrive.codec.config import load_config
             for sensor_cfg in load_config(args.sensors, 'sensors').sensors():
                 sim.configure_sensor(sensor_cfg)
-    except (OSError, ValueError) as exc:
+    except OSError as exc:        # a port in use (named), an address not on this host
+        print(f'monodrive_sim: {exc.strerror or exc}', file=sys.stderr)
+        return 1
+    except ValueError as exc:     # a bad --sensors file
         print(f'monodrive_sim: {exc}', file=sys.stderr)
         return 2
     print(f'monodrive_sim: control on {args.host}:{sim.port}, {args.rate:g} Hz, '

@@ -6,6 +6,9 @@ resolution); 32 lasers: HDL-32E (one firing).  With azimuth α measured clockwis
 and elevation ω: x = d·cosω·cosα, y = −d·cosω·sinα, z = d·sinω (x forward, y left, z up;
 monoDrive's client computes the same point in Velodyne's x-right/y-forward frame).  The
 emulator casts its rays with the same :class:`LidarGeometry`.
+
+``ring`` follows velodyne_pointcloud: 0 is the lowest laser, counting upward (VLP-16: ring 0 =
+−10°, 1 = −8.67° … 7 = −0.67°, 8 = +0.67° … 15 = +10°), not the laser's firing index.
 """
 from __future__ import annotations
 
@@ -27,10 +30,14 @@ HDL32E_ELEVATION = (-30.67, -9.33, -29.33, -8.0, -28.0, -6.67, -26.67, -5.33,
                     -14.67, 6.67, -13.33, 8.0, -12.0, 9.33, -10.67, 10.67)
 ELEVATIONS = {16: VLP16_HIRES_ELEVATION, 32: HDL32E_ELEVATION}
 
-# The cloud's point layout (host order, for PointCloud2 / CloudBuffer).
-POINT = np.dtype([('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('intensity', '<f4'),
-                  ('ring', '<u2')])
 
+def rings(elevations) -> np.ndarray:
+    """Ring of each laser id: its rank by elevation, 0 = lowest (velodyne_pointcloud's
+    convention, which ring-based tools expect), not the firing order."""
+    order = np.argsort(np.asarray(elevations, dtype=np.float64), kind='stable')
+    ring = np.empty(len(order), np.uint16)
+    ring[order] = np.arange(len(order))
+    return ring
 
 # The cloud's point layout (host order, for PointCloud2 / CloudBuffer).
 POINT = np.dtype([('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('intensity', '<f4'),
@@ -47,7 +54,7 @@ class LidarGeometry:
         elev = np.radians(np.asarray(ELEVATIONS[n_lasers], dtype=np.float64))
         channel = np.arange(32)
         laser = channel % n_lasers
-        self.ring = laser.astype(np.uint16)
+        self.ring = rings(ELEVATIONS[n_lasers])[laser]   # 0 = lowest elevation, upward
         self.cos_elev = np.cos(elev[laser])
         self.sin_elev = np.sin(elev[laser])
         # VLP-16: channels 16..31 are the second firing, one horizontal step later

@@ -76,6 +76,8 @@ class VehicleParams:
     wheelbase: float = 2.7        # m
     rear_overhang: float = 1.0    # m
     max_steer_deg: float = 40.0   # wheel angle at steering = ±1
+    max_rear_steer_deg: float = 10.0  # rear wheel angle at rear_steering = ±1 (26.R1 Ctrl Cmd;
+                                  # MORAI does not state it: an emulator choice)
     max_accel: float = 3.0        # m/s² at full throttle
     max_brake: float = 8.0        # m/s² at full brake
     drag: float = 0.015           # 1/s, linear speed loss
@@ -91,6 +93,7 @@ class EgoState:
     yaw: float = 0.0     # rad, counter-clockwise from east
     v: float = 0.0       # m/s, signed (negative = reversing)
     steer: float = 0.0   # rad, front wheel angle (+ = left)
+    rear_steer: float = 0.0  # rad, rear wheel angle (+ = left), from a 26.R1 Ctrl Cmd
     accel: float = 0.0   # m/s², longitudinal
     yaw_rate: float = 0.0  # rad/s
 
@@ -198,6 +201,8 @@ class MoraiScene:
         gear = self.gear
         if auto:
             e.steer = math.radians(cmd.steering * p.max_steer_deg)
+            rear = cmd.rear_steering if cmd.rear_steering is not None else 0.0
+            e.rear_steer = math.radians(rear * p.max_rear_steer_deg)
         direction = -1.0 if gear == cmds.GEAR_REVERSE else 1.0
         resist = p.drag * abs(e.v) + (p.rolling if e.v else 0.0)
         drive, stop = 0.0, resist
@@ -235,7 +240,8 @@ class MoraiScene:
             e.accel = (v1 - v0) / dt if dt else 0.0
             e.v = v1
         self.pedals = (accel_pedal, brake_pedal)
-        e.yaw_rate = e.v / p.wheelbase * math.tan(e.steer)
+        # kinematic bicycle with both axles steered (rear angle 0 without rear steering)
+        e.yaw_rate = e.v / p.wheelbase * (math.tan(e.steer) - math.tan(e.rear_steer))
         yaw_mid = e.yaw + 0.5 * e.yaw_rate * dt
         e.x += e.v * math.cos(yaw_mid) * dt
         e.y += e.v * math.sin(yaw_mid) * dt
@@ -363,7 +369,8 @@ class MoraiScene:
             pitch=0.0, heading=math.degrees(e.yaw), velocity_x=e.v * KMH, velocity_y=0.0,
             velocity_z=0.0, angular_velocity_x=0.0, angular_velocity_y=0.0,
             angular_velocity_z=math.degrees(e.yaw_rate), accel_x=e.accel, accel_y=lateral,
-            accel_z=0.0, steer=math.degrees(e.steer), rear_steer=0.0,
+            accel_z=0.0, steer=math.degrees(e.steer),
+            rear_steer=math.degrees(e.rear_steer),
             link_id='LANE_EAST_1' if math.cos(e.yaw) >= 0 else 'LANE_WEST_2',
             **{name: 0.0 for name in morai.ego_status.FIELD_NAMES
                if name.startswith(('tire_', 'side_slip')) or name in (
@@ -492,8 +499,8 @@ class MoraiEmulator:
     def __init__(self, scene: MoraiScene, *, dest_host: str = LOOPBACK,
                  bind_host: str = LOOPBACK, send_ports: Optional[Dict[str, int]] = None,
                  recv_ports: Optional[Dict[str, int]] = None, rate: float = 20.0):
-        if rate <= 0:
-            raise ValueError('rate must be > 0')
+        if not (math.isfinite(rate) and rate > 0):
+            raise ValueError(f'rate must be a finite number > 0, not {rate}')
         if not is_loopback(dest_host):
             LOG.warning('sending to non-loopback host %s (explicitly requested)', dest_host)
         self.scene = scene
@@ -508,7 +515,12 @@ class MoraiEmulator:
         recv_ports = dict(RECV_PORTS if recv_ports is None else recv_ports)
         self._stop = threading.Event()
         self.send_sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.send_sock.bind((bind_host, 0))
+        try:
+            self.send_sock.bind((bind_host, 0))
+        except OSError as exc:
+            self.send_sock.close()
+            raise OSError(exc.errno, f'cannot bind UDP {bind_host} (--bind): '
+                          f'{exc.strerror or exc}') from None
         self.recv_socks: List[socket.socket] = []
         self.bound_ports: Dict[str, int] = {}
         by_port: Dict[int, socket.socket] = {}
@@ -516,11 +528,19 @@ class MoraiEmulator:
             for name, port in recv_ports.items():
                 if name not in RECV_PORTS:
                     raise ValueError(f'{name!r} is not a client → simulator message')
+                if not 0 <= port < 65536:
+                    raise ValueError(f'bad listen port {port} for {name}')
                 if port and port in by_port:
                     sock = by_port[port]
                 else:
                     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-                    sock.bind((bind_host, port))
+                    try:
+                        sock.bind((bind_host, port))
+                    except OSError as exc:     # name the port: which one is busy?
+                        sock.close()
+                        option = f'--{name.replace("_", "-")}-listen-port'
+                        raise OSError(exc.errno, f'cannot bind UDP {bind_host}:{port} ({name} '
+                                      f'listen port, {option}): {exc.strerror}') from None
                     sock.setblocking(False)
                     self.recv_socks.append(sock)
                     by_port[sock.getsockname()[1]] = sock
@@ -620,7 +640,8 @@ def build_parser() -> argparse.ArgumentParser:
     for name, port in RECV_PORTS.items():
         ap.add_argument(f'--{name.replace("_", "-")}-listen-port', type=int, default=port,
                         help=f'receive {name} on this port (default {port}; -1 = off)')
-    ap.add_argument('--log-level', default='INFO')
+    ap.add_argument('--log-level', default='INFO', type=str.upper,
+                    choices=('DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL'))
     return ap
 
 
@@ -629,9 +650,34 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     return run_main(lambda: _main(argv))
 
 
+def argument_problem(args) -> Optional[str]:
+    """The first argument out of range, as one line naming it (None: all fine).  The same
+    checks as rflysim_sim: a bad value is an exit 2, never a traceback or a run for ever."""
+    if not (math.isfinite(args.rate) and args.rate > 0):
+        return f'--rate must be a finite number > 0 (got {args.rate:g})'
+    for option in ('duration', 'collision_period'):
+        value = getattr(args, option)
+        if not (math.isfinite(value) and value >= 0):
+            return f'--{option.replace("_", "-")} must be a finite number ≥ 0 (got {value:g})'
+    ports = [(f'{n}_port', 'a UDP port 1..65535, or -1: do not send', False) for n in SEND_PORTS]
+    ports.append(('multi_ego_setting_send_port', 'a UDP port 1..65535, or -1: do not send',
+                  False))
+    ports += [(f'{n}_listen_port', 'a UDP port 1..65535, 0: any free port, or -1: off', True)
+              for n in RECV_PORTS]
+    for option, what, zero_ok in ports:
+        port = getattr(args, option)
+        if not (port == -1 or (zero_ok and port == 0) or 1 <= port <= 65535):
+            return f'--{option.replace("_", "-")} must be {what} (got {port})'
+    return None
+
+
 def _main(argv: Optional[Sequence[str]]) -> int:
     args = build_parser().parse_args(strip_ros_args(sys.argv[1:] if argv is None else argv))
-    logging.basicConfig(level=args.log_level.upper(),
+    problem = argument_problem(args)
+    if problem:
+        print(f'morai_sim: {problem}', file=sys.stderr)
+        return 2
+    logging.basicConfig(level=args.log_level,
                         format='%(asctime)s %(name)s %(levelname)s %(message)s')
     scene = MoraiScene(args.release, ego_layout=args.ego_layout,
                        object_layout=args.object_layout, collision_layout=args.collision_layout,
@@ -641,8 +687,13 @@ def _main(argv: Optional[Sequence[str]]) -> int:
         send['multi_ego_setting'] = args.multi_ego_setting_send_port
     recv = {n: getattr(args, f'{n}_listen_port') for n in RECV_PORTS
             if getattr(args, f'{n}_listen_port') >= 0}
-    with MoraiEmulator(scene, dest_host=args.host, bind_host=args.bind, send_ports=send,
-                       recv_ports=recv, rate=args.rate) as emu:
+    try:
+        emu = MoraiEmulator(scene, dest_host=args.host, bind_host=args.bind, send_ports=send,
+                            recv_ports=recv, rate=args.rate)
+    except OSError as exc:          # a port in use, an address not here: named, exit 1
+        print(f'morai_sim: {exc.strerror or exc}', file=sys.stderr)
+        return 1
+    with emu:
         LOG.info('MORAI emulator: layouts %s/%s/%s, sending to %s %s, listening on %s',
                  scene.ego_layout, scene.object_layout, scene.collision_layout, args.host,
                  send, emu.bound_ports)

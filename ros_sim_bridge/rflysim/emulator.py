@@ -435,13 +435,24 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     return run_main(lambda: _main(argv))
 
 
+def argument_problem(args) -> Optional[str]:
+    """The first argument out of range, as one line naming it; None when all are fine."""
+    if not (math.isfinite(args.rate) and args.rate > 0):
+        return f'--rate must be a finite number > 0 (got {args.rate:g})'
+    for option in ('duration', 'origin_period', 'collision_period'):
+        value = getattr(args, option)
+        if not (math.isfinite(value) and value >= 0):     # -1 ran for ever, as 0 does
+            return f'--{option.replace("_", "-")} must be a finite number ≥ 0 (got {value:g})'
+    if args.vehicles is not None and not 1 <= args.vehicles <= 255:
+        return '--vehicles must be 1..255'
+    return None
+
+
 def _main(argv: Optional[Sequence[str]]) -> int:
     args = build_parser().parse_args(strip_ros_args(sys.argv[1:] if argv is None else argv))
-    if args.rate <= 0:
-        print('rflysim_sim: --rate must be > 0', file=sys.stderr)
-        return 2
-    if args.vehicles is not None and not 1 <= args.vehicles <= 255:
-        print('rflysim_sim: --vehicles must be 1..255', file=sys.stderr)
+    problem = argument_problem(args)
+    if problem:
+        print(f'rflysim_sim: {problem}', file=sys.stderr)
         return 2
     ids = args.ids or list(range(1, (args.vehicles or 3) + 1))
     scene = Scene(ids, gps_origin=args.gps_origin, gps_order=args.gps_order,

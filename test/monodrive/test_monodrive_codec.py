@@ -343,13 +343,33 @@ def test_velodyne_vlp16_points():
     assert pts[0]['x'] == pytest.approx(0.0, abs=1e-5)
     assert pts[0]['y'] == pytest.approx(-d * math.cos(w), abs=1e-5)   # 90° = to the right
     assert pts[0]['z'] == pytest.approx(d * math.sin(w), abs=1e-5)
-    assert (pts[0]['intensity'], pts[0]['ring']) == (100, 0)
+    assert (pts[0]['intensity'], pts[0]['ring']) == (100, 0)      # −10°: the lowest ring
     # channel 17 = laser 1 (+0.67°) of the second firing, at 90.00° + 0.4°
     a, w = math.radians(90.4), math.radians(0.67)
     assert pts[1]['x'] == pytest.approx(2 * math.cos(w) * math.cos(a), abs=1e-5)
     assert pts[1]['y'] == pytest.approx(-2 * math.cos(w) * math.sin(a), abs=1e-5)
     assert pts[1]['z'] == pytest.approx(2 * math.sin(w), abs=1e-5)
-    assert (pts[1]['intensity'], pts[1]['ring']) == (7, 1)
+    assert (pts[1]['intensity'], pts[1]['ring']) == (7, 8)   # 8 lasers below +0.67°
+
+
+@pytest.mark.parametrize('n_lasers, elevations', [
+    (16, [-10.0, -8.67, -7.33, -6.0, -4.67, -3.33, -2.0, -0.67,
+          0.67, 2.0, 3.33, 4.67, 6.0, 7.33, 8.67, 10.0]),
+    (32, [-30.67, -29.33, -28.0, -26.67, -25.33, -24.0, -22.67, -21.33, -20.0, -18.67, -17.33,
+          -16.0, -14.67, -13.33, -12.0, -10.67, -9.33, -8.0, -6.67, -5.33, -4.0, -2.67, -1.33,
+          0.0, 1.33, 2.67, 4.0, 5.33, 6.67, 8.0, 9.33, 10.67])])
+def test_velodyne_ring_counts_up_from_the_lowest_laser(n_lasers, elevations):
+    """velodyne_pointcloud's ring: 0 = the lowest elevation, one up per laser (the VLP-16
+    datasheet's angles sorted by hand), whatever the firing order on the wire."""
+    returns = b''.join(struct.pack('<HB', 5000, ch) for ch in range(32))   # 10 m each
+    block = bytes.fromhex('ffee 2823') + returns
+    pkt = block * 12 + bytes.fromhex('04030201 3722')
+    pts = lidar_geometry.decode_points(pkt, lidar_geometry.LidarGeometry(n_lasers, 0.4))[:32]
+    seen = {}
+    for p in pts:
+        elevation = math.degrees(math.asin(p['z'] / 10.0))
+        seen.setdefault(int(p['ring']), set()).add(round(elevation, 2))
+    assert seen == {ring: {e} for ring, e in enumerate(elevations)}
 
 
 def test_velodyne_hdl32_points():
@@ -357,7 +377,7 @@ def test_velodyne_hdl32_points():
     w = math.radians(1.33)                      # channel 17 = laser 17 (+1.33°), no offset
     assert pts[1]['x'] == pytest.approx(0.0, abs=1e-5)
     assert pts[1]['z'] == pytest.approx(2 * math.sin(w), abs=1e-5)
-    assert pts[1]['ring'] == 17
+    assert pts[1]['ring'] == 24     # 24 of the 32 lasers are below +1.33°
     assert lidar.first_last_azimuth(velodyne_packet()) == (9000, 9040)
     assert np.frombuffer(velodyne_packet(), lidar.PACKET)['timestamp'][0] == 0x01020304
 

@@ -490,6 +490,7 @@ def test_non_ascii_link_id_is_bad_value():
 
 BAD_COMMANDS = [
     (morai.encode_scenario_load, morai.ScenarioLoad('x' * 31), 'file_name'),
+    (morai.encode_scenario_load, morai.ScenarioLoad(''), 'file_name'),   # the .srv: 1..30
     (morai.encode_scenario_load, morai.ScenarioLoad('szenario_ä.json'), 'file_name'),
     (morai.encode_scenario_load, morai.ScenarioLoad('a\0b'), 'file_name'),
     (morai.encode_scenario_load, morai.ScenarioLoad('trailing '), 'file_name'),

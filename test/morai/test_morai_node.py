@@ -576,6 +576,7 @@ def test_services_send_the_right_bytes(ros, bridge):
 
 @pytest.mark.parametrize('srv_type, name, sim_name, request_fields, field', [
     (MoraiScenarioLoad, 'scenario_load', 'scenario_load', dict(file_name='b' * 31), 'file_name'),
+    (MoraiScenarioLoad, 'scenario_load', 'scenario_load', dict(file_name=''), 'file_name'),
     (MoraiScenarioLoad, 'scenario_load', 'scenario_load', dict(file_name='szenario_ä'),
      'file_name'),
     (MoraiSaveSensorData, 'save_sensor_data', 'save_sensor_data',

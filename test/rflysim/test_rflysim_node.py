@@ -12,6 +12,7 @@ from tf2_msgs.msg import TFMessage
 from ros_sim_bridge.rflysim import codec
 from ros_sim_bridge.core import frames
 from ros_sim_bridge.rflysim.emulator import Scene, Sender
+from ros_sim_bridge.rflysim.ros import conversions
 from ros_sim_bridge.msg import RflySimCollision, RflySimTruth
 from ros_sim_bridge.rflysim.ros.node import RflySimTruthNode
 from ros_sim_bridge.ros.qos import LATCHED
@@ -146,6 +147,7 @@ def test_other_forms_crash_notice_and_map_origin(ros, node_ports):
     node, base, ports = node_ports((1,))
     coll = ros.collect(RflySimCollision, 'rflysim/vehicle_1/collision')
     imu = ros.collect(Imu, 'rflysim/vehicle_1/imu')
+    odom = ros.collect(Odometry, 'rflysim/vehicle_1/odom')
     truth = ros.collect(RflySimTruth, 'rflysim/vehicle_1/truth')
     tx = UdpSender()
     # legacy netDataShort: tg = 7 (collided with vehicle 7), len 152, payload without checksum
@@ -172,6 +174,15 @@ def test_other_forms_crash_notice_and_map_origin(ros, node_ports):
     tx.send_to(ports[1], bytes(simple))
     i = imu.wait_for(2)[1]
     assert i.angular_velocity_covariance[0] == -1.0 and i.linear_acceleration_covariance[0] == -1.0
+    # ... and the Odometry: its angular twist is unknown (huge variance on the angular diagonal,
+    # 6×6 row-major: elements 21, 28, 35), not an exact zero; the rest stays exact (zero)
+    legacy_odom, simple_odom = odom.wait_for(2)[:2]
+    assert list(legacy_odom.twist.covariance) == [0.0] * 36        # the legacy form has rates
+    cov = list(simple_odom.twist.covariance)
+    assert [cov[k] for k in (21, 28, 35)] == [conversions.UNKNOWN_VARIANCE] * 3
+    assert conversions.UNKNOWN_VARIANCE >= 1e6
+    assert [v for k, v in enumerate(cov) if k not in (21, 28, 35)] == [0.0] * 33
+    assert list(simple_odom.pose.covariance) == [0.0] * 36
     t = truth.wait_for(1, where=lambda m: m.form == RflySimTruth.FORM_SIMPLE_TIME)[-1]
     assert t.pos_gps[0] == pytest.approx(40.1234567) and t.pos_gps[2] == pytest.approx(55.5)
     assert not t.has_body_motion
@@ -234,6 +245,22 @@ def test_node_stops_cleanly_on_sigint_and_sigterm(ros, sig, preexec):
             proc.kill()
             proc.wait()
     assert proc.returncode == 0 and 'Traceback' not in err, err
+
+
+@pytest.mark.parametrize('name, value', [('receive_buffer_bytes', -5),
+                                         ('receive_buffer_bytes', 0), ('base_port', 70000)])
+def test_bad_value_is_one_fatal_line_and_exit_code_1(name, value):
+    """The installed rflysim_truth: receive_buffer_bytes -5 was accepted silently."""
+    import subprocess
+
+    from ros_sim_bridge.tools.launcher import executable, ros_args
+    out = subprocess.run([str(executable('rflysim_truth')),
+                          *ros_args(parameters={name: value})],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1, out.stderr
+    lines = [line for line in out.stderr.splitlines() if 'cannot start' in line]
+    assert len(lines) == 1 and 'FATAL' in lines[0] and str(value) in lines[0], out.stderr
+    assert 'Traceback' not in out.stderr
 
 
 def test_port_in_use_is_one_clear_error_and_exit_code_1():

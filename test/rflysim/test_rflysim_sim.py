@@ -304,3 +304,24 @@ def test_cli_ignores_the_ros_args_that_ros2_launch_appends():
     assert strip_ros_args(['--ros-args', '-p', 'a:=1', '--', '--rate', '5']) == ['--rate', '5']
     assert sim.main(['--ids', '[1]', '--duration', '0.05', '--rate', '20', '--quiet',
                              '--ros-args', '-r', '__node:=rflysim_sim']) == 0
+
+
+@pytest.mark.parametrize('args, option', [
+    (['--duration', '-1'], '--duration'),          # ran for ever (as 0 does) before
+    (['--duration', 'nan'], '--duration'),
+    (['--rate', 'nan'], '--rate'), (['--rate', '0'], '--rate'),
+    (['--origin-period', '-1'], '--origin-period'),
+    (['--collision-period', 'inf'], '--collision-period'),
+    (['--vehicles', '300'], '--vehicles')])
+def test_installed_sender_bad_argument_is_one_line_and_exit_2(args, option):
+    """The installed rflysim_sim, as a user runs it: one line naming the argument, exit 2."""
+    import os
+    import subprocess
+    from ros_sim_bridge.tools.launcher import executable
+    proc = subprocess.run([str(executable('rflysim_sim')), *args], capture_output=True,
+                          text=True, timeout=30, env={**os.environ, 'PYTHONUNBUFFERED': '1'})
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 2, out
+    assert 'Traceback' not in out
+    assert [line for line in out.splitlines() if line.strip()] == [
+        line for line in out.splitlines() if line.startswith(f'rflysim_sim: {option} ')], out

@@ -32,6 +32,7 @@ import time
 from typing import Any, Optional
 
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import CameraInfo, Image, Imu, NavSatFix, PointCloud2
@@ -53,21 +54,50 @@ from ros_sim_bridge.srv import MonoDriveCommand, MonoDriveRawCommand, MonoDriveS
 from ros_sim_bridge.ros.diagnostics import Diagnostics
 from ros_sim_bridge.ros.geometry import transform as make_transform
 from ros_sim_bridge.ros.markers import MarkerTracker
-from ros_sim_bridge.ros.params import common_parameters, declare_parameters
+from ros_sim_bridge.ros.params import common_parameters, declare_parameters, one_of, positive
 from ros_sim_bridge.ros.pointcloud import CloudBuffer
 from ros_sim_bridge.ros.qos import DATA, LATCHED, TF
 from ros_sim_bridge.ros.runner import run_node
 from ros_sim_bridge.ros.stamps import ns_to_stamp, seconds_to_stamp
 
+def _integer(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def tcp_port(value) -> Optional[str]:
+    """A TCP port 1..65535 (70000 was accepted and the client retried it for ever)."""
+    return None if _integer(value) and 1 <= value <= 65535 else 'must be a TCP port 1..65535'
+
+
+def positive_int(value) -> Optional[str]:
+    return None if _integer(value) and value > 0 else 'must be an integer > 0'
+
+
+def non_negative_int(value) -> Optional[str]:
+    return None if _integer(value) and value >= 0 else 'must be an integer ≥ 0'
+
+
+#: header_size values: the strings of the parameter file, and the integers ``-p header_size:=12``
+#: gives (the parameter is declared with dynamic typing for them, see the node).
+HEADER_SIZES = {'auto': 'auto', '12': '12', '16': '16', 12: '12', 16: '16'}
+
+
+def header_size(value) -> Optional[str]:
+    ok = not isinstance(value, bool) and isinstance(value, (int, str)) and value in HEADER_SIZES
+    return None if ok else "must be 'auto', 12 or 16"
+
+
 PARAMETERS = {
     'host': ('127.0.0.1', 'simulator address (control channel and, by default, sensors)'),
-    'port': (8999, 'control port (2018 simulators: 8998)'),
+    'port': (8999, 'control port (2018 simulators: 8998)', tcp_port),
     'sensor_host': ('', "address of the sensor streams ('' = host)"),
-    'request_timeout': (5.0, 's a command service waits for its reply'),
-    'max_message_bytes': (control.DEFAULT_MAX_MESSAGE, 'largest control message accepted'),
-    'max_sample_bytes': (sensor.DEFAULT_MAX_SAMPLE, 'largest sensor message accepted'),
-    'min_backoff': (0.25, 's before the first reconnection attempt'),
-    'max_backoff': (2.0, 's between reconnection attempts at most'),
+    'request_timeout': (5.0, 's a command service waits for its reply', positive),
+    'max_message_bytes': (control.DEFAULT_MAX_MESSAGE, 'largest control message accepted',
+                          positive_int),
+    'max_sample_bytes': (sensor.DEFAULT_MAX_SAMPLE, 'largest sensor message accepted',
+                         positive_int),
+    'min_backoff': (0.25, 's before the first reconnection attempt', positive),
+    'max_backoff': (2.0, 's between reconnection attempts at most', positive),
     'reply_magic': ('client', "magic of our requests: 'client' 0x6d6f6e6f (all simulators)"),
     'simulator_config': ('', 'simulator JSON file (SimulatorConfig_ID); empty: none'),
     'weather_config': ('', 'weather JSON file (WeatherConfig); empty: none'),
@@ -77,24 +107,30 @@ PARAMETERS = {
     'sensors_config': ('', 'sensor list JSON file (REPLAY_ConfigureSensorsCommand_ID each)'),
     'send_trajectory': (True, 'send the trajectory file whole at start (replay mode)'),
     'connect_sensors': (True, 'connect to every configured sensor with a listen_port'),
-    'header_size': ('auto', "sensor header: 'auto' (detected), '12' or '16' bytes"),
-    'header_byte_order': ('big', "sensor header byte order: 'big' (2019+) or 'little' (2018)"),
+    'header_size': ('auto', "sensor header: 'auto' (detected), 12 or 16 bytes (integer or "
+                    'string)', header_size),
+    'header_byte_order': ('big', "sensor header byte order: 'big' (2019+) or 'little' (2018)",
+                          one_of('big', 'little')),
     'topic_prefix': ('monodrive', 'namespace of the sensor and state topics'),
     'map_frame': ('map', 'world frame (REP-103 axes of the Unreal world)'),
     'ego_frame': ('ego/base_link', 'frame the sensors are mounted on'),
     'vehicle_frame': ('{name}/base_link', 'frame of each State vehicle; {name} = its name'),
     'publish_tf': (True, 'publish map → vehicle frames on /tf and sensor mounts on /tf_static'),
-    'lidar_max_packets': (4000, 'cut a lidar revolution after this many packets'),
-    'ego_control_timeout': (1.0, 's an EgoControl message may wait to be sent'),
+    'lidar_max_packets': (4000, 'cut a lidar revolution after this many packets', positive_int),
+    'ego_control_timeout': (1.0, 's an EgoControl message may wait to be sent', positive),
     **common_parameters(stamp_sources={'receive': 'host clock at reception',
                                        'sim': "the sample's game time"},
                         stamp_default='receive', stale_after=2.0, stale_what='a stream'),
     'max_annotation_boxes': (256, 'boxes of each kind (2-D, oriented) taken from one camera '
-                             'annotation message; the rest are counted and logged'),
-    'annotation_depth': (1.0, 'm in front of a camera its 2-D annotation boxes are drawn at'),
+                             'annotation message; the rest are counted and logged',
+                             non_negative_int),
+    'annotation_depth': (1.0, 'm in front of a camera its 2-D annotation boxes are drawn at',
+                         positive),
     'link_error_after': (5.0, 's a link (control or sensor) may be down, WARN reconnecting, '
-                               'before /diagnostics says ERROR'),
+                               'before /diagnostics says ERROR', positive),
 }
+#: Declared apart, with dynamic typing: ``-p header_size:=12`` is an integer to rcl.
+DYNAMIC = ('header_size',)
 
 CONFIG_KINDS = (('simulator_config', 'simulator'), ('weather_config', 'weather'),
                 ('vehicle_config', 'vehicle'), ('scenario_config', 'scenario'),
@@ -355,15 +391,17 @@ class MonoDriveClientNode(Node):
 
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
-        self.p = p = declare_parameters(self, PARAMETERS)
-        if p.header_size not in ('auto', '12', '16'):
-            raise ValueError(f"header_size must be 'auto', '12' or '16', not {p.header_size!r}")
-        if p.header_byte_order not in ('big', 'little'):
-            raise ValueError("header_byte_order must be 'big' or 'little'")
-        if p.request_timeout <= 0:
-            raise ValueError('request_timeout must be > 0')
-        if p.link_error_after <= 0:
-            raise ValueError('link_error_after must be > 0')
+        self.p = p = declare_parameters(
+            self, {k: v for k, v in PARAMETERS.items() if k not in DYNAMIC})
+        for name in DYNAMIC:
+            default, description, check = PARAMETERS[name]
+            value = self.declare_parameter(name, default, ParameterDescriptor(
+                description=description, dynamic_typing=True)).value
+            problem = check(value)
+            if problem:
+                raise ValueError(f'parameter {name} = {value!r} {problem}')
+            setattr(p, name, value)
+        p.header_size = HEADER_SIZES[p.header_size]          # 'auto', '12' or '16'
         self.diagnostics = Diagnostics(self, period=p.diagnostics_period)
         self.control_stats = self.diagnostics.stream(f'control (tcp {p.port})',
                                                      'monodrive control', expected=False)
@@ -411,18 +449,20 @@ class MonoDriveClientNode(Node):
                                  on_connect_failed=self._on_connect_failed,
                                  min_backoff=p.min_backoff, max_backoff=p.max_backoff)
         group = ReentrantCallbackGroup()
-        self._services = []
+        # Not ``self._services``: that is rclpy Node's own list (the parameter services live
+        # in it; replacing it left ros2 param list/get/set without an answer).
+        self.command_services = []
         for msg_type in messages.MESSAGE_TYPES:
-            self._services.append(self.create_service(
+            self.command_services.append(self.create_service(
                 MonoDriveCommand, f'~/{service_name(msg_type)}',
                 lambda req, res, t=msg_type: self._command(t, req.json, res), callback_group=group))
-        self._services.append(self.create_service(
+        self.command_services.append(self.create_service(
             MonoDriveRawCommand, '~/raw_command',
             lambda req, res: self._command(req.type, req.json, res, validate=req.validate),
             callback_group=group))
-        self._services.append(self.create_service(MonoDriveStep, '~/replay_step',
+        self.command_services.append(self.create_service(MonoDriveStep, '~/replay_step',
                                                   self._replay_step, callback_group=group))
-        self._services.append(self.create_service(MonoDriveStep, '~/step_trajectory',
+        self.command_services.append(self.create_service(MonoDriveStep, '~/step_trajectory',
                                                   self._step_trajectory, callback_group=group))
         self.create_subscription(MonoDriveEgoControl, _under(p.topic_prefix, 'ego_control'),
                                  self._on_ego_control, DATA,

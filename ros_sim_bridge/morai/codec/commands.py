@@ -190,7 +190,12 @@ class ScenarioLoad:
 
 
 def encode_scenario_load(cmd: ScenarioLoad, pad: bytes = b' ', aux=(0, 0, 0)) -> bytes:
-    """``file_name`` is space-padded like MORAI's own example (``pad=b'\\0'`` for NULs)."""
+    """``file_name`` is space-padded like MORAI's own example (``pad=b'\\0'`` for NULs); an
+    empty one is refused (the interface says 1..30 characters: the simulator has no file to
+    load)."""
+    if cmd.file_name == '':
+        raise CodecError(SCENARIO_LOAD, 'must not be empty: name the scenario file to load (1..30 '
+                         'ASCII characters)', field='file_name', kind=BAD_VALUE)
     name = encode_text(cmd.file_name, FILE_NAME_LENGTH, SCENARIO_LOAD, 'file_name', pad=pad)
     flags = [check_bool(getattr(cmd, f), SCENARIO_LOAD, f) for f in _SCENARIO_FLAGS]
     return build_frame(SCENARIO_LAYOUTS[0], name + _SCENARIO_BOOLS.pack(*flags), SCENARIO_LOAD,

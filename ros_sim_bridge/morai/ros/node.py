@@ -88,14 +88,29 @@ COMMAND_INTERFACES = {
     'multi_ego_setting': ('service', 'set_multi_ego_setting', MoraiSetMultiEgoSetting),
 }
 
+def port_or_off(value) -> Optional[str]:
+    """A UDP port 1..65535, or 0 / -1 for "not used" (checked at start: a port beyond 65535
+    would otherwise end in an OverflowError traceback from the socket layer)."""
+    ok = (isinstance(value, int) and not isinstance(value, bool)
+          and (value in (0, -1) or 1 <= value <= 65535))
+    return None if ok else 'must be a UDP port 1..65535 (0 or -1: not used)'
+
+
+def positive_int(value) -> Optional[str]:
+    ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
+    return None if ok else 'must be an integer > 0'
+
+
 PARAMETERS = {
     'bind_address': ('127.0.0.1', 'local address the listen ports bind to (0.0.0.0: all)'),
-    **{f'listen_port.{n}': (port, f'UDP port {TYPES[n].title} arrives on (0 or -1: not opened)')
+    **{f'listen_port.{n}': (port, f'UDP port {TYPES[n].title} arrives on (0 or -1: not opened)',
+                            port_or_off)
        for n, port in LISTEN_DEFAULTS.items()},
     'sim_host': ('127.0.0.1', 'host (address or name) of the simulator for commands'),
     **{f'sim_port.{n}': (TYPES[n].port, f'simulator port for {TYPES[n].title} '
-                                        '(0 or -1: refuse the command)') for n in OUTBOUND},
-    'receive_buffer_bytes': (4 << 20, 'SO_RCVBUF per listen port'),
+                                        '(0 or -1: refuse the command)', port_or_off)
+       for n in OUTBOUND},
+    'receive_buffer_bytes': (4 << 20, 'SO_RCVBUF per listen port', positive_int),
     'topic_prefix': ('morai', 'namespace of the topics and services'),
     'map_frame': ('map', 'ENU map frame of MORAI positions'),
     'base_frame': ('base_link', 'ego body frame (x forward, y left, z up)'),
@@ -106,7 +121,8 @@ PARAMETERS = {
                                        'receive': 'host clock at reception'},
                         stamp_default='sim', stale_after=2.0, stale_what='a message type'),
     'log_interval': (5.0, 's between two logs of the same kind of bad input per type'),
-    'latency_window': (4096, 'datagrams per type in the latency percentiles of /diagnostics'),
+    'latency_window': (4096, 'datagrams per type in the latency percentiles of /diagnostics',
+                       positive_int),
 }
 
 

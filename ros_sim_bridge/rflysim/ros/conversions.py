@@ -83,8 +83,19 @@ def truth_msg(s, stamp, frame_id: str) -> RflySimTruth:
     return m
 
 
+#: Variance ((rad/s)²) of an Odometry's angular twist the record does not carry (the
+#: simple_time form): nav_msgs has no "not provided" flag, so a huge variance says "unknown"
+#: (a filter weighs it as nothing) where zero would claim exact zero rates.
+UNKNOWN_VARIANCE = 1.0e6
+#: Diagonal of the angular part (rows/columns 3..5) in the 6×6 row-major twist covariance.
+ANGULAR_DIAGONAL = (21, 28, 35)
+
+
 def odometry(e: EnuState, stamp, frame_id: str, child_frame_id: str) -> Odometry:
-    """Pose in ``frame_id`` (ENU), twist in ``child_frame_id`` (FLU), as nav_msgs/Odometry says."""
+    """Pose in ``frame_id`` (ENU), twist in ``child_frame_id`` (FLU), as nav_msgs/Odometry says.
+
+    Ground truth: the covariances stay zero (exact), except the angular twist of a record
+    without body rates (simple_time), whose diagonal is :data:`UNKNOWN_VARIANCE`."""
     m = Odometry()
     m.header = _header(stamp, frame_id)
     m.child_frame_id = child_frame_id
@@ -92,7 +103,10 @@ def odometry(e: EnuState, stamp, frame_id: str, child_frame_id: str) -> Odometry
     m.pose.pose.orientation = quaternion(e.orientation)
     m.twist.twist.linear = vector3(e.velocity_body)
     m.twist.twist.angular = vector3(e.rates_body)
-    return m  # ground truth: covariances stay zero (exact)
+    if not e.has_body_motion:
+        for i in ANGULAR_DIAGONAL:
+            m.twist.covariance[i] = UNKNOWN_VARIANCE
+    return m
 
 
 def imu(e: EnuState, s, stamp, frame_id: str) -> Imu:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import sys
+from typing import Optional
 
 from rclpy.node import Node
 from nav_msgs.msg import Odometry
@@ -34,11 +35,17 @@ from ros_sim_bridge.ros.params import common_parameters, declare_parameters
 from ros_sim_bridge.ros.qos import DATA, LATCHED, TF
 from ros_sim_bridge.core.udp import UdpEndpoint, UdpReceiver
 
+def positive_int(value) -> Optional[str]:
+    """An integer above zero (a socket buffer size: -5 was accepted silently)."""
+    ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
+    return None if ok else 'must be an integer > 0'
+
+
 PARAMETERS = {
     'copter_ids': ([1], 'CopterIDs to receive; one UDP port each'),
     'bind_address': ('127.0.0.1', 'local address the UDP ports bind to (0.0.0.0: all)'),
     'base_port': (rflysim.TRUTH_BASE_PORT, 'port of CopterID 1; ID n uses base_port + 2·(n − 1)'),
-    'receive_buffer_bytes': (4 << 20, 'SO_RCVBUF per port'),
+    'receive_buffer_bytes': (4 << 20, 'SO_RCVBUF per port', positive_int),
     'topic_prefix': ('rflysim', 'namespace of the per-vehicle topics'),
     'map_frame': ('map', 'ENU world frame (origin = RflySim map centre)'),
     'base_frame': ('vehicle_{id}/base_link', 'FLU body frame; {id} is the CopterID'),
