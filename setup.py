@@ -3,9 +3,10 @@
 colcon does not use this file (package.xml says ament_cmake; CMakeLists.txt builds the messages
 and installs everything). It exists for machines without ROS — a simulator PC, an analysis
 box, CI of another project: ``pip install .`` gives the sans-IO codecs (decode and encode every
-supported protocol), the socket transports they share with the nodes, and the built-in
-emulators as commands (``rflysim_sim``, ``morai_sim``, ``ibeo_lux_sim``), with numpy as the
-only dependency.
+supported protocol), the socket transports they share with the nodes, the built-in emulators
+as commands (``rflysim_sim``, ``morai_sim``, ``ibeo_lux_sim``, ``monodrive_sim``) and
+``carla_log`` (``info``, ``collisions``, ``blocked``; ``to-bag`` needs ROS 2), with numpy as
+the only dependency.
 """
 from setuptools import find_packages, setup
 from setuptools.command.build_py import build_py

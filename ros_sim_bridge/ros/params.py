@@ -32,6 +32,31 @@ def positive(value) -> Optional[str]:
     return None if ok else 'must be a finite number > 0'
 
 
+def _integer(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def positive_int(value) -> Optional[str]:
+    """An integer above zero (a buffer size, a count)."""
+    return None if _integer(value) and value > 0 else 'must be an integer > 0'
+
+
+def non_negative_int(value) -> Optional[str]:
+    return None if _integer(value) and value >= 0 else 'must be an integer ≥ 0'
+
+
+def port(*, off: tuple = (), what: str = 'port') -> Check:
+    """A port 1..65535, or one of the ``off`` values meaning "not used" (checked at start: a
+    port beyond 65535 would end in an OverflowError from the socket layer, or be retried for
+    ever)."""
+    said = f' ({" or ".join(map(str, off))}: not used)' if off else ''
+
+    def check(value) -> Optional[str]:
+        ok = _integer(value) and (value in off or 1 <= value <= 65535)
+        return None if ok else f'must be a {what} 1..65535{said}'
+    return check
+
+
 def one_of(*choices: str) -> Check:
     def check(value) -> Optional[str]:
         return None if value in choices else 'must be one of ' + ', '.join(map(repr, choices))

@@ -6,6 +6,7 @@ import select
 import socket
 import struct
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -348,6 +349,32 @@ def test_other_inbound_types(ros, bridge):
     assert [(e.velocity, e.heading) for e in m.egos] == \
         [(si(10.0), si(math.pi / 2)), (si(5.0), si(-math.pi / 4))]
     assert (m.egos[1].roll, m.egos[1].pitch) == (si(rad(1.0)), si(rad(-2.0)))
+
+
+def test_sim_stamps_put_every_topic_on_the_sim_time_base(ros, bridge):
+    """stamp_source sim: a packet without a sim time (Traffic Light Status) is stamped with the
+    sim time now, as the last sim time seen tells it, not with the host clock (every topic of
+    the node in one time base); before any sim time arrived, with the host clock."""
+    sim, start = bridge
+    node, ports = start(inbound=('collision', 'traffic_light_status'))
+    tl = ros.collect(MoraiGetTrafficLightStatus, 'morai/traffic_light_status')
+    coll = ros.collect(MoraiCollisionData, 'morai/collision')
+    tx = UdpSender()
+    b = bytearray(48)                                     # Get TrafficLight Status, 48 B
+    b[0:14] = b'#TrafficLight$'
+    struct.pack_into('<i', b, 14, 16)
+    b[30:39] = b'C119BS010'
+    b[46:48] = b'\r\n'
+    tx.send_to(ports['traffic_light_status'], bytes(b))
+    first = tl.wait_for(1)[0].header.stamp
+    assert abs(first.sec - time.time()) < 60                  # no sim time yet: host clock
+    recs = np.zeros(1, morai.COLLISION_DTYPE)
+    tx.send_to(ports['collision'], morai.encode_collision(recs, 'col148', sec=12, nsec=500))
+    coll.wait_for(1)
+    time.sleep(0.2)
+    tx.send_to(ports['traffic_light_status'], bytes(b))
+    later = tl.wait_for(2)[1].header.stamp
+    assert 12.1 < later.sec + later.nanosec * 1e-9 < 14.0     # 12 s + the 0.2 s since
 
 
 @pytest.mark.parametrize('stamp_source', ['sim', 'receive'])

@@ -32,7 +32,6 @@ import time
 from typing import Any, Optional
 
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import CameraInfo, Image, Imu, NavSatFix, PointCloud2
@@ -51,45 +50,25 @@ from ros_sim_bridge.msg import (MonoDriveCollision, MonoDriveEgoControl, MonoDri
                                 MonoDriveRaw, MonoDriveRpm, MonoDriveState,
                                 MonoDriveUltrasonic, MonoDriveWaypoint)
 from ros_sim_bridge.srv import MonoDriveCommand, MonoDriveRawCommand, MonoDriveStep
+from ros_sim_bridge.ros.clocks import STEADY
 from ros_sim_bridge.ros.diagnostics import Diagnostics
 from ros_sim_bridge.ros.geometry import transform as make_transform
 from ros_sim_bridge.ros.markers import MarkerTracker
-from ros_sim_bridge.ros.params import common_parameters, declare_parameters, one_of, positive
+from ros_sim_bridge.ros.params import (common_parameters, declare_parameters, non_negative_int,
+                                       one_of, port, positive, positive_int)
 from ros_sim_bridge.ros.pointcloud import CloudBuffer
 from ros_sim_bridge.ros.qos import DATA, LATCHED, TF
 from ros_sim_bridge.ros.runner import run_node
 from ros_sim_bridge.ros.stamps import ns_to_stamp, seconds_to_stamp
 
-def _integer(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def tcp_port(value) -> Optional[str]:
-    """A TCP port 1..65535 (70000 was accepted and the client retried it for ever)."""
-    return None if _integer(value) and 1 <= value <= 65535 else 'must be a TCP port 1..65535'
-
-
-def positive_int(value) -> Optional[str]:
-    return None if _integer(value) and value > 0 else 'must be an integer > 0'
-
-
-def non_negative_int(value) -> Optional[str]:
-    return None if _integer(value) and value >= 0 else 'must be an integer ≥ 0'
-
-
-#: header_size values: the strings of the parameter file, and the integers ``-p header_size:=12``
-#: gives (the parameter is declared with dynamic typing for them, see the node).
-HEADER_SIZES = {'auto': 'auto', '12': '12', '16': '16', 12: '12', 16: '16'}
-
-
-def header_size(value) -> Optional[str]:
-    ok = not isinstance(value, bool) and isinstance(value, (int, str)) and value in HEADER_SIZES
-    return None if ok else "must be 'auto', 12 or 16"
+#: header_size values (``-p header_size:=12`` arrives as '12': ros.params takes a number for a
+#: string)
+HEADER_SIZES = ('auto', '12', '16')
 
 
 PARAMETERS = {
     'host': ('127.0.0.1', 'simulator address (control channel and, by default, sensors)'),
-    'port': (8999, 'control port (2018 simulators: 8998)', tcp_port),
+    'port': (8999, 'control port (2018 simulators: 8998)', port(what='TCP port')),
     'sensor_host': ('', "address of the sensor streams ('' = host)"),
     'request_timeout': (5.0, 's a command service waits for its reply', positive),
     'max_message_bytes': (control.DEFAULT_MAX_MESSAGE, 'largest control message accepted',
@@ -108,7 +87,7 @@ PARAMETERS = {
     'send_trajectory': (True, 'send the trajectory file whole at start (replay mode)'),
     'connect_sensors': (True, 'connect to every configured sensor with a listen_port'),
     'header_size': ('auto', "sensor header: 'auto' (detected), 12 or 16 bytes (integer or "
-                    'string)', header_size),
+                    'string)', one_of(*HEADER_SIZES)),
     'header_byte_order': ('big', "sensor header byte order: 'big' (2019+) or 'little' (2018)",
                           one_of('big', 'little')),
     'topic_prefix': ('monodrive', 'namespace of the sensor and state topics'),
@@ -129,8 +108,6 @@ PARAMETERS = {
     'link_error_after': (5.0, 's a link (control or sensor) may be down, WARN reconnecting, '
                                'before /diagnostics says ERROR', positive),
 }
-#: Declared apart, with dynamic typing: ``-p header_size:=12`` is an integer to rcl.
-DYNAMIC = ('header_size',)
 
 CONFIG_KINDS = (('simulator_config', 'simulator'), ('weather_config', 'weather'),
                 ('vehicle_config', 'vehicle'), ('scenario_config', 'scenario'),
@@ -391,17 +368,7 @@ class MonoDriveClientNode(Node):
 
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
-        self.p = p = declare_parameters(
-            self, {k: v for k, v in PARAMETERS.items() if k not in DYNAMIC})
-        for name in DYNAMIC:
-            default, description, check = PARAMETERS[name]
-            value = self.declare_parameter(name, default, ParameterDescriptor(
-                description=description, dynamic_typing=True)).value
-            problem = check(value)
-            if problem:
-                raise ValueError(f'parameter {name} = {value!r} {problem}')
-            setattr(p, name, value)
-        p.header_size = HEADER_SIZES[p.header_size]          # 'auto', '12' or '16'
+        self.p = p = declare_parameters(self, PARAMETERS)
         self.diagnostics = Diagnostics(self, period=p.diagnostics_period)
         self.control_stats = self.diagnostics.stream(f'control (tcp {p.port})',
                                                      'monodrive control', expected=False)
@@ -467,7 +434,9 @@ class MonoDriveClientNode(Node):
         self.create_subscription(MonoDriveEgoControl, _under(p.topic_prefix, 'ego_control'),
                                  self._on_ego_control, DATA,
                                  callback_group=MutuallyExclusiveCallbackGroup())
-        self.create_timer(0.1, self._tick, callback_group=MutuallyExclusiveCallbackGroup())
+        # request timeouts and link supervision: on the steady clock, whatever use_sim_time says
+        self.create_timer(0.1, self._tick, callback_group=MutuallyExclusiveCallbackGroup(),
+                          clock=STEADY)
 
         # --- sensors ---------------------------------------------------------------------
         self.sensors: list[SensorLink] = []

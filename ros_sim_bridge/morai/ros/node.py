@@ -52,14 +52,15 @@ from ros_sim_bridge.morai import codec as morai
 from ros_sim_bridge.morai.codec.framing import read_data_length
 from ros_sim_bridge.core.binary import UNKNOWN_LAYOUT, CodecError
 from ros_sim_bridge.morai.ros import conversions as convert
-from ros_sim_bridge.ros.stamps import ns_to_stamp, sec_nsec_to_stamp
+from ros_sim_bridge.ros.clocks import STEADY
+from ros_sim_bridge.ros.stamps import ns_to_stamp, sec_nsec_to_stamp, stamp_to_ns
 from ros_sim_bridge.ros.diagnostics import Diagnostics, StreamStats
 from ros_sim_bridge.msg import (MoraiCollisionData, MoraiCtrlCmd, MoraiEgoVehicleStatus,
                                 MoraiGetTrafficLightStatus, MoraiIntersectionStatus, MoraiLamps,
                                 MoraiMultiEgoSetting, MoraiObjectStatusList,
                                 MoraiVehicleCollisionData)
 from ros_sim_bridge.ros.runner import run_node
-from ros_sim_bridge.ros.params import common_parameters, declare_parameters
+from ros_sim_bridge.ros.params import common_parameters, declare_parameters, port, positive_int
 from ros_sim_bridge.ros.qos import DATA, TF
 from ros_sim_bridge.srv import (MoraiSaveSensorData, MoraiScenarioLoad, MoraiSensorControl,
                                 MoraiSetIntersectionStatus, MoraiSetMultiEgoSetting,
@@ -88,27 +89,17 @@ COMMAND_INTERFACES = {
     'multi_ego_setting': ('service', 'set_multi_ego_setting', MoraiSetMultiEgoSetting),
 }
 
-def port_or_off(value) -> Optional[str]:
-    """A UDP port 1..65535, or 0 / -1 for "not used" (checked at start: a port beyond 65535
-    would otherwise end in an OverflowError traceback from the socket layer)."""
-    ok = (isinstance(value, int) and not isinstance(value, bool)
-          and (value in (0, -1) or 1 <= value <= 65535))
-    return None if ok else 'must be a UDP port 1..65535 (0 or -1: not used)'
-
-
-def positive_int(value) -> Optional[str]:
-    ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
-    return None if ok else 'must be an integer > 0'
-
+#: a UDP port, or 0 / -1: the stream or command is not used
+PORT_OR_OFF = port(off=(0, -1), what='UDP port')
 
 PARAMETERS = {
     'bind_address': ('127.0.0.1', 'local address the listen ports bind to (0.0.0.0: all)'),
     **{f'listen_port.{n}': (port, f'UDP port {TYPES[n].title} arrives on (0 or -1: not opened)',
-                            port_or_off)
+                            PORT_OR_OFF)
        for n, port in LISTEN_DEFAULTS.items()},
     'sim_host': ('127.0.0.1', 'host (address or name) of the simulator for commands'),
     **{f'sim_port.{n}': (TYPES[n].port, f'simulator port for {TYPES[n].title} '
-                                        '(0 or -1: refuse the command)', port_or_off)
+                                        '(0 or -1: refuse the command)', PORT_OR_OFF)
        for n in OUTBOUND},
     'receive_buffer_bytes': (4 << 20, 'SO_RCVBUF per listen port', positive_int),
     'topic_prefix': ('morai', 'namespace of the topics and services'),
@@ -180,6 +171,7 @@ class MoraiBridgeNode(Node):
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
         self.p = p = declare_parameters(self, PARAMETERS)
+        self._sim_minus_receive_ns = None   # sim time − receive time, from the last sim time
         try:
             self.sim_ip = socket.gethostbyname(p.sim_host)
         except OSError as exc:
@@ -199,7 +191,8 @@ class MoraiBridgeNode(Node):
             self.close()
             raise
         self.receiver.start()
-        self.stats_timer = self.create_timer(p.diagnostics_period, self._refresh_stats)
+        self.stats_timer = self.create_timer(p.diagnostics_period, self._refresh_stats,
+                                             clock=STEADY)
         self.get_logger().info(
             f'MORAI bridge: listening on {p.bind_address} for '
             + (', '.join(f'{s.name} (udp {s.port})' for s in self.inbound.values()) or 'nothing')
@@ -346,12 +339,20 @@ class MoraiBridgeNode(Node):
         stats.publish(len(messages))
 
     def _stamp(self, value, now_ns: int) -> Time:
-        """The packet's sim time (stamp_source sim, where the layout has one; StampError when
-        sec or nsec is negative or out of range) or the receive time."""
+        """stamp_source sim: the packet's sim time where the layout has one (StampError when
+        sec or nsec is negative or out of range), else the sim time now as the last sim time
+        seen tells it (receive time + its offset): one time base for every topic of the node;
+        the receive time until a first sim time arrives.  stamp_source receive: receive time."""
+        if self.p.stamp_source != 'sim':
+            return ns_to_stamp(now_ns)
         sec, nsec = getattr(value, 'sec', None), getattr(value, 'nsec', None)
-        if self.p.stamp_source == 'sim' and sec is not None and nsec is not None:
-            return sec_nsec_to_stamp(sec, nsec, source='MORAI')
-        return ns_to_stamp(now_ns)
+        if sec is not None and nsec is not None:
+            stamp = sec_nsec_to_stamp(sec, nsec, source='MORAI')
+            self._sim_minus_receive_ns = stamp_to_ns(stamp) - now_ns
+            return stamp
+        if self._sim_minus_receive_ns is None:
+            return ns_to_stamp(now_ns)
+        return ns_to_stamp(max(0, now_ns + self._sim_minus_receive_ns))
 
     def _bad_input(self, stream: Inbound, err: CodecError, data: bytes, now_ns: int) -> None:
         if err.kind != UNKNOWN_LAYOUT:

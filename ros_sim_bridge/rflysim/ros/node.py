@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import sys
-from typing import Optional
 
 from rclpy.node import Node
 from nav_msgs.msg import Odometry
@@ -31,15 +30,9 @@ from ros_sim_bridge.ros.stamps import ns_to_stamp, seconds_to_stamp
 from ros_sim_bridge.ros.diagnostics import Diagnostics
 from ros_sim_bridge.msg import RflySimCollision, RflySimTruth
 from ros_sim_bridge.ros.runner import run_node
-from ros_sim_bridge.ros.params import common_parameters, declare_parameters
+from ros_sim_bridge.ros.params import common_parameters, declare_parameters, positive_int
 from ros_sim_bridge.ros.qos import DATA, LATCHED, TF
 from ros_sim_bridge.core.udp import UdpEndpoint, UdpReceiver
-
-def positive_int(value) -> Optional[str]:
-    """An integer above zero (a socket buffer size: -5 was accepted silently)."""
-    ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
-    return None if ok else 'must be an integer > 0'
-
 
 PARAMETERS = {
     'copter_ids': ([1], 'CopterIDs to receive; one UDP port each'),
