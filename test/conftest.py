@@ -58,6 +58,27 @@ def message_differences(a, b, path: str = '') -> list:
     return [] if a == b else [f'{path}: {a!r} vs {b!r}']
 
 
+#: the environment of an installed executable run by a test (DDS kept on this host)
+LOCAL_ENV = {**os.environ, 'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST'}
+
+
+def run_installed(exe: str, *args, timeout: float = 60):
+    """Run an installed executable to its end: (exit code, stdout + stderr)."""
+    import subprocess
+    from ros_sim_bridge.tools.launcher import executable
+    proc = subprocess.run([str(executable(exe)), *args], env=LOCAL_ENV, capture_output=True,
+                          text=True, timeout=timeout)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def one_line_naming(out: str, *words) -> str:
+    """The single line of ``out`` that names every one of ``words``; no traceback."""
+    assert 'Traceback' not in out, out
+    lines = [line for line in out.splitlines() if all(w in line for w in words)]
+    assert len(lines) == 1, out
+    return lines[0]
+
+
 def shared_path(*parts: str) -> Path:
     """A file under ../shared, or a clean skip where the folder is absent."""
     path = SHARED.joinpath(*parts)

@@ -1,37 +1,20 @@
 """monodrive_client and monodrive_sim as a new user starts them: the installed executables
 (subprocess), their parameter services, values refused at start, and the README's names."""
-import os
 import re
 import socket
-import subprocess
 from pathlib import Path
 
 import pytest
 from rcl_interfaces.msg import ParameterType
 from rcl_interfaces.srv import GetParameters, ListParameters
 
-from conftest import free_tcp_port, wait_until
+from conftest import free_tcp_port, one_line_naming, wait_until
+from conftest import run_installed as run
 from ros_sim_bridge.tools import suite
-from ros_sim_bridge.tools.launcher import NodeProcess, config_file, executable, ros_args
+from ros_sim_bridge.tools.launcher import NodeProcess, config_file, ros_args
 from ros_sim_bridge.tools.session import call_service
 
 REPO = Path(__file__).resolve().parents[2]
-ENV = {**os.environ, 'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST'}
-
-
-def run(exe, *args, timeout=60):
-    """Run an installed executable to its end: (exit code, stdout + stderr)."""
-    proc = subprocess.run([str(executable(exe)), *args], env=ENV, capture_output=True,
-                          text=True, timeout=timeout)
-    return proc.returncode, proc.stdout + proc.stderr
-
-
-def one_line_naming(out: str, *words) -> str:
-    """The single line of ``out`` that names every one of ``words``; no traceback."""
-    assert 'Traceback' not in out, out
-    lines = [line for line in out.splitlines() if all(w in line for w in words)]
-    assert len(lines) == 1, out
-    return lines[0]
 
 
 # -- parameter services (ros2 param list / get / set) ------------------------------------------

@@ -1,7 +1,6 @@
 """morai_bridge and morai_sim as a new user starts them (installed executables, subprocess):
 values refused at start with one line, busy ports named, and the emulator's rear steering."""
 import math
-import os
 import select
 import socket
 import subprocess
@@ -9,26 +8,11 @@ import time
 
 import pytest
 
-from conftest import free_udp_ports
+from conftest import LOCAL_ENV, free_udp_ports, one_line_naming
+from conftest import run_installed as run
 from ros_sim_bridge.morai import codec as morai
 from ros_sim_bridge.morai.emulator import RECV_PORTS, SEND_PORTS
 from ros_sim_bridge.tools.launcher import executable, ros_args
-
-ENV = {**os.environ, 'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST'}
-
-
-def run(exe, *args, timeout=60):
-    """Run an installed executable to its end: (exit code, stdout + stderr)."""
-    proc = subprocess.run([str(executable(exe)), *args], env=ENV, capture_output=True,
-                          text=True, timeout=timeout)
-    return proc.returncode, proc.stdout + proc.stderr
-
-
-def one_line_naming(out: str, *words) -> str:
-    assert 'Traceback' not in out, out
-    lines = [line for line in out.splitlines() if all(w in line for w in words)]
-    assert len(lines) == 1, out
-    return lines[0]
 
 
 # -- morai_bridge ------------------------------------------------------------------------------
@@ -94,7 +78,7 @@ def ego_rear_steer_after(cmd: morai.CtrlCmd) -> float:
     rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     rx.bind(('127.0.0.1', status_port))
     tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    proc = subprocess.Popen([str(executable('morai_sim')), *args], env=ENV,
+    proc = subprocess.Popen([str(executable('morai_sim')), *args], env=LOCAL_ENV,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 20.0
