@@ -20,6 +20,7 @@ import os
 import signal
 import sys
 import time
+from pathlib import Path
 from typing import Iterable, Optional, TextIO
 
 import numpy as np
@@ -515,6 +516,11 @@ def _main(a, out: TextIO, stops: StopSignals) -> int:
             from .ros.to_bag import to_bag
         except ImportError as err:
             print(f'carla_log to-bag needs the ROS 2 environment: {err}', file=sys.stderr)
+            return 2
+        parent = Path(a.output).absolute().parent
+        if not parent.is_dir():         # as ibeo_idc: nothing is created on the way
+            print(f'carla_log to-bag: {a.output}: the folder {parent} does not exist',
+                  file=sys.stderr)
             return 2
         try:
             counts = _to_bag(to_bag, rec, a, stops)

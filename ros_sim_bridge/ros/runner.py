@@ -35,10 +35,21 @@ def run_node(node_class, argv=None) -> int:
     return stops.finish(code)
 
 
-def _logger_name(node_class) -> str:
-    """The name start-up failures are logged under: the node's name (a class attribute
-    ``NODE_NAME``) like every later line of the node, else the class name."""
-    return getattr(node_class, 'NODE_NAME', None) or node_class.__name__
+def _logger_name(node_class, argv=None) -> str:
+    """The name start-up failures are logged under, as every later line of the node: its
+    namespace and name (``rflysim.rflysim_truth``) with the ``__ns``/``__node`` remappings of
+    ``argv`` applied; the name is the class attribute ``NODE_NAME``, else the class name."""
+    name = getattr(node_class, 'NODE_NAME', None) or node_class.__name__
+    namespace = ''
+    args = list(sys.argv if argv is None else argv)
+    for flag, value in zip(args, args[1:]):
+        if flag in ('-r', '--remap'):
+            key, _, remapped = value.partition(':=')
+            if key == '__ns':
+                namespace = remapped.strip('/').replace('/', '.')
+            elif key == '__node':
+                name = remapped
+    return f'{namespace}.{name}' if namespace else name
 
 
 def _run(node_class, argv, stops) -> int:
@@ -50,14 +61,15 @@ def _run(node_class, argv, stops) -> int:
                            signal_handler_options=SignalHandlerOptions.NO)
             except Exception as exc:  # rcl refuses the arguments (e.g. -p 'name:=')
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
-                rclpy.logging.get_logger(_logger_name(node_class)).fatal(
+                rclpy.logging.get_logger(_logger_name(node_class, argv)).fatal(
                     f'cannot start: invalid ROS arguments: {first}')
                 return 1
             try:
                 node = node_class()
             except (OSError, ValueError, _rclpy.RCLError) as exc:   # RCLError: rcl refused a
                 # value no check of ours caught (e.g. a timer period): still one line, exit 1
-                rclpy.logging.get_logger(_logger_name(node_class)).fatal(f'cannot start: {exc}')
+                rclpy.logging.get_logger(_logger_name(node_class, argv)).fatal(
+                    f'cannot start: {exc}')
                 return 1
             executor = MultiThreadedExecutor()
             executor.add_node(node)

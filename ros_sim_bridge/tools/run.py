@@ -128,10 +128,14 @@ class Suite:
         settings = settings or {}
         for name in only or suite.SOURCES:
             source = suite.SOURCES[name]
+            values = {'sim': 'true' if sim else 'false'}
+            parameters = dict(settings.get(name) or {})
+            for arg in emulator_arguments(source):   # --set morai.release=26.R1: as launch does
+                if arg.name in parameters:
+                    values[arg.name] = _as_text(parameters.pop(arg.name))
             self.plans.append(suite.plan(
-                source, {'sim': 'true' if sim else 'false'}, config_file(source.config),
-                extra_files=configs, parameters=settings.get(name),
-                pick_port=pick_port if free_ports else None))
+                source, values, config_file(source.config), extra_files=configs,
+                parameters=parameters, pick_port=pick_port if free_ports else None))
         self.quiet = quiet
         self.processes: list[NodeProcess] = []
 
@@ -180,7 +184,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument('--only', metavar='SRC,...', help='sources to start: '
                     + ','.join(suite.SOURCES) + ' (default: all)')
     ap.add_argument('--set', action='append', default=[], metavar='SRC.PARAM=VALUE',
-                    help='set a node parameter (YAML value), e.g. rflysim.copter_ids=[1,2,3]')
+                    help='set a node parameter (YAML value), e.g. rflysim.copter_ids=[1,2,3], '
+                    'or an emulator argument of the launch file, e.g. morai.release=26.R1')
     ap.add_argument('--free-ports', action='store_true',
                     help='move every source port to a free loopback port (local --sim runs)')
     ap.add_argument('--startup-timeout', type=_seconds, default=30.0, metavar='S',
@@ -197,6 +202,20 @@ def _seconds(text: str) -> float:
     return value
 
 
+def emulator_arguments(source) -> list:
+    """The launch arguments of ``source`` that feed its emulator only (``release``,
+    ``sim_layers``, …): ``--set`` takes them too."""
+    return [a for a in source.arguments if a.parameter is None]
+
+
+def _as_text(value) -> str:
+    """A ``--set`` value (YAML-loaded) as a launch argument's text."""
+    if isinstance(value, bool):
+        return 'true' if value else 'false'
+    return value if isinstance(value, str) else yaml.safe_dump(value, default_flow_style=True
+                                                               ).strip().removesuffix('...').strip()
+
+
 def warn_unknown_settings(settings: dict, only: list[str]) -> None:
     """A ``--set`` for a source not started, or naming a parameter its config file does not
     list (a typo such as ``copter_id``), is said once; it is passed on as given."""
@@ -206,8 +225,9 @@ def warn_unknown_settings(settings: dict, only: list[str]) -> None:
             print(f'ros_sim_bridge_run: --set {name}.…: {name} is not started (--only)',
                   file=sys.stderr)
             continue
-        known = suite.file_parameters(config_file(source.config), source.node_name)
-        for param in sorted(set(params) - set(known) - {'use_sim_time'}):
+        known = {*suite.file_parameters(config_file(source.config), source.node_name),
+                 'use_sim_time', *(a.name for a in emulator_arguments(source))}
+        for param in sorted(set(params) - known):
             print(f'ros_sim_bridge_run: --set {name}.{param}: config/{source.config} lists '
                   f'no such parameter of {source.node_name} (a typo?)', file=sys.stderr)
 

@@ -88,3 +88,21 @@ def test_a_set_parameter_the_config_does_not_list_is_said():
     assert proc.returncode == 0, out
     assert ('--set rflysim.copter_id: config/rflysim.yaml lists no such parameter of '
             'rflysim_truth (a typo?)') in out, out
+
+
+def test_set_takes_an_emulator_argument_of_the_launch_file():
+    """`--set morai.release=26.R1` reaches the emulator as `release:=26.R1` does with ros2
+    launch (it was passed to the node as a parameter it does not have, and ignored)."""
+    from ros_sim_bridge.tools.run import Suite, warn_unknown_settings
+    settings = {'morai': {'release': '26.R1'}, 'ibeo': {'sim_layers': 8}}
+    plans = Suite(sim=True, only=['morai', 'ibeo'], settings=settings).plans
+    morai, ibeo = plans
+    assert morai.emulator_args[morai.emulator_args.index('--release') + 1] == '26.R1'
+    assert 'release' not in morai.overrides
+    assert ibeo.emulator_args[ibeo.emulator_args.index('--layers') + 1] == '8'
+    import contextlib
+    import io
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        warn_unknown_settings({'morai': {'release': '26.R1'}}, ['morai'])
+    assert err.getvalue() == ''

@@ -177,6 +177,14 @@ def test_a_node_that_cannot_start_says_so_under_its_node_name(name):
     assert f'[{name}]: cannot start:' in out.stderr, out.stderr
 
 
+def test_a_start_up_failure_is_logged_under_the_namespaced_node_name():
+    """As every later line of the node: `[rflysim.rflysim_truth]` in namespace /rflysim."""
+    out = subprocess.run([str(executable('rflysim_truth')), '--ros-args', '-r', '__ns:=/rflysim',
+                          '-p', 'copter_ids:=abc'], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and '[rflysim.rflysim_truth]: cannot start: parameter ' \
+        'copter_ids' in out.stderr, out.stderr
+
+
 @pytest.mark.parametrize('name,params', [
     ('carla_replayer', ['publish_rate:=0.0']), ('carla_replayer', ['publish_rate:=-5.0']),
     ('carla_replayer', ['rate_factor:=.nan']), ('carla_replayer', ['rate_factor:=-3.0']),
@@ -211,6 +219,11 @@ def test_offline_tools_name_a_bad_path_in_one_line(tmp_path):
                              capture_output=True, text=True, timeout=120)
         assert out.returncode == 2 and 'Traceback' not in out.stderr, out.stderr
         assert '--rate' in out.stderr and 'finite number >= 0' in out.stderr, out.stderr
+    out = subprocess.run([str(executable('carla_log')), 'to-bag', '--no-progress',
+                          carla_demo_recording(), str(tmp_path / 'no' / 'such' / 'bag')],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and 'does not exist' in out.stderr, out.stderr
+    assert not (tmp_path / 'no').exists()                 # nothing created on the way
     out = subprocess.run([str(executable('ibeo_idc')), 'info', str(tmp_path)],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and 'Traceback' not in out.stderr, out.stderr   # as carla_log
