@@ -74,24 +74,14 @@ class NodeProcess:
         full_env.update(env or {})
         out = subprocess.DEVNULL if quiet else None
         self.cmd = cmd
-        self.proc = subprocess.Popen(cmd, env=full_env, stdout=out, stderr=out)
+        self.proc = subprocess.Popen(cmd, env=full_env, stdout=out, stderr=out,
+                                     preexec_fn=_sigint_ignored)
 
     def running(self) -> bool:
         return self.proc.poll() is None
 
     def stop(self, timeout: float = 5.0) -> int:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            if self.proc.poll() is not None:
-                break
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                continue
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        return self.proc.returncode
+        return stop_all([self], timeout)[self.name]
 
     def __enter__(self):
         return self
@@ -100,18 +90,44 @@ class NodeProcess:
         self.stop()
 
 
+def _sigint_ignored() -> None:
+    """In a child before it runs: SIGINT ignored until its own handler is in place (every
+    executable of the package installs one first, core.cli.stop_on_signals).  A Ctrl-C or a
+    stop while it is still importing would otherwise end it with a KeyboardInterrupt
+    traceback and exit 1; :func:`stop_all` sends SIGINT again until it is heard."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+#: s between the SIGINTs of :func:`stop_all` to a child that has not ended yet
+RESEND = 0.25
+
+
 def stop_all(processes: Sequence['NodeProcess'], timeout: float = 5.0) -> dict[str, int]:
-    """Stop many at once, as ``ros2 launch`` does: SIGINT to all, SIGTERM to those still
-    running after ``timeout`` s, SIGKILL after another ``timeout``; name → exit code."""
+    """Stop many at once, as ``ros2 launch`` does: SIGINT to all (again every
+    :data:`RESEND` s: a child still starting ignores it), SIGTERM to those still running after
+    ``timeout`` s, SIGKILL after another ``timeout``; name → exit code."""
     import time
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
-        alive = [p for p in processes if p.proc.poll() is None]
-        for p in alive:
-            p.proc.send_signal(sig)
         deadline = time.monotonic() + timeout
-        for p in alive:
-            try:
-                p.proc.wait(max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                pass
+        while True:
+            alive = [p for p in processes if p.proc.poll() is None]
+            if not alive:
+                return {p.name: p.proc.returncode for p in processes}
+            for p in alive:
+                p.proc.send_signal(sig)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            step = min(left, RESEND) if sig == signal.SIGINT else left
+            end = time.monotonic() + step
+            for p in alive:
+                try:
+                    p.proc.wait(max(0.0, end - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    pass
+            if sig != signal.SIGINT:
+                break
+    for p in processes:
+        if p.proc.poll() is None:
+            p.proc.wait()
     return {p.name: p.proc.returncode for p in processes}

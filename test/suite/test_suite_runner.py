@@ -106,3 +106,17 @@ def test_set_takes_an_emulator_argument_of_the_launch_file():
     with contextlib.redirect_stderr(err):
         warn_unknown_settings({'morai': {'release': '26.R1'}}, ['morai'])
     assert err.getvalue() == ''
+
+
+def test_a_child_stopped_while_it_still_starts_exits_0():
+    """A stop (Ctrl-C of the runner) right after a child was started: it is still importing,
+    with no handler of its own yet. Born with SIGINT ignored, and sent SIGINT again until its
+    handler is in place, it ends with 0 (it ended with a KeyboardInterrupt traceback, exit 1,
+    or was killed by the signal)."""
+    from ros_sim_bridge.tools.launcher import NodeProcess
+    from ros_sim_bridge.tools.ports import free_udp_ports
+    port = free_udp_ports(1)
+    for name, args in (('rflysim_sim', ['--base-port', str(port), '--rate', '5']),
+                       ('rflysim_truth', ['--ros-args', '-p', f'base_port:={port}'])):
+        child = NodeProcess(name, args=args, quiet=True)
+        assert child.stop() == 0, name
