@@ -31,6 +31,7 @@ from typing import Optional
 
 import numpy as np
 
+from ros_sim_bridge.core.binary import BAD_VALUE, CodecError
 from ros_sim_bridge.core.frames import quat_from_euler, quat_multiply, quat_rotate, quat_to_euler
 from .codec import ActorAdd, Frame, Recording
 from .codec.records import ACTOR_TYPES
@@ -202,15 +203,25 @@ class World:
             changes.added.append(add.id)
         dels = fr.get('EventDel')
         if dels is not None:
-            self._detach(fr, set(dels['id'].tolist()))
-            for i in dels['id'].tolist():
+            gone = set(dels['id'].tolist())
+            self._detach(fr, gone)
+            for i in gone:
                 if self.actors.pop(i, None) is not None:
                     changes.removed.append(i)
+            for a in self.actors.values():     # detached for good: an actor that takes the
+                if a.parent in gone:           # id later is not their parent
+                    a.parent = 0
         par = fr.get('EventParent')
         if par is not None:
             for child, parent in zip(par['id'].tolist(), par['parent'].tolist()):
-                if child in self.actors:
-                    self.actors[child].parent = parent
+                if child not in self.actors:
+                    continue
+                if self._above(parent, child):
+                    self.errors.append(CodecError(
+                        f'frame {fr.id} EventParent', f'actor {child} under {parent} '
+                        'would close a loop of parents: ignored', kind=BAD_VALUE))
+                    continue
+                self.actors[child].parent = parent
         coll = fr.get('Collision')
         if coll is not None:
             for c in coll:
@@ -271,6 +282,18 @@ class World:
         changes.removed = sorted(before - set(self.actors))
         changes.added = sorted(set(self.actors) - before)
         return changes
+
+    def _above(self, actor: int, child: int) -> bool:
+        """Whether ``child`` is ``actor`` or one of its parents (so ``actor`` cannot be its
+        parent: TF would get a loop)."""
+        seen = set()
+        while actor and actor not in seen:
+            if actor == child:
+                return True
+            seen.add(actor)
+            a = self.actors.get(actor)
+            actor = a.parent if a is not None else 0
+        return False
 
     def _detach(self, fr: Frame, gone: set) -> None:
         """Before the actors ``gone`` are destroyed: their children placed by them keep the

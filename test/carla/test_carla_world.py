@@ -288,3 +288,43 @@ def test_real_recording_sensors_sit_at_their_relative_offsets():
             assert x.header.frame_id == 'hero'
             v = x.transform.translation
             assert [v.x, v.y, v.z] == pytest.approx(want, abs=1e-6), (i, aid)
+
+
+def _parent_world(events):
+    """A world of actors 1..4 (spawned at x = 100·id cm) after frames of ``events``:
+    ('parent', child, parent) or ('del', id) or ('add', id)."""
+    from ros_sim_bridge.carla.codec.recording import Recording
+    from test_carla_resync import HEADER, pk
+
+    def add(aid):
+        return (struct.pack('<IB', aid, 1) + struct.pack('<6f', 100.0 * aid, 0, 0, 0, 0, 0)
+                + struct.pack('<I', 0) + struct.pack('<H', 11) + b'vehicle.x.y' + struct.pack('<H', 0))
+    frames = [pk(2, struct.pack('<H', 4) + b''.join(add(a) for a in (1, 2, 3, 4)))]
+    for ev in events:
+        if ev[0] == 'parent':
+            frames.append(pk(4, struct.pack('<H', 1) + struct.pack('<II', ev[1], ev[2])))
+        elif ev[0] == 'del':
+            frames.append(pk(3, struct.pack('<HI', 1, ev[1])))
+        else:
+            frames.append(pk(2, struct.pack('<H', 1) + add(ev[1])))
+    body = b''.join(pk(0, struct.pack('<Qdd', k + 1, 0.05, 0.05 * k)) + f + pk(1, b'')
+                    for k, f in enumerate(frames))
+    world = World(Recording(HEADER + body))
+    world.advance(len(frames) - 1)
+    return world
+
+
+def test_a_parent_that_would_close_a_loop_is_refused_and_counted():
+    """2 under 3, 3 under 4, then 4 under 2 (and 1 under itself): TF would get a loop; the
+    closing EventParent is ignored and reported as bad input."""
+    world = _parent_world([('parent', 2, 3), ('parent', 3, 4), ('parent', 4, 2),
+                           ('parent', 1, 1)])
+    assert {a: world.actors[a].parent for a in (1, 2, 3, 4)} == {1: 0, 2: 3, 3: 4, 4: 0}
+    assert [e.kind for e in world.errors] == ['bad_value', 'bad_value']
+    assert 'loop of parents' in str(world.errors[0])
+
+
+def test_a_destroyed_parent_s_id_taken_again_is_not_the_child_s_parent():
+    """2 under 4, 4 destroyed (2 detached), a new actor 4 added: 2 stays without a parent."""
+    world = _parent_world([('parent', 2, 4), ('del', 4), ('add', 4)])
+    assert 4 in world.actors and world.actors[2].parent == 0
