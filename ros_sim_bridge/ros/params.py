@@ -32,6 +32,12 @@ def positive(value) -> Optional[str]:
     return None if ok else 'must be a finite number > 0'
 
 
+def period(value) -> Optional[str]:
+    """A timer period: 1 ms … 1 day (rcl's timers take int64 ns; 1e300 s overflowed)."""
+    ok = isinstance(value, (int, float)) and 1e-3 <= value <= 86400.0
+    return None if ok else 'must be a period of 0.001 … 86400 s'
+
+
 def _integer(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -72,7 +78,7 @@ def common_parameters(*, stamp_sources: Mapping[str, str], stamp_default: str,
     meaning = '; '.join(f"'{k}': {v}" for k, v in stamp_sources.items())
     return {
         'stamp_source': (stamp_default, f'header stamps: {meaning}', one_of(*stamp_sources)),
-        'diagnostics_period': (diagnostics_period, 's between /diagnostics messages', positive),
+        'diagnostics_period': (diagnostics_period, 's between /diagnostics messages', period),
         'stale_after': (stale_after, f's without data before {stale_what} is reported stale',
                         positive),
     }

@@ -66,10 +66,12 @@ def _run(node_class, argv, stops) -> int:
                 return 1
             try:
                 node = node_class()
-            except (OSError, ValueError, _rclpy.RCLError) as exc:   # RCLError: rcl refused a
-                # value no check of ours caught (e.g. a timer period): still one line, exit 1
+            except Exception as exc:    # a value no check of ours caught (a topic name rcl
+                # refuses, a timer period, a frame template): still one line, exit 1
+                said = str(exc) if isinstance(exc, (OSError, ValueError, _rclpy.RCLError)) \
+                    else f'{type(exc).__name__}: {exc}'
                 rclpy.logging.get_logger(_logger_name(node_class, argv)).fatal(
-                    f'cannot start: {exc}')
+                    f'cannot start: {said}')
                 return 1
             executor = MultiThreadedExecutor()
             executor.add_node(node)

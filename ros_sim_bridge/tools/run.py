@@ -233,9 +233,11 @@ def warn_unknown_settings(settings: dict, only: list[str]) -> None:
 
 
 def parse_only(text: Optional[str]) -> list[str]:
-    if not text:
+    if text is None:
         return list(suite.SOURCES)
     names = [n.strip() for n in text.split(',') if n.strip()]
+    if not names:
+        raise ValueError(f'--only {text!r}: no source named; known: {list(suite.SOURCES)}')
     unknown = [n for n in names if n not in suite.SOURCES]
     if unknown:
         raise ValueError(f'--only: unknown source(s) {unknown}; known: {list(suite.SOURCES)}')
@@ -250,12 +252,15 @@ def run(args, on_progress=None) -> int:
     only = parse_only(args.only)
     settings = suite.parse_set(args.set)
     warn_unknown_settings(settings, only)
-    stop = threading.Event()
-    previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT,
-                                                                     signal.SIGTERM)}
+    if args.record and not Path(args.record).absolute().parent.is_dir():
+        raise ValueError(f'--record {args.record}: the folder '
+                         f'{Path(args.record).absolute().parent} does not exist')
     the_suite = Suite(sim=args.sim, only=only, configs=args.config, settings=settings,
                       free_ports=args.free_ports, quiet=args.quiet)
     writer = BagWriter(args.record) if args.record else None  # refuses an existing folder
+    stop = threading.Event()
+    previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT,
+                                                                     signal.SIGTERM)}
     failed: list[str] = []
     codes: dict = {}
     recorder = None
@@ -325,7 +330,7 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv if argv is not None else sys.argv[1:])
     try:
         code = run(args, progress_line(args.duration) if args.progress else None)
-    except (ValueError, FileExistsError, FileNotFoundError) as exc:
+    except (ValueError, OSError) as exc:   # a bad value; a path that exists, is no folder, …
         print(f'ros_sim_bridge_run: {exc}', file=sys.stderr)
         return 2
     if args.progress:

@@ -72,9 +72,13 @@ def test_bad_arguments_are_one_line_and_exit_2(tmp_path):
              (['--config', str(bad)], f'{bad}: not a YAML params file'),
              (['--set', 'nosuch.x=1'], "--set 'nosuch.x=1': expected SOURCE.PARAMETER=VALUE"),
              (['--duration', '-1'], "argument --duration: '-1' is not a finite number"),
-             (['--duration', 'nan'], "argument --duration: 'nan' is not a finite number")]
+             (['--duration', 'nan'], "argument --duration: 'nan' is not a finite number"),
+             (['--only', ','], "--only ',': no source named"),
+             (['--record', str(tmp_path / 'no' / 'bag')], 'does not exist'),
+             (['--record', '/etc/passwd/bag'], '/etc/passwd/bag'),
+             (['--config', str(tmp_path)], str(tmp_path))]
     for args, says in cases:
-        proc = run('--only', 'rflysim', *args)
+        proc = run(*(['--only', 'rflysim'] if '--only' not in args else []), *args)
         out, _ = proc.communicate(timeout=60)
         assert proc.returncode == 2 and 'Traceback' not in out, out
         assert says in out, out

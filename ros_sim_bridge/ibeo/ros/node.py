@@ -83,7 +83,7 @@ from ros_sim_bridge.ibeo.ros.status import StatusReports
 from ros_sim_bridge.msg import (IbeoObjectList, IbeoOdometry, IbeoScanInfo, LuxObjectList,
                                 LuxScanInfo, LuxVehicleState)
 from ros_sim_bridge.ros.diagnostics import Diagnostics, StreamStats
-from ros_sim_bridge.ros.params import common_parameters, declare_parameters, positive
+from ros_sim_bridge.ros.params import common_parameters, declare_parameters, port, positive
 from ros_sim_bridge.ros.pointcloud import CloudBuffer
 from ros_sim_bridge.ros.qos import DATA
 from ros_sim_bridge.ros.runner import run_node
@@ -112,7 +112,7 @@ PARAMETERS = {
                           'before the last'),
     'start_paused': (False, 'source:=file: wait for ~/resume before playing'),
     'host': ('127.0.0.1', 'sensor address (a real LUX ships with 192.168.0.1, see the README)'),
-    'port': (12002, 'sensor TCP port'),
+    'port': (12002, 'sensor TCP port', port(what='TCP port')),
     'frame_id': ('laser', 'scanner frame of points, scan_info, objects and markers (FLU)'),
     'vehicle_frame_id': ('base_link', 'frame of vehicle_state and vehicle_state/twist'),
     **common_parameters(stamp_sources={
