@@ -234,8 +234,12 @@ def cmd_from_hex(args) -> int:
     check_output_folder(out)
     if out.exists() and src.exists() and out.samefile(src):
         raise Refused(f'{out} is the input file')
-    written, bad = 0, []
+    if out.is_symlink() or out.exists() and not out.is_file():   # a link, a device, a FIFO:
+        raise Refused(f'{out} exists and is not a regular file')    # replaced, not written
     part = out.with_name(out.name + '.part')
+    if part.exists() or part.is_symlink():
+        raise Refused(f'{part} exists (another conversion into {out}?)')
+    written, bad = 0, []
     try:
         with open(src, 'rb') as f, open(part, 'wb') as w:
             for number, data, why in hex_messages(f):

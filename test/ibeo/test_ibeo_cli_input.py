@@ -150,6 +150,24 @@ def test_from_hex_one_hand_written_line_and_bad_lines_named(tmp_path):
     assert registry.type_name(entry.data_type) == 'lux_errors_warnings'
 
 
+def test_from_hex_never_replaces_a_link_a_fifo_or_a_pending_part(tmp_path):
+    """The output is written as a new file put in place: over a symlink, a FIFO or a device
+    that would replace them (as root, /dev/null), so each is refused; a `.part` that exists
+    (another conversion) is not taken over."""
+    src = tmp_path / 'hand.hexlog'
+    src.write_text(f'{HAND_LINE}\n')
+    target = tmp_path / 'target.idc'
+    target.write_bytes(b'kept')
+    (tmp_path / 'link.idc').symlink_to(target)
+    os.mkfifo(tmp_path / 'fifo.idc')
+    for name in ('link.idc', 'fifo.idc'):
+        assert_refused(run('ibeo_idc', 'from-hex', src, tmp_path / name), 'not a regular file')
+    assert (tmp_path / 'link.idc').is_symlink() and target.read_bytes() == b'kept'
+    (tmp_path / 'x.idc.part').write_bytes(b'other')
+    assert_refused(run('ibeo_idc', 'from-hex', src, tmp_path / 'x.idc'), 'x.idc.part exists')
+    assert (tmp_path / 'x.idc.part').read_bytes() == b'other'
+
+
 def test_from_hex_refuses_a_file_without_a_message(tmp_path, demo):
     proc = run('ibeo_idc', 'from-hex', demo, tmp_path / 'x.idc')          # binary, not hex
     assert_refused(proc, 'no Ibeo message', 'line 1')

@@ -375,6 +375,14 @@ def test_sim_stamps_put_every_topic_on_the_sim_time_base(ros, bridge):
     tx.send_to(ports['traffic_light_status'], bytes(b))
     later = tl.wait_for(2)[1].header.stamp
     assert 12.1 < later.sec + later.nanosec * 1e-9 < 14.0     # 12 s + the 0.2 s since
+    # the last second a stamp holds: what follows is held there, not dropped as bad input
+    tx.send_to(ports['collision'], morai.encode_collision(recs, 'col148', sec=2**31 - 1,
+                                                          nsec=999_999_000))
+    coll.wait_for(2)
+    time.sleep(0.2)
+    tx.send_to(ports['traffic_light_status'], bytes(b))
+    held = tl.wait_for(3)[2].header.stamp
+    assert (held.sec, held.nanosec) == (2**31 - 1, 999_999_999)
 
 
 @pytest.mark.parametrize('stamp_source', ['sim', 'receive'])

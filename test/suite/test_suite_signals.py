@@ -191,7 +191,7 @@ def test_a_start_up_failure_is_logged_under_the_namespaced_node_name():
     ('ibeo_lux', ['source:=file', 'file:=/nonexistent.idc', 'rate:=.nan']),
     ('ibeo_lux', ['source:=file', 'file:=/nonexistent.idc', 'start_offset:=.nan']),
     ('ibeo_lux', ['max_message_bytes:=0']), ('ibeo_lux', ['port:=70000']),
-    ('rflysim_truth', ['diagnostics_period:=1e300']),
+    ('rflysim_truth', ['diagnostics_period:=1e300']), ('rflysim_truth', ['copter_ids:=[]']),
     ('morai_bridge', ['diagnostics_period:=1e-300'])])
 def test_a_value_the_node_cannot_use_is_refused_at_start(name, params):
     """Rates and times that are zero, negative or not finite: one line naming the parameter,

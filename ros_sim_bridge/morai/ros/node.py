@@ -53,7 +53,7 @@ from ros_sim_bridge.morai.codec.framing import read_data_length
 from ros_sim_bridge.core.binary import UNKNOWN_LAYOUT, CodecError
 from ros_sim_bridge.morai.ros import conversions as convert
 from ros_sim_bridge.ros.clocks import STEADY
-from ros_sim_bridge.ros.stamps import ns_to_stamp, sec_nsec_to_stamp, stamp_to_ns
+from ros_sim_bridge.ros.stamps import MAX_NS, ns_to_stamp, sec_nsec_to_stamp, stamp_to_ns
 from ros_sim_bridge.ros.diagnostics import Diagnostics, StreamStats
 from ros_sim_bridge.msg import (MoraiCollisionData, MoraiCtrlCmd, MoraiEgoVehicleStatus,
                                 MoraiGetTrafficLightStatus, MoraiIntersectionStatus, MoraiLamps,
@@ -352,7 +352,8 @@ class MoraiBridgeNode(Node):
             return stamp
         if self._sim_minus_receive_ns is None:
             return ns_to_stamp(now_ns)
-        return ns_to_stamp(max(0, now_ns + self._sim_minus_receive_ns))
+        # held at the last time a stamp can hold (int32 s) rather than dropping a valid packet
+        return ns_to_stamp(min(max(0, now_ns + self._sim_minus_receive_ns), MAX_NS))
 
     def _bad_input(self, stream: Inbound, err: CodecError, data: bytes, now_ns: int) -> None:
         if err.kind != UNKNOWN_LAYOUT:

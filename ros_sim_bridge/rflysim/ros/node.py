@@ -35,7 +35,8 @@ from ros_sim_bridge.ros.qos import DATA, LATCHED, TF
 from ros_sim_bridge.core.udp import UdpEndpoint, UdpReceiver
 
 PARAMETERS = {
-    'copter_ids': ([1], 'CopterIDs to receive; one UDP port each'),
+    'copter_ids': ([1], 'CopterIDs to receive; one UDP port each',
+                   lambda ids: None if ids else 'must name at least one CopterID'),
     'bind_address': ('127.0.0.1', 'local address the UDP ports bind to (0.0.0.0: all)'),
     'base_port': (rflysim.TRUTH_BASE_PORT, 'port of CopterID 1; ID n uses base_port + 2·(n − 1)'),
     'receive_buffer_bytes': (4 << 20, 'SO_RCVBUF per port', positive_int),
