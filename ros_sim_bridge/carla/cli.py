@@ -16,8 +16,6 @@ import argparse
 import json
 import math
 import mmap
-import os
-import signal
 import sys
 import time
 from pathlib import Path
@@ -26,7 +24,7 @@ from typing import Iterable, Optional, TextIO
 import numpy as np
 
 from ros_sim_bridge.core.binary import CodecError
-from ros_sim_bridge.core.cli import STOP_SIGNALS, StopSignals
+from ros_sim_bridge.core.cli import StopSignals, run_tool
 from .codec import NOT_AN_ACTOR, Recording
 from .codec.records import vehicle_lights
 
@@ -452,43 +450,9 @@ def _print(out, as_json: bool, value, lines) -> None:
 
 def main(argv: Optional[list] = None, out: TextIO = sys.stdout) -> int:
     """The command line.  SIGINT/SIGTERM stop it cleanly with exit code 0: ``info`` & co. stop
-    printing, ``to-bag`` closes the bag after the frame being written.  Run as the executable
-    (``argv`` None) it ends with ``os._exit`` once a later stop signal can only be noted: the
-    interpreter's shutdown would put the default handlers back, and a signal then (any thread
-    may take it) would end the process with 130/143 (``StopSignals.finish`` does the same
-    after a stop signal)."""
+    printing, ``to-bag`` closes the bag after the frame being written (core.cli.run_tool)."""
     a = build_parser().parse_args(argv)
-    stops = StopSignals()
-    # the handler raises KeyboardInterrupt for the first stop signal only (later ones are
-    # ignored); wherever it lands before the exit, it ends here with 0
-    try:
-        try:
-            code = _main(a, out, stops)
-        finally:
-            _note_stop_signals(argv)
-    except KeyboardInterrupt:           # a stop signal: stop where we are, exit 0
-        code = 0
-    except BrokenPipeError:             # the reader went away (| head)
-        code = 0
-    if argv is None:
-        _note_stop_signals(argv)
-        for stream in (out, sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except Exception:           # a closed pipe: nothing more to say
-                pass
-        os._exit(code)
-    return stops.finish(code)
-
-
-def _ignore(signum, frame) -> None:
-    """A stop signal after the work is done: nothing left to stop."""
-
-
-def _note_stop_signals(argv) -> None:
-    if argv is None:
-        for sig in STOP_SIGNALS:
-            signal.signal(sig, _ignore)
+    return run_tool(lambda stops: _main(a, out, stops), executable=argv is None, out=out)
 
 
 def _main(a, out: TextIO, stops: StopSignals) -> int:

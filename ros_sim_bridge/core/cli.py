@@ -95,3 +95,41 @@ def run_main(body: Callable[[], int]) -> int:
     except KeyboardInterrupt:
         code = 0
     return stops.finish(code)
+
+
+def _noted(signum, frame) -> None:
+    """A stop signal after an offline tool's work is done: nothing left to stop."""
+
+
+def run_tool(body: Callable[[StopSignals], int], *, executable: bool, out=None) -> int:
+    """Run an offline tool's ``body(stops)`` (``carla_log``, ``ibeo_idc``) under
+    :class:`StopSignals`: a stop signal, or a reader that went away (``| head``), ends it with
+    0 (a long job defers the signals itself: ``stops.deferred()`` and ``stops.fired``).  Run
+    as the executable it ends with ``os._exit`` once a later stop signal can only be noted:
+    the interpreter's shutdown would put the default handlers back, and a signal then (any
+    thread may take it) would end the process with 130/143 (``StopSignals.finish`` does the
+    same after a stop signal)."""
+    out = sys.stdout if out is None else out
+    stops = StopSignals()
+
+    def note_later_signals():
+        if executable:
+            for sig in stops.previous:
+                signal.signal(sig, _noted)
+    try:
+        try:
+            code = body(stops)
+            out.flush()                     # a closed pipe shows here, not at the exit
+        finally:
+            note_later_signals()
+    except (KeyboardInterrupt, BrokenPipeError):   # stopped; the reader went away
+        code = 0
+    if not executable:
+        return stops.finish(code)
+    note_later_signals()        # again: a signal may have cut the first call short
+    for stream in (out, sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:       # a closed pipe: nothing more to say
+            pass
+    os._exit(code)

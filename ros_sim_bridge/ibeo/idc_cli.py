@@ -22,14 +22,13 @@ import argparse
 import datetime
 import math
 import os
-import signal
 import sys
 from collections import Counter
 from pathlib import Path
 from typing import Optional, Sequence
 
 from ros_sim_bridge.core.binary import CodecError
-from ros_sim_bridge.core.cli import strip_ros_args
+from ros_sim_bridge.core.cli import run_tool, strip_ros_args
 from ros_sim_bridge.core.ntp import NTP_UNIX_OFFSET
 from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.idc import IdcReader, IdcSummary, hex_messages
@@ -92,7 +91,7 @@ def check_output_folder(path) -> None:
         raise Refused(f'{path}: the folder {parent} does not exist')
 
 
-def cmd_info(args) -> int:
+def cmd_info(args, stops) -> int:
     with open_reader(args.file, args.max_body) as reader:
         print(format_summary(reader.summary()))
     return 0
@@ -168,30 +167,27 @@ def live_node_name(reader: IdcReader) -> str:
     return 'ibeo_lux' if all(e.data_type in lux for e in reader.entries) else 'ibeo_ecu'
 
 
-def cmd_to_bag(args) -> int:
+def cmd_to_bag(args, stops) -> int:
     out = Path(args.out)
     if out.exists():
         raise Refused(f'{out} exists; a bag is written to a new folder')
     check_output_folder(out)
-    stop = []
-
-    def _stop(*_):
-        stop.append(True)
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        try:
-            signal.signal(sig, _stop)      # finish the message at hand, close the bag, exit 0
-        except ValueError:                 # not the main thread (called from a test)
-            pass
     with open_reader(args.file, args.max_body) as reader:
         if not reader.entries:              # text, another format, all damage: no bag at all
             why = (f' (at byte {reader.damages[0].offset}: {reader.damages[0].reason})'
                    if reader.damages else '')
             raise Refused(f'{args.file}: no Ibeo message in it{why}')
         node_name = args.node_name or live_node_name(reader)
-        report = convert(reader, out, namespace=args.namespace, progress=not args.no_progress,
-                         should_stop=lambda: bool(stop), node_name=node_name)
+        report = None
+        try:                                # a stop signal: the message at hand finished, the
+            with stops.deferred():          # bag closed, the summary printed, exit 0
+                report = convert(reader, out, namespace=args.namespace,
+                                 progress=not args.no_progress,
+                                 should_stop=lambda: bool(stops.fired), node_name=node_name)
+        except KeyboardInterrupt:           # raised as the deferred block ends
+            pass
         s = reader.summary()
-    if report.interrupted or stop:
+    if report.interrupted or stops.fired:
         size = max(reader.file_size, 1)
         print(f'ibeo_idc: interrupted at byte {report.stopped_at} of {reader.file_size} '
               f'({100 * report.stopped_at / size:.0f} %); the bag holds what was converted so '
@@ -212,7 +208,7 @@ def cmd_to_bag(args) -> int:
     return 0
 
 
-def cmd_make_demo(args) -> int:
+def cmd_make_demo(args, stops) -> int:
     from ros_sim_bridge.ibeo.ecu_recording import EcuFrames, write_recording
     try:                                     # the values checked before the file is created
         EcuFrames(scanners=args.scanners, points=args.points)
@@ -227,7 +223,7 @@ def cmd_make_demo(args) -> int:
     return 0
 
 
-def cmd_from_hex(args) -> int:
+def cmd_from_hex(args, stops) -> int:
     """The messages of a hex log, their bytes unchanged, back to back in a new ``.idc``;
     bad lines are named and skipped, a log without any message is refused."""
     src, out = Path(args.file), Path(args.out)
@@ -296,32 +292,20 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    """The command line: SIGINT/SIGTERM and a reader that went away end it with 0
+    (core.cli.run_tool); what cannot be done is one line and exit code 2."""
     args = parser().parse_args(strip_ros_args(sys.argv[1:] if argv is None else argv))
+    return run_tool(lambda stops: _run(args, stops), executable=argv is None)
 
-    def _term(*_):
-        raise KeyboardInterrupt
+
+def _run(args, stops) -> int:
     try:
-        signal.signal(signal.SIGTERM, _term)
-    except ValueError:          # not the main thread (called from a test)
-        pass
-    try:
-        code = args.run(args)
-        sys.stdout.flush()          # a closed pipe shows here, not at the interpreter's exit
-        return code
-    except BrokenPipeError:         # the reader went away (`| head`): nothing more to say
-        try:                        # (and the interpreter's last flush must not fail again)
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
-        return 0
-    except Refused as exc:
+        return args.run(args, stops)
+    except BrokenPipeError:         # the reader went away: run_tool ends quietly
+        raise
+    except (Refused, OSError) as exc:   # refused; missing, a directory, no room for the bag
         print(f'ibeo_idc: {exc}', file=sys.stderr)
         return 2
-    except OSError as exc:          # missing, a directory, unreadable, no room for the bag
-        print(f'ibeo_idc: {exc}', file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 0
 
 
 if __name__ == '__main__':
