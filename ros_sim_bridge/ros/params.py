@@ -107,36 +107,38 @@ def declare_parameters(node, table: dict[str, tuple], *,
     return SimpleNamespace(**values)
 
 
+_KINDS = ((bool, 'boolean'), (int, 'integer'), (float, 'number'), (str, 'string'),
+          ((list, tuple), 'list'))
+
+
 def _kind(value) -> str:
-    if isinstance(value, bool):
-        return 'a boolean'
-    if isinstance(value, int):
-        return 'an integer'
-    if isinstance(value, float):
-        return 'a number'
-    if isinstance(value, str):
-        return 'a string'
-    return 'a list' if isinstance(value, (list, tuple)) else 'no value'
+    """What ``value`` is, as a parameter's type is said: 'integer', 'list', … ('value' for
+    none); bool before int, which it also is."""
+    return next((name for kind, name in _KINDS if isinstance(value, kind)), 'value')
+
+
+def _a(kind: str) -> str:
+    return ('an ' if kind[0] in 'aeiou' else 'a ') + kind if kind != 'value' else 'no value'
 
 
 def _as_type_of(default, value, name: str):
     """``value`` as the type of ``default``; ValueError naming the parameter otherwise."""
     if isinstance(default, (list, tuple)):
         items = [] if value is None else value      # rcl gives an empty list as unset
-        kind = default[0] if len(default) else None
+        kind = _kind(default[0]) if len(default) else None
         if isinstance(items, (list, tuple)) and (
-                kind is None or all(_kind(v) == _kind(kind) for v in items)
-                or isinstance(kind, float) and all(_kind(v) == 'an integer' for v in items)):
-            return [float(v) for v in items] if isinstance(kind, float) else list(items)
-        wanted = f'a list of {_kind(kind)[_kind(kind).index(" ") + 1:]}s' if kind is not None \
-            else 'a list'
+                kind is None or all(_kind(v) == kind for v in items)
+                or kind == 'number' and all(_kind(v) == 'integer' for v in items)):
+            return [float(v) for v in items] if kind == 'number' else list(items)
+        wanted = f'a list of {kind}s' if kind is not None else 'a list'
     else:
-        if _kind(value) == _kind(default):
+        kind = _kind(default)
+        if _kind(value) == kind:
             return value
-        if isinstance(default, float) and _kind(value) == 'an integer':
+        if kind == 'number' and _kind(value) == 'integer':
             return float(value)                     # rate:=2
-        if isinstance(default, str) and _kind(value) in ('an integer', 'a number'):
+        if kind == 'string' and _kind(value) in ('integer', 'number'):
             return str(value)                       # header_size:=12
-        wanted = _kind(default)
-    raise ValueError(f'parameter {name} = {value!r} is {_kind(value)}, not {wanted} '
+        wanted = _a(kind)
+    raise ValueError(f'parameter {name} = {value!r} is {_a(_kind(value))}, not {wanted} '
                      f'(default {default!r})')

@@ -27,11 +27,12 @@ def config_file(name: str) -> Path:
     return Path(get_package_share_directory(PACKAGE)) / 'config' / name
 
 
-def _ros_value(value) -> str:
+def ros_value(value) -> str:
+    """A value as the text of ``-p name:=…`` (and of a launch argument)."""
     if isinstance(value, bool):
         return 'true' if value else 'false'
     if isinstance(value, (list, tuple)):
-        return '[' + ','.join(_ros_value(v) for v in value) + ']'
+        return '[' + ','.join(ros_value(v) for v in value) + ']'
     if value == '':
         return "''"   # rcl reads -p name:= as a parse error; '' is YAML's empty string
     return str(value)
@@ -53,7 +54,7 @@ def ros_args(params_file=None, parameters: Optional[dict] = None,
     if log_level:
         args += ['--log-level', log_level]
     for key, value in (parameters or {}).items():
-        args += ['-p', f'{key}:={_ros_value(value)}']
+        args += ['-p', f'{key}:={ros_value(value)}']
     return args
 
 

@@ -25,7 +25,7 @@ from typing import Optional
 import yaml
 
 from ros_sim_bridge.tools import suite
-from ros_sim_bridge.tools.launcher import NodeProcess, config_file, stop_all
+from ros_sim_bridge.tools.launcher import NodeProcess, config_file, ros_value, stop_all
 from ros_sim_bridge.tools.ports import free_tcp_port, free_udp_ports
 from ros_sim_bridge.tools.session import background_node
 
@@ -132,7 +132,8 @@ class Suite:
             parameters = dict(settings.get(name) or {})
             for arg in emulator_arguments(source):   # --set morai.release=26.R1: as launch does
                 if arg.name in parameters:
-                    values[arg.name] = _as_text(parameters.pop(arg.name))
+                    value = parameters.pop(arg.name)     # its text, as launch has it
+                    values[arg.name] = value if isinstance(value, str) else ros_value(value)
             self.plans.append(suite.plan(
                 source, values, config_file(source.config), extra_files=configs,
                 parameters=parameters, pick_port=pick_port if free_ports else None))
@@ -206,14 +207,6 @@ def emulator_arguments(source) -> list:
     """The launch arguments of ``source`` that feed its emulator only (``release``,
     ``sim_layers``, …): ``--set`` takes them too."""
     return [a for a in source.arguments if a.parameter is None]
-
-
-def _as_text(value) -> str:
-    """A ``--set`` value (YAML-loaded) as a launch argument's text."""
-    if isinstance(value, bool):
-        return 'true' if value else 'false'
-    return value if isinstance(value, str) else yaml.safe_dump(value, default_flow_style=True
-                                                               ).strip().removesuffix('...').strip()
 
 
 def warn_unknown_settings(settings: dict, only: list[str]) -> None:

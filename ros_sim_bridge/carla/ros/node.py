@@ -136,11 +136,13 @@ class CarlaReplayerNode(Node):
             raise ValueError(f'start_time {p.start_time:g} s is after end_time {p.end_time:g} s '
                              f'({self.t_start:.3f} > {self.t_end:.3f} s in a recording of '
                              f'{end:.3f} s)')
-        if p.follow_actor > 0 and p.follow_actor not in self._ids_ever_added():
+        adds = [] if p.follow_actor < 0 else [      # every actor ever created
+            a for fr in self.rec.event_frames(('EventAdd',)) for a in fr.get('EventAdd', [])]
+        if p.follow_actor > 0 and all(a.id != p.follow_actor for a in adds):
             self.get_logger().warning(
                 f'follow_actor {p.follow_actor}: no actor of that id in {p.file}; TF is not '
                 're-rooted')
-        elif p.follow_actor == 0 and not self._has_hero():
+        elif p.follow_actor == 0 and all(a.attribute('role_name') != 'hero' for a in adds):
             self.get_logger().warning(
                 f"follow_actor 0 (the hero): no actor with role_name 'hero' in {p.file}; TF "
                 'is not re-rooted')
@@ -160,15 +162,6 @@ class CarlaReplayerNode(Node):
 
     def _absolute(self, t: float) -> float:
         return max(0.0, min(self.rec.duration + t if t < 0 else t, self.rec.duration))
-
-    def _ids_ever_added(self) -> set:
-        return {a.id for fr in self.rec.event_frames(('EventAdd',))
-                for a in fr.get('EventAdd', [])}
-
-    def _has_hero(self) -> bool:
-        return any(v == 'hero' for fr in self.rec.event_frames(('EventAdd',))
-                   for a in fr.get('EventAdd', []) for _, k, v in a.attributes
-                   if k == 'role_name')
 
     # -- services -------------------------------------------------------------------------
     def _pause(self, request, response):
