@@ -3,10 +3,11 @@ SIGINT/SIGTERM (issue #10 defect 8, issue #14)."""
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import signal
 import sys
-from typing import Callable, Sequence
+from typing import Callable, Optional, Sequence
 
 
 def strip_ros_args(argv: Sequence[str]) -> list:
@@ -21,6 +22,22 @@ def strip_ros_args(argv: Sequence[str]) -> list:
         elif not inside:
             out.append(arg)
     return out
+
+
+def number_problem(args, *, positive: Sequence[str] = (),
+                   non_negative: Sequence[str] = ()) -> Optional[str]:
+    """The first of an emulator's number arguments (argparse attribute names) that is not
+    finite and above zero (``positive``) or at least zero (``non_negative``), as one line
+    naming the option; None when all are fine (exit 2 then, never a traceback or a run for
+    ever)."""
+    for names, ok, said in ((positive, lambda v: v > 0, '> 0'),
+                            (non_negative, lambda v: v >= 0, '≥ 0')):
+        for name in names:
+            value = getattr(args, name)
+            if not (math.isfinite(value) and ok(value)):
+                return (f'--{name.replace("_", "-")} must be a finite number {said} '
+                        f'(got {value:g})')
+    return None
 
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)

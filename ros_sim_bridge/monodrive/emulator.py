@@ -29,7 +29,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from ros_sim_bridge.core.binary import CodecError
-from ros_sim_bridge.core.cli import run_main, strip_ros_args
+from ros_sim_bridge.core.cli import number_problem, run_main, strip_ros_args
 from ros_sim_bridge.core.framer import Frame
 from ros_sim_bridge.monodrive import lidar_geometry
 from ros_sim_bridge.monodrive.codec import annotation, control, lidar, payloads, sensor
@@ -599,10 +599,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 def argument_problem(args) -> Optional[str]:
     """The first argument out of range as one line naming it, None when all are fine (the
     checks of rflysim_sim and morai_sim: exit 2, never a traceback)."""
-    if not (math.isfinite(args.rate) and args.rate > 0):
-        return f'--rate must be a finite number > 0 (got {args.rate:g})'
-    if not (math.isfinite(args.duration) and args.duration >= 0):
-        return f'--duration must be a finite number ≥ 0 (got {args.duration:g})'
+    problem = number_problem(args, positive=('rate',), non_negative=('duration',))
+    if problem:
+        return problem
     if not 0 <= args.port <= 65535:
         return f'--port must be a TCP port 1..65535, or 0: any free port (got {args.port})'
     return None

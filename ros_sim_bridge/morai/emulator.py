@@ -35,7 +35,7 @@ from ros_sim_bridge.core.binary import WRONG_SOURCE, CodecError
 from ros_sim_bridge.morai.codec import commands as cmds
 from ros_sim_bridge.morai.codec.traffic_light import TL_GREEN, TL_RED, TL_YELLOW
 from ros_sim_bridge.core.udp import is_loopback
-from ros_sim_bridge.core.cli import run_main, strip_ros_args
+from ros_sim_bridge.core.cli import number_problem, run_main, strip_ros_args
 
 LOG = logging.getLogger('morai_emulator')
 
@@ -653,12 +653,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 def argument_problem(args) -> Optional[str]:
     """The first argument out of range, as one line naming it (None: all fine).  The same
     checks as rflysim_sim: a bad value is an exit 2, never a traceback or a run for ever."""
-    if not (math.isfinite(args.rate) and args.rate > 0):
-        return f'--rate must be a finite number > 0 (got {args.rate:g})'
-    for option in ('duration', 'collision_period'):
-        value = getattr(args, option)
-        if not (math.isfinite(value) and value >= 0):
-            return f'--{option.replace("_", "-")} must be a finite number ≥ 0 (got {value:g})'
+    problem = number_problem(args, positive=('rate',),
+                             non_negative=('duration', 'collision_period'))
+    if problem:
+        return problem
     ports = [(f'{n}_port', 'a UDP port 1..65535, or -1: do not send', False) for n in SEND_PORTS]
     ports.append(('multi_ego_setting_send_port', 'a UDP port 1..65535, or -1: do not send',
                   False))

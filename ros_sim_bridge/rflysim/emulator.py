@@ -33,7 +33,7 @@ from typing import Iterable, Optional, Sequence
 
 from ros_sim_bridge.core import frames
 from ros_sim_bridge.rflysim import codec
-from ros_sim_bridge.core.cli import run_main, strip_ros_args
+from ros_sim_bridge.core.cli import number_problem, run_main, strip_ros_args
 
 G = 9.80665                     # m/s², NED gravity is (0, 0, +G)
 WGS84_A = 6378137.0
@@ -437,12 +437,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 def argument_problem(args) -> Optional[str]:
     """The first argument out of range, as one line naming it; None when all are fine."""
-    if not (math.isfinite(args.rate) and args.rate > 0):
-        return f'--rate must be a finite number > 0 (got {args.rate:g})'
-    for option in ('duration', 'origin_period', 'collision_period'):
-        value = getattr(args, option)
-        if not (math.isfinite(value) and value >= 0):     # -1 ran for ever, as 0 does
-            return f'--{option.replace("_", "-")} must be a finite number ≥ 0 (got {value:g})'
+    problem = number_problem(args, positive=('rate',),   # a duration of -1 ran for ever
+                             non_negative=('duration', 'origin_period', 'collision_period'))
+    if problem:
+        return problem
     if args.vehicles is not None and not 1 <= args.vehicles <= 255:
         return '--vehicles must be 1..255'
     return None
