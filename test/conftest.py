@@ -79,6 +79,16 @@ def one_line_naming(out: str, *words) -> str:
     return lines[0]
 
 
+def assert_refused_at_start(exe: str, name: str, value) -> None:
+    """The installed node ``exe`` started with parameter ``name`` = ``value`` ends with exit 1
+    and one FATAL line naming the parameter and the value."""
+    from ros_sim_bridge.tools.launcher import ros_args
+    code, out = run_installed(exe, *ros_args(parameters={name: value}))
+    assert code == 1, out
+    line = one_line_naming(out, 'cannot start', name)
+    assert 'FATAL' in line and str(value) in line, line
+
+
 def shared_path(*parts: str) -> Path:
     """A file under ../shared, or a clean skip where the folder is absent."""
     path = SHARED.joinpath(*parts)

@@ -8,10 +8,10 @@ import pytest
 from rcl_interfaces.msg import ParameterType
 from rcl_interfaces.srv import GetParameters, ListParameters
 
-from conftest import free_tcp_port, one_line_naming, wait_until
+from conftest import assert_refused_at_start, free_tcp_port, one_line_naming, wait_until
 from conftest import run_installed as run
 from ros_sim_bridge.tools import suite
-from ros_sim_bridge.tools.launcher import NodeProcess, config_file, ros_args
+from ros_sim_bridge.tools.launcher import NodeProcess, config_file
 from ros_sim_bridge.tools.session import call_service
 
 REPO = Path(__file__).resolve().parents[2]
@@ -58,10 +58,7 @@ def test_parameter_services_answer_and_header_size_takes_an_integer(ros):
     ('min_backoff', 0.0), ('header_size', 13), ('header_size', '8'),
     ('header_byte_order', 'middle')])
 def test_a_bad_value_stops_the_client_with_one_line(name, value):
-    code, out = run('monodrive_client', *ros_args(parameters={name: value}))
-    assert code == 1, out
-    line = one_line_naming(out, 'cannot start', name)
-    assert 'FATAL' in line and str(value) in line
+    assert_refused_at_start('monodrive_client', name, value)
 
 
 # -- monodrive_sim arguments -------------------------------------------------------------------

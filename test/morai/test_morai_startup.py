@@ -8,11 +8,11 @@ import time
 
 import pytest
 
-from conftest import LOCAL_ENV, free_udp_ports, one_line_naming
+from conftest import assert_refused_at_start, LOCAL_ENV, free_udp_ports, one_line_naming
 from conftest import run_installed as run
 from ros_sim_bridge.morai import codec as morai
 from ros_sim_bridge.morai.emulator import RECV_PORTS, SEND_PORTS
-from ros_sim_bridge.tools.launcher import executable, ros_args
+from ros_sim_bridge.tools.launcher import executable
 
 
 # -- morai_bridge ------------------------------------------------------------------------------
@@ -26,10 +26,7 @@ from ros_sim_bridge.tools.launcher import executable, ros_args
     ('receive_buffer_bytes', -1),
     ('latency_window', 0)])
 def test_bridge_refuses_a_bad_port_or_size_with_one_fatal_line(name, value):
-    code, out = run('morai_bridge', *ros_args(parameters={name: value}))
-    assert code == 1, out
-    line = one_line_naming(out, 'cannot start', name)
-    assert 'FATAL' in line and str(value) in line
+    assert_refused_at_start('morai_bridge', name, value)
 
 
 # -- morai_sim -----------------------------------------------------------------------------------
