@@ -26,9 +26,9 @@ def run_node(node_class, argv=None) -> int:
     # would invalidate the context while receive threads still publish: close() stops those
     # threads first.
     stops = stop_on_signals()
-    # reliable samples (service replies) lost under heavy streams are repaired in ~0.1 s
-    use_packaged_fastdds_profile()
     try:
+        # reliable samples (service replies) lost under heavy streams are repaired in ~0.1 s
+        use_packaged_fastdds_profile()
         code = _run(node_class, argv, stops)
     except KeyboardInterrupt:       # a stop signal during start-up or cleanup
         code = 0

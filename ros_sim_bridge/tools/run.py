@@ -248,16 +248,16 @@ def run(args, on_progress=None) -> int:
     if args.record and not Path(args.record).absolute().parent.is_dir():
         raise ValueError(f'--record {args.record}: the folder '
                          f'{Path(args.record).absolute().parent} does not exist')
-    the_suite = Suite(sim=args.sim, only=only, configs=args.config, settings=settings,
-                      free_ports=args.free_ports, quiet=args.quiet)
-    writer = BagWriter(args.record) if args.record else None  # refuses an existing folder
-    stop = threading.Event()
+    stop = threading.Event()        # before the suite is planned (imports take a while):
     previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT,
                                                                      signal.SIGTERM)}
     failed: list[str] = []
     codes: dict = {}
     recorder = None
     try:
+        the_suite = Suite(sim=args.sim, only=only, configs=args.config, settings=settings,
+                          free_ports=args.free_ports, quiet=args.quiet)
+        writer = BagWriter(args.record) if args.record else None  # refuses an existing folder
         with background_node('ros_sim_bridge_recorder', own_context=True) as node:
             recorder = Recorder(node, writer) if writer else None
             try:
