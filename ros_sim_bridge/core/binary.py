@@ -6,6 +6,8 @@ package touches sockets, files or rclpy (sans-IO).
 """
 from __future__ import annotations
 
+import dataclasses
+import math
 import struct
 from functools import lru_cache
 from typing import Iterable, Optional, Sequence
@@ -286,3 +288,19 @@ def check_range(value, low, high, message: str, field: str, unit: str = '') -> N
     """CodecError(BAD_VALUE) unless ``low <= value <= high``."""
     if not (low <= value <= high):
         raise CodecError(message, f'{value}{unit} outside [{low}, {high}]{unit}', field=field)
+
+
+def first_non_finite(record) -> Optional[str]:
+    """The name of the first float of a decoded ``record`` (a dataclass; in its numpy
+    structured arrays the float fields of every row) that is NaN or ±Inf, None when all are
+    finite: a value no pose, size or rate can be made of."""
+    for f in dataclasses.fields(record):
+        value = getattr(record, f.name)
+        if isinstance(value, float) and not math.isfinite(value):
+            return f.name
+        if isinstance(value, np.ndarray) and value.dtype.names:
+            for name in value.dtype.names:
+                column = value[name]
+                if column.dtype.kind == 'f' and not np.isfinite(column).all():
+                    return f'{f.name}.{name}'
+    return None

@@ -1,6 +1,7 @@
 """morai_bridge end to end: real UDP on 127.0.0.1 both ways, real DDS."""
 from __future__ import annotations
 
+import dataclasses
 import math
 import select
 import socket
@@ -383,6 +384,44 @@ def test_sim_stamps_put_every_topic_on_the_sim_time_base(ros, bridge):
     tx.send_to(ports['traffic_light_status'], bytes(b))
     held = tl.wait_for(3)[2].header.stamp
     assert (held.sec, held.nanosec) == (2**31 - 1, 999_999_999)
+
+
+def test_nan_or_inf_in_a_record_is_bad_input_not_published(ros, bridge):
+    """An Ego Status with a NaN position or an Object Info with an infinite size would put
+    NaN/Inf on /tf, odometry and markers: counted as bad_value, nothing published for them,
+    the valid packets around them are; a flood of varying unknown layouts is listed up to
+    UNKNOWN_LISTED and counted beyond."""
+    from ros_sim_bridge.morai.ros.node import UNKNOWN_LISTED
+    sim, start = bridge
+    node, ports = start(inbound=('ego_status', 'object_info'), stamp_source='receive')
+    status = ros.collect(MoraiEgoVehicleStatus, 'morai/ego_status', 50)
+    objects = ros.collect(MoraiObjectStatusList, 'morai/objects', 50)
+    tx = UdpSender()
+    scene = MoraiScene()
+    scene.step(1.0)
+    good = scene.ego_status()
+    bad = dataclasses.replace(good, pos_x=float('nan'))
+    worse = dataclasses.replace(good, heading=float('inf'))
+    for st in (good, bad, worse, good):
+        tx.send_to(ports['ego_status'], morai.encode_ego_status(st, layout='ego200'))
+    objs = scene.nearest_objects()
+    packet = morai.encode_object_info(objs, 'obj106_ts', 1, 0)   # the encoder refuses Inf:
+    first = packet.index(objs[:1].tobytes())                     # written into the bytes
+    at = first + morai.object_info.OBJECT_DTYPE.fields['size_x'][1]
+    inf_packet = packet[:at] + struct.pack('<f', np.inf) + packet[at + 4:]
+    for p in (inf_packet, packet):
+        tx.send_to(ports['object_info'], p)
+    got = status.wait_for(2)
+    assert all(math.isfinite(m.pos_x) and math.isfinite(m.heading) for m in got)
+    assert len(objects.wait_for(1)) == 1
+    values = ros.diagnostics('ego_status', lambda v: v.get('errors.bad_value') == '2')
+    assert 'not a finite number' in values['last_error']
+    ros.diagnostics('object_info', lambda v: v.get('errors.bad_value') == '1')
+    g = morai.encode_ego_status(good, layout='ego200')
+    for k in range(UNKNOWN_LISTED + 5):                        # data_length 500 + k: unknown
+        tx.send_to(ports['ego_status'], g[:11] + struct.pack('<i', 500 + k) + g[15:])
+    values = ros.diagnostics('ego_status', lambda v: v.get('unknown_layouts_not_listed') == '5')
+    assert len(values['unknown_layouts'].split()) == UNKNOWN_LISTED
 
 
 @pytest.mark.parametrize('stamp_source', ['sim', 'receive'])

@@ -50,7 +50,7 @@ from visualization_msgs.msg import MarkerArray
 
 from ros_sim_bridge.morai import codec as morai
 from ros_sim_bridge.morai.codec.framing import read_data_length
-from ros_sim_bridge.core.binary import UNKNOWN_LAYOUT, CodecError
+from ros_sim_bridge.core.binary import BAD_VALUE, UNKNOWN_LAYOUT, CodecError, first_non_finite
 from ros_sim_bridge.morai.ros import conversions as convert
 from ros_sim_bridge.ros.clocks import STEADY
 from ros_sim_bridge.ros.stamps import MAX_NS, ns_to_stamp, sec_nsec_to_stamp, stamp_to_ns
@@ -152,7 +152,13 @@ class Inbound:
     convert: Callable
     latency: Latency
     endpoint: Optional[UdpEndpoint] = None
-    unknown: set = field(default_factory=set)
+    unknown: set = field(default_factory=set)     # (data_length, size) listed, at most
+    unlisted: int = 0                             # UNKNOWN_LISTED; the others counted here
+
+
+#: distinct unknown (data_length, size) pairs of one type listed in /diagnostics and logged
+#: once each; more are counted and logged rate-limited (a hostile sender varies data_length)
+UNKNOWN_LISTED = 16
 
 
 @dataclass
@@ -326,6 +332,12 @@ class MoraiBridgeNode(Node):
         layout = getattr(value, 'layout', None)
         if layout is not None:
             stats.extra['layout'] = layout
+        bad = first_non_finite(value)
+        if bad is not None:          # NaN/Inf would reach /tf, odometry and the markers
+            self.diagnostics.bad_input(stats, CodecError(
+                TYPES[stream.name].title, f'{bad} is not a finite number', field=bad,
+                kind=BAD_VALUE), now_ns)
+            return
         try:
             stamp = self._stamp(value, now_ns)
         except CodecError as err:    # a sim time no stamp can hold: bad input, not published
@@ -368,6 +380,14 @@ class MoraiBridgeNode(Node):
             data_length = None
         key = (data_length, len(data))
         if key in stream.unknown:
+            return
+        if len(stream.unknown) >= UNKNOWN_LISTED:   # a sender varying data_length: counted,
+            stream.unlisted += 1                    # logged rate-limited, not one line each
+            stream.stats.extra['unknown_layouts_not_listed'] = str(stream.unlisted)
+            self.diagnostics.log_limited(
+                stream.stats.name, 'unknown_layouts', f'{stream.stats.name}: more unknown '
+                f'layouts than the {UNKNOWN_LISTED} listed (data_length {data_length} in a '
+                f'{len(data)}-byte datagram); counted as unknown_layout')
             return
         stream.unknown.add(key)
         stream.stats.extra['unknown_layouts'] = ' '.join(
