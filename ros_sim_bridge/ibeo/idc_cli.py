@@ -115,9 +115,11 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
     status names start with ``node_name: `` (live: the driver node's name)."""
     from tqdm import tqdm
 
+    from ros_sim_bridge.core.memory import reuse_freed_memory
     from ros_sim_bridge.ibeo.ros.ecu_conversions import IbeoToRos, ntp_to_ns
     from ros_sim_bridge.ros.bag import BagWriter
     from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
+    reuse_freed_memory()                # each scan's points: a new array of up to 1.8 MB
     conv = converter or IbeoToRos(namespace=namespace, serialized=True,
                                   status_prefix=f'{node_name}: ')
     report = ConversionReport()
