@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import struct
+import textwrap
 from collections import deque
 from functools import partial
 from pathlib import Path
@@ -507,11 +508,11 @@ class BagWriter:
         if self._mcap is None:
             return
         self._mcap.flush()
-        info = self.metadata()
-        self._mcap.close({'serialized_metadata': _yaml(info).strip()})
+        text = _yaml(self.metadata())           # dumped once: PyYAML takes ~1.4 ms a dump
+        self._mcap.close({'serialized_metadata': text.strip()})
         self._mcap = None
-        tmp = self.path / 'metadata.yaml.tmp'
-        tmp.write_text(_yaml({'rosbag2_bagfile_information': info}), 'utf8')
+        tmp = self.path / 'metadata.yaml.tmp'     # the same mapping, one level down
+        tmp.write_text('rosbag2_bagfile_information:\n' + textwrap.indent(text, '  '), 'utf8')
         tmp.replace(self.path / 'metadata.yaml')
 
     def __enter__(self) -> 'BagWriter':
