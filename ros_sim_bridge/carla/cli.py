@@ -492,6 +492,11 @@ def _main(a, out: TextIO, stops: StopSignals) -> int:
             print(f'carla_log to-bag: {err}', file=sys.stderr)
             return 2
         summary = {'bag': a.output, 'messages': counts}
+        left_out = getattr(counts, 'non_finite_poses', 0)
+        if left_out:
+            summary['non_finite_poses'] = left_out
+            print(f'carla_log to-bag: {left_out} actor poses not finite (NaN or ±Inf '
+                  'recorded): left out of /tf', file=sys.stderr)
         if rec.damage:
             summary['damage'] = rec.summary()['damage']
             print(f'carla_log to-bag: {a.output} holds the {len(rec)} frames readable '

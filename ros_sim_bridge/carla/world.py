@@ -44,6 +44,16 @@ STATE = ('Position', 'State', 'AnimVehicle', 'AnimWalker', 'VehicleLight', 'Scen
 FAR = 50   # frames ahead beyond which moving on is a rebuild, not a frame-by-frame replay
 
 
+def float64_nan(values) -> np.ndarray:
+    """Recorded locations or rotations (Unreal) as a float64 copy, ±Inf made NaN: a corrupt
+    pose stays NaN through every step to REP-103 (Inf would raise numpy's 'invalid value'
+    warnings in sin, remainder, …) and is left out where it would be published (SUPPLEMENT
+    §5.4; conversions.Snapshot.finite)."""
+    out = np.array(values, dtype=np.float64)
+    np.copyto(out, np.nan, where=np.isinf(out))
+    return out
+
+
 def ue_to_rep103(location_cm, rotation_deg):
     """Unreal (cm, deg, left-handed X fwd Y right Z up) → REP-103 (m, w-x-y-z quaternion):
     x = X/100, y = −Y/100, z = Z/100; roll = rad(Rx), pitch = −rad(Ry), yaw = −rad(Rz)."""
@@ -131,7 +141,8 @@ class Actor:
     @classmethod
     def from_add(cls, add: ActorAdd, t: float) -> 'Actor':
         return cls(add.id, add.type, add.blueprint, add.uid, list(add.attributes),
-                   tuple(add.location), tuple(add.rotation), t)
+                   tuple(float64_nan(add.location).tolist()),
+                   tuple(float64_nan(add.rotation).tolist()), t)
 
     @property
     def type_name(self) -> str:
@@ -313,8 +324,8 @@ class World:
                     pos = self.rec.frame(j, {'Position'}).get('Position')
                     if pos is None:
                         pos = np.zeros(0, self.rec.decoder.dtypes['Position'])
-                ids, loc, rot = self._place(pos['location'].astype(np.float64),
-                                            pos['rotation'].astype(np.float64), pos['id'])
+                ids, loc, rot = self._place(float64_nan(pos['location']),
+                                            float64_nan(pos['rotation']), pos['id'])
                 row = {i: k for k, i in enumerate(ids.tolist())}
             k = row[a.id]
             a.detached = (tuple(loc[k].tolist()), tuple(rot[k].tolist()))
@@ -340,8 +351,8 @@ class World:
         pos = self.state.get('Position')
         if pos is None or not len(pos):
             return self._place(None, None, None)
-        cur_loc = pos['location'].astype(np.float64)
-        cur_rot = pos['rotation'].astype(np.float64)
+        cur_loc = float64_nan(pos['location'])
+        cur_rot = float64_nan(pos['rotation'])
         prev = self._previous_positions() if t is not None else None
         if prev is not None and len(prev):
             duration = float(self.rec.durations[self.index])
@@ -352,8 +363,8 @@ class World:
             k = sorter[np.clip(np.searchsorted(prev['id'], pos['id'], sorter=sorter), 0,
                                len(prev) - 1)]
             both = (prev['id'][k] == pos['id'])[:, None]
-            p_loc = prev['location'][k].astype(np.float64)
-            p_rot = prev['rotation'][k].astype(np.float64)
+            p_loc = float64_nan(prev['location'][k])
+            p_rot = float64_nan(prev['rotation'][k])
             d_rot = (cur_rot - p_rot + 180.0) % 360.0 - 180.0
             cur_loc = np.where(both, p_loc + alpha * (cur_loc - p_loc), cur_loc)
             cur_rot = np.where(both, p_rot + alpha * d_rot, cur_rot)

@@ -292,13 +292,17 @@ def check_range(value, low, high, message: str, field: str, unit: str = '') -> N
 
 
 def first_non_finite(record) -> Optional[str]:
-    """The name of the first float of a decoded ``record`` (a dataclass; in its numpy
-    structured arrays the float fields of every row) that is NaN or ±Inf, None when all are
-    finite: a value no pose, size or rate can be made of."""
+    """The name of the first float of a decoded ``record`` (a dataclass; in its tuples each
+    element, ``name[i]``; in its numpy structured arrays the float fields of every row) that
+    is NaN or ±Inf, None when all are finite: a value no pose, size or rate can be made of."""
     for f in dataclasses.fields(record):
         value = getattr(record, f.name)
         if isinstance(value, float) and not math.isfinite(value):
             return f.name
+        if isinstance(value, tuple):
+            for i, item in enumerate(value):
+                if isinstance(item, float) and not math.isfinite(item):
+                    return f'{f.name}[{i}]'
         if isinstance(value, np.ndarray) and value.dtype.names:
             for name in value.dtype.names:
                 column = value[name]

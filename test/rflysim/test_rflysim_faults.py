@@ -123,6 +123,78 @@ def test_sim_stamps_that_no_ros_time_holds_are_counted_not_published(ros, truth_
     assert node.receiver.health.handler_errors == 0     # rejected, not a handler fault
 
 
+def legacy_200(copter_id=1, t=1.0):
+    """Legacy netDataShort: tg @0 (-1: no collision), len 152 @4, copterID @8, vehicleType @12,
+    runnedTime f64 @16, VelE f32×3 @24, PosE f32×3 @36, AngEuler @48, AngQuatern @60,
+    PosGPS f64×3 @136 (SUPPLEMENT §2.2)."""
+    b = bytearray(200)
+    struct.pack_into('<4i', b, 0, -1, 152, copter_id, 3)
+    struct.pack_into('<d', b, 16, t)
+    struct.pack_into('<3f', b, 36, 1.0, 2.0, -3.0)
+    struct.pack_into('<4f', b, 60, 1.0, 0.0, 0.0, 0.0)
+    struct.pack_into('<3d', b, 136, 40.0, 116.0, 50.0)
+    return bytes(b)
+
+
+def overwrite(datagram: bytes, offset: int, fmt: str, value: float) -> bytes:
+    b = bytearray(datagram)
+    struct.pack_into(fmt, b, offset, value)
+    return bytes(b)
+
+
+# (what, datagram with one float NaN or ±Inf at its SUPPLEMENT §2.2 offset)
+NON_FINITE = [
+    ('PosE north', lambda t: overwrite(truth_168(t=t), 120, '<d', math.nan)),
+    ('PosE down', lambda t: overwrite(truth_168(t=t), 136, '<d', -math.inf)),
+    ('VelE east', lambda t: overwrite(truth_168(t=t), 20, '<f', math.inf)),
+    ('AngEuler yaw', lambda t: overwrite(truth_168(t=t), 36, '<f', math.nan)),
+    ('AngQuatern w', lambda t: overwrite(truth_168(t=t), 40, '<f', math.inf)),
+    ('legacy PosE (f32)', lambda t: overwrite(legacy_200(t=t), 40, '<f', -math.inf)),
+]
+
+
+def test_nan_or_inf_in_a_truth_record_is_bad_input_not_published(ros):
+    """A truth record with a NaN or ±Inf position, velocity or attitude would reach /tf,
+    odometry and the IMU: counted as bad_value, nothing published for it; the valid records
+    around it (same port, and another vehicle's) are.  The same for a GPS origin."""
+    from nav_msgs.msg import Odometry
+    from sensor_msgs.msg import NavSatFix
+    from tf2_msgs.msg import TFMessage
+    from ros_sim_bridge.ros.qos import LATCHED
+    base = free_udp_ports(2, step=2)
+    node = ros.start(RflySimTruthNode, {'copter_ids': [1, 2], 'base_port': base,
+                                        'diagnostics_period': 0.2})
+    truth1 = ros.collect(RflySimTruth, 'rflysim/vehicle_1/truth', 100)
+    truth2 = ros.collect(RflySimTruth, 'rflysim/vehicle_2/truth', 100)
+    odom1 = ros.collect(Odometry, 'rflysim/vehicle_1/odom', 100)
+    tf = ros.collect(TFMessage, '/tf', 100)
+    tx1, tx2 = UdpSender(codec.truth_port(1, base)), UdpSender(codec.truth_port(2, base))
+    for k, (_, bad) in enumerate(NON_FINITE):
+        tx1.send(truth_168(t=float(k)))
+        tx1.send(bad(100.0 + k))
+        tx2.send(truth_168(copter_id=2, t=float(k)))
+    n = len(NON_FINITE)
+    assert [m.runned_time for m in truth1.wait_for(n)] == [float(k) for k in range(n)]
+    assert [m.runned_time for m in truth2.wait_for(n)] == [float(k) for k in range(n)]
+    poses = [o.pose.pose for o in odom1.wait_for(n)]
+    assert all(math.isfinite(v) for p in poses for v in (p.position.x, p.position.y,
+                                                          p.position.z, p.orientation.w))
+    transforms = [t for m in tf.wait_for(2 * n) for t in m.transforms]
+    assert all(math.isfinite(v) for t in transforms for v in (
+        t.transform.translation.x, t.transform.translation.y, t.transform.translation.z,
+        t.transform.rotation.w, t.transform.rotation.x))
+    values = ros.diagnostics('vehicle 1', lambda v: v.get('errors.bad_value') == str(n))
+    assert 'not a finite number' in values['last_error']
+    # the map's GPS origin (Ue4CMDGPS, ii3d): a NaN latitude is not latched, the next one is
+    tx1.send(struct.pack('<2i3d', 1234567890, 1, math.nan, 116.3, 40.0))
+    ros.diagnostics('vehicle 1', lambda v: v.get('errors.bad_value') == str(n + 1))
+    tx1.send(struct.pack('<2i3d', 1234567890, 1, 39.9, 116.3, 40.0))
+    origin = ros.collect(NavSatFix, 'rflysim/map_origin', LATCHED).wait_for(1)
+    assert [(o.latitude, o.longitude) for o in origin] == [(39.9, 116.3)]
+    assert len(truth1.messages) == n                              # nothing came late
+    assert node.receiver.health.handler_errors == 0
+
+
 def test_truncated_datagrams_are_counted_and_the_valid_ones_published(ros, truth_node):
     """UDP has no mid-message close: its equivalent is a datagram cut short, at every length."""
     node, tx, truth = truth_node()

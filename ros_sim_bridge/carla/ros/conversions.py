@@ -54,12 +54,15 @@ class Snapshot:
     xyz: np.ndarray       # (n, 3) m
     q: np.ndarray         # (n, 4) w-x-y-z
     row: dict             # id → row
+    finite: np.ndarray    # (n,) bool: the pose has no NaN (a NaN or ±Inf recorded)
 
     @classmethod
     def of(cls, world: World, t: Optional[float], interpolate: bool = True) -> 'Snapshot':
         ids, loc, rot = world.poses(t, interpolate)
         xyz, q = ue_to_rep103(loc, rot)
-        return cls(ids, xyz, q.reshape(-1, 4), {int(a): k for k, a in enumerate(ids.tolist())})
+        q = q.reshape(-1, 4)
+        finite = np.isfinite(xyz).all(axis=1) & np.isfinite(q).all(axis=1)
+        return cls(ids, xyz, q, {int(a): k for k, a in enumerate(ids.tolist())}, finite)
 
     def pose(self, actor_id: int) -> Pose:
         k = self.row[actor_id]
@@ -73,12 +76,16 @@ def header(stamp, frame_id: str) -> Header:
 def transforms(world: World, snap: Snapshot, stamp, frames: Frames,
                follow: Optional[int] = None) -> list[TransformStamped]:
     """map → each actor; a child of a live parent relative to it (parents respected).  With
-    ``follow`` the tree is re-rooted on that actor: it publishes followed → map instead."""
+    ``follow`` the tree is re-rooted on that actor: it publishes followed → map instead.  An
+    actor whose pose is not finite (or, relative to it, its parent's) is left out."""
     out = []
     for aid, actor in world.actors.items():
         k = snap.row[aid]
         xyz, q = snap.xyz[k], snap.q[k]
         parent = actor.parent if actor.parent in world.actors and actor.parent != aid else 0
+        if not snap.finite[k] or (parent and aid != follow
+                                  and not snap.finite[snap.row[parent]]):
+            continue
         t = TransformStamped()
         t.header.stamp = stamp
         if aid == follow:

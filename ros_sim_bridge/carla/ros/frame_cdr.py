@@ -24,7 +24,8 @@ import numpy as np
 from ros_sim_bridge.core.frames import quat_conjugate, quat_multiply, quat_rotate
 from ros_sim_bridge.ros.cdr_template import Slot, build
 from ..codec.records import LIGHT_STATES
-from ..world import World, attach, attach_levels, ue_to_rep103, ue_velocity_to_rep103
+from ..world import (World, attach, attach_levels, float64_nan, ue_to_rep103,
+                     ue_velocity_to_rep103)
 from . import conversions as convert
 
 CLOCK = 'rosgraph_msgs/msg/Clock'
@@ -68,6 +69,12 @@ def _last_rows(state_ids: np.ndarray, ids: np.ndarray):
     pos = np.maximum(np.searchsorted(state_ids[order], ids, side='right') - 1, 0)
     rows = order[pos]
     return rows, state_ids[rows] == ids
+
+
+def _runs(rows: np.ndarray) -> list:
+    """``[(lo, hi), …]``: the runs of equal rows of ``rows`` (one row per frame)."""
+    change = (np.flatnonzero(np.any(rows[1:] != rows[:-1], axis=1)) + 1).tolist()
+    return list(zip([0, *change], [*change, len(rows)]))
 
 
 def _ids(arr) -> Optional[bytes]:
@@ -152,6 +159,7 @@ class FrameCdr:
         self._caches['lights'] = _Cache(64)         # traffic light state combinations
         self._clock = build(CLOCK, {'clock': _STAMP})
         self._block: Optional[_Block] = None
+        self.non_finite_poses = 0    # actor transforms left out of /tf: NaN or ±Inf
 
     def add(self, world: World, stamp, t_ns: int, removed=(), after=()) -> list:
         """Frame at ``world`` (just advanced to it); ``removed`` the actors deleted since the
@@ -233,8 +241,8 @@ class FrameCdr:
             pid = pos['id'][0]
             j = order[np.clip(np.searchsorted(b.ids, pid, sorter=order), 0, n - 1)]
             hit = b.ids[j] == pid
-            loc[:, j[hit]] = pos['location'][:, hit].astype(np.float64)
-            rot[:, j[hit]] = pos['rotation'][:, hit].astype(np.float64)
+            loc[:, j[hit]] = float64_nan(pos['location'][:, hit])
+            rot[:, j[hit]] = float64_nan(pos['rotation'][:, hit])
         if b.levels:
             attach(loc, rot, b.spawn_loc, b.spawn_rot, b.levels)
         xyz, q = ue_to_rep103(loc, rot)
@@ -243,7 +251,7 @@ class FrameCdr:
         whole = lambda rows: [(0, count, rows)]            # noqa: E731
         runs['clock'] = whole(self._clock.fill_rows(count, stamp=stamps))
         if n:
-            runs['tf'] = whole(self._tf_fill(b, count, stamps, xyz, q, pose))
+            runs['tf'] = self._tf_fill(b, count, stamps, xyz, q, pose)
         runs['actor_list'] = whole(self._actor_list_fill(b, count, stamps, pose, kin, vlight,
                                                          walk))
         runs['markers'] = whole(self._markers_fill(b, count, stamps, xyz, q, tl))
@@ -266,7 +274,9 @@ class FrameCdr:
         return raw.view(first.dtype).reshape(len(arrays), len(first))
 
     # -- TF -----------------------------------------------------------------------------------
-    def _tf(self, b: _Block):
+    def _tf(self, b: _Block, keep=None):
+        """The TF template of the block's actors (those ``keep`` says, a bool per actor, when
+        given), the rows of the children of a live parent and of their parents."""
         frames, alive = self.frames, b.world_actors
         index = {a.id: k for k, a in enumerate(b.actors)}
         items, child, parent = [], [], []
@@ -275,15 +285,18 @@ class FrameCdr:
             if p:
                 child.append(k)
                 parent.append(index[p])
-            items.append({'header': {'stamp': _STAMP,
-                                     'frame_id': frames.of(alive[p]) if p else frames.map},
-                          'child_frame_id': frames.of(a), 'transform': Slot('transform')})
+            if keep is None or keep[k]:
+                items.append({'header': {'stamp': _STAMP,
+                                         'frame_id': frames.of(alive[p]) if p
+                                         else frames.map},
+                              'child_frame_id': frames.of(a), 'transform': Slot('transform')})
         return (build(TF, {'transforms': items}), np.array(child, np.intp),
                 np.array(parent, np.intp))
 
     def _tf_fill(self, b, count, stamps, xyz, q, pose):
         """As :func:`conversions.transforms` (no follow): a child of a live parent relative
-        to it."""
+        to it; a transform that is not finite (the actor's pose, or its parent's) left out.
+        ``[(lo, hi, rows)]``: one run per set of actors left out."""
         tmpl, child, parent = b.tf
         values = pose
         if len(child):
@@ -292,7 +305,18 @@ class FrameCdr:
             values[:, child] = _pose_rows(
                 quat_rotate(pq_inv, xyz[:, child] - xyz[:, parent]),
                 quat_multiply(pq_inv, q[:, child]))
-        return tmpl.fill_rows(count, stamp=stamps, transform=values)
+        finite = np.isfinite(values).all(axis=-1)              # (frames, actors)
+        if finite.all():
+            return [(0, count, tmpl.fill_rows(count, stamp=stamps, transform=values))]
+        self.non_finite_poses += finite.size - int(np.count_nonzero(finite))
+        out = []
+        for lo, hi in _runs(finite):
+            keep = finite[lo]
+            sub = self._caches['tf'].get((b.key[0], b.key[1], keep.tobytes()),
+                                         lambda: self._tf(b, keep)[0], b.actors)
+            out.append((lo, hi, sub.fill_rows(hi - lo, stamp=stamps[lo:hi],
+                                              transform=values[lo:hi, keep])))
+        return out
 
     # -- actor list ---------------------------------------------------------------------------
     def _actor_list(self, b: _Block):
@@ -412,9 +436,8 @@ class FrameCdr:
             return [(0, count, tmpl.fill_rows(count, stamp=stamps))]
         ids = tl['id'][0].tolist()
         states = tl['state']
-        change = np.flatnonzero(np.any(states[1:] != states[:-1], axis=1)) + 1
         out = []
-        for lo, hi in zip([0, *change.tolist()], [*change.tolist(), count]):
+        for lo, hi in _runs(states):
             tmpl, rows = self._lights_template(b, ids, states[lo].tolist())
             values = {'stamp': stamps[lo:hi],
                       'frozen': tl['frozen'][lo:hi].astype(bool)[..., None],

@@ -95,6 +95,7 @@ class CarlaReplayerNode(Node):
         self.diagnostics = Diagnostics(self, period=p.diagnostics_period)
         self.stats = self.diagnostics.stream(f'replay {p.file}', 'carla recorder',
                                              stale_after=max(2.0, 3.0 / p.publish_rate))
+        self.non_finite_poses = 0     # actor transforms left out of /tf (NaN or ±Inf)
         self.stats.extra.update({'frames': str(len(self.rec)), 'layout': self.rec.layout_name,
                                  'unknown_packets': str(sum(self.rec.unknown.values())),
                                  'damaged_regions': str(len(self.rec.damage)),
@@ -244,8 +245,9 @@ class CarlaReplayerNode(Node):
         elif p.follow_actor > 0 and p.follow_actor in self.world.actors:
             follow = p.follow_actor
         if p.publish_tf and self.world.actors:
-            self.tf.publish(TFMessage(transforms=convert.transforms(self.world, snap, stamp,
-                                                                    frames, follow)))
+            transforms = convert.transforms(self.world, snap, stamp, frames, follow)
+            self._left_out(len(self.world.actors) - len(transforms), t)
+            self.tf.publish(TFMessage(transforms=transforms))
             published += 1
         self.actors_pub.publish(convert.actor_list(self.world, snap, stamp, frames))
         removed = changes.removed
@@ -269,6 +271,18 @@ class CarlaReplayerNode(Node):
                                  'actors': str(len(self.world.actors)),
                                  'paused': str(self.paused).lower(),
                                  'finished': str(self.finished).lower()})
+
+    def _left_out(self, n: int, t: float) -> None:
+        """Count ``n`` actor transforms left out of /tf at time ``t`` for a NaN or ±Inf pose
+        (a corrupt Position record or spawn transform, SUPPLEMENT §5.3) and log it,
+        rate-limited."""
+        if not n:
+            return
+        self.non_finite_poses += n
+        self.stats.extra['non_finite_poses'] = str(self.non_finite_poses)
+        self.diagnostics.log_limited(
+            self.stats.name, 'non_finite_pose', f'{self.stats.name}: {n} actor pose(s) at '
+            f'{t:.3f} s not finite (NaN or ±Inf recorded): left out of /tf')
 
     def close(self) -> None:
         self.closing = True

@@ -28,11 +28,17 @@ from . import frame_cdr
 from .frame_cdr import FrameCdr
 
 
+class BagCounts(dict):
+    """Messages written per topic, and ``non_finite_poses``: the actor transforms left out of
+    /tf for a NaN or ±Inf pose (a corrupt Position record or spawn transform)."""
+    non_finite_poses = 0
+
+
 def to_bag(rec: Recording, output: str, *, rate: float = 0.0, progress: bool = True,
            prefix: str = 'carla', frames: Optional[convert.Frames] = None,
-           marker_types=(1, 2, 3, 4), stop: Optional[Callable[[], bool]] = None) -> dict:
+           marker_types=(1, 2, 3, 4), stop: Optional[Callable[[], bool]] = None) -> BagCounts:
     """Write every frame (or one per 1/``rate`` s of recording time); returns the counts per
-    topic.  ``stop()`` true ends the bag after the last frame written."""
+    topic (:class:`BagCounts`).  ``stop()`` true ends the bag after the last frame written."""
     frames = frames or convert.Frames()
     # fully qualified, as the node's topics resolve in the namespace of its prefix
     pre = '/' + prefix.strip('/') + '/' if prefix.strip('/') else '/'
@@ -114,4 +120,6 @@ def to_bag(rec: Recording, output: str, *, rate: float = 0.0, progress: bool = T
     finally:
         if bar is not None:
             bar.close()
-    return dict(bag.counts)
+    counts = BagCounts(bag.counts)
+    counts.non_finite_poses = cdr.non_finite_poses
+    return counts
