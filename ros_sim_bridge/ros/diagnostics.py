@@ -50,11 +50,14 @@ class StreamStats:
     RATE_WINDOW_S = 2.0
 
     def __init__(self, name: str, hardware_id: str, *, stale_after: float = 2.0,
-                 expected: bool = True):
+                 expected: bool = True, outbound: bool = False):
         self.name = name
         self.hardware_id = hardware_id
         self.stale_after = stale_after
         self.expected = expected        # silent streams are WARN only when data is expected
+        # commands this node sends: counted with packet() when sent, error() when refused or
+        # failed; their status says so and leaves out what only received data has
+        self.outbound = outbound
         self.packets = 0
         self.bytes = 0
         self.published = 0
@@ -124,14 +127,17 @@ class StreamStats:
     def status(self, now_ns: Optional[int] = None) -> DiagnosticStatus:
         now = now_ns or time.time_ns()
         rate = self.rate(now)
-        level, text = OK, 'receiving'
+        out = self.outbound
+        level, text = OK, 'sending' if out else 'receiving'
         age = (now - self.last_packet_ns) / 1e9 if self.last_packet_ns else None
+        silent = 'nothing sent' if out else 'no data'
         if age is None:
-            level, text = (WARN if self.expected else OK), 'no data yet'
+            level, text = (WARN if self.expected else OK), f'{silent} yet'
         elif age > self.stale_after:
-            level, text = (WARN if self.expected else OK), f'no data for {age:.1f} s'
+            level, text = (WARN if self.expected else OK), f'{silent} for {age:.1f} s'
         if self.last_error_ns and now - self.last_error_ns < self.stale_after * 1e9:
-            level, text = max(level, WARN), f'bad input: {self.last_error}'
+            level, text = max(level, WARN), \
+                f'{"not sent" if out else "bad input"}: {self.last_error}'
         down_ns, reason = self._link_down_ns, self._link_reason
         if down_ns is not None:
             down = max(0.0, (now - down_ns) / 1e9)
@@ -139,15 +145,19 @@ class StreamStats:
                 level, text = ERROR, f'down for {down:.1f} s ({reason}); reconnecting'
             else:
                 level, text = max(level, WARN), f'reconnecting ({reason})'
-        values = [
-            ('rate_hz', f'{rate:.2f}'),
-            ('packets', str(self.packets)),
-            ('bytes', str(self.bytes)),
-            ('published', str(self.published)),
-            ('decode_errors', str(self.error_count)),
-            ('drops', str(self.drops)),
-            ('last_error', self.last_error),
-        ]
+        if out:                         # what was sent and refused: the node's extra keys
+            values = [('rate_hz', f'{rate:.2f}'), ('bytes', str(self.bytes)),
+                      ('last_error', self.last_error)]
+        else:
+            values = [
+                ('rate_hz', f'{rate:.2f}'),
+                ('packets', str(self.packets)),
+                ('bytes', str(self.bytes)),
+                ('published', str(self.published)),
+                ('decode_errors', str(self.error_count)),
+                ('drops', str(self.drops)),
+                ('last_error', self.last_error),
+            ]
         values += [(f'errors.{k}', str(v)) for k, v in sorted(self.errors.items())]
         if down_ns is not None:
             values.append(('down_s', f'{max(0.0, (now - down_ns) / 1e9):.1f}'))

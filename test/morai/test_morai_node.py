@@ -587,6 +587,8 @@ def test_ctrl_cmd_rear_steering_lamps_and_refusals(ros, bridge):
     assert sim.nothing('lamp_control')
     values = ros.diagnostics('ctrl_cmd', lambda v: v.get('refused') == '4')
     assert values['sent'] == '2' and values['errors.bad_value'] == '4'
+    # a command status has what was sent, not the counters of received data
+    assert not {'packets', 'published', 'decode_errors', 'drops'} & set(values), values
     assert 'gear' in values['last_error'] or 'cmd_type' in values['last_error']
     assert ros.diagnostics('lamp_control', lambda v: v.get('refused') == '1')['sent'] == '1'
 

@@ -272,7 +272,8 @@ class MoraiBridgeNode(Node):
             where = f'{p.sim_host}:{port}' if port > 0 else 'not configured'
             stats = self.diagnostics.stream(f'{name} (udp → {where})',
                                             f'morai {TYPES[name].title}',
-                                            stale_after=p.stale_after, expected=False)
+                                            stale_after=p.stale_after, expected=False,
+                                            outbound=True)
             out = Outbound(name, port, stats)
             self.outbound[name] = out
             if kind == 'topic':
@@ -427,7 +428,6 @@ class MoraiBridgeNode(Node):
             return False, f'{title}: sending to {self.p.sim_host}:{out.port} failed: {exc}'
         out.sent += 1
         out.stats.packet(len(data))
-        out.stats.publish()
         return True, (f'sent {title} ({len(data)} bytes) to {self.p.sim_host}:{out.port}: '
                       f'{convert.describe(value)}')
 
