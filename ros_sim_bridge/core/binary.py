@@ -309,3 +309,11 @@ def first_non_finite(record) -> Optional[str]:
                 if column.dtype.kind == 'f' and not np.isfinite(column).all():
                     return f'{f.name}.{name}'
     return None
+
+
+def require_finite(record, message: str) -> None:
+    """CodecError(BAD_VALUE) naming the field when :func:`first_non_finite` finds one in
+    ``record`` (of the message ``message``)."""
+    bad = first_non_finite(record)
+    if bad is not None:
+        raise CodecError(message, f'{bad} is not a finite number', field=bad, kind=BAD_VALUE)

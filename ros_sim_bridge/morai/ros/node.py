@@ -50,7 +50,7 @@ from visualization_msgs.msg import MarkerArray
 
 from ros_sim_bridge.morai import codec as morai
 from ros_sim_bridge.morai.codec.framing import read_data_length
-from ros_sim_bridge.core.binary import BAD_VALUE, UNKNOWN_LAYOUT, CodecError, first_non_finite
+from ros_sim_bridge.core.binary import UNKNOWN_LAYOUT, CodecError, require_finite
 from ros_sim_bridge.morai.ros import conversions as convert
 from ros_sim_bridge.ros.clocks import STEADY
 from ros_sim_bridge.ros.stamps import MAX_NS, ns_to_stamp, sec_nsec_to_stamp, stamp_to_ns
@@ -333,11 +333,10 @@ class MoraiBridgeNode(Node):
         layout = getattr(value, 'layout', None)
         if layout is not None:
             stats.extra['layout'] = layout
-        bad = first_non_finite(value)
-        if bad is not None:          # NaN/Inf would reach /tf, odometry and the markers
-            self.diagnostics.bad_input(stats, CodecError(
-                TYPES[stream.name].title, f'{bad} is not a finite number', field=bad,
-                kind=BAD_VALUE), now_ns)
+        try:                         # NaN/Inf would reach /tf, odometry and the markers
+            require_finite(value, TYPES[stream.name].title)
+        except CodecError as err:
+            self.diagnostics.bad_input(stats, err, now_ns)
             return
         try:
             stamp = self._stamp(value, now_ns)

@@ -24,7 +24,7 @@ from sensor_msgs.msg import Imu, NavSatFix
 from tf2_msgs.msg import TFMessage
 
 from ros_sim_bridge.rflysim import codec as rflysim
-from ros_sim_bridge.core.binary import BAD_VALUE, CodecError, first_non_finite
+from ros_sim_bridge.core.binary import CodecError, require_finite
 from ros_sim_bridge.rflysim.ros import conversions as convert
 from ros_sim_bridge.ros.stamps import ns_to_stamp, seconds_to_stamp
 from ros_sim_bridge.ros.diagnostics import Diagnostics
@@ -56,15 +56,6 @@ def _relative(prefix: str, name: str) -> str:
     it, as in the launch files); relative either way, so a namespace applies."""
     prefix = prefix.strip('/')
     return f'{prefix}/{name}' if prefix else name
-
-
-def _require_finite(record) -> None:
-    """CodecError(BAD_VALUE) when a float of a truth or GPS origin record (SUPPLEMENT §2.2) is
-    NaN or ±Inf: it would reach /tf, odometry, the IMU and the fixes."""
-    bad = first_non_finite(record)
-    if bad is not None:
-        raise CodecError(f'RflySim {type(record).__name__}', f'{bad} is not a finite number',
-                         field=bad, kind=BAD_VALUE)
 
 
 class Vehicle:
@@ -119,7 +110,8 @@ class RflySimTruthNode(Node):
             if isinstance(record, rflysim.TruthState):
                 stamp = self._truth_stamp(record, now_ns)
             if isinstance(record, (rflysim.TruthState, rflysim.GpsOrigin)):
-                _require_finite(record)
+                # NaN/Inf would reach /tf, odometry, the IMU and the fixes
+                require_finite(record, f'RflySim {type(record).__name__}')
         except CodecError as err:   # bad bytes, a runnedTime no stamp can hold, NaN or ±Inf
             self.diagnostics.bad_input(vehicle.stats, err, now_ns)
             return
