@@ -13,12 +13,13 @@ from setuptools.command.build_py import build_py
 
 
 class CodecsOnly(build_py):
-    """Of the top-level package only its (empty) __init__: the rest of it needs rclpy."""
+    """Of the top-level package only its (empty) __init__ and entry (the commands' stop
+    signals, standard library only): the rest of it needs rclpy."""
 
     def find_package_modules(self, package, package_dir):
         modules = super().find_package_modules(package, package_dir)
         if package == 'ros_sim_bridge':
-            modules = [m for m in modules if m[1] == '__init__']
+            modules = [m for m in modules if m[1] in ('__init__', 'entry')]
         return modules
 
 
@@ -35,12 +36,13 @@ setup(
                            exclude=['ros_sim_bridge.ros', 'ros_sim_bridge.*.ros',
                                     'ros_sim_bridge.tools']),
     cmdclass={'build_py': CodecsOnly},
+    # through ros_sim_bridge.entry: a stop signal during the imports is a quiet exit 0
     entry_points={'console_scripts': [
-        'rflysim_sim = ros_sim_bridge.rflysim.emulator:main',
-        'morai_sim = ros_sim_bridge.morai.emulator:main',
-        'ibeo_lux_sim = ros_sim_bridge.ibeo.emulator:main',
-        'monodrive_sim = ros_sim_bridge.monodrive.emulator:main',
+        'rflysim_sim = ros_sim_bridge.entry:rflysim_sim',
+        'morai_sim = ros_sim_bridge.entry:morai_sim',
+        'ibeo_lux_sim = ros_sim_bridge.entry:ibeo_lux_sim',
+        'monodrive_sim = ros_sim_bridge.entry:monodrive_sim',
         # carla_log info | collisions | blocked need numpy only (to-bag needs ROS 2)
-        'carla_log = ros_sim_bridge.carla.cli:main',
+        'carla_log = ros_sim_bridge.entry:carla_log',
     ]},
 )

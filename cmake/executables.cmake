@@ -1,6 +1,7 @@
 # sim_bridge_add_executable(name=python.module)
-# Writes a launcher that imports the module and calls its main(), installed with the run bit
-# at lib/${PROJECT_NAME}/<name>, where `ros2 run` and launch_ros look for executables.
+# Writes a launcher that runs the module's main() through ros_sim_bridge.entry (stop signals
+# handled before the module is imported), installed with the run bit at
+# lib/${PROJECT_NAME}/<name>, where `ros2 run` and launch_ros look for executables.
 function(sim_bridge_add_executable pair)
   string(REPLACE "=" ";" _parts "${pair}")
   list(GET _parts 0 _name)
@@ -8,9 +9,8 @@ function(sim_bridge_add_executable pair)
   set(_file "${CMAKE_CURRENT_BINARY_DIR}/executables/${_name}")
   file(WRITE "${_file}"
     "#!/usr/bin/env python3\n"
-    "import sys\n"
-    "from ${_module} import main\n"
-    "sys.exit(main())\n")
+    "from ros_sim_bridge.entry import run\n"
+    "run('${_module}')\n")
   # the run bit on the file itself, so a --symlink-install link to it is executable too
   file(CHMOD "${_file}" PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE
        GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)

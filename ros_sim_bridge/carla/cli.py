@@ -477,7 +477,8 @@ def _main(a, out: TextIO, stops: StopSignals) -> int:
                lambda: blocked_lines(rec, rows))
     elif a.command == 'to-bag':
         try:
-            from .ros.to_bag import to_bag
+            with stops.deferred():  # a stop signal inside rclpy's import is an ImportError
+                from .ros.to_bag import to_bag
         except ImportError as err:
             print(f'carla_log to-bag needs the ROS 2 environment: {err}', file=sys.stderr)
             return 2

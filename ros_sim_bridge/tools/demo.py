@@ -19,6 +19,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from ros_sim_bridge.core.cli import run_main
 from ros_sim_bridge.tools.ports import DEMO_DOMAINS
 from ros_sim_bridge.tools.session import background_node, keep_dds_local
 from ros_sim_bridge.tools.suite import SOURCES
@@ -92,6 +93,12 @@ def run_checks(names, seconds: float) -> bool:
 
 
 def main(argv=None) -> int:
+    """SIGINT/SIGTERM end it with exit code 0 after the running check has stopped its
+    children (core.cli.run_main)."""
+    return run_main(lambda: _main(argv))
+
+
+def _main(argv) -> int:
     parser = argparse.ArgumentParser(prog='sim_bridge_demo', description=__doc__.splitlines()[0])
     parser.add_argument('--suite-seconds', type=float, default=10.0,
                         help='recording time of the whole suite')

@@ -59,7 +59,8 @@ def test_wheel_holds_codecs_and_emulators_and_imports_without_ros(tmp_path):
     assert not ros_parts, f'ROS parts must not be in the ROS-free distribution: {ros_parts}'
     entry = next(n for n in names if n.endswith('entry_points.txt'))
     text = (tmp_path / 'site' / entry).read_text()
-    assert 'rflysim_sim = ros_sim_bridge.rflysim.emulator:main' in text
+    assert 'ros_sim_bridge/entry.py' in names      # the commands' stop signals, stdlib only
+    assert 'rflysim_sim = ros_sim_bridge.entry:rflysim_sim' in text
     run = subprocess.run([sys.executable, '-c', NO_ROS, str(tmp_path / 'site')],
                          capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 0, run.stderr

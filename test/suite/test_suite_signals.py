@@ -268,3 +268,85 @@ def test_a_replay_that_ends_says_so_once():
         out = proc.communicate(timeout=30)[0]
     assert proc.returncode == 0, out
     assert out.count('replay reached its end') == 1, out
+
+
+#: s after the interpreter is up at which a stop signal is sent: through the imports (rclpy,
+#: numpy: 0.1 to 0.3 s, more on a busy machine), main() installing its own handlers, into its
+#: work.  Not earlier: the interpreter's own start (its site import, 16 to 55 ms here) runs
+#: before any line of a launcher can act.
+MOMENTS = (0.1, 0.15, 0.2, 0.3, 0.5, 0.8, 1.5)
+#: the suite runner and the demo start children and stop them slowly: fewer moments
+SLOW_MOMENTS = (0.1, 0.3, 0.8)
+TOOLS = ['ibeo_idc', 'carla_log', 'ros_sim_bridge_run', 'sim_bridge_demo']
+
+
+@pytest.fixture(scope='module')
+def long_carla_recording(tmp_path_factory):
+    """A CARLA recording whose to-bag takes seconds (the demo one is done in a moment)."""
+    from ros_sim_bridge.carla.generator import Scene, write
+    path = tmp_path_factory.mktemp('carla') / 'long.log'
+    with open(path, 'wb') as f:
+        write(f, Scene(seconds=600.0, vehicles=20))
+    return path
+
+
+def _wait_interpreter_up(pid: int, timeout: float = 10.0) -> None:
+    """Until the Python of process ``pid`` has set up its signal handling (SIGINT caught,
+    /proc/<pid>/status): what a signal meets before that is no launcher's doing."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(f'/proc/{pid}/status') as f:
+            caught = int(f.read().split('SigCgt:')[1].split()[0], 16)
+        if caught & (1 << (signal.SIGINT - 1)):
+            return
+        time.sleep(0.001)
+
+
+def _busy_args(name, folder, carla_recording):
+    """Arguments under which ``name`` keeps running (serving, converting) for seconds; output
+    paths under ``folder``."""
+    if name == 'ibeo_idc':
+        return ['make-demo', str(folder / 'demo.idc'), '--seconds', '600']
+    if name == 'carla_log':
+        return ['to-bag', '--no-progress', str(carla_recording), str(folder / 'bag')]
+    if name == 'ros_sim_bridge_run':
+        return ['--only', 'rflysim', '--free-ports', '--quiet']
+    if name == 'sim_bridge_demo':
+        return ['--no-suite', '--only', 'rflysim', '--seconds', '30']
+    return _command(name)[0]
+
+
+@pytest.mark.parametrize('sig', [signal.SIGINT, signal.SIGTERM], ids=['sigint', 'sigterm'])
+@pytest.mark.parametrize('name', EXECUTABLES + TOOLS)
+def test_a_stop_signal_during_start_up_is_a_quiet_exit_0(name, sig, tmp_path,
+                                                         long_carla_recording):
+    """Sent at moments across the start-up, while Python still imports rclpy and numpy and
+    no handler of main() exists yet, and after: exit 0, no traceback (was: a
+    KeyboardInterrupt traceback and 130, or killed by SIGTERM), and nothing left running
+    (a child holding stderr open would time out here)."""
+    from conftest import LOCAL_ENV
+    results = []
+    for moment in SLOW_MOMENTS if name in TOOLS[2:] else MOMENTS:
+        folder = tmp_path / f'{moment}'
+        folder.mkdir()
+        cmd = [str(executable(name.split()[0])), *name.split()[1:],
+               *_busy_args(name, folder, long_carla_recording)]
+        proc = subprocess.Popen(cmd, env=LOCAL_ENV, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            _wait_interpreter_up(proc.pid)
+            time.sleep(moment)
+            proc.send_signal(sig)
+            err = proc.communicate(timeout=20)[1]
+            code = proc.returncode
+        except subprocess.TimeoutExpired:   # the signal was lost, or a child holds stderr open
+            code, err = 'still running', ''
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        results.append((moment, code, err))
+    print(f'\n{name} {sig.name}: ' + ' '.join(f'{m}s→{c}{"+TB" if "Traceback" in e else ""}'
+                                              for m, c, e in results))
+    bad = [(m, c, e) for m, c, e in results if c != 0 or 'Traceback' in e]
+    assert not bad, '\n'.join(f'at {m} s: exit {c}\n{e}' for m, c, e in bad)
