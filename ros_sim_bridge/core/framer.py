@@ -10,8 +10,10 @@ Two optional checks find false syncs that a plausible header alone does not show
 cut short by its sender, whose declared body swallows the valid messages after it; issue #10
 defect 5): ``check_body`` decodes each complete body (a :class:`Rejected` event when it fails)
 and ``search_window`` looks inside a declared body for a plausible header whose message runs
-past the body's end.  Either way the search resumes at the byte after the failed message's
-magic word, so the messages inside the window are framed and nothing valid is lost.
+past the body's end.  Either way, when a message may start inside the failed one the search
+resumes at the byte after the failed message's magic word, so the messages inside the window
+are framed and nothing valid is lost; a failed message without one is skipped whole (a
+well-framed message with a bad body: one error, its bytes are no garbage).
 """
 from __future__ import annotations
 
@@ -36,8 +38,9 @@ class Frame:
 
 @dataclass(frozen=True)
 class Rejected:
-    """A complete frame whose body ``check_body`` refused: a false sync (the framer resumed
-    its search at the byte after this frame's magic word).  ``error`` says why."""
+    """A complete frame whose body ``check_body`` refused (``error`` says why).  The framer
+    skipped it whole, or, when its bytes after the magic word hold a plausible header (a false
+    sync), resumed its search at the byte after its magic word."""
     frame: Frame
     error: CodecError
 
@@ -57,7 +60,9 @@ class MagicFramer:
     of them is buffered.
 
     ``check_body(frame) -> record`` (optional) decodes a complete frame; a CodecError from it
-    makes a :class:`Rejected` event and a resync from the byte after the frame's magic.
+    makes a :class:`Rejected` event and the frame is skipped whole, or, when a plausible header
+    starts in its bytes after its magic word (a false sync), the search resumes from the byte
+    after its magic.
     ``search_window`` (optional): while a body is being collected, a plausible header inside it
     whose message would end beyond the body's end, or a plausible header starting inside the
     header's own bytes after its magic word (a header cut short by its sender), marks a false
@@ -160,11 +165,43 @@ class MagicFramer:
                     frame = Frame(header, body, parsed, self.check_body(frame))
                 except CodecError as err:
                     events.append(Rejected(frame, err))
-                    self._false_sync()
+                    if self._may_hold_message(end):
+                        self._false_sync()
+                    else:
+                        self._consume(end)
                     continue
             events.append(frame)
-            del self._buf[:end]
-            self._pending = None
+            self._consume(end)
+
+    def _consume(self, end: int) -> None:
+        """The message being collected (``end`` bytes) is handled: drop it."""
+        del self._buf[:end]
+        self._pending = None
+
+    def _plausible_size(self, at: int) -> Optional[int]:
+        """The body size the complete header at ``at`` in the buffer announces; None when
+        that header is implausible (or its size is out of bounds)."""
+        try:
+            size, _ = self._parse(bytes(self._buf[at:at + self.header_size]))
+        except CodecError:
+            return None
+        return size if 0 <= size <= self.max_body else None
+
+    def _may_hold_message(self, end: int) -> bool:
+        """True when a message may start in the buffer's bytes 1 to ``end``: a magic word there
+        with a plausible header, or whose header (or the magic word itself) is not all in yet."""
+        buf = self._buf
+        for magic in self.magics:
+            stop = end + len(magic) - 1          # magic words that start before ``end``
+            at = buf.find(magic, 1, stop)
+            while at >= 0:
+                if at + self.header_size > len(buf) or self._plausible_size(at) is not None:
+                    return True
+                at = buf.find(magic, at + 1, stop)
+            if any(magic.startswith(bytes(buf[k:]))
+                   for k in range(max(1, len(buf) - len(magic) + 1), min(end, len(buf)))):
+                return True                      # a magic word cut by the buffer's end
+        return False
 
     def _false_sync_in_window(self, end: int, events: list[Event]) -> bool:
         """True (and resynchronised) when a plausible header inside the declared body
@@ -181,13 +218,10 @@ class MagicFramer:
             if at + hs > len(self._buf):
                 self._window_from = at           # its header is not complete yet
                 return False
-            try:
-                size, _ = self._parse(bytes(self._buf[at:at + hs]))
-            except CodecError:
-                size = -1
+            size = self._plausible_size(at)
             # a plausible header starting inside this header (a header cut short), or one
             # inside the body whose message runs past the body's end: a false sync
-            if 0 <= size <= self.max_body and (at < hs or at + hs + size > end):
+            if size is not None and (at < hs or at + hs + size > end):
                 header_size = self._pending[1]
                 events.append(CodecError(
                     self.name, f'a message declaring {header_size} body bytes holds a plausible '

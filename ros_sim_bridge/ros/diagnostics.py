@@ -50,11 +50,12 @@ class StreamStats:
     RATE_WINDOW_S = 2.0
 
     def __init__(self, name: str, hardware_id: str, *, stale_after: float = 2.0,
-                 expected: bool = True, outbound: bool = False):
+                 expected: bool = True, periodic: bool = False, outbound: bool = False):
         self.name = name
         self.hardware_id = hardware_id
         self.stale_after = stale_after
         self.expected = expected        # silent streams are WARN only when data is expected
+        self.periodic = periodic        # ... or, once data came, when it stopped coming
         # commands this node sends: counted with packet() when sent, error() when refused or
         # failed; their status says so and leaves out what only received data has
         self.outbound = outbound
@@ -134,7 +135,8 @@ class StreamStats:
         if age is None:
             level, text = (WARN if self.expected else OK), f'{silent} yet'
         elif age > self.stale_after:
-            level, text = (WARN if self.expected else OK), f'{silent} for {age:.1f} s'
+            level, text = (WARN if self.expected or self.periodic else OK), \
+                f'{silent} for {age:.1f} s'
         if self.last_error_ns and now - self.last_error_ns < self.stale_after * 1e9:
             level, text = max(level, WARN), \
                 f'{"not sent" if out else "bad input"}: {self.last_error}'

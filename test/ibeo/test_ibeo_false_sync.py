@@ -118,3 +118,19 @@ def test_header_decoded_once_and_body_decoded_once():
             assert e.parsed.size == len(e.body)
             scan, wire = e.record
             assert isinstance(scan, S.LuxScan) and wire.dtype == S.WIRE_POINT_DTYPE
+
+
+def test_a_well_framed_bad_message_is_skipped_whole_and_counted_once():
+    # a 0x2202 by the tables whose scan header announces 5 points with 2 present: no
+    # plausible header inside it, so it is one Rejected and the next scan starts where it ends
+    body = bytearray(scan_body(2))
+    struct.pack_into('<H', body, 28, 5)                 # §3: number of scan points at 28
+    stream = scan_msg(1) + header(0x2202, len(body)) + bytes(body) + scan_msg(3)
+    for step in (1, 5, 88, len(stream)):
+        f = make_framer()
+        events = []
+        for k in range(0, len(stream), step):
+            events += f.feed(stream[k:k + step])
+        assert scan_numbers(events) == [1, 3], step
+        assert [type(e).__name__ for e in events] == ['Frame', 'Rejected', 'Frame'], step
+        assert (f.garbage_bytes, f.false_syncs, f.buffered) == (0, 0, 0), step

@@ -8,8 +8,9 @@ SUPPLEMENT §3.3).
   size no layout of a registered type can have, a body above ``max_body``), so that a magic
   word inside a payload does not derail the stream;
 * decodes each body of a registered type once (``frame.record``, see :func:`decode_body`); a
-  body that fails to decode was a false sync: the framer says so (a ``Rejected`` event) and
-  resumes the magic search at the byte after that message's magic word;
+  body that fails to decode is a ``Rejected`` event: the message is skipped whole, or, when a
+  plausible header starts inside it (a false sync), the magic search resumes at the byte after
+  that message's magic word;
 * gives up a message whose declared body holds a plausible header of a message running past
   the body's end (a message cut short by its sender), resuming the same way, so the complete
   messages inside that window are not lost (issue #10, defect 5).

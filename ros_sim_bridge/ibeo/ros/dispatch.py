@@ -15,7 +15,7 @@ from tf2_msgs.msg import TFMessage
 
 from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.core.framer import Rejected
-from ros_sim_bridge.ibeo.codec import registry
+from ros_sim_bridge.ibeo.codec import meta_information, registry, system_monitoring
 from ros_sim_bridge.ibeo.session import BadMessage, Message, Scan, UnpairedHalf, handled
 from ros_sim_bridge.ibeo.ros import conversions as convert
 from ros_sim_bridge.ibeo.ros import ecu_conversions as ecu
@@ -23,6 +23,11 @@ from ros_sim_bridge.ros.diagnostics import StreamStats
 from ros_sim_bridge.ros.pointcloud import to_pointcloud2
 from ros_sim_bridge.ros.qos import DATA, LATCHED
 from ros_sim_bridge.ros.stamps import ns_to_stamp
+
+#: data types sent on events or on request only (replies, 0x2030 while errors or warnings
+#: last, ECU traces, meta information): their silence is no fault
+EVENT_TYPES = frozenset((registry.REPLY, registry.ERRORS_WARNINGS,
+                         meta_information.META_INFORMATION_7110, *system_monitoring.TRACE_TYPES))
 
 
 class DataDispatch:
@@ -51,11 +56,18 @@ class DataDispatch:
         types skipped by size (counted on the link)."""
         stats = self.stats.get(data_type)
         if stats is None and handled(data_type):
-            stats = self.diagnostics.stream(
-                f'{registry.type_name(data_type)} (0x{data_type:04X})', self.hw,
-                stale_after=self.p.stale_after, expected=False)
-            self.stats[data_type] = stats
+            stats = self.stats[data_type] = self._type_stream(data_type,
+                                                              registry.type_name(data_type))
         return stats
+
+    def _type_stream(self, data_type: int, label: str, expected: bool = False) -> StreamStats:
+        """The diagnostics stream of a data type: WARN while ``expected`` and silent; over TCP
+        also once its data stopped coming, unless the type comes on events only
+        (:data:`EVENT_TYPES`)."""
+        return self.diagnostics.stream(
+            f'{label} (0x{data_type:04X})', self.hw, stale_after=self.p.stale_after,
+            expected=expected,
+            periodic=self.p.source == 'tcp' and data_type not in EVENT_TYPES)
 
     def _dispatch(self, ev, now_ns: int, stats: Optional[StreamStats]) -> None:
         try:

@@ -119,7 +119,7 @@ PARAMETERS = {
         'receive': 'host clock at reception',
         'sensor': "the message's NTP time (falls back to receive time while the sensor clock "
                   'is unset)'},
-        stamp_default='receive', stale_after=1.0, stale_what='the scan stream'),
+        stamp_default='receive', stale_after=1.0, stale_what="a data type's stream"),
     'layers': (0, '0: ask the sensor (DeviceType 0x3301, BeamTilt 0x3302) on connect; 4 or 8'),
     'layer_elevations_deg': ([-1.2, -0.4, 0.4, 1.2], 'elevation of layers 0..3 (deg, layer 0 '
                              'lowest; SUPPLEMENT §3.2)'),
@@ -282,17 +282,12 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
         """One stream per data type, the link, the sensor's error/warning registers."""
         p = self.p
         self.diagnostics = d = Diagnostics(self, period=p.diagnostics_period)
-        self.stats = {
-            registry.SCAN: d.stream('scan (0x2202)', self.hw, stale_after=p.stale_after),
-            registry.OBJECTS: d.stream('objects (0x2221)', self.hw, stale_after=p.stale_after,
-                                       expected=False),
-            registry.VEHICLE_STATE: d.stream('vehicle state (0x2805)', self.hw,
-                                             stale_after=p.stale_after, expected=False),
-            registry.ERRORS_WARNINGS: d.stream('errors and warnings (0x2030)', self.hw,
-                                               stale_after=p.stale_after, expected=False),
-            registry.REPLY: d.stream('command replies (0x2020)', self.hw,
-                                     stale_after=p.stale_after, expected=False),
-        }
+        self.stats = {registry.SCAN: self._type_stream(registry.SCAN, 'scan', expected=True)}
+        for data_type, label in ((registry.OBJECTS, 'objects'),
+                                 (registry.VEHICLE_STATE, 'vehicle state'),
+                                 (registry.ERRORS_WARNINGS, 'errors and warnings'),
+                                 (registry.REPLY, 'command replies')):
+            self.stats[data_type] = self._type_stream(data_type, label)
         where = (f'file {os.path.basename(p.file)}' if p.source == 'file'
                  else f'tcp {p.host}:{p.port}')
         self.link = StreamStats(f'{self.get_name()}: link {where}', self.hw,
@@ -342,24 +337,36 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
         """On the TCP thread before it reads: replies can only be waited for elsewhere."""
         self.read_times.start(time.time_ns())
         self.session.connection_made()
+        for stats in tuple(self.stats.values()):
+            stats.link_up()
         self.get_logger().info(f'connected to {self.p.host}:{self.p.port} '
                                f'(connection {self.client.connects})')
         threading.Thread(target=self._connected_tasks, name='ibeo-lux-connect',
                          daemon=True).start()
 
     def _on_connect_failed(self, why: str) -> None:
+        self._type_streams_down(why)
         self.get_logger().warn(f'{self.DEVICE} not reachable: {why}; retrying (at least once a '
                                'second)', throttle_duration_sec=10.0)
 
     def _on_disconnect(self, reason: str) -> None:
         self.get_logger().warning(f'link to {self.p.host}:{self.p.port} lost: {reason}; '
                                   'reconnecting')
+        self._type_streams_down(reason)
         self._reply_failed_all(f'link lost: {reason}')
         for ev in self.session.connection_lost():
             self._dispatch(ev, time.time_ns(), None)
         if self.p.publish_markers and self.markers.shown:
             self.markers_pub.publish(self.markers.clear(
                 Header(stamp=ns_to_stamp(time.time_ns()), frame_id=self.p.frame_id)))
+
+    def _type_streams_down(self, reason: str) -> None:
+        """The link is down: each data type stream that is expected or had data says so
+        (WARN 'reconnecting', ERROR after ``link_error_after`` s) until the next connect."""
+        now = time.time_ns()
+        for stats in tuple(self.stats.values()):
+            if stats.expected or stats.packets:
+                stats.link_down(reason, now)
 
     def close(self) -> None:
         if self.client is not None:
