@@ -185,3 +185,23 @@ def test_one_bad_ecu_message_is_counted_once_and_the_next_one_is_framed(ros, clo
         assert 'errors.bad_magic' not in link
         assert proc.running()
     assert proc.proc.returncode == 0
+
+
+def test_an_ecu_has_no_lux_scan_status_and_is_all_ok_when_its_data_flows(ros, closing):
+    """ibeo_ecu made the LUX 'scan (0x2202)' status at start, expected: an ECU never sends
+    0x2202, so it stayed WARN 'no data yet' while the ECU's data flowed."""
+    port = free_tcp_port()
+    diag = Diagnostics(ros)
+    with installed('ibeo_ecu', port) as proc:
+        sensor = serving(closing, port)
+        connected(diag)
+        for k in range(1, 4):
+            sensor.send(gps(k))
+        diag.wait('gps_wgs84 (0x2604)', receiving)
+        arr = diag.c.messages[-1]
+        names = [st.name for st in arr.status]
+        assert not any('(0x2202)' in n for n in names), names
+        assert all(level(st) == OK for st in arr.status if 'ibeo_ecu' in st.name or
+                   '(0x' in st.name), [(st.name, st.message) for st in arr.status]
+        assert proc.running()
+    assert proc.proc.returncode == 0

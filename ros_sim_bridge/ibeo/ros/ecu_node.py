@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 
+from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.ros import node as lux_node
 from ros_sim_bridge.ros.runner import run_node
 
@@ -33,6 +34,9 @@ class IbeoEcuNode(lux_node.IbeoLuxNode):
     NODE_NAME = 'ibeo_ecu'
     PARAMETERS = PARAMETERS
     DEVICE = 'ECU'
+    # no LUX scan (0x2202) expected; which scan type comes (0x2204, 0x2205) depends on the
+    # ECU: each type's status on first sight, the link's says whether anything comes at all
+    TYPE_STREAMS = ((registry.REPLY, 'command replies', False),)
     ECU_PUBLISHERS_AT_START = True      # every ECU topic exists from the start (tcp)
 
 

@@ -180,6 +180,12 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
     NODE_NAME = 'ibeo_lux'
     PARAMETERS = PARAMETERS
     DEVICE = 'LUX'
+    #: the per-type /diagnostics statuses made at start, (data type, label, WARN while no data
+    #: came); the other types get theirs on first sight
+    TYPE_STREAMS = ((registry.SCAN, 'scan', True), (registry.OBJECTS, 'objects', False),
+                    (registry.VEHICLE_STATE, 'vehicle state', False),
+                    (registry.ERRORS_WARNINGS, 'errors and warnings', False),
+                    (registry.REPLY, 'command replies', False))
     #: make every ECU publisher at start (tcp); else only on first use
     ECU_PUBLISHERS_AT_START = False
 
@@ -282,12 +288,8 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
         """One stream per data type, the link, the sensor's error/warning registers."""
         p = self.p
         self.diagnostics = d = Diagnostics(self, period=p.diagnostics_period)
-        self.stats = {registry.SCAN: self._type_stream(registry.SCAN, 'scan', expected=True)}
-        for data_type, label in ((registry.OBJECTS, 'objects'),
-                                 (registry.VEHICLE_STATE, 'vehicle state'),
-                                 (registry.ERRORS_WARNINGS, 'errors and warnings'),
-                                 (registry.REPLY, 'command replies')):
-            self.stats[data_type] = self._type_stream(data_type, label)
+        self.stats = {data_type: self._type_stream(data_type, label, expected=expected)
+                      for data_type, label, expected in self.TYPE_STREAMS}
         where = (f'file {os.path.basename(p.file)}' if p.source == 'file'
                  else f'tcp {p.host}:{p.port}')
         self.link = StreamStats(f'{self.get_name()}: link {where}', self.hw,
