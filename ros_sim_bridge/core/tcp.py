@@ -10,8 +10,7 @@ per event what ``receive_times(events, read_ns)`` says (e.g.
 :class:`~ros_sim_bridge.core.receive_times.ReadTimes`: several messages in one read spaced by
 their sender's clock).  On connect the framer is reset and ``on_connect`` runs
 (a driver sends its start command there); when the peer vanishes, ``on_disconnect`` is told why
-and the client tries again after a back-off that doubles up to ``max_backoff`` and resets on
-success.
+and the client tries again on the schedule of :class:`RetryWaits`.
 """
 from __future__ import annotations
 
@@ -27,6 +26,43 @@ EventHandler = Callable[[Any, int], None]  # (event, receive time ns)
 ErrorHandler = Callable[['TcpClient', BaseException], None]
 
 
+#: s a link must have lasted to count as settled: after it drops the client retries at once
+SETTLED_LINK_S = 1.0
+
+
+class RetryWaits:
+    """The waits between connection attempts (sans-IO).
+
+    After a failed attempt: ``min_backoff``, doubling up to ``max_backoff``, each wait capped
+    at ``reconnect_within`` (0: no cap), so a peer that listens again is served within about
+    that long and a peer that is down sees at most one attempt per ``reconnect_within``.
+    After a settled link (up for :data:`SETTLED_LINK_S` or more) drops: at once, and the
+    back-off starts again (the peer may still listen: a reset link, a quick restart).  After a
+    shorter link the back-off goes on, so a peer that accepts and hangs up at once is knocked
+    on no more often than a dead one.
+    """
+
+    def __init__(self, min_backoff: float, max_backoff: float, reconnect_within: float):
+        self.min_backoff, self.max_backoff = min_backoff, max_backoff
+        self.reconnect_within = reconnect_within
+        self._backoff = min_backoff
+
+    def after_failure(self) -> float:
+        """The wait after a refused or failed connection attempt."""
+        wait = self._backoff
+        self._backoff = min(self._backoff * 2, self.max_backoff)
+        if self.reconnect_within > 0:
+            return min(wait, self.reconnect_within)
+        return wait
+
+    def after_link(self, lasted: float) -> float:
+        """The wait after a link that was up ``lasted`` s dropped."""
+        if lasted >= SETTLED_LINK_S:
+            self._backoff = self.min_backoff
+            return 0.0
+        return self.after_failure()
+
+
 class TcpClient(SupervisedLoop):
     """Connects, frames, hands events over, reconnects; no exception ends its thread.
 
@@ -35,12 +71,13 @@ class TcpClient(SupervisedLoop):
     stream goes on.  Should the thread end anyway, it is recorded and rebuilt
     (core.supervise).
 
-    Reconnecting: after a failure the next attempt waits ``min_backoff``, doubling up to
-    ``max_backoff``, but never longer than ``reconnect_within`` (1 s): a peer that listens again
-    is served within about a second of it, and a peer that is down sees at most one connection
-    attempt per ``reconnect_within`` (issue #10, defect 6).  ``reconnect_within`` 0 lifts the cap.
-    :meth:`retry_now` cuts the current wait short (a driver that learns the peer is back, e.g.
-    from another link, connects at once instead of at its next attempt).
+    Reconnecting (:class:`RetryWaits`): after a failure the next attempt waits ``min_backoff``,
+    doubling up to ``max_backoff``, but never longer than ``reconnect_within`` (0.5 s): a peer
+    that listens again is served within about half a second of it, and a peer that is down sees
+    at most two connection attempts a second (issue #10, defect 6); ``reconnect_within`` 0 lifts
+    the cap.  A settled link that drops is retried at once.  :meth:`retry_now` cuts the current
+    wait short (a driver that learns the peer is back, e.g. from another link, connects at once
+    instead of at its next attempt).
     """
 
     def __init__(self, host: str, port: int, framer, on_event: EventHandler, *,
@@ -51,7 +88,7 @@ class TcpClient(SupervisedLoop):
                  on_error: Optional[ErrorHandler] = None,
                  receive_times: Optional[Callable[[list, int], list[int]]] = None,
                  connect_timeout: float = 2.0, min_backoff: float = 0.25,
-                 max_backoff: float = 8.0, reconnect_within: float = 1.0,
+                 max_backoff: float = 8.0, reconnect_within: float = 0.5,
                  read_size: int = 1 << 16):
         self.host, self.port = host, port
         self.framer = framer
@@ -131,7 +168,7 @@ class TcpClient(SupervisedLoop):
             report_failure(self.on_error, self, exc, self._fallback_log, self.name)
 
     def _run(self) -> None:
-        backoff = self.min_backoff
+        waits = RetryWaits(self.min_backoff, self.max_backoff, self.reconnect_within)
         while not self._stop.is_set():
             try:
                 sock = socket.create_connection((self.host, self.port), self.connect_timeout)
@@ -140,11 +177,10 @@ class TcpClient(SupervisedLoop):
                 self.last_failure = f'connect to {self.host}:{self.port}: {exc.strerror or exc}'
                 if self.on_connect_failed is not None:
                     self._call(self.on_connect_failed, self.last_failure)
-                if self._pause(self._wait(backoff)):
+                if self._pause(waits.after_failure()):
                     break
-                backoff = min(backoff * 2, self.max_backoff)
                 continue
-            backoff = self.min_backoff
+            connected_at = time.monotonic()
             self._wake.clear()              # a retry_now() that came while connecting
             try:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -166,7 +202,7 @@ class TcpClient(SupervisedLoop):
                 self._call(self.on_event, cut, time.time_ns())
             if self.on_disconnect is not None:
                 self._call(self.on_disconnect, reason)
-            if self._pause(self._wait(backoff)):
+            if self._pause(waits.after_link(time.monotonic() - connected_at)):
                 break
 
     def _receive_times(self, events: list, read_ns: int) -> list[int]:
@@ -188,12 +224,6 @@ class TcpClient(SupervisedLoop):
         self._wake.wait(seconds)
         self._wake.clear()
         return self._stop.is_set()
-
-    def _wait(self, backoff: float) -> float:
-        """The pause before the next attempt: the back-off, capped at ``reconnect_within``."""
-        if self.reconnect_within > 0:
-            return min(backoff, self.reconnect_within)
-        return backoff
 
     def _serve(self, sock: socket.socket) -> str:
         if self.on_connect is not None:

@@ -6,7 +6,7 @@ import time
 
 from ros_sim_bridge.core.framer import Frame, MagicFramer
 from ros_sim_bridge.core.file_source import FileSource
-from ros_sim_bridge.core.tcp import TcpClient
+from ros_sim_bridge.core.tcp import SETTLED_LINK_S, RetryWaits, TcpClient
 from ros_sim_bridge.core.udp import UdpEndpoint, UdpReceiver
 
 from conftest import free_tcp_port, wait_until
@@ -158,6 +158,70 @@ def test_tcp_retry_now_cuts_the_back_off_short():
         client.stop()
         server.close()
     assert not client.is_alive()
+
+
+def test_retry_waits_are_capped_and_a_settled_link_is_retried_at_once():
+    """The reconnect schedule: the doubling back-off capped at ``reconnect_within`` while the
+    peer is down; at once after a settled link drops (then the back-off starts again); after a
+    link that hung up at once the back-off goes on."""
+    waits = RetryWaits(0.25, 8.0, 0.5)
+    assert [waits.after_failure() for _ in range(4)] == [0.25, 0.5, 0.5, 0.5]
+    assert waits.after_link(SETTLED_LINK_S) == 0.0
+    assert waits.after_failure() == 0.25
+    assert [waits.after_link(0.01) for _ in range(3)] == [0.5, 0.5, 0.5]
+    uncapped = RetryWaits(0.25, 2.0, 0)
+    assert [uncapped.after_failure() for _ in range(5)] == [0.25, 0.5, 1.0, 2.0, 2.0]
+
+
+def test_tcp_client_retries_at_once_when_a_settled_link_drops():
+    """The peer resets a link that had been up for a while and still listens: the client is
+    back at once, not after its back-off (30 s here)."""
+    port = free_tcp_port()
+    client = TcpClient('127.0.0.1', port, framer(), lambda e, t: None, min_backoff=30.0,
+                       max_backoff=30.0, reconnect_within=0)
+    server = Server(port)
+    client.start()
+    try:
+        conn = server.accept()
+        assert wait_until(lambda: client.connected)
+        time.sleep(SETTLED_LINK_S + 0.1)
+        conn.close()                                   # the peer drops the link
+        conn = server.accept()                         # socket.timeout after 5 s: not back
+        assert wait_until(lambda: client.connects == 2)
+        conn.close()
+    finally:
+        client.stop()
+        server.close()
+
+
+def test_tcp_client_backs_off_from_a_peer_that_hangs_up_at_once():
+    """A peer that accepts and closes every connection at once is knocked on like a dead one
+    (the back-off grows, capped at reconnect_within), not in a loop (the back-off was reset
+    by each accepted connection: every 50 ms here)."""
+    port = free_tcp_port()
+    server = Server(port)
+    server.sock.settimeout(0.1)
+    stop = threading.Event()
+
+    def hang_up():
+        while not stop.is_set():
+            try:
+                server.accept().close()
+            except socket.timeout:
+                continue
+    thread = threading.Thread(target=hang_up, daemon=True)
+    thread.start()
+    client = TcpClient('127.0.0.1', port, framer(), lambda e, t: None, min_backoff=0.05,
+                       max_backoff=8.0, reconnect_within=0.4)
+    client.start()
+    try:
+        time.sleep(2.0)        # waits .05, .1, .2, .4, .4, …: about 8 connections in 2 s
+        assert 2 <= client.connects <= 12, client.connects
+    finally:
+        client.stop()
+        stop.set()
+        thread.join(timeout=5)
+        server.close()
 
 class RecordReader:
     """A framer with the buffered protocol: fixed 6-byte records, each read into its own

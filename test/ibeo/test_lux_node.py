@@ -619,7 +619,10 @@ def test_command_timeout_and_not_connected(ros, driver, closing):
 # --- link: reconnect, bad input, vanishing mid-message ------------------------------------------
 
 def test_reconnects_when_the_sensor_restarts(ros, driver, closing):
-    node, port = driver(**FAST)
+    """The sensor goes away (link ERROR on /diagnostics) and comes back: scans are published
+    again and the link is OK, connected for the second time."""
+    node, port = driver(**FAST, reconnect_within=0.3)
+    assert node.client.reconnect_within == 0.3          # the parameter reaches the client
     infos = collect(ros, node, LuxScanInfo, 'scan_info', 200)
     diag = Diag(ros)
     server = LuxServer(LuxScene(seed=6), port=port).start()
@@ -632,7 +635,7 @@ def test_reconnects_when_the_sensor_restarts(ros, driver, closing):
     closing.append(server2)
     infos.wait_for(n + 2, timeout=15)
     st, values = diag.wait('link tcp', lambda st, v: v['connects'] == '2'
-                           and v['connected'] == 'true')
+                           and v['connected'] == 'true' and level(st) == OK)
     assert int(values['failures']) >= 1 and values['last_failure']
 
 

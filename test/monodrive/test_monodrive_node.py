@@ -192,7 +192,8 @@ def test_streams_resume_within_a_second_of_their_ports_listening(ros, tmp_path):
     when the simulator acknowledges their configuration, not at their own next attempt (up to
     1 s later, after the control link's own wait: the waits added up to 2 s).  Bounds are
     generous for a loaded machine: every resume under 1.5 s, their median under 0.4 s (the old
-    behaviour's median is about 0.55 s: uniform over the 1 s reconnection period)."""
+    behaviour's median is about 0.55 s: uniform over the 1 s reconnection period, which this
+    test sets with ``reconnect_within`` so that the link's own attempts cannot pass it)."""
     import statistics
     port = free_tcp_port()
     path, ports = sensors_file(tmp_path, ('State', 'IMU'))
@@ -204,7 +205,9 @@ def test_streams_resume_within_a_second_of_their_ports_listening(ros, tmp_path):
         listening.setdefault(int(text.rsplit(':', 1)[1]), time.monotonic())
     sim = emulator.MonoDriveSim('127.0.0.1', port, rate=20.0, log=log).start()
     node = ros.start(MonoDriveClientNode, params(port, sensors_config=str(path),
-                                                 min_backoff=0.25, max_backoff=2.0))
+                                                 min_backoff=0.25, max_backoff=2.0,
+                                                 reconnect_within=1.0))
+    assert {c.reconnect_within for c in [node.control, *(s.client for s in node.sensors)]} == {1.0}
     resumes = []
     try:
         state.wait_for(1, 20.0)

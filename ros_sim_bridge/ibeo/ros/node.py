@@ -136,8 +136,10 @@ PARAMETERS = {
     'connect_timeout': (2.0, 's per connection attempt'),
     'min_backoff': (0.25, 's before the first reconnect attempt'),
     'max_backoff': (8.0, 's the doubling back-off grows to at most; each wait is still capped '
-                    'at 1 s (TcpClient reconnect_within), so a sensor that is back is served '
-                    'within a second'),
+                    'at reconnect_within'),
+    'reconnect_within': (0.5, 's between reconnect attempts at most, so a sensor that is back '
+                         'is served within about that long (a link that was up for a second '
+                         'or more is retried at once)', positive),
     'max_message_bytes': (DEFAULT_MAX_BODY, 'largest message body accepted (bigger = corrupt)',
                           positive),
     'max_objects': (256, 'objects per 0x2221 published at most (the first ones; the rest are '
@@ -228,7 +230,7 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
                                 on_disconnect=self._on_disconnect,
                                 on_connect_failed=self._on_connect_failed,
                                 connect_timeout=p.connect_timeout, min_backoff=p.min_backoff,
-                                max_backoff=p.max_backoff)
+                                max_backoff=p.max_backoff, reconnect_within=p.reconnect_within)
         self.get_logger().info(
             f'connecting to the {self.DEVICE} at {p.host}:{p.port} (stamps: {p.stamp_source}, '
             f'layers: {p.layers or "from the sensor"}, points: {self.point_builder}, '
@@ -348,8 +350,8 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
 
     def _on_connect_failed(self, why: str) -> None:
         self._type_streams_down(why)
-        self.get_logger().warn(f'{self.DEVICE} not reachable: {why}; retrying (at least once a '
-                               'second)', throttle_duration_sec=10.0)
+        self.get_logger().warn(f'{self.DEVICE} not reachable: {why}; retrying (at least every '
+                               f'{self.p.reconnect_within:g} s)', throttle_duration_sec=10.0)
 
     def _on_disconnect(self, reason: str) -> None:
         self.get_logger().warning(f'link to {self.p.host}:{self.p.port} lost: {reason}; '

@@ -76,7 +76,11 @@ PARAMETERS = {
     'max_sample_bytes': (sensor.DEFAULT_MAX_SAMPLE, 'largest sensor message accepted',
                          positive_int),
     'min_backoff': (0.25, 's before the first reconnection attempt', positive),
-    'max_backoff': (2.0, 's between reconnection attempts at most', positive),
+    'max_backoff': (2.0, 's the doubling back-off grows to at most; each wait is still capped '
+                    'at reconnect_within', positive),
+    'reconnect_within': (0.5, 's between reconnection attempts at most, so a simulator that is '
+                         'back is served within about that long (a link that was up for a '
+                         'second or more is retried at once)', positive),
     'reply_magic': ('client', "magic of our requests: 'client' 0x6d6f6e6f (all simulators)"),
     'simulator_config': ('', 'simulator JSON file (SimulatorConfig_ID); empty: none'),
     'weather_config': ('', 'weather JSON file (WeatherConfig); empty: none'),
@@ -210,7 +214,8 @@ class SensorLink:
         self.client = TcpClient(host, self.port, self.framer, self.on_event,
                                 name=f'monodrive-{self.name}', on_connect=self.on_connect,
                                 on_disconnect=self.on_disconnect, min_backoff=p.min_backoff,
-                                max_backoff=p.max_backoff, read_size=1 << 20)
+                                max_backoff=p.max_backoff, reconnect_within=p.reconnect_within,
+                                read_size=1 << 20)
 
     def on_connect(self) -> None:
         self.detector.reset()
@@ -414,7 +419,8 @@ class MonoDriveClientNode(Node):
                                  name='monodrive-control', on_connect=self._on_connect,
                                  on_disconnect=self._on_disconnect,
                                  on_connect_failed=self._on_connect_failed,
-                                 min_backoff=p.min_backoff, max_backoff=p.max_backoff)
+                                 min_backoff=p.min_backoff, max_backoff=p.max_backoff,
+                                 reconnect_within=p.reconnect_within)
         group = ReentrantCallbackGroup()
         # Not ``self._services``: that is rclpy Node's own list (the parameter services live
         # in it; replacing it left ros2 param list/get/set without an answer).
@@ -468,8 +474,8 @@ class MonoDriveClientNode(Node):
                                throttle_duration_sec=5.0)   # a flapping link: not 3 lines/s
 
     def _on_connect_failed(self, why: str) -> None:
-        self.get_logger().warn(f'simulator not reachable: {why}; retrying (at least once a '
-                               'second)', throttle_duration_sec=10.0)
+        self.get_logger().warn(f'simulator not reachable: {why}; retrying (at least every '
+                               f'{self.p.reconnect_within:g} s)', throttle_duration_sec=10.0)
 
     def _on_disconnect(self, reason: str) -> None:
         with self._cond:
@@ -523,7 +529,7 @@ class MonoDriveClientNode(Node):
     def _sensor_configured(self, req: sess.Request) -> None:
         """A sensor's configuration was acknowledged: the simulator listens on its port now,
         so its link connects at once instead of at its next reconnection attempt (up to
-        1 s later; the waits of the control and sensor links would add up)."""
+        ``reconnect_within`` later; the waits of the control and sensor links would add up)."""
         if req.type not in SENSOR_CONFIG_TYPES:
             return
         bodies = req.body if isinstance(req.body, list) else [req.body]
