@@ -142,3 +142,16 @@ def _as_type_of(default, value, name: str):
         wanted = _a(kind)
     raise ValueError(f'parameter {name} = {value!r} is {_a(_kind(value))}, not {wanted} '
                      f'(default {default!r})')
+
+
+def describe_parameters(table: dict[str, tuple]) -> str:
+    """The entries of ``table`` as ``--help`` lists them: name, default, description."""
+    lines = []
+    for name, entry in table.items():
+        default = entry[0]
+        shown = repr(default) if isinstance(default, str) else str(default).lower() \
+            if isinstance(default, bool) else str(default)
+        lines.append(f'  {name} (default {shown})')
+        lines.append(f'      {entry[1]}')
+    return '\n'.join(lines)
+

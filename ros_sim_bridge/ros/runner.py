@@ -1,6 +1,7 @@
 """The one ``main`` every node executable shares: init, spin, close cleanly on SIGINT/SIGTERM."""
 from __future__ import annotations
 
+import re
 import sys
 
 import rclpy
@@ -9,8 +10,9 @@ from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.signals import SignalHandlerOptions
 
-from ros_sim_bridge.core.cli import stop_on_signals
+from ros_sim_bridge.core.cli import run_tool, stop_on_signals
 from ros_sim_bridge.ros.dds import use_packaged_fastdds_profile
+from ros_sim_bridge.ros.params import describe_parameters
 
 
 #: the longest the main thread waits inside rclpy: a stop signal is handled (in Python) only
@@ -20,7 +22,13 @@ SPIN_WAKE = 0.25
 
 def run_node(node_class, argv=None) -> int:
     """Spin one node; a node that cannot start (a port in use, a bad parameter) exits with 1
-    after one clear log line instead of a traceback; SIGINT and SIGTERM exit with 0."""
+    after one clear log line instead of a traceback; SIGINT and SIGTERM exit with 0;
+    ``-h``/``--help`` (before ``--ros-args``) prints :func:`node_help` and exits with 0."""
+    args = list(sys.argv if argv is None else argv)[1:]
+    own = args[:args.index('--ros-args')] if '--ros-args' in args else args
+    if '-h' in own or '--help' in own:       # (a reader that went away: exit 0 quietly)
+        return run_tool(lambda stops: print(node_help(node_class)) or 0,
+                        executable=argv is None)
     # SIGINT and SIGTERM both arrive once as KeyboardInterrupt and any later one is ignored
     # while the node closes (core.cli.stop_on_signals) — not through rclpy's handler, which
     # would invalidate the context while receive threads still publish: close() stops those
@@ -33,6 +41,20 @@ def run_node(node_class, argv=None) -> int:
     except KeyboardInterrupt:       # a stop signal during start-up or cleanup
         code = 0
     return stops.finish(code)
+
+
+def node_help(node_class) -> str:
+    """Usage, what the node is (its module's first paragraph) and its parameters."""
+    name = getattr(node_class, 'NODE_NAME', None) or node_class.__name__
+    doc = (sys.modules[node_class.__module__].__doc__ or '').strip().split('\n\n')[0]
+    doc = re.sub(r':\w+:`[~.]*([^`]+)`', r'\1', doc)       # Sphinx roles: the name alone
+    return '\n'.join([
+        f'usage: ros2 run ros_sim_bridge {name} [--ros-args -p NAME:=VALUE ... '
+        '| --params-file FILE]', '', ' '.join(doc.replace('``', '').split()), '',
+        'parameters (read-only once running):',
+        describe_parameters(getattr(node_class, 'PARAMETERS', {})), '',
+        'Topics, services, frames and /diagnostics: README.md, and config/*.yaml for a '
+        'parameters file to start from.'])
 
 
 def _logger_name(node_class, argv=None) -> str:

@@ -79,10 +79,11 @@ PARAMETERS = {
 
 class CarlaReplayerNode(Node):
     NODE_NAME = 'carla_replayer'
+    PARAMETERS = PARAMETERS
 
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
-        self.p = p = declare_parameters(self, PARAMETERS)
+        self.p = p = declare_parameters(self, self.PARAMETERS)
         if not p.file:
             raise ValueError('parameter file: the .log file to replay is required')
         try:

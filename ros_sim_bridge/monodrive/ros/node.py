@@ -370,10 +370,11 @@ class SensorLink:
 
 class MonoDriveClientNode(Node):
     NODE_NAME = 'monodrive_client'   # also the logger of start-up failures (ros/runner.py)
+    PARAMETERS = PARAMETERS
 
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
-        self.p = p = declare_parameters(self, PARAMETERS)
+        self.p = p = declare_parameters(self, self.PARAMETERS)
         self.diagnostics = Diagnostics(self, period=p.diagnostics_period)
         self.control_stats = self.diagnostics.stream(f'control (tcp {p.port})',
                                                      'monodrive control', expected=False)

@@ -173,10 +173,11 @@ class Outbound:
 
 class MoraiBridgeNode(Node):
     NODE_NAME = 'morai_bridge'   # also the logger of start-up failures (ros/runner.py)
+    PARAMETERS = PARAMETERS
 
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
-        self.p = p = declare_parameters(self, PARAMETERS)
+        self.p = p = declare_parameters(self, self.PARAMETERS)
         self._sim_minus_receive_ns = None   # sim time − receive time, from the last sim time
         try:
             self.sim_ip = socket.gethostbyname(p.sim_host)

@@ -79,10 +79,11 @@ class Vehicle:
 
 class RflySimTruthNode(Node):
     NODE_NAME = 'rflysim_truth'   # also the logger of start-up failures (ros/runner.py)
+    PARAMETERS = PARAMETERS
 
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
-        self.p = p = declare_parameters(self, PARAMETERS)
+        self.p = p = declare_parameters(self, self.PARAMETERS)
         if p.gps_order not in convert.GPS_ORDERS:
             raise ValueError(f'gps_order must be one of {sorted(convert.GPS_ORDERS)}')
         self.diagnostics = Diagnostics(self, period=p.diagnostics_period)
