@@ -5,7 +5,9 @@ module whose ``main()`` they run.  Importing rclpy and numpy takes 0.1–0.3 s (
 machine); a SIGINT or SIGTERM then, before ``main()`` has installed its own handlers
 (core.cli.StopSignals, ros_sim_bridge_run's), ends the process at once with exit code 0:
 nothing has been opened or started yet.  Once ``main()`` has its handlers they take over;
-after ``main()`` returns a stop signal ends the process with its code.  Standard library only.
+once it returns the process ends with its code at once (``os._exit``, stdout and stderr
+flushed), so a stop signal sent again meanwhile cannot turn it into 130/143.  Standard library
+only.
 """
 from __future__ import annotations
 
@@ -36,8 +38,16 @@ def run(module: str):
         code = importlib.import_module(module).main()
     except SystemExit as stop:      # argparse: --help, a bad argument
         code = stop.code
+    if isinstance(code, str):       # SystemExit('message'): said on stderr, exit 1
+        print(code, file=sys.stderr)
     _exit_code = code if isinstance(code, int) else (0 if code is None else 1)
-    sys.exit(code)
+    # main() has closed what it opened: the process ends here, with its code.  Not through
+    # the interpreter's shutdown, which puts the default handlers back: a stop signal sent
+    # again meanwhile (ros2 launch, ros_sim_bridge_run's stop and a terminal's Ctrl-C all
+    # repeat theirs until the process is gone) would end it with 130/143 or -2
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _exit_now)
+    _exit_now(None, None)
 
 
 def launcher(module: str):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -73,10 +74,23 @@ class NodeProcess:
         full_env = dict(os.environ)
         full_env.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
         full_env.update(env or {})
-        out = subprocess.DEVNULL if quiet else None
+        # quiet: its log lines kept aside (an unlinked file), for last_lines() if it dies
+        self._log = tempfile.TemporaryFile() if quiet else None
         self.cmd = cmd
-        self.proc = subprocess.Popen(cmd, env=full_env, stdout=out, stderr=out,
-                                     preexec_fn=_sigint_ignored)
+        self.proc = subprocess.Popen(cmd, env=full_env,
+                                     stdout=subprocess.DEVNULL if quiet else None,
+                                     stderr=self._log, preexec_fn=_sigint_ignored)
+
+    def last_lines(self, n: int = 3) -> list[str]:
+        """The last ``n`` lines a quiet child wrote to stderr (its FATAL line when it could
+        not start); [] when its output went to the terminal."""
+        if self._log is None:
+            return []
+        self._log.seek(0, os.SEEK_END)
+        size = self._log.tell()
+        self._log.seek(max(0, size - 4096))
+        text = self._log.read().decode('utf-8', 'replace')
+        return [line for line in text.splitlines() if line.strip()][-n:]
 
     def running(self) -> bool:
         return self.proc.poll() is None

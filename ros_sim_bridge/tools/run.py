@@ -157,9 +157,11 @@ class Suite:
                                                   quiet=self.quiet))
 
     def failed(self) -> list[str]:
-        """Children that ended on their own (a driver that could not start, …)."""
-        return [f'{p.name} (exit {p.proc.returncode})' for p in self.processes
-                if not p.running()]
+        """Children that ended on their own (a driver that could not start, …), with the last
+        lines they wrote when quiet (its reason)."""
+        return [f'{p.name} (exit {p.proc.returncode})'
+                + ''.join(f'\n    {line}' for line in p.last_lines())
+                for p in self.processes if not p.running()]
 
     def stop(self) -> dict[str, int]:
         emulators = {p.source.emulator for p in self.plans}
@@ -297,8 +299,10 @@ def run(args, on_progress=None) -> int:
             recorder.close()
         for s, handler in previous.items():
             signal.signal(s, handler)
-    for name in failed:
-        print(f'ros_sim_bridge_run: {name} ended before the suite did', file=sys.stderr)
+    for said in failed:
+        name, _, lines = said.partition('\n')
+        print(f'ros_sim_bridge_run: {name} ended before the suite did'
+              + (f'; its last lines:\n{lines}' if lines else ''), file=sys.stderr)
     if recorder is not None:
         for topic, why in sorted(recorder.skipped.items()):
             print(f'ros_sim_bridge_run: not recorded {topic}: {why}', file=sys.stderr)

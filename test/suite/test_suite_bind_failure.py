@@ -30,3 +30,24 @@ def test_port_in_use_is_one_line_and_exit_1(exe, parameter, kind):
     assert 'Traceback' not in out, out
     lines = [line for line in out.splitlines() if 'cannot' in line]
     assert len(lines) == 1 and str(port) in lines[0], out
+
+
+def test_runner_quiet_says_why_a_child_could_not_start():
+    """ros_sim_bridge_run --quiet sends the children's output away; a child that dies at start
+    is named with its last lines (the FATAL reason), not only its exit code."""
+    holder = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    holder.bind(('127.0.0.1', 0))
+    port = holder.getsockname()[1]
+    try:
+        proc = subprocess.run(
+            [str(executable('ros_sim_bridge_run')), '--only', 'morai', '--quiet',
+             '--duration', '20', '--set', f'morai.listen_port.ego_status={port}'],
+            env={**os.environ, 'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST'},
+            capture_output=True, text=True, timeout=90)
+    finally:
+        holder.close()
+    err = proc.stderr
+    assert 'Traceback' not in err, err
+    assert 'morai_bridge (exit 1) ended before the suite did; its last lines:' in err, err
+    reason = err.split('its last lines:')[1]
+    assert 'cannot' in reason and str(port) in reason, err
