@@ -313,9 +313,10 @@ def collision_lines(rec: Recording, rows: list[dict]) -> list[str]:
 
 
 # -- blocked ---------------------------------------------------------------------------------
-def blocked_rows(rec: Recording, min_time: float = 30.0, min_distance: float = 10.0) -> list:
+def blocked_rows(rec: Recording, min_time: float = 30.0, min_distance: float = 10.0) -> tuple:
     """Actors that moved less than ``min_distance`` (cm) for at least ``min_time`` (s), longest
-    first (ties in the order found)."""
+    first (ties in the order found), and the number of Position records skipped for a NaN or
+    ±Inf location."""
     names: dict[int, str] = {}
     slot_of: dict[int, int] = {}
     last = np.zeros((0, 3))
@@ -323,6 +324,7 @@ def blocked_rows(rec: Recording, min_time: float = 30.0, min_distance: float = 1
     stopped = np.zeros(0)
     ids_by_slot: list[int] = []
     results = []
+    non_finite = 0
     adds = {fr.index: fr for fr in rec.event_frames()}
     for i in range(len(rec)):
         ev = adds.get(i)
@@ -343,6 +345,11 @@ def blocked_rows(rec: Recording, min_time: float = 30.0, min_distance: float = 1
         pos = fr.get('Position')
         if pos is None or not len(pos):
             continue
+        loc = pos['location'].astype(np.float64)
+        finite = np.isfinite(loc).all(axis=1)
+        if not finite.all():            # a corrupt record: as if not recorded in this frame
+            non_finite += len(finite) - int(np.count_nonzero(finite))
+            pos, loc = pos[finite], loc[finite]
         ids = pos['id'].tolist()
         fresh = [a for a in ids if a not in slot_of]
         if fresh:
@@ -354,7 +361,6 @@ def blocked_rows(rec: Recording, min_time: float = 30.0, min_distance: float = 1
             since = np.append(since, np.zeros(n - len(since)))
             stopped = np.append(stopped, np.zeros(n - len(stopped)))
         slots = np.fromiter((slot_of[a] for a in ids), np.int64, len(ids))
-        loc = pos['location'].astype(np.float64)
         still = np.linalg.norm(loc - last[slots], axis=1) < min_distance
         dt = fr.duration if fr.duration >= 0 else 0.0
         s_still = slots[still]
@@ -370,7 +376,7 @@ def blocked_rows(rec: Recording, min_time: float = 30.0, min_distance: float = 1
         if stopped[s] >= min_time:
             results.append(_blocked(a, names, since[s], stopped[s]))
     results.sort(key=lambda r: -r['duration'])
-    return results
+    return results, non_finite
 
 
 def _blocked(actor: int, names: dict, since: float, duration: float) -> dict:
@@ -472,8 +478,13 @@ def _main(a, out: TextIO, stops: StopSignals) -> int:
         _print(out, a.json, lambda: {**rec.summary(), 'collisions': rows},
                lambda: collision_lines(rec, rows))
     elif a.command == 'blocked':
-        rows = blocked_rows(rec, a.min_time, a.min_distance)
-        _print(out, a.json, lambda: {**rec.summary(), 'blocked': rows},
+        rows, non_finite = blocked_rows(rec, a.min_time, a.min_distance)
+        if non_finite:
+            print(f'carla_log blocked: {a.file}: {non_finite} Position records with a NaN or '
+                  '±Inf location skipped', file=sys.stderr)
+        _print(out, a.json, lambda: {**rec.summary(), 'blocked': rows,
+                                     **({'non_finite_positions': non_finite} if non_finite
+                                        else {})},
                lambda: blocked_lines(rec, rows))
     elif a.command == 'to-bag':
         try:
@@ -497,7 +508,13 @@ def _main(a, out: TextIO, stops: StopSignals) -> int:
         if left_out:
             summary['non_finite_poses'] = left_out
             print(f'carla_log to-bag: {left_out} actor poses not finite (NaN or ±Inf '
-                  'recorded): left out of /tf', file=sys.stderr)
+                  'recorded): left out of /tf, the actor list, markers, traffic lights and '
+                  'odometry', file=sys.stderr)
+        bad_twists = getattr(counts, 'non_finite_kinematics', 0)
+        if bad_twists:
+            summary['non_finite_kinematics'] = bad_twists
+            print(f'carla_log to-bag: {bad_twists} actor velocities not finite (NaN or ±Inf '
+                  'recorded): zero twist in the actor list, no odometry', file=sys.stderr)
         if rec.damage:
             summary['damage'] = rec.summary()['damage']
             print(f'carla_log to-bag: {a.output} holds the {len(rec)} frames readable '

@@ -30,8 +30,9 @@ def node_messages(world, t, removed, frames):
     msgs['traffic_lights'] = convert.traffic_lights(world, snap, stamp, frames)
     msgs['vehicle_controls'] = convert.vehicle_controls(world, stamp, frames)
     hero = world.hero()
-    if hero is not None:
-        msgs['odometry'] = convert.hero_odometry(world, snap, hero, stamp, frames)
+    odometry = None if hero is None else convert.hero_odometry(world, snap, hero, stamp, frames)
+    if odometry is not None:        # None: the hero's pose or velocity not finite
+        msgs['odometry'] = odometry
     return msgs
 
 

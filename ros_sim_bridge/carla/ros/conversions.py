@@ -47,26 +47,53 @@ class Frames:
                                  type=actor.type_name)
 
 
+def finite_rows(*arrays) -> np.ndarray:
+    """Per row (the last axis the values of one row), whether every value of ``arrays`` is
+    finite: a pose or a velocity recorded with no NaN or ±Inf."""
+    ok = np.isfinite(arrays[0]).all(axis=-1)
+    for a in arrays[1:]:
+        ok &= np.isfinite(a).all(axis=-1)
+    return ok
+
+
 @dataclass
 class Snapshot:
-    """Poses of the live actors at one time, in REP-103 (map frame)."""
+    """Poses of the live actors at one time, in REP-103 (map frame), and their velocities
+    (the Kinematics records of the frame, REP-103 map frame)."""
     ids: np.ndarray
     xyz: np.ndarray       # (n, 3) m
     q: np.ndarray         # (n, 4) w-x-y-z
     row: dict             # id → row
     finite: np.ndarray    # (n,) bool: the pose has no NaN (a NaN or ±Inf recorded)
+    linear: np.ndarray    # (k, 3) m/s of the Kinematics records
+    angular: np.ndarray   # (k, 3) rad/s
+    twist_row: dict       # id → row of linear/angular, for the live actors with a finite one
+    twist_unknown: frozenset  # the live actors whose Kinematics record has a NaN or ±Inf
 
     @classmethod
     def of(cls, world: World, t: Optional[float], interpolate: bool = True) -> 'Snapshot':
         ids, loc, rot = world.poses(t, interpolate)
         xyz, q = ue_to_rep103(loc, rot)
         q = q.reshape(-1, 4)
-        finite = np.isfinite(xyz).all(axis=1) & np.isfinite(q).all(axis=1)
-        return cls(ids, xyz, q, {int(a): k for k, a in enumerate(ids.tolist())}, finite)
+        row = {int(a): k for k, a in enumerate(ids.tolist())}
+        kin = world.state.get('Kinematics')
+        if kin is None:
+            kin = np.zeros(0, world.rec.decoder.dtypes['Kinematics'])
+        linear, angular = ue_velocity_to_rep103(kin['linear'], kin['angular'])
+        twist_row = {i: k for k, i in enumerate(kin['id'].tolist()) if i in world.actors}
+        ok = finite_rows(linear, angular).tolist()
+        unknown = frozenset(i for i, k in twist_row.items() if not ok[k])
+        for i in unknown:
+            del twist_row[i]
+        return cls(ids, xyz, q, row, finite_rows(xyz, q), linear, angular, twist_row, unknown)
 
     def pose(self, actor_id: int) -> Pose:
         k = self.row[actor_id]
         return Pose(position=point(self.xyz[k]), orientation=quaternion(self.q[k]))
+
+    def has_pose(self, actor_id: int) -> bool:
+        """The actor's pose in the map frame is finite (known)."""
+        return bool(self.finite[self.row[actor_id]])
 
 
 def header(stamp, frame_id: str) -> Header:
@@ -117,14 +144,16 @@ def _rows(arr) -> dict:
 
 
 def actor_list(world: World, snap: Snapshot, stamp, frames: Frames) -> CarlaActorList:
+    """The live actors; one whose pose is not finite is left out (the message cannot say
+    "pose unknown"), one whose velocities are not finite has a zero twist (as without a
+    Kinematics record)."""
     msg = CarlaActorList(header=header(stamp, frames.map))
-    kin = world.state.get('Kinematics')
     lights = world.state.get('VehicleLight')
     walk = world.state.get('AnimWalker')
-    kin_rows, light_rows, walk_rows = _rows(kin), _rows(lights), _rows(walk)
-    if kin_rows:
-        lin_all, ang_all = ue_velocity_to_rep103(kin['linear'], kin['angular'])
+    light_rows, walk_rows = _rows(lights), _rows(walk)
     for aid, a in world.actors.items():
+        if not snap.has_pose(aid):
+            continue
         m = CarlaActor(id=aid, type=a.type, type_name=a.type_name, blueprint=a.blueprint,
                        description_uid=a.uid, role_name=a.role_name, parent_id=a.parent,
                        frame_id=frames.of(a), spawn_time=a.spawn_time, pose=snap.pose(aid))
@@ -135,9 +164,9 @@ def actor_list(world: World, snap: Snapshot, stamp, frames: Frames) -> CarlaActo
             m.has_bounding_box = True
             m.bounding_box_origin = vector3(_m(a.box[0]))
             m.bounding_box_extent = vector3([c * 0.01 for c in a.box[1]])
-        k = kin_rows.get(aid)
+        k = snap.twist_row.get(aid)
         if k is not None:
-            m.twist.linear, m.twist.angular = vector3(lin_all[k]), vector3(ang_all[k])
+            m.twist.linear, m.twist.angular = vector3(snap.linear[k]), vector3(snap.angular[k])
         k = light_rows.get(aid)
         if k is not None:
             m.light_state = int(lights['state'][k])
@@ -155,12 +184,12 @@ def _colour(rgb, a: float = 0.8) -> ColorRGBA:
 def actor_markers(world: World, snap: Snapshot, stamp, frames: Frames, removed=(),
                   types=(1, 2, 3, 4)) -> MarkerArray:
     """Oriented boxes (recorded bounding box, else a per-type default; traffic lights in the
-    colour of their state) and labels (id, blueprint, role) of the live actors of ``types``;
-    DELETE for ``removed`` actors."""
+    colour of their state) and labels (id, blueprint, role) of the live actors of ``types``
+    whose pose is finite; DELETE for ``removed`` actors."""
     hdr = header(stamp, frames.map)
     out = MarkerArray(markers=markers.deletes(
         hdr, [(ns, int(aid)) for aid in removed for ns in ('carla_actors', 'carla_labels')]))
-    drawn = [a for a in world.actors.values() if a.type in types]
+    drawn = [a for a in world.actors.values() if a.type in types and snap.has_pose(a.id)]
     if not drawn:
         return out
     rows = np.array([snap.row[a.id] for a in drawn])
@@ -190,6 +219,7 @@ def actor_markers(world: World, snap: Snapshot, stamp, frames: Frames, removed=(
 
 
 def traffic_lights(world: World, snap: Snapshot, stamp, frames: Frames) -> CarlaTrafficLightList:
+    """The recorded lights; one whose actor's pose is not finite is left out."""
     msg = CarlaTrafficLightList(header=header(stamp, frames.map))
     state = world.state.get('State')
     if state is None:
@@ -201,6 +231,8 @@ def traffic_lights(world: World, snap: Snapshot, stamp, frames: Frames) -> Carla
                                   state_name=LIGHT_STATES.get(int(r['state']), 'unknown'))
         a = world.actors.get(aid)
         if a is not None:
+            if not snap.has_pose(aid):
+                continue
             if a.light_times:
                 light.green_time, light.yellow_time, light.red_time = a.light_times
             light.pose = snap.pose(aid)
@@ -221,11 +253,12 @@ def collisions(world: World, records, stamp, frames: Frames) -> list[CarlaCollis
 
 
 def collision_markers(snap: Snapshot, records, stamp, frames: Frames) -> MarkerArray:
-    """A red sphere at each colliding actor for one second (RViz drops it afterwards)."""
+    """A red sphere at each colliding actor whose pose is finite, for one second (RViz drops
+    it afterwards)."""
     out = MarkerArray()
     for c in records:
         for aid in (c.actor1, c.actor2):
-            if aid == NOT_AN_ACTOR or aid not in snap.row:
+            if aid == NOT_AN_ACTOR or aid not in snap.row or not snap.has_pose(aid):
                 continue
             m = Marker(header=header(stamp, frames.map), ns='carla_collisions',
                        id=(c.id * 2 + (aid == c.actor2)) & 0x7FFFFFFF, type=Marker.SPHERE,
@@ -250,17 +283,17 @@ def vehicle_controls(world: World, stamp, frames: Frames) -> CarlaVehicleControl
 
 
 def hero_odometry(world: World, snap: Snapshot, hero: int, stamp,
-                  frames: Frames) -> Odometry:
-    """The hero in the map frame; twist in the hero's own frame (nav_msgs convention)."""
+                  frames: Frames) -> Optional[Odometry]:
+    """The hero in the map frame; twist in the hero's own frame (nav_msgs convention).  None
+    when its pose or its Kinematics record is not finite."""
     actor = world.actors[hero]
+    if not snap.has_pose(hero) or hero in snap.twist_unknown:
+        return None
     odom = Odometry(header=header(stamp, frames.map), child_frame_id=frames.of(actor))
     odom.pose.pose = snap.pose(hero)
-    kin = world.state.get('Kinematics')
-    if kin is not None and len(kin):
-        hit = np.flatnonzero(kin['id'] == hero)
-        if len(hit):
-            lin, ang = ue_velocity_to_rep103(kin['linear'][hit[0]], kin['angular'][hit[0]])
-            q_inv = quat_conjugate(snap.q[snap.row[hero]])
-            odom.twist.twist.linear = vector3(quat_rotate(q_inv, lin))
-            odom.twist.twist.angular = vector3(quat_rotate(q_inv, ang))
+    k = snap.twist_row.get(hero)
+    if k is not None:
+        q_inv = quat_conjugate(snap.q[snap.row[hero]])
+        odom.twist.twist.linear = vector3(quat_rotate(q_inv, snap.linear[k]))
+        odom.twist.twist.angular = vector3(quat_rotate(q_inv, snap.angular[k]))
     return odom

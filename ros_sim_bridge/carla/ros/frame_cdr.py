@@ -6,7 +6,9 @@ Frames come in one by one (the world advanced to each); consecutive frames of on
 form a block: the same actors (parents, bounding boxes), the same ids in the same order in
 each state array (positions, kinematics, lights, animations).  A block shares its templates
 (frame names, blueprints, attributes, marker texts, box sizes, built once per structure; the
-traffic lights one per run of equal light states, whose names are text) and its numbers are
+traffic lights one per run of equal light states, whose names are text; TF, actor list,
+markers and traffic lights one per run of equal sets of actors left out for a pose that is not
+finite, found by boolean masks over the block) and its numbers are
 computed with numpy for all of its frames at once (poses, relative transforms, velocities,
 colours, stamps): each value is the same element-wise arithmetic as the conversions do frame
 by frame, so the results are equal bit for bit.  A frame that deletes actors (its markers
@@ -123,8 +125,8 @@ class _Block:
 class FrameBlock:
     """The messages of consecutive frames: ``kinds`` in the order of :data:`KINDS` (those the
     frames have), each as runs ``(lo, hi, rows)``: frames lo..hi-1 have their message in the
-    rows of one uint8 array (all of a size); ``after`` frame index → extra ``(topic, cdr)``
-    written after ``vehicle_controls``."""
+    rows of one uint8 array (all of a size), or have none when ``rows`` is None; ``after``
+    frame index → extra ``(topic, cdr)`` written after ``vehicle_controls``."""
     t_ns: list
     kinds: list                    # [(kind, [(lo, hi, rows), …]), …]
     after: dict
@@ -140,7 +142,8 @@ class FrameBlock:
             if kind == 'odometry':
                 msgs += self.after.get(i, ())
             lo, _, rows = next(r for r in runs if r[0] <= i < r[1])
-            msgs.append((kind, memoryview(rows[i - lo])))
+            if rows is not None:
+                msgs.append((kind, memoryview(rows[i - lo])))
         if not self.kinds or self.kinds[-1][0] != 'odometry':
             msgs += self.after.get(i, ())
         return self.t_ns[i], msgs
@@ -160,6 +163,7 @@ class FrameCdr:
         self._clock = build(CLOCK, {'clock': _STAMP})
         self._block: Optional[_Block] = None
         self.non_finite_poses = 0    # actor transforms left out of /tf: NaN or ±Inf
+        self.non_finite_kinematics = 0   # live actors' Kinematics records with NaN or ±Inf
 
     def add(self, world: World, stamp, t_ns: int, removed=(), after=()) -> list:
         """Frame at ``world`` (just advanced to it); ``removed`` the actors deleted since the
@@ -247,18 +251,22 @@ class FrameCdr:
             attach(loc, rot, b.spawn_loc, b.spawn_rot, b.levels)
         xyz, q = ue_to_rep103(loc, rot)
         pose = _pose_rows(xyz, q)
+        known = np.isfinite(pose).all(axis=-1)            # (frames, actors): a finite pose
+        known = None if known.all() else known             # None: all (the common case)
+        twist, has_twist, twist_known = self._twists(b, count, kin)
         runs = {}
         whole = lambda rows: [(0, count, rows)]            # noqa: E731
         runs['clock'] = whole(self._clock.fill_rows(count, stamp=stamps))
         if n:
             runs['tf'] = self._tf_fill(b, count, stamps, xyz, q, pose)
-        runs['actor_list'] = whole(self._actor_list_fill(b, count, stamps, pose, kin, vlight,
-                                                         walk))
-        runs['markers'] = whole(self._markers_fill(b, count, stamps, xyz, q, tl))
-        runs['traffic_lights'] = self._lights_fill(b, count, stamps, pose, tl)
+        runs['actor_list'] = self._actor_list_fill(b, count, stamps, pose, twist, vlight, walk,
+                                                   known)
+        runs['markers'] = self._markers_fill(b, count, stamps, xyz, q, tl, known)
+        runs['traffic_lights'] = self._lights_fill(b, count, stamps, pose, tl, known)
         runs['vehicle_controls'] = whole(self._controls_fill(b, count, stamps, anim))
         if b.odom is not None:
-            runs['odometry'] = whole(self._odom_fill(b, count, stamps, q, pose, kin))
+            runs['odometry'] = self._odom_fill(b, count, stamps, q, pose, twist, has_twist,
+                                               twist_known, known)
         return FrameBlock([f.t_ns for f in frames],
                           [(kind, runs[kind]) for kind in KINDS if kind in runs],
                           {i: f.after for i, f in enumerate(frames) if f.after})
@@ -319,10 +327,13 @@ class FrameCdr:
         return out
 
     # -- actor list ---------------------------------------------------------------------------
-    def _actor_list(self, b: _Block):
+    def _actor_list(self, b: _Block, keep=None):
+        """The actor list template of the block's actors (those ``keep`` says, when given)."""
         frames = self.frames
         items = []
-        for a in b.actors:
+        for k, a in enumerate(b.actors):
+            if keep is not None and not keep[k]:
+                continue
             m = {'id': a.id, 'type': a.type, 'type_name': a.type_name, 'blueprint': a.blueprint,
                  'description_uid': a.uid, 'role_name': a.role_name, 'parent_id': a.parent,
                  'frame_id': frames.of(a), 'spawn_time': a.spawn_time,
@@ -339,15 +350,29 @@ class FrameCdr:
         return build(ACTOR_LIST, {'header': {'stamp': _STAMP, 'frame_id': frames.map},
                                   'actors': items})
 
-    def _actor_list_fill(self, b, count, stamps, pose, kin, vlight, walk):
-        """As :func:`conversions.actor_list`."""
+    def _twists(self, b, count, kin):
+        """Velocities of the block's actors, as :class:`conversions.Snapshot`:
+        ``(twist (frames, actors, 6), has (actors,) a Kinematics record, known (frames,
+        actors) or None: all finite)``; a twist that is not finite is counted and made 0."""
         n = len(b.actors)
         twist = np.zeros((count, n, 6))
-        if kin is not None and kin.shape[1]:
-            lin, ang = ue_velocity_to_rep103(kin['linear'], kin['angular'])
-            rows, hit = _last_rows(kin['id'][0], b.ids)
-            twist[:, hit, :3] = lin[:, rows[hit]]
-            twist[:, hit, 3:] = ang[:, rows[hit]]
+        if kin is None or not kin.shape[1]:
+            return twist, np.zeros(n, bool), None
+        lin, ang = ue_velocity_to_rep103(kin['linear'], kin['angular'])
+        rows, hit = _last_rows(kin['id'][0], b.ids)
+        twist[:, hit, :3] = lin[:, rows[hit]]
+        twist[:, hit, 3:] = ang[:, rows[hit]]
+        known = np.isfinite(twist).all(axis=-1)
+        if known.all():
+            return twist, hit, None
+        self.non_finite_kinematics += known.size - int(np.count_nonzero(known))
+        twist[~known] = 0.0
+        return twist, hit, known
+
+    def _actor_list_fill(self, b, count, stamps, pose, twist, vlight, walk, known):
+        """As :func:`conversions.actor_list`: ``[(lo, hi, rows)]``, one run per set of actors
+        left out (their pose not finite)."""
+        n = len(b.actors)
         light = np.zeros((count, n), np.uint32)
         if vlight is not None and vlight.shape[1]:
             rows, hit = _last_rows(vlight['id'][0], b.ids)
@@ -357,11 +382,24 @@ class FrameCdr:
             rows, hit = _last_rows(walk['id'][0], b.ids)
             # cm/s (FWalkerControl.Speed) → m/s, in double as the conversion does
             speed[:, hit] = walk['speed'][:, rows[hit]].astype(np.float64) * 0.01
-        return b.actor_list.fill_rows(count, stamp=stamps, pose=pose, twist=twist,
-                                      light=light[..., None], speed=speed[..., None])
+        values = {'pose': pose, 'twist': twist, 'light': light[..., None],
+                  'speed': speed[..., None]}
+        if known is None:
+            return [(0, count, b.actor_list.fill_rows(count, stamp=stamps, **values))]
+        out = []
+        for lo, hi in _runs(known):
+            keep = known[lo]
+            tmpl = self._caches['actors'].get((*b.key[:3], keep.tobytes()),
+                                              lambda: self._actor_list(b, keep), b.actors)
+            out.append((lo, hi, tmpl.fill_rows(hi - lo, stamp=stamps[lo:hi], **{
+                name: v[lo:hi, keep] for name, v in values.items()})))
+        return out
 
     # -- markers ------------------------------------------------------------------------------
-    def _markers(self, b: _Block):
+    def _markers(self, b: _Block, keep=None):
+        """The markers template (of the drawn actors ``keep`` says, a bool per drawn actor,
+        when given), the rows of the drawn actors, their box origins, label offsets and
+        colours."""
         frames, types = self.frames, self.marker_types
         hdr = {'stamp': _STAMP, 'frame_id': frames.map}
         items = [{'header': hdr, 'ns': ns, 'id': mid, 'action': _DELETE}
@@ -380,11 +418,13 @@ class FrameCdr:
                             else convert.TYPE_COLOURS.get(a.type, (1, 1, 1)))[:3], 0.8)
                          for a in actors], np.float64).reshape(-1, 4)
         above = np.column_stack([np.zeros((len(actors), 2)), extent[:, 2] + 0.5])
-        for a, size in zip(actors, sizes):
+        shown = actors if keep is None else [a for a, k in zip(actors, keep) if k]
+        sizes = sizes if keep is None else [s for s, k in zip(sizes, keep) if k]
+        for a, size in zip(shown, sizes):
             items.append({'header': hdr, 'ns': 'carla_actors', 'id': a.id, 'type': _CUBE,
                           'action': _ADD, 'pose': Slot('box_pose'), 'scale': _xyz(size),
                           'color': Slot('box_colour')})
-        for a in actors:
+        for a in shown:
             text = f'{a.id} {a.blueprint}' + (f' ({a.role_name})' if a.role_name else '')
             items.append({'header': hdr, 'ns': 'carla_labels', 'id': a.id, 'type': _TEXT,
                           'action': _ADD, 'pose': {'position': Slot('label_xyz')},
@@ -393,12 +433,13 @@ class FrameCdr:
         return (build(MARKERS, {'markers': items}), np.array(drawn, np.intp), origin, above,
                 base)
 
-    def _markers_fill(self, b, count, stamps, xyz, q, tl):
+    def _markers_fill(self, b, count, stamps, xyz, q, tl, known):
         """As :func:`conversions.actor_markers`: boxes in type colours (traffic lights in the
-        colour of their state), labels above them."""
+        colour of their state), labels above them; ``[(lo, hi, rows)]``, one run per set of
+        actors left out (their pose not finite)."""
         tmpl, drawn, origin, above, base = b.markers
         if not len(drawn):
-            return tmpl.fill_rows(count, stamp=stamps)
+            return [(0, count, tmpl.fill_rows(count, stamp=stamps))]
         qd = q[:, drawn]
         centre = xyz[:, drawn] + quat_rotate(qd, origin)
         colour = base
@@ -408,14 +449,30 @@ class FrameCdr:
                 lit = _LIGHT_LUT[tl['state'][:, rows[hit]]]            # (frames, hits, 4)
                 colour = np.broadcast_to(base, (count,) + base.shape).copy()
                 colour[:, hit] = np.where(np.isnan(lit[..., :1]), base[hit], lit)
-        return tmpl.fill_rows(count, stamp=stamps, box_pose=_pose_rows(centre, qd),
-                              box_colour=colour, label_xyz=centre + above)
+        values = {'box_pose': _pose_rows(centre, qd), 'box_colour': colour,
+                  'label_xyz': centre + above}
+        if known is None or known[:, drawn].all():
+            return [(0, count, tmpl.fill_rows(count, stamp=stamps, **values))]
+        values['box_colour'] = np.broadcast_to(colour, (count,) + base.shape)
+        shown = known[:, drawn]
+        out = []
+        for lo, hi in _runs(shown):
+            keep = shown[lo]
+            sub = self._caches['markers'].get((b.key[0], b.key[2], b.removed, keep.tobytes()),
+                                              lambda: self._markers(b, keep)[0], b.actors)
+            out.append((lo, hi, sub.fill_rows(hi - lo, stamp=stamps[lo:hi], **{
+                name: v[lo:hi, keep] for name, v in values.items()})))
+        return out
 
     # -- traffic lights -----------------------------------------------------------------------
-    def _lights(self, b: _Block, ids, states):
+    def _lights(self, b: _Block, ids, states, keep):
+        """The traffic lights template of ``ids`` in ``states`` (those ``keep`` says, when
+        given), the actor rows of their poses."""
         index = {a.id: k for k, a in enumerate(b.actors)}
         items, rows = [], []
-        for aid, st in zip(ids, states):
+        for k, (aid, st) in enumerate(zip(ids, states)):
+            if keep is not None and not keep[k]:
+                continue
             a = b.world_actors.get(aid)
             m = {'id': aid, 'state': st, 'state_name': LIGHT_STATES.get(st, 'unknown'),
                  'frozen': Slot('frozen'), 'elapsed_in_state': Slot('elapsed')}
@@ -428,28 +485,44 @@ class FrameCdr:
         return (build(TRAFFIC_LIGHTS, {'header': {'stamp': _STAMP, 'frame_id': self.frames.map},
                                        'lights': items}), np.array(rows, np.intp))
 
-    def _lights_fill(self, b, count, stamps, pose, tl):
+    def _lights_fill(self, b, count, stamps, pose, tl, known):
         """As :func:`conversions.traffic_lights`; a state change changes the text (its name),
-        so the frames go in runs of equal states, one template each: ``[(lo, hi, rows)]``."""
+        and a light left out (its actor's pose not finite) the message, so the frames go in
+        runs of equal states and lights left out, one template each: ``[(lo, hi, rows)]``."""
         if tl is None or not tl.shape[1]:
-            tmpl, _ = self._lights_template(b, [], [])
+            tmpl, _ = self._lights_template(b, [], [], None)
             return [(0, count, tmpl.fill_rows(count, stamp=stamps))]
         ids = tl['id'][0].tolist()
         states = tl['state']
+        shown = None
+        if known is not None:
+            actor, hit = _last_rows(b.ids, tl['id'][0])      # each light's actor, if alive
+            shown = np.ones(states.shape, bool)
+            shown[:, hit] = known[:, actor[hit]]
+            if shown.all():
+                shown = None
+        runs = _runs(states) if shown is None else _runs(np.concatenate(
+            [states, shown.astype(states.dtype)], axis=1))
         out = []
-        for lo, hi in _runs(states):
-            tmpl, rows = self._lights_template(b, ids, states[lo].tolist())
+        for lo, hi in runs:
+            keep = None if shown is None else shown[lo]
+            tmpl, rows = self._lights_template(b, ids, states[lo].tolist(), keep)
             values = {'stamp': stamps[lo:hi],
                       'frozen': tl['frozen'][lo:hi].astype(bool)[..., None],
                       'elapsed': tl['elapsed'][lo:hi][..., None]}
+            if keep is not None:
+                values['frozen'], values['elapsed'] = (values['frozen'][:, keep],
+                                                       values['elapsed'][:, keep])
             if len(rows):
                 values['pose'] = pose[lo:hi, rows]
             out.append((lo, hi, tmpl.fill_rows(hi - lo, **values)))
         return out
 
-    def _lights_template(self, b, ids, states):
-        return self._caches['lights'].get((tuple(ids), tuple(states), b.key[0], b.key[-2]),
-                                          lambda: self._lights(b, ids, states), b.actors)
+    def _lights_template(self, b, ids, states, keep):
+        return self._caches['lights'].get(
+            (tuple(ids), tuple(states), b.key[0], b.key[-2],
+             None if keep is None else keep.tobytes()),
+            lambda: self._lights(b, ids, states, keep), b.actors)
 
     # -- vehicle controls ---------------------------------------------------------------------
     def _controls_fill(self, b, count, stamps, anim):
@@ -470,16 +543,21 @@ class FrameCdr:
                               gear=anim['gear'][..., None])
 
     # -- hero odometry ------------------------------------------------------------------------
-    def _odom_fill(self, b, count, stamps, q, pose, kin):
-        """As :func:`conversions.hero_odometry`: twist in the hero's own frame."""
+    def _odom_fill(self, b, count, stamps, q, pose, twist, has_twist, twist_known, known):
+        """As :func:`conversions.hero_odometry`: twist in the hero's own frame;
+        ``[(lo, hi, rows or None)]``: no message where the hero's pose or twist is not
+        finite."""
         h = b.hero
-        twist = np.zeros((count, 1, 6))
-        if kin is not None and kin.shape[1]:
-            hit = np.flatnonzero(kin['id'][0] == b.ids[h])
-            if len(hit):
-                lin, ang = ue_velocity_to_rep103(kin['linear'][:, hit[0]],
-                                                 kin['angular'][:, hit[0]])
-                q_inv = quat_conjugate(q[:, h])
-                twist[:, 0, :3] = quat_rotate(q_inv, lin)
-                twist[:, 0, 3:] = quat_rotate(q_inv, ang)
-        return b.odom.fill_rows(count, stamp=stamps, pose=pose[:, h:h + 1], twist=twist)
+        values = np.zeros((count, 1, 6))
+        if has_twist[h]:
+            q_inv = quat_conjugate(q[:, h])
+            values[:, 0, :3] = quat_rotate(q_inv, twist[:, h, :3])
+            values[:, 0, 3:] = quat_rotate(q_inv, twist[:, h, 3:])
+        rows = b.odom.fill_rows(count, stamp=stamps, pose=pose[:, h:h + 1], twist=values)
+        sent = np.ones(count, bool)
+        for mask in (known, twist_known):
+            if mask is not None:
+                sent &= mask[:, h]
+        if sent.all():
+            return [(0, count, rows)]
+        return [(lo, hi, rows[lo:hi] if sent[lo] else None) for lo, hi in _runs(sent[:, None])]

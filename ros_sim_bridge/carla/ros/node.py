@@ -96,7 +96,10 @@ class CarlaReplayerNode(Node):
         self.diagnostics = Diagnostics(self, period=p.diagnostics_period)
         self.stats = self.diagnostics.stream(f'replay {p.file}', 'carla recorder',
                                              stale_after=max(2.0, 3.0 / p.publish_rate))
-        self.non_finite_poses = 0     # actor transforms left out of /tf (NaN or ±Inf)
+        # per frame replayed from the recording (as to-bag counts), not per publish: actor
+        # transforms left out of /tf, Kinematics records left out (NaN or ±Inf recorded)
+        self.non_finite = {'non_finite_poses': 0, 'non_finite_kinematics': 0}
+        self.counted_frame = -1       # the frame whose left-outs are counted
         self.stats.extra.update({'frames': str(len(self.rec)), 'layout': self.rec.layout_name,
                                  'unknown_packets': str(sum(self.rec.unknown.values())),
                                  'damaged_regions': str(len(self.rec.damage)),
@@ -245,11 +248,15 @@ class CarlaReplayerNode(Node):
             follow = self.world.hero()
         elif p.follow_actor > 0 and p.follow_actor in self.world.actors:
             follow = p.follow_actor
+        left_out = {'non_finite_kinematics': len(snap.twist_unknown)}
         if p.publish_tf and self.world.actors:
             transforms = convert.transforms(self.world, snap, stamp, frames, follow)
-            self._left_out(len(self.world.actors) - len(transforms), t)
+            left_out['non_finite_poses'] = len(self.world.actors) - len(transforms)
             self.tf.publish(TFMessage(transforms=transforms))
             published += 1
+        if jump or self.world.index != self.counted_frame:
+            self.counted_frame = self.world.index
+            self._left_out(left_out, t)
         self.actors_pub.publish(convert.actor_list(self.world, snap, stamp, frames))
         removed = changes.removed
         self.markers.publish(convert.actor_markers(self.world, snap, stamp, frames, removed,
@@ -264,8 +271,10 @@ class CarlaReplayerNode(Node):
             self.collision_markers.publish(convert.collision_markers(snap, changes.collisions,
                                                                      stamp, frames))
         hero = self.world.hero()
-        if hero is not None:
-            self.odom.publish(convert.hero_odometry(self.world, snap, hero, stamp, frames))
+        odom = None if hero is None else convert.hero_odometry(self.world, snap, hero, stamp,
+                                                               frames)
+        if odom is not None:
+            self.odom.publish(odom)
             published += 1
         self.stats.publish(published)
         self.stats.extra.update({'time': f'{t:.3f}', 'frame': str(self.world.index),
@@ -273,17 +282,22 @@ class CarlaReplayerNode(Node):
                                  'paused': str(self.paused).lower(),
                                  'finished': str(self.finished).lower()})
 
-    def _left_out(self, n: int, t: float) -> None:
-        """Count ``n`` actor transforms left out of /tf at time ``t`` for a NaN or ±Inf pose
-        (a corrupt Position record or spawn transform, SUPPLEMENT §5.3) and log it,
-        rate-limited."""
-        if not n:
-            return
-        self.non_finite_poses += n
-        self.stats.extra['non_finite_poses'] = str(self.non_finite_poses)
-        self.diagnostics.log_limited(
-            self.stats.name, 'non_finite_pose', f'{self.stats.name}: {n} actor pose(s) at '
-            f'{t:.3f} s not finite (NaN or ±Inf recorded): left out of /tf')
+    def _left_out(self, counts: dict, t: float) -> None:
+        """Count the actor poses (``non_finite_poses``: transforms left out of /tf) and
+        velocities (``non_finite_kinematics``) of the frame at time ``t`` that are NaN or ±Inf
+        (a corrupt Position, Kinematics record or spawn transform, SUPPLEMENT §5.3) and log
+        them, rate-limited."""
+        for key, n in counts.items():
+            if not n:
+                continue
+            self.non_finite[key] += n
+            self.stats.extra[key] = str(self.non_finite[key])
+            what = ('actor pose(s)', 'left out of /tf, the actor list, markers, traffic lights '
+                    'and odometry') if key == 'non_finite_poses' else (
+                'actor velocities', 'zero twist in the actor list, no odometry')
+            self.diagnostics.log_limited(
+                self.stats.name, key, f'{self.stats.name}: {n} {what[0]} at {t:.3f} s not '
+                f'finite (NaN or ±Inf recorded): {what[1]}')
 
     def close(self) -> None:
         self.closing = True

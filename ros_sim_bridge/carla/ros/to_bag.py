@@ -29,9 +29,11 @@ from .frame_cdr import FrameCdr
 
 
 class BagCounts(dict):
-    """Messages written per topic, and ``non_finite_poses``: the actor transforms left out of
-    /tf for a NaN or ±Inf pose (a corrupt Position record or spawn transform)."""
+    """Messages written per topic, ``non_finite_poses``: the actor transforms left out of /tf
+    for a NaN or ±Inf pose (a corrupt Position record or spawn transform), and
+    ``non_finite_kinematics``: the actors' Kinematics records with a NaN or ±Inf velocity."""
     non_finite_poses = 0
+    non_finite_kinematics = 0
 
 
 def to_bag(rec: Recording, output: str, *, rate: float = 0.0, progress: bool = True,
@@ -88,9 +90,10 @@ def to_bag(rec: Recording, output: str, *, rate: float = 0.0, progress: bool = T
                             continue
                         columns = []
                         for kind, runs in block.kinds:
-                            writer(kind)
                             a, _, rows = next(r for r in runs if r[0] <= lo < r[1])
-                            columns.append((types[kind][0], rows[lo - a:hi - a]))
+                            if rows is not None:        # None: no message in these frames
+                                writer(kind)
+                                columns.append((types[kind][0], rows[lo - a:hi - a]))
                         bag.write_rows(block.t_ns[lo:hi], columns)
 
             for i in range(len(rec)):
@@ -122,4 +125,5 @@ def to_bag(rec: Recording, output: str, *, rate: float = 0.0, progress: bool = T
             bar.close()
     counts = BagCounts(bag.counts)
     counts.non_finite_poses = cdr.non_finite_poses
+    counts.non_finite_kinematics = cdr.non_finite_kinematics
     return counts
