@@ -106,6 +106,12 @@ class ConversionReport:
         self.interrupted = False
         self.stopped_at = 0          # bytes of the file converted (all of it when not interrupted)
 
+    def skipped(self, entry, exc: CodecError) -> None:
+        """A message not written: counted by (data type, kind), the first ten named."""
+        self.undecodable[(entry.data_type, exc.kind)] += 1
+        if len(self.first_errors) < 10:
+            self.first_errors.append((entry.offset, str(exc)))
+
 
 def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool = True,
             converter=None, writer=None, should_stop=lambda: False,
@@ -135,11 +141,11 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
             try:                        # a record the codec refuses, or one no message holds
                 pairs = conv.convert(reader.header(entry), reader.decode(entry))
             except CodecError as exc:   # (a time no stamp holds: StampError)
-                report.undecodable[(entry.data_type, exc.kind)] += 1
-                if len(report.first_errors) < 10:
-                    report.first_errors.append((entry.offset, str(exc)))
+                report.skipped(entry, exc)
             else:
-                if not pairs:
+                for exc in conv.refused:     # a transform, odometry, IMU or twist of NaN / ±Inf
+                    report.skipped(entry, exc)
+                if not pairs and not conv.refused:
                     report.without_ros_form[entry.data_type] += 1
                 t_ns = ntp_to_ns(entry.ntp)
                 for topic, msg in pairs:

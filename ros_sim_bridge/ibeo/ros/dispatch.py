@@ -200,7 +200,9 @@ class DataDispatch:
         except CodecError as exc:      # a time no ROS stamp holds (StampError): as to-bag does
             self.diagnostics.bad_input(stats, exc, now_ns)
             return
-        if not pairs:                           # frame end, measurement list, index, ...
+        for exc in self.ecu.refused:   # a transform, odometry, IMU or twist of NaN / ±Inf
+            self.diagnostics.bad_input(stats, exc, now_ns)
+        if not pairs and not self.ecu.refused:  # frame end, measurement list, index, ...
             key = f'0x{ev.header.data_type:04X} {registry.type_name(ev.header.data_type)}'
             with self._lock:
                 self.without_ros_form[key] += 1

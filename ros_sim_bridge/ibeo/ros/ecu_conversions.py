@@ -8,6 +8,14 @@ through unchanged.  A scan in vehicle coordinates (scan flag bit 11) goes out in
 (one cloud per scanner).  Scanner mounting poses become static transforms
 vehicle → scanner.  GPS headings (north = 0, counter-clockwise, π/2 = west) become ENU yaw
 (east = 0) by adding π/2.
+
+Non-finite values (NaN, ±Inf): ECU records carry NaN for "not available" in some fields, so a
+record is not refused for one; but none reaches a pose, a transform or a twist.  A scanner whose
+mounting is not finite gets no transform, a vehicle state / GpsImu / odometry record whose
+values a pose, IMU or twist is made of are not finite gets no such message (the fixes go out,
+NO_FIX when the position is not finite); :meth:`IbeoToRos.convert` names each one left out in
+:attr:`IbeoToRos.refused` (counted as ``bad_value``).  Clouds keep every point, ``is_dense``
+false when a point's x, y or z is not finite.
 """
 from __future__ import annotations
 
@@ -24,6 +32,7 @@ from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
 from ros_sim_bridge.core import frames
+from ros_sim_bridge.core.binary import BAD_VALUE, CodecError
 from ros_sim_bridge.core.ntp import NTP_UNIX_OFFSET, ntp64_to_unix_ns
 from ros_sim_bridge.ibeo.codec import can_message as cm
 from ros_sim_bridge.ibeo.codec import frame_end as fe
@@ -41,7 +50,7 @@ from ros_sim_bridge.ibeo.codec import odometry as od
 from ros_sim_bridge.ibeo.codec import scan_ecu as se
 from ros_sim_bridge.ibeo.codec import system_monitoring as sm
 from ros_sim_bridge.ibeo.codec import typed_values as tv
-from ros_sim_bridge.ibeo.codec import units
+from ros_sim_bridge.ibeo.codec import registry, units
 from ros_sim_bridge.ibeo.codec import vehicle_state_ecu as ve
 from ros_sim_bridge.msg import (IbeoCanMessage, IbeoMeasurementList, IbeoObject,
                                 IbeoObjectAssociation, IbeoObjectList, IbeoObjectProperty,
@@ -70,6 +79,30 @@ def _header(ntp: int, frame_id: str) -> Header:
     return Header(stamp=ns_to_stamp(ntp_to_ns(ntp)), frame_id=frame_id)
 
 
+#: the record fields each pose, transform, IMU and twist is made of (all must be finite)
+MOUNTING_FIELDS = ('mounting_yaw', 'mounting_pitch', 'mounting_roll', 'mounting_x',
+                   'mounting_y', 'mounting_z')
+VEHICLE_ODOMETRY_FIELDS = ('course_angle', 'longitudinal_velocity', 'yaw_rate')  # 0x2806/7
+VEHICLE_TWIST_FIELDS = ('longitudinal_velocity', 'yaw_rate')                      # 0x2808
+IMU_FIELDS = ('roll_angle', 'pitch_angle', 'yaw_angle', 'roll_rate', 'pitch_rate', 'yaw_rate',
+              'longitudinal_acceleration', 'cross_acceleration', 'vertical_acceleration')
+ODOMETRY_TWIST_FIELDS = ('velocity', 'yaw_rate')                                  # 0x9002
+
+
+def non_finite_field(values, names):
+    """The first of ``names`` whose value in ``values`` (a record, or a numpy row) is NaN or
+    ±Inf; None when all are finite."""
+    if hasattr(values, '__getitem__'):
+        return next((n for n in names if not math.isfinite(values[n])), None)
+    return next((n for n in names if not math.isfinite(getattr(values, n))), None)
+
+
+def is_dense(points: np.ndarray) -> bool:
+    """No point with a non-finite x, y or z (one test per coordinate column: about 1 ns a
+    point)."""
+    return all(np.isfinite(points[name]).all() for name in ('x', 'y', 'z'))
+
+
 # --- scans ---------------------------------------------------------------------------------
 
 def scan_clouds(scan: se.EcuScan, *, stamp_ntp: int, vehicle_frame: str = 'base_link',
@@ -88,8 +121,10 @@ def scan_clouds(scan: se.EcuScan, *, stamp_ntp: int, vehicle_frame: str = 'base_
                  for d in devs]
     if serialized:
         t_ns = ntp_to_ns(stamp_ntp)
-        return [(frame, pointcloud2_cdr(p, frame, t_ns)) for frame, p in parts]
-    return [(frame, to_pointcloud2(p, _header(stamp_ntp, frame))) for frame, p in parts]
+        return [(frame, pointcloud2_cdr(p, frame, t_ns, is_dense=is_dense(p)))
+                for frame, p in parts]
+    return [(frame, to_pointcloud2(p, _header(stamp_ntp, frame), is_dense=is_dense(p)))
+            for frame, p in parts]
 
 
 def scan_info(scan: se.EcuScan, header: Header, *, device_id: int = 0) -> IbeoScanInfo:
@@ -118,10 +153,13 @@ def scan_info(scan: se.EcuScan, header: Header, *, device_id: int = 0) -> IbeoSc
 
 def scanner_transforms(scan: se.EcuScan, *, stamp_ntp: int, vehicle_frame: str = 'base_link',
                        scanner_frame: str = 'ibeo_scanner_{device_id}') -> list:
-    """vehicle → scanner TransformStamped per scanner info (mounting yaw/pitch/roll, x/y/z)."""
+    """vehicle → scanner TransformStamped per scanner info (mounting yaw/pitch/roll, x/y/z);
+    none for a scanner whose mounting is not finite."""
     out = []
     stamp = ns_to_stamp(ntp_to_ns(stamp_ntp))
     for row in scan.scanners:
+        if non_finite_field(row, MOUNTING_FIELDS) is not None:
+            continue
         q = frames.quat_from_euler(float(row['mounting_roll']), float(row['mounting_pitch']),
                                  float(row['mounting_yaw']))
         out.append(transform(stamp, vehicle_frame,
@@ -305,8 +343,10 @@ def vehicle_odometry(s, header: Header, *, child_frame: str = 'base_link') -> Od
 
 
 def _covariance(sx: float, sy: float, sz: float) -> list:
+    """Diagonal from three sigmas; all zero (unknown) when one is not finite."""
     c = [0.0] * 9
-    c[0], c[4], c[8] = float(sx) ** 2, float(sy) ** 2, float(sz) ** 2
+    if math.isfinite(sx) and math.isfinite(sy) and math.isfinite(sz):
+        c[0], c[4], c[8] = float(sx) ** 2, float(sy) ** 2, float(sz) ** 2
     return c
 
 
@@ -373,7 +413,8 @@ def gps_imu_imu_rows(g: gi.GpsImu) -> tuple:
     """0x9001 → Imu fields in FLU, in message order: orientation (x, y, z, w: roll/pitch and
     ENU yaw = north-based yaw + π/2) and its covariance, angular velocity (roll/pitch/yaw
     rates) and its covariance, linear acceleration (longitudinal/cross/vertical) and its
-    covariance; covariances diagonal from the sigmas."""
+    covariance; covariances diagonal from the sigmas (unknown, all zero, when a sigma is not
+    finite).  The values of :data:`IMU_FIELDS` must be finite (:class:`IbeoToRos` checks)."""
     w, x, y, z = frames.quat_from_euler(g.roll_angle, g.pitch_angle,
                                         g.yaw_angle + math.pi / 2).tolist()
     return ([x, y, z, w],
@@ -543,9 +584,10 @@ def plane_cloud(p: pcp.PointCloudPlane, *, stamp_ntp: int, frame_id: str,
                 serialized: bool = False):
     """0x7510 (§28): the points (x/y/z m in the tangential plane at the reference point, plus
     echo pulse width / flags when the points type has them) as a PointCloud2."""
+    dense = is_dense(p.points)
     if serialized:
-        return pointcloud2_cdr(p.points, frame_id, ntp_to_ns(stamp_ntp))
-    return to_pointcloud2(p.points, _header(stamp_ntp, frame_id))
+        return pointcloud2_cdr(p.points, frame_id, ntp_to_ns(stamp_ntp), is_dense=dense)
+    return to_pointcloud2(p.points, _header(stamp_ntp, frame_id), is_dense=dense)
 
 
 def plane_reference(p: pcp.PointCloudPlane, header: Header) -> NavSatFix:
@@ -604,13 +646,30 @@ class IbeoToRos:
             self._cdr = EcuCdr()
         self._tf_sent: dict = {}
         self._lux_builder = None
+        #: the messages the last :meth:`convert` left out for a non-finite value
+        self.refused: list = []
 
     def topic(self, key: str) -> str:
         t = TOPICS[key]
         return t if t.startswith('/') else f'{self.ns}/{t}'
 
+    def _finite(self, header, values, names, what: str) -> bool:
+        """True when the ``names`` of ``values`` are finite; else the message ``what`` is left
+        out: a CodecError(BAD_VALUE) naming the field goes to :attr:`refused`."""
+        bad = non_finite_field(values, names)
+        if bad is None:
+            return True
+        dt = header.data_type
+        self.refused.append(CodecError(f'0x{dt:04X} {registry.type_name(dt)}',
+                                       f'not a finite number: no {what}', field=bad,
+                                       kind=BAD_VALUE))
+        return False
+
     def convert(self, header, record) -> list:
+        """[(topic, message)] of one record; :attr:`refused` holds a CodecError(BAD_VALUE) for
+        each message left out for a non-finite value (a transform, odometry, IMU or twist)."""
         out: list = []
+        self.refused = []
         h_ntp = header.ntp
         dev = header.device_id
         if isinstance(record, se.EcuScan):
@@ -623,9 +682,9 @@ class IbeoToRos:
             out.append((self.topic('scan_info'),
                         self._cdr.scan_info(record, stamp, frame, dev) if self._cdr else
                         scan_info(record, _header(stamp, frame), device_id=dev)))
-            mounts = record.scanners[['device_id', 'mounting_yaw', 'mounting_pitch',
-                                      'mounting_roll', 'mounting_x', 'mounting_y',
-                                      'mounting_z']].tolist()
+            mounts = [m for m in record.scanners[['device_id', *MOUNTING_FIELDS]].tolist()
+                      if self._finite(header, dict(zip(MOUNTING_FIELDS, m[1:])),
+                                      MOUNTING_FIELDS, f'transform for scanner {m[0]}')]
             if any(self._tf_sent.get(m[0]) != m for m in mounts):   # new or moved scanners
                 new = [t for t, m in zip(scanner_transforms(record, stamp_ntp=stamp,
                                                             vehicle_frame=self.vehicle_frame,
@@ -644,19 +703,21 @@ class IbeoToRos:
             out += [(self.topic('objects'), objects), (self.topic('markers'), markers)]
         elif isinstance(record, (ve.EcuVehicleState2806, ve.EcuVehicleState2807)):
             t = record.timestamp_ntp or h_ntp
-            out.append((self.topic('vehicle_odometry'),
-                        self._cdr.vehicle_odometry(record, t, self.odom_frame,
-                                                   self.vehicle_frame) if self._cdr else
-                        vehicle_odometry(record, _header(t, self.odom_frame),
-                                         child_frame=self.vehicle_frame)))
+            if self._finite(header, record, VEHICLE_ODOMETRY_FIELDS, 'odometry'):
+                out.append((self.topic('vehicle_odometry'),
+                            self._cdr.vehicle_odometry(record, t, self.odom_frame,
+                                                       self.vehicle_frame) if self._cdr else
+                            vehicle_odometry(record, _header(t, self.odom_frame),
+                                             child_frame=self.vehicle_frame)))
         elif isinstance(record, ve.EcuVehicleState2808):
             hdr = _header(record.timestamp_ntp or h_ntp, self.gps_frame)
             out.append((self.topic('vehicle_fix'),
                         navsatfix(record.latitude_deg, record.longitude_deg, record.altitude,
                                   hdr, sigmas=(record.sigma_x, record.sigma_y, NAN))))
-            out.append((self.topic('vehicle_twist'),
-                        twist(record.longitudinal_velocity, record.yaw_rate,
-                              _header(record.timestamp_ntp or h_ntp, self.vehicle_frame))))
+            if self._finite(header, record, VEHICLE_TWIST_FIELDS, 'twist'):
+                out.append((self.topic('vehicle_twist'),
+                            twist(record.longitudinal_velocity, record.yaw_rate,
+                                  _header(record.timestamp_ntp or h_ntp, self.vehicle_frame))))
         elif isinstance(record, gi.PositionWgs84):
             t = record.timestamp_ntp or h_ntp
             out.append((self.topic('gps_fix'),
@@ -664,27 +725,34 @@ class IbeoToRos:
                         if self._cdr else gps_fix(record, _header(t, self.gps_frame))))
         elif isinstance(record, gi.GpsImu):
             t = record.measurement_time_ecu_ntp or h_ntp
+            imu = self._finite(header, record, IMU_FIELDS, 'imu')
             if self._cdr:
-                out += [(self.topic('gps_imu_fix'),
-                         self._cdr.navsatfix(gps_imu_fix_values(record), t, self.gps_frame)),
-                        (self.topic('imu'), self._cdr.imu(record, t, self.imu_frame))]
+                out.append((self.topic('gps_imu_fix'),
+                            self._cdr.navsatfix(gps_imu_fix_values(record), t, self.gps_frame)))
+                if imu:
+                    out.append((self.topic('imu'), self._cdr.imu(record, t, self.imu_frame)))
             else:
-                out += [(self.topic('gps_imu_fix'),
-                         gps_imu_fix(record, _header(t, self.gps_frame))),
-                        (self.topic('imu'), gps_imu_imu(record, _header(t, self.imu_frame)))]
+                out.append((self.topic('gps_imu_fix'),
+                            gps_imu_fix(record, _header(t, self.gps_frame))))
+                if imu:
+                    out.append((self.topic('imu'),
+                                gps_imu_imu(record, _header(t, self.imu_frame))))
         elif isinstance(record, od.EcuOdometry):
-            t = record.measurement_time_ecu_ntp or h_ntp
+            t = record.measurement_time_ecu_ntp or h_ntp     # IbeoOdometry: NaN stays data
+            moving = self._finite(header, record, ODOMETRY_TWIST_FIELDS, 'twist')
             if self._cdr:
-                out += [(self.topic('odometry'),
-                         self._cdr.odometry(record, t, self.vehicle_frame)),
-                        (self.topic('odometry_twist'),
-                         self._cdr.twist(record.velocity, record.yaw_rate, t,
-                                         self.vehicle_frame))]
+                out.append((self.topic('odometry'),
+                            self._cdr.odometry(record, t, self.vehicle_frame)))
+                if moving:
+                    out.append((self.topic('odometry_twist'),
+                                self._cdr.twist(record.velocity, record.yaw_rate, t,
+                                                self.vehicle_frame)))
             else:
                 hdr = _header(t, self.vehicle_frame)
-                out += [(self.topic('odometry'), odometry(record, hdr)),
-                        (self.topic('odometry_twist'),
-                         twist(record.velocity, record.yaw_rate, hdr))]
+                out.append((self.topic('odometry'), odometry(record, hdr)))
+                if moving:
+                    out.append((self.topic('odometry_twist'),
+                                twist(record.velocity, record.yaw_rate, hdr)))
         elif isinstance(record, im.EcuImage):
             msg = image(record, _header(record.timestamp_ntp or h_ntp, self.camera_frame))
             if msg is not None:
@@ -763,7 +831,8 @@ class IbeoToRos:
         return []
 
 
-__all__ = ['CLOUD_DTYPE', 'ntp_to_ns', 'scan_clouds', 'scan_info', 'scanner_transforms',
+__all__ = ['CLOUD_DTYPE', 'ntp_to_ns', 'non_finite_field', 'is_dense', 'scan_clouds',
+           'scan_info', 'scanner_transforms',
            'object_list', 'object_markers', 'vehicle_odometry_rows', 'vehicle_odometry',
            'navsat_values', 'navsatfix', 'gps_fix_values', 'gps_fix', 'gps_imu_fix_values',
            'gps_imu_fix', 'gps_imu_imu_rows', 'gps_imu_imu', 'ODOMETRY_FIELDS', 'odometry', 'twist',
