@@ -8,6 +8,7 @@ Byte vectors by the spec's tables: the 24-byte big-endian data header (§2.4: ma
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import struct
 
@@ -116,9 +117,10 @@ def connected(diag: Diagnostics) -> None:
     diag.wait('link tcp', lambda st, v: v['connected'] == 'true')
 
 
-@DEVICES
-def test_a_type_whose_data_stopped_over_a_live_link_is_warn_then_ok_again(
-        ros, closing, exe, message, status):
+@contextlib.contextmanager
+def first_message_received(ros, closing, exe, message, status):
+    """The installed ``exe`` connected to a RawSensor that sent ``message(1)``, its
+    ``status`` receiving: (process, sensor, diagnostics, port); the node must exit 0."""
     port = free_tcp_port()
     diag = Diagnostics(ros)
     with installed(exe, port) as proc:
@@ -126,25 +128,27 @@ def test_a_type_whose_data_stopped_over_a_live_link_is_warn_then_ok_again(
         connected(diag)
         sensor.send(message(1))
         diag.wait(status, receiving)
-        st, _ = diag.wait(status, lambda st, v: 'no data for' in st.message)
-        assert level(st) == WARN                       # overdue after stale_after
-        sensor.send(message(2))
-        _, v = diag.wait(status, receiving)
-        assert v['packets'] == '2'
+        yield proc, sensor, diag, port
         assert proc.running()
     assert proc.proc.returncode == 0
 
 
 @DEVICES
+def test_a_type_whose_data_stopped_over_a_live_link_is_warn_then_ok_again(
+        ros, closing, exe, message, status):
+    with first_message_received(ros, closing, exe, message, status) as (_, sensor, diag, _):
+        st, _ = diag.wait(status, lambda st, v: 'no data for' in st.message)
+        assert level(st) == WARN                       # overdue after stale_after
+        sensor.send(message(2))
+        _, v = diag.wait(status, receiving)
+        assert v['packets'] == '2'
+
+
+@DEVICES
 def test_a_type_is_not_ok_while_the_link_is_down_and_ok_when_data_flows_again(
         ros, closing, exe, message, status):
-    port = free_tcp_port()
-    diag = Diagnostics(ros)
-    with installed(exe, port) as proc:
-        sensor = serving(closing, port)
-        connected(diag)
-        sensor.send(message(1))
-        diag.wait(status, receiving)
+    with first_message_received(ros, closing, exe, message, status) as (_, sensor, diag,
+                                                                         port):
         sensor.close()                                 # the device goes away
         closing.remove(sensor)
         diag.wait('link tcp', lambda st, v: level(st) == ERROR)
@@ -157,8 +161,6 @@ def test_a_type_is_not_ok_while_the_link_is_down_and_ok_when_data_flows_again(
         sensor.send(message(2))
         _, v = diag.wait(status, receiving)
         assert v['connected'] == 'true' and v['packets'] == '2'
-        assert proc.running()
-    assert proc.proc.returncode == 0
 
 
 def test_one_bad_ecu_message_is_counted_once_and_the_next_one_is_framed(ros, closing):
