@@ -289,7 +289,8 @@ def run(args, on_progress=None) -> int:
                     if failed and len(failed) == len(the_suite.processes):
                         break
                     stop.wait(min(1.0, args.duration - elapsed) if args.duration else 1.0)
-                failed = the_suite.failed()
+                if not stop.is_set():   # after a stop signal children end on their own too
+                    failed = the_suite.failed()   # (a terminal's Ctrl-C reaches them all)
             finally:
                 codes = the_suite.stop()
                 if recorder is not None:

@@ -124,3 +124,31 @@ def test_a_child_stopped_while_it_still_starts_exits_0():
                        ('rflysim_truth', ['--ros-args', '-p', f'base_port:={port}'])):
         child = NodeProcess(name, args=args, quiet=True)
         assert child.stop() == 0, name
+
+
+def test_a_terminals_ctrl_c_twice_is_exit_0_with_no_child_blamed():
+    """A terminal sends Ctrl-C to the whole process group: every child gets it too and ends
+    on its own, possibly before the runner stops it; twice in a row made the runner blame an
+    emulator that had simply stopped ('rflysim_sim (exit 0) ended before the suite did',
+    exit 1)."""
+    for gap in (0.05, 0.15, 0.3):
+        proc = run('--sim', '--only', 'rflysim,ibeo', '--free-ports', start_new_session=True)
+        lines = []
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:     # the rflysim driver is up, ibeo on its way
+                line = proc.stdout.readline()
+                lines.append(line)
+                if 'listening on' in line or not line:
+                    break
+            time.sleep(2.0)
+            os.killpg(proc.pid, signal.SIGINT)
+            time.sleep(gap)
+            os.killpg(proc.pid, signal.SIGINT)
+            out, _ = proc.communicate(timeout=60)
+            out = ''.join(lines) + out
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+        assert proc.returncode == 0, (gap, out)
+        assert 'ended before the suite did' not in out and 'Traceback' not in out, (gap, out)
