@@ -26,6 +26,8 @@ UE does: it stays at the world pose it had at the parent's last recorded pose.
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -247,6 +249,10 @@ class World:
                     a = self.actors.get(int(r['id']))
                     if a is not None:
                         value = (tuple(r['origin'].tolist()), tuple(r['extent'].tolist()))
+                        if not all(map(math.isfinite, value[0] + value[1])):
+                            # how the recorder writes an actor without a box (Unreal's empty
+                            # box: origin NaN, extent -Inf; the spectator, some sensors)
+                            value = None
                         if name == 'BoundingBox':
                             a.box = value
                         else:

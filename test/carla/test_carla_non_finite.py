@@ -283,3 +283,39 @@ def test_replayer_leaves_non_finite_poses_out_and_counts_them_once_per_frame(
     diag = ros.diagnostics('replay')
     assert {k: diag.get(k) for k in want} == want
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+@pytest.mark.parametrize('parts', [
+    ('scenario_runner-metrics', 'DistanceToLaneCenter.log'),
+    ('scenario_runner-versions', 'v0.9.13__DistanceBetweenVehicles.log')])
+def test_an_actor_recorded_without_a_box_has_none(parts):
+    """The recorder writes an actor without a bounding box (the spectator, some sensors) as
+    Unreal's empty box, origin NaN and extent -Inf: no box, not a box of NaN and -Inf in
+    every actor list (a real recording, unmodified)."""
+    from builtin_interfaces.msg import Time
+
+    from conftest import shared_path
+    from ros_sim_bridge.carla.codec import Recording
+    from ros_sim_bridge.carla.ros import conversions as convert
+    from ros_sim_bridge.carla.world import World
+    rec = Recording(shared_path('samples', 'carla', *parts).read_bytes())
+    world = World(rec)
+    boxed, boxless = set(), set()
+    for k in range(0, len(rec), max(1, len(rec) // 20)):
+        world.advance(k)
+        for aid, a in world.actors.items():
+            (boxed if a.box is not None else boxless).add(aid)
+            for vector in (a.box or ()) + (a.trigger or ()):
+                assert all(map(math.isfinite, vector)), (aid, a.box, a.trigger)
+    assert boxed and boxless          # vehicles have boxes; the spectator has none
+    frames = convert.Frames()
+    world.advance(len(rec) - 1)
+    snap = convert.Snapshot.of(world, None)
+    for m in convert.actor_list(world, snap, Time(), frames).actors:
+        values = [*vars_of(m.bounding_box_origin), *vars_of(m.bounding_box_extent)]
+        assert all(map(math.isfinite, values)), m.id
+        assert m.has_bounding_box == (world.actors[m.id].box is not None)
+
+
+def vars_of(v):
+    return (v.x, v.y, v.z)
