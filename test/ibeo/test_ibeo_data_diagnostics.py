@@ -118,16 +118,17 @@ def connected(diag: Diagnostics) -> None:
 
 
 @contextlib.contextmanager
-def first_message_received(ros, closing, exe, message, status):
+def first_message_received(ros, closing, exe, message, status, ready=None):
     """The installed ``exe`` connected to a RawSensor that sent ``message(1)``, its
-    ``status`` receiving: (process, sensor, diagnostics, port); the node must exit 0."""
+    ``status`` receiving (or ``ready``): (process, sensor, diagnostics, port); the node must
+    exit 0."""
     port = free_tcp_port()
     diag = Diagnostics(ros)
     with installed(exe, port) as proc:
         sensor = serving(closing, port)
         connected(diag)
         sensor.send(message(1))
-        diag.wait(status, receiving)
+        diag.wait(status, ready or receiving)
         yield proc, sensor, diag, port
         assert proc.running()
     assert proc.proc.returncode == 0
@@ -207,3 +208,26 @@ def test_an_ecu_has_no_lux_scan_status_and_is_all_ok_when_its_data_flows(ros, cl
                    '(0x' in st.name), [(st.name, st.message) for st in arr.status]
         assert proc.running()
     assert proc.proc.returncode == 0
+
+
+def device_status(device_id: int) -> bytes:
+    """0x6701 device status (§36): device id, device type 1 (scanner), type information,
+    state 1 (ok), state information 0, last update (ms)."""
+    body = bytes([device_id, 1, 0, 1]) + struct.pack('>HQ', 0, 1700)
+    return header(0x6701, len(body)) + body
+
+
+def test_an_ecu_device_status_is_not_ok_while_the_link_is_down(ros, closing):
+    """The last 0x6701 of a scanner stayed OK 'ok' for the whole of an outage shorter than its
+    STALE age (5 × stale_after): it is WARN 'link down' now, and OK again once reconnected."""
+    with first_message_received(ros, closing, 'ibeo_ecu', device_status, 'device 1 (scanner)',
+                                lambda st, v: level(st) == OK) as (_, sensor, diag, port):
+        sensor.close()
+        closing.remove(sensor)
+        st, v = diag.wait('device 1 (scanner)', lambda st, v: level(st) != OK)
+        assert level(st) == WARN and st.message.startswith('link down, last heard'), st
+        sensor = serving(closing, port)
+        connected(diag)
+        sensor.send(device_status(1))
+        st, _ = diag.wait('device 1 (scanner)', lambda st, v: level(st) == OK)
+        assert st.message == 'ok'

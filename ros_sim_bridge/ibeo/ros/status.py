@@ -127,8 +127,10 @@ class StatusReports:
 
     def _device_statuses(self) -> list[DiagnosticStatus]:
         """The last ECU device status / system monitoring / trace of each name, with its
-        age; one not repeated within 5 × stale_after is STALE."""
+        age; WARN while the link to the ECU is down (what it says is the last word before),
+        STALE once not repeated within 5 × stale_after."""
         now = time.time_ns()
+        down = self.client is not None and not self.client.connected
         out = []
         with self._lock:
             items = list(self.device_status.values())
@@ -142,5 +144,8 @@ class StatusReports:
             if age > 5 * self.p.stale_after:
                 copy.level, copy.message = DiagnosticStatus.STALE, f'stale ({age:.0f} s): ' \
                     + st.message
+            elif down:
+                copy.level = max(copy.level, DiagnosticStatus.WARN)
+                copy.message = f'link down, last heard {age:.0f} s ago: {st.message}'
             out.append(copy)
         return out
