@@ -591,6 +591,13 @@ def test_ctrl_cmd_rear_steering_lamps_and_refusals(ros, bridge):
     assert not {'packets', 'published', 'decode_errors', 'drops'} & set(values), values
     assert 'gear' in values['last_error'] or 'cmd_type' in values['last_error']
     assert ros.diagnostics('lamp_control', lambda v: v.get('refused') == '1')['sent'] == '1'
+    # counted as they are sent: every status has as many datagrams as bytes say (the counts
+    # were copied in at a timer of their own, and lagged the bytes)
+    for k in range(3):
+        lamps.publish(MoraiLamps(turn_signal=MoraiLamps.TURN_SIGNAL_LEFT))
+        sim.recv('lamp_control')
+        v = ros.diagnostics('lamp_control', lambda v: v.get('bytes') == str(33 * (k + 2)))
+        assert v['sent'] == str(k + 2), v
 
 
 def test_services_send_the_right_bytes(ros, bridge):

@@ -275,6 +275,7 @@ class MoraiBridgeNode(Node):
                                             f'morai {TYPES[name].title}',
                                             stale_after=p.stale_after, expected=False,
                                             outbound=True)
+            stats.extra.update(sent='0', refused='0')
             out = Outbound(name, port, stats)
             self.outbound[name] = out
             if kind == 'topic':
@@ -427,12 +428,14 @@ class MoraiBridgeNode(Node):
                                          f'{out.stats.name}: send failed: {exc!r}', 'error')
             return False, f'{title}: sending to {self.p.sim_host}:{out.port} failed: {exc}'
         out.sent += 1
+        out.stats.extra['sent'] = str(out.sent)   # with the bytes, not at the next refresh
         out.stats.packet(len(data))
         return True, (f'sent {title} ({len(data)} bytes) to {self.p.sim_host}:{out.port}: '
                       f'{convert.describe(value)}')
 
     def _refuse(self, out: Outbound, err: CodecError) -> tuple[bool, str]:
         out.refused += 1
+        out.stats.extra['refused'] = str(out.refused)
         self.diagnostics.bad_input(out.stats, err)
         return False, f'refused, nothing sent: {err}'
 
@@ -447,8 +450,6 @@ class MoraiBridgeNode(Node):
     def _refresh_stats(self) -> None:
         for stream in self.inbound.values():
             stream.stats.extra.update(stream.latency.values())
-        for out in self.outbound.values():
-            out.stats.extra.update({'sent': str(out.sent), 'refused': str(out.refused)})
 
     def close(self) -> None:
         self.receiver.stop()            # closes every listen endpoint
