@@ -1,7 +1,7 @@
 """The entry of every installed executable: stop signals handled before anything is imported.
 
-The launchers (cmake/executables.cmake, setup.py console_scripts) call :func:`run` with the
-module whose ``main()`` they run.  Importing rclpy and numpy takes 0.1–0.3 s (more on a busy
+The launchers (cmake/launcher.c, which starts Python with SIGINT and SIGTERM blocked, and the
+setup.py console_scripts) call :func:`run` with the module whose ``main()`` they run.  Importing rclpy and numpy takes 0.1–0.3 s (more on a busy
 machine); a SIGINT or SIGTERM then, before ``main()`` has installed its own handlers
 (core.cli.StopSignals, ros_sim_bridge_run's), ends the process at once with exit code 0:
 nothing has been opened or started yet.  Once ``main()`` has its handlers they take over;
@@ -34,6 +34,9 @@ def run(module: str):
     global _exit_code
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, _exit_now)
+    # the compiled launcher (cmake/launcher.c) started Python with both blocked: one that
+    # came while the interpreter started is pending, and handled now
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGINT, signal.SIGTERM))
     try:
         code = importlib.import_module(module).main()
     except SystemExit as stop:      # argparse: --help, a bad argument
