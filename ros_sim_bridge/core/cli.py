@@ -7,6 +7,7 @@ import math
 import os
 import signal
 import sys
+import threading
 from typing import Callable, Optional, Sequence
 
 
@@ -42,6 +43,17 @@ def number_problem(args, *, positive: Sequence[str] = (),
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
+#: set by the first stop signal a :class:`StopSignals` handles (see :func:`stop_requested`)
+_STOP_REQUESTED = threading.Event()
+
+
+def stop_requested() -> bool:
+    """Whether a stop signal came.  The serving loops of the executables check it too: the
+    KeyboardInterrupt of a stop signal can be lost, when it is raised inside C code that
+    clears errors (seen: within numpy's lazy ``import numpy.random`` during start-up), and the
+    process then served on for ever, the signal counted as handled."""
+    return _STOP_REQUESTED.is_set()
+
 
 class StopSignals:
     """SIGINT (Ctrl-C, ros2 launch first) and SIGTERM (ros2 launch after its timeout, docker
@@ -68,6 +80,7 @@ class StopSignals:
         if self.fired:
             return
         self.fired.append(signum)
+        _STOP_REQUESTED.set()
         if not self._deferring:
             raise KeyboardInterrupt
 
@@ -92,9 +105,14 @@ class StopSignals:
                 except Exception:
                     pass
             os._exit(code)
+        self.restore()
+        return code
+
+    def restore(self) -> None:
+        """The handlers from before, and no stop requested (in-process use: tests)."""
         for sig, handler in self.previous.items():
             signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
-        return code
+        _STOP_REQUESTED.clear()
 
 
 def stop_on_signals(signals: Sequence[int] = STOP_SIGNALS) -> StopSignals:

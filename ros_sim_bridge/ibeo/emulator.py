@@ -56,7 +56,7 @@ from ros_sim_bridge.ibeo.codec.vehicle_state import LuxVehicleState, encode_vehi
 from ros_sim_bridge.core.ntp import ntp_to_unix_ns, unix_ns_to_ntp64
 from ros_sim_bridge.core.framer import Frame
 from ros_sim_bridge.ibeo.idc import hex_messages
-from ros_sim_bridge.core.cli import run_main, strip_ros_args
+from ros_sim_bridge.core.cli import run_main, stop_requested, strip_ros_args
 
 DEFAULT_HOST = '127.0.0.1'
 DEFAULT_PORT = 12002
@@ -702,7 +702,7 @@ class LuxServer:
     def serve_forever(self, duration: Optional[float] = None) -> None:
         deadline = None if not duration else time.monotonic() + duration
         next_tick = time.monotonic()
-        while not self._stop.is_set():
+        while not self._stop.is_set() and not stop_requested():
             now = time.monotonic()
             if deadline is not None and now >= deadline:
                 break

@@ -29,7 +29,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from ros_sim_bridge.core.binary import CodecError
-from ros_sim_bridge.core.cli import number_problem, run_main, strip_ros_args
+from ros_sim_bridge.core.cli import number_problem, run_main, stop_requested, strip_ros_args
 from ros_sim_bridge.core.framer import Frame
 from ros_sim_bridge.monodrive import lidar_geometry
 from ros_sim_bridge.monodrive.codec import annotation, control, lidar, payloads, sensor
@@ -571,7 +571,8 @@ class MonoDriveSim:
 
     def serve_forever(self, duration: Optional[float] = None) -> None:
         end = None if not duration else time.monotonic() + duration
-        while not self._stop.is_set() and (end is None or time.monotonic() < end):
+        while not (self._stop.is_set() or stop_requested()) and (
+                end is None or time.monotonic() < end):
             self._stop.wait(0.2)
 
 

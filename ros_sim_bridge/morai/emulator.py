@@ -35,7 +35,7 @@ from ros_sim_bridge.core.binary import WRONG_SOURCE, CodecError
 from ros_sim_bridge.morai.codec import commands as cmds
 from ros_sim_bridge.morai.codec.traffic_light import TL_GREEN, TL_RED, TL_YELLOW
 from ros_sim_bridge.core.udp import is_loopback
-from ros_sim_bridge.core.cli import number_problem, run_main, strip_ros_args
+from ros_sim_bridge.core.cli import number_problem, run_main, stop_requested, strip_ros_args
 
 LOG = logging.getLogger('morai_emulator')
 
@@ -601,7 +601,7 @@ class MoraiEmulator:
         period = 1.0 / self.rate
         start = time.monotonic()
         next_tick = start
-        while not self._stop.is_set():
+        while not self._stop.is_set() and not stop_requested():
             now = time.monotonic()
             if duration and now - start >= duration:
                 break

@@ -33,7 +33,7 @@ from typing import Iterable, Optional, Sequence
 
 from ros_sim_bridge.core import frames
 from ros_sim_bridge.rflysim import codec
-from ros_sim_bridge.core.cli import number_problem, run_main, strip_ros_args
+from ros_sim_bridge.core.cli import number_problem, run_main, stop_requested, strip_ros_args
 
 G = 9.80665                     # m/s², NED gravity is (0, 0, +G)
 WGS84_A = 6378137.0
@@ -466,7 +466,7 @@ def _main(argv: Optional[Sequence[str]]) -> int:
         print(f'rflysim_sim: {args.form} at {args.rate:g} Hz to {args.host} ({ports})',
               flush=True)
     with sender:
-        sender.run(args.duration)
+        sender.run(args.duration, stop=stop_requested)
     if not args.quiet:
         print(f'rflysim_sim: sent {sender.total_truth} truth packets '
               f'({", ".join(f"{k}: {v}" for k, v in sender.sent.items())}), '

@@ -97,8 +97,10 @@ def _run(node_class, argv, stops) -> int:
                 return 1
             executor = MultiThreadedExecutor()
             executor.add_node(node)
-        while rclpy.ok():           # back in Python at least every SPIN_WAKE s, so a stop signal
-            executor.spin_once(timeout_sec=SPIN_WAKE)   # is seen even when no timer can fire
+        # back in Python at least every SPIN_WAKE s, so a stop signal is seen even when no timer
+        # can fire, and even when its KeyboardInterrupt was lost (core.cli.stop_requested)
+        while rclpy.ok() and not stops.fired:
+            executor.spin_once(timeout_sec=SPIN_WAKE)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:

@@ -12,8 +12,7 @@ from ros_sim_bridge.core.cli import StopSignals
 def stops():
     s = StopSignals()
     yield s
-    for sig, handler in s.previous.items():   # finish() would exit the process after a signal
-        signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+    s.restore()                               # finish() would exit the process after a signal
 
 
 def test_signal_in_deferred_block_acts_when_it_ends(stops):
@@ -37,3 +36,50 @@ def test_deferred_block_without_a_signal_is_transparent(stops):
     with stops.deferred():
         pass
     assert stops.fired == [] and not stops._deferring
+
+
+LOST = """
+import signal, sys
+from ros_sim_bridge.core.cli import StopSignals
+from ros_sim_bridge.{module} import main
+StopSignals()
+try:
+    signal.raise_signal(signal.SIGINT)   # handled: its KeyboardInterrupt is raised here ...
+except KeyboardInterrupt:
+    pass                                 # ... and lost, as inside C code that clears errors
+print('serving', flush=True)
+sys.exit(main({argv!r}))
+"""
+
+
+def _morai_sim_args() -> list:
+    """Ego Status to a free port, nothing else sent, every listening port the system's."""
+    from ros_sim_bridge.morai.emulator import RECV_PORTS, SEND_PORTS
+    from ros_sim_bridge.tools.ports import free_udp_ports
+    args = []
+    for n in SEND_PORTS:
+        args += [f'--{n.replace("_", "-")}-port',
+                 str(free_udp_ports(1) if n == 'ego_status' else -1)]
+    for n in RECV_PORTS:
+        args += [f'--{n.replace("_", "-")}-listen-port', '0']
+    return args
+
+
+@pytest.mark.parametrize('module', ['ibeo.emulator', 'ibeo.emulator --ecu', 'morai.emulator',
+                                    'monodrive.emulator', 'rflysim.emulator'])
+def test_an_emulator_stops_even_when_the_signals_interrupt_was_lost(module):
+    """A stop signal's KeyboardInterrupt raised inside C code that clears errors is lost
+    (seen within numpy's lazy import of numpy.random at start-up): the emulator then served
+    on for ever. Its serving loop checks stop_requested() too: it ends, exit 0."""
+    import subprocess
+    import sys
+
+    from ros_sim_bridge.tools.ports import free_tcp_port, free_udp_ports
+    module, *extra = module.split()
+    argv = {'ibeo.emulator': ['--port', str(free_tcp_port()), '--points', '100', *extra],
+            'morai.emulator': _morai_sim_args(),
+            'monodrive.emulator': ['--port', str(free_tcp_port())],
+            'rflysim.emulator': ['--base-port', str(free_udp_ports(1))]}[module]
+    proc = subprocess.run([sys.executable, '-c', LOST.format(module=module, argv=argv)],
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0 and 'serving' in proc.stdout, proc.stderr
