@@ -219,6 +219,13 @@ def damage_summary(rec: Recording) -> str:
             f'skipped (at byte {where}); {len(rec)} frames readable before and after')
 
 
+def decode_errors(rec: Recording) -> dict:
+    """``{'errors': [...]}`` for a JSON report: every error met decoding the frames it read
+    (packets dropped, strings not UTF-8 read with U+FFFD); ``{}`` when there were none."""
+    return {'errors': [str(e) for e in rec.decode_errors.values()]} if rec.decode_errors \
+        else {}
+
+
 def info_lines(rec: Recording, show_all: bool = False) -> Iterable[str]:
     yield from header_lines(rec)
     frames = rec.frames() if show_all else rec.event_frames()
@@ -475,7 +482,8 @@ def _main(a, out: TextIO, stops: StopSignals) -> int:
         _print(out, a.json, lambda: info_json(rec, a.all), lambda: info_lines(rec, a.all))
     elif a.command == 'collisions':
         rows = collision_rows(rec, a.category1, a.category2)
-        _print(out, a.json, lambda: {**rec.summary(), 'collisions': rows},
+        _print(out, a.json, lambda: {**rec.summary(), 'collisions': rows,
+                                     **decode_errors(rec)},
                lambda: collision_lines(rec, rows))
     elif a.command == 'blocked':
         rows, non_finite = blocked_rows(rec, a.min_time, a.min_distance)
@@ -484,7 +492,7 @@ def _main(a, out: TextIO, stops: StopSignals) -> int:
                   '±Inf location skipped', file=sys.stderr)
         _print(out, a.json, lambda: {**rec.summary(), 'blocked': rows,
                                      **({'non_finite_positions': non_finite} if non_finite
-                                        else {})},
+                                        else {}), **decode_errors(rec)},
                lambda: blocked_lines(rec, rows))
     elif a.command == 'to-bag':
         try:
@@ -519,6 +527,7 @@ def _main(a, out: TextIO, stops: StopSignals) -> int:
             summary['damage'] = rec.summary()['damage']
             print(f'carla_log to-bag: {a.output} holds the {len(rec)} frames readable '
                   f'around the damage ({rec.skipped_bytes} B skipped)', file=sys.stderr)
+        summary.update(decode_errors(rec))
         if stops.fired:
             summary['interrupted'] = True
             print(f'carla_log to-bag: interrupted; {a.output} holds the first '
@@ -529,6 +538,8 @@ def _main(a, out: TextIO, stops: StopSignals) -> int:
         else:
             out.write(f'{a.output}: ' + ', '.join(f'{t} {n}' for t, n in counts.items())
                       + '\n')
+    for err in rec.decode_errors.values():   # what the report above read around
+        print(f'carla_log {a.command}: {a.file}: {err}', file=sys.stderr)
     return 0
 
 

@@ -229,8 +229,12 @@ def _first_scalar_order(dtype: np.dtype) -> str:
 
 
 def fixed_string(data, offset: int, length: int, message: str, field: str,
-                 encoding: str = 'ascii') -> str:
-    """A NUL-padded string in a fixed-length field (text after the first NUL is ignored)."""
+                 encoding: str = 'ascii', bad: Optional[list] = None) -> str:
+    """A NUL-padded string in a fixed-length field (text after the first NUL is ignored).
+
+    Text that is not ``encoding`` raises CodecError(BAD_VALUE); with a ``bad`` list it is
+    decoded with U+FFFD for the undecodable bytes instead and the CodecError appended to
+    ``bad`` (the field's length is intact, so what follows it still decodes)."""
     if offset < 0 or offset + length > len(data):
         raise CodecError(message, f'string of {length} B needs bytes {offset}..{offset + length}, '
                          f'have {len(data)}', field=field, offset=offset, kind=TRUNCATED)
@@ -238,8 +242,15 @@ def fixed_string(data, offset: int, length: int, message: str, field: str,
     try:
         return raw.decode(encoding)
     except UnicodeDecodeError as exc:
-        raise CodecError(message, f'not {encoding}: {exc.reason}', field=field,
-                         offset=offset + exc.start) from None
+        if bad is None:
+            raise CodecError(message, f'not {encoding}: {exc.reason}', field=field,
+                             offset=offset + exc.start) from None
+        text = raw.decode(encoding, 'replace')
+        shown = text if len(text) <= 40 else text[:40] + '…'
+        bad.append(CodecError(message, f'not {encoding}: {exc.reason}; read as {shown!r} '
+                              '(U+FFFD for the bad bytes)', field=field,
+                              offset=offset + exc.start))
+        return text
 
 
 def encode_fixed_string(value: str, length: int, message: str, field: str,
@@ -256,11 +267,12 @@ def encode_fixed_string(value: str, length: int, message: str, field: str,
 
 
 def prefixed_string(data, offset: int, prefix: struct.Struct, message: str, field: str,
-                    encoding: str = 'utf-8') -> tuple[str, int]:
-    """A length-prefixed string; returns (text, offset after it)."""
+                    encoding: str = 'utf-8', bad: Optional[list] = None) -> tuple[str, int]:
+    """A length-prefixed string; returns (text, offset after it).  ``bad``: as in
+    :func:`fixed_string`."""
     (n,) = unpack_from(prefix, data, offset, message, field + '.length')
     start = offset + prefix.size
-    text = fixed_string(data, start, n, message, field, encoding) if n else ''
+    text = fixed_string(data, start, n, message, field, encoding, bad) if n else ''
     return text, start + n
 
 

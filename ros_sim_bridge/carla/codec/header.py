@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import Optional
 
 from ros_sim_bridge.core.binary import (BAD_MAGIC, BAD_VALUE, TRUNCATED, CodecError,
                                         encode_prefixed_string, prefixed_string, unpack_from)
@@ -27,24 +28,27 @@ class InfoHeader:
     size: int = 0      # bytes the header takes in the file
 
 
-def read_string(data, offset: int, message: str, field: str) -> tuple[str, int]:
-    """A recorder string (``u16`` length + UTF-8) at ``offset``; (text, offset after it)."""
-    return prefixed_string(data, offset, U16, message, field)
+def read_string(data, offset: int, message: str, field: str,
+                bad: Optional[list] = None) -> tuple[str, int]:
+    """A recorder string (``u16`` length + UTF-8) at ``offset``; (text, offset after it).
+    Not UTF-8: CodecError, or with a ``bad`` list U+FFFD in place of the bad bytes and the
+    CodecError appended to ``bad`` (core.binary.fixed_string)."""
+    return prefixed_string(data, offset, U16, message, field, bad=bad)
 
 
 def encode_string(text: str, message: str = 'string', field: str = 'text') -> bytes:
     return encode_prefixed_string(text, U16, message, field)
 
 
-def decode_header(data) -> InfoHeader:
+def decode_header(data, bad: Optional[list] = None) -> InfoHeader:
     """The info header at the start of ``data``; CodecError on an empty or short file, a wrong
-    magic or version."""
+    magic or version.  A map name that is not UTF-8 is read as in :func:`read_string`."""
     n = len(data)
     if n == 0:
         raise CodecError('InfoHeader', 'empty recording, no CARLA header', offset=0,
                          kind=TRUNCATED)
     try:
-        return _decode_header(data)
+        return _decode_header(data, bad)
     except CodecError as err:
         if err.kind != TRUNCATED:
             raise
@@ -53,7 +57,7 @@ def decode_header(data) -> InfoHeader:
                          offset=err.offset, kind=TRUNCATED) from None
 
 
-def _decode_header(data) -> InfoHeader:
+def _decode_header(data, bad: Optional[list]) -> InfoHeader:
     n = len(data)
     (version,) = unpack_from(U16, data, 0, 'InfoHeader', 'version')
     (mlen,) = unpack_from(U16, data, 2, 'InfoHeader', 'magic.length')
@@ -70,7 +74,7 @@ def _decode_header(data) -> InfoHeader:
                          offset=0, kind=BAD_VALUE)
     offset = 4 + mlen
     (date,) = unpack_from(I64, data, offset, 'InfoHeader', 'date')
-    map_name, end = read_string(data, offset + 8, 'InfoHeader', 'map')
+    map_name, end = read_string(data, offset + 8, 'InfoHeader', 'map', bad)
     return InfoHeader(version, MAGIC, date, map_name, end)
 
 

@@ -68,8 +68,10 @@ class Recording:
                  native: bool = True):
         self.data = data
         self._native = native
-        self.header: InfoHeader = decode_header(data)
         self.problems: list[CodecError] = []
+        self.header: InfoHeader = decode_header(data, self.problems)
+        # every error met decoding frames so far (packets dropped, strings not UTF-8), once
+        self.decode_errors: dict[str, CodecError] = {}
         self.cut: Optional[CodecError] = None
         self._index()
         if vector is not None and vector.lower() not in VECTORS:
@@ -240,12 +242,22 @@ class Recording:
                 continue
             if names is not None and name not in names:
                 continue
-            try:
-                value = self.decoder.decode(name, mv[start:start + size],
-                                            f'frame {frame.id} packet {pid} ({name})', start)
-            except CodecError as err:
-                frame.errors.append(err)
-                continue
+            self._decode_into(frame, mv, pid, name, start, size)
+        frame.truncated = not ended and i in self.cut_short
+        return frame
+
+    def _decode_into(self, frame: Frame, mv, pid: int, name: str, start: int,
+                     size: int) -> None:
+        """Packet ``name`` at ``start`` added to ``frame.packets`` (several of a kind merged);
+        what is wrong with it to ``frame.errors`` and :attr:`decode_errors`: the packet when
+        it cannot be decoded, a string that is not UTF-8 (the rest of the packet kept)."""
+        bad: list = []
+        try:
+            value = self.decoder.decode(name, mv[start:start + size],
+                                        f'frame {frame.id} packet {pid} ({name})', start, bad)
+        except CodecError as err:
+            bad.append(err)
+        else:
             old = frame.packets.get(name)
             if old is None:
                 frame.packets[name] = value
@@ -255,8 +267,9 @@ class Recording:
                 frame.packets[name] = np.concatenate([old, value])
             else:
                 frame.packets[name] = value
-        frame.truncated = not ended and i in self.cut_short
-        return frame
+        frame.errors.extend(bad)
+        for err in bad:
+            self.decode_errors.setdefault(str(err), err)
 
     def event_frames(self, names=EVENTS) -> Iterator[Frame]:
         """Frames with events (EventAdd, EventDel, EventParent, Collision; with ``names``
@@ -273,17 +286,8 @@ class Recording:
                 current = Frame(i, int(self.frame_ids[i]), float(self.durations[i]),
                                 float(self.elapsed[i]), int(self.offsets[i]))
             name = self.layout.packet_name(pid)
-            if name not in names:
-                continue
-            try:
-                value = self.decoder.decode(name, mv[start:start + size],
-                                            f'frame {current.id} packet {pid} ({name})', start)
-            except CodecError as err:
-                current.errors.append(err)
-                continue
-            old = current.packets.get(name)
-            current.packets[name] = value if old is None else (
-                old + value if isinstance(old, list) else np.concatenate([old, value]))
+            if name in names:
+                self._decode_into(current, mv, pid, name, start, size)
         if current is not None and (current.packets or current.errors):
             yield current
 

@@ -270,7 +270,18 @@ class PacketDecoder:
         self.dtypes = DTYPES[layout.vector]
         self.vec = struct.Struct('<3' + ('f' if layout.vector == '<f4' else 'd'))
 
-    def decode(self, name: str, data, message: str, base: int = 0):
+    def decode(self, name: str, data, message: str, base: int = 0,
+               bad: Optional[list] = None):
+        """Packet ``name`` decoded from ``data``, CodecError if it cannot be.  With a ``bad``
+        list a string that is not UTF-8 (its length intact) costs only that string: read with
+        U+FFFD, its CodecError appended to ``bad`` (:func:`~.header.read_string`)."""
+        found = None if bad is None else []
+        value = self._decode(name, data, message, base, found)
+        if found:
+            bad.extend(_in_file(err, base) for err in found)
+        return value
+
+    def _decode(self, name: str, data, message: str, base: int, bad: Optional[list]):
         try:
             if name in self.dtypes:
                 return self.array(name, data, message)
@@ -287,12 +298,12 @@ class PacketDecoder:
                 return np.frombuffer(data, FRAME_START, 1)[0]
             if name == 'FrameEnd':
                 return None
+            if name in STRING_RECORDS:
+                return getattr(self, name)(data, message, bad)
             return getattr(self, name)(data, message)
         except CodecError as err:
             if base:  # re-raise with the offset in the file
-                off = None if err.offset is None else base + err.offset
-                raise CodecError(err.message, err.detail, field=err.field, offset=off,
-                                 kind=err.kind) from None
+                raise _in_file(err, base) from None
             raise
 
     # -- fixed-size arrays -----------------------------------------------------------------
@@ -319,7 +330,7 @@ class PacketDecoder:
     def _vector(self, data, offset, message, fieldname):
         return unpack_from(self.vec, data, offset, message, fieldname), offset + self.vec.size
 
-    def EventAdd(self, data, message: str) -> list[ActorAdd]:
+    def EventAdd(self, data, message: str, bad: Optional[list] = None) -> list[ActorAdd]:
         n = self.count(data, message)
         if n * 30 > len(data):  # every record is at least 30 B with f4 vectors
             raise CodecError(message, f'count {n} cannot fit in {len(data)} B', field='count',
@@ -330,14 +341,14 @@ class PacketDecoder:
             loc, off = self._vector(data, off + 5, message, f'[{i}].location')
             rot, off = self._vector(data, off, message, f'[{i}].rotation')
             (uid,) = unpack_from(U32, data, off, message, f'[{i}].uid')
-            bp, off = read_string(data, off + 4, message, f'[{i}].blueprint')
+            bp, off = read_string(data, off + 4, message, f'[{i}].blueprint', bad)
             (na,) = unpack_from(U16, data, off, message, f'[{i}].attributes')
             off += 2
             attrs = []
             for _ in range(na):
                 (t,) = unpack_from(U8, data, off, message, f'[{i}].attribute.type')
-                key, off = read_string(data, off + 1, message, f'[{i}].attribute.id')
-                val, off = read_string(data, off, message, f'[{i}].attribute.value')
+                key, off = read_string(data, off + 1, message, f'[{i}].attribute.id', bad)
+                val, off = read_string(data, off, message, f'[{i}].attribute.value', bad)
                 attrs.append((t, key, val))
             out.append(ActorAdd(aid, atype, loc, rot, uid, bp, attrs))
         filled(data, off, message, f'{n} records')
@@ -403,7 +414,7 @@ class PacketDecoder:
         filled(data, off, message, f'{n} UE5 physics records', UNKNOWN_LAYOUT)
         return out
 
-    def WalkerBones(self, data, message: str) -> list:
+    def WalkerBones(self, data, message: str, bad: Optional[list] = None) -> list:
         n = self.count(data, message)
         off, out = 2, []
         for i in range(n):
@@ -411,7 +422,7 @@ class PacketDecoder:
             off += 6
             bones = []
             for _ in range(nb):
-                name, off = read_string(data, off, message, f'[{i}].bone.name')
+                name, off = read_string(data, off, message, f'[{i}].bone.name', bad)
                 loc, off = self._vector(data, off, message, f'[{i}].bone.location')
                 rot, off = self._vector(data, off, message, f'[{i}].bone.rotation')
                 bones.append((name, loc, rot))
@@ -432,6 +443,18 @@ class PacketDecoder:
         return out
 
 
+# packets with strings (read_string): a string that is not UTF-8 costs only itself
+STRING_RECORDS = frozenset(('EventAdd', 'WalkerBones'))
+
+
+def _in_file(err: CodecError, base: int) -> CodecError:
+    """``err`` with its offset counted from the start of the file (``base``: the packet's)."""
+    if not base or err.offset is None:
+        return err
+    return CodecError(err.message, err.detail, field=err.field, offset=base + err.offset,
+                      kind=err.kind)
+
+
 _ID_TYPE = struct.Struct('<IB')
 _ID_U16 = struct.Struct('<IH')
 _ID_U32 = struct.Struct('<II')
@@ -440,7 +463,7 @@ _ID_U32 = struct.Struct('<II')
 def fits(name: str, data, layout: Layout) -> bool:
     """Whether ``data`` decodes exactly as packet ``name`` in ``layout`` (layout detection)."""
     try:
-        PacketDecoder(layout).decode(name, data, name)
+        PacketDecoder(layout).decode(name, data, name, bad=[])   # strings: not the layout
         return True
     except CodecError:
         return False
