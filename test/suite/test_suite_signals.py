@@ -316,25 +316,20 @@ def _busy_args(name, folder, carla_recording):
     return _command(name)[0]
 
 
-@pytest.mark.parametrize('sig', [signal.SIGINT, signal.SIGTERM], ids=['sigint', 'sigterm'])
-@pytest.mark.parametrize('name', EXECUTABLES + TOOLS)
-def test_a_stop_signal_during_start_up_is_a_quiet_exit_0(name, sig, tmp_path,
-                                                         long_carla_recording):
-    """Sent at moments across the start-up, while Python still imports rclpy and numpy and
-    no handler of main() exists yet, and after: exit 0, no traceback (was: a
-    KeyboardInterrupt traceback and 130, or killed by SIGTERM), and nothing left running
-    (a child holding stderr open would time out here)."""
+def _stop_sweep(name, sig, moments, folder, recording, *, after_interpreter: bool) -> list:
+    """Start ``name`` busy once per moment and send ``sig`` that many seconds after the start
+    (or after its interpreter is up): [(moment, exit code or 'still running', stderr)]."""
     from conftest import LOCAL_ENV
     results = []
-    for moment in SLOW_MOMENTS if name in TOOLS[2:] else MOMENTS:
-        folder = tmp_path / f'{moment}'
-        folder.mkdir()
+    for moment in moments:
+        (folder / f'{moment}').mkdir()
         cmd = [str(executable(name.split()[0])), *name.split()[1:],
-               *_busy_args(name, folder, long_carla_recording)]
+               *_busy_args(name, folder / f'{moment}', recording)]
         proc = subprocess.Popen(cmd, env=LOCAL_ENV, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, text=True)
         try:
-            _wait_interpreter_up(proc.pid)
+            if after_interpreter:
+                _wait_interpreter_up(proc.pid)
             time.sleep(moment)
             proc.send_signal(sig)
             err = proc.communicate(timeout=20)[1]
@@ -348,7 +343,19 @@ def test_a_stop_signal_during_start_up_is_a_quiet_exit_0(name, sig, tmp_path,
         results.append((moment, code, err))
     print(f'\n{name} {sig.name}: ' + ' '.join(f'{m}s→{c}{"+TB" if "Traceback" in e else ""}'
                                               for m, c, e in results))
-    bad = [(m, c, e) for m, c, e in results if c != 0 or 'Traceback' in e]
+    return [(m, c, e) for m, c, e in results if c != 0 or 'Traceback' in e]
+
+
+@pytest.mark.parametrize('sig', [signal.SIGINT, signal.SIGTERM], ids=['sigint', 'sigterm'])
+@pytest.mark.parametrize('name', EXECUTABLES + TOOLS)
+def test_a_stop_signal_during_start_up_is_a_quiet_exit_0(name, sig, tmp_path,
+                                                         long_carla_recording):
+    """Sent at moments across the start-up, while Python still imports rclpy and numpy and
+    no handler of main() exists yet, and after: exit 0, no traceback (was: a
+    KeyboardInterrupt traceback and 130, or killed by SIGTERM), and nothing left running
+    (a child holding stderr open would time out here)."""
+    bad = _stop_sweep(name, sig, SLOW_MOMENTS if name in TOOLS[2:] else MOMENTS, tmp_path,
+                      long_carla_recording, after_interpreter=True)
     assert not bad, '\n'.join(f'at {m} s: exit {c}\n{e}' for m, c, e in bad)
 
 
@@ -365,25 +372,6 @@ def test_a_stop_signal_while_python_starts_is_a_quiet_exit_0(name, sig, tmp_path
     until ros_sim_bridge.entry has its handlers: a signal in the interpreter's own start-up
     (25-55 ms with a Python launcher, which then was killed, -2 / -15, or lost it) is an exit
     0 too."""
-    from conftest import LOCAL_ENV
-    results = []
-    for moment in INTERPRETER_MOMENTS:
-        folder = tmp_path / f'{moment}'
-        folder.mkdir()
-        cmd = [str(executable(name)), *_busy_args(name, folder, long_carla_recording)]
-        proc = subprocess.Popen(cmd, env=LOCAL_ENV, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, text=True)
-        try:
-            time.sleep(moment)
-            proc.send_signal(sig)
-            err = proc.communicate(timeout=20)[1]
-            code = proc.returncode
-        except subprocess.TimeoutExpired:
-            code, err = 'still running', ''
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-        results.append((moment, code, err))
-    bad = [(m, c, e) for m, c, e in results if c != 0 or 'Traceback' in e]
+    bad = _stop_sweep(name, sig, INTERPRETER_MOMENTS, tmp_path, long_carla_recording,
+                      after_interpreter=False)
     assert not bad, '\n'.join(f'at {m} s: exit {c}\n{e}' for m, c, e in bad)
