@@ -32,6 +32,16 @@ CHECKS = {'rflysim': 'ros_sim_bridge.rflysim.ros.demo',
           'lux': 'ros_sim_bridge.ibeo.ros.demo',
           'monodrive': 'ros_sim_bridge.monodrive.ros.demo',
           'carla': 'ros_sim_bridge.carla.ros.demo'}
+#: topics that stay empty in a healthy run: collisions (none in the demo), monoDrive's raw
+#: replies (only for replies nobody waited for and unknown sensors)
+QUIET_TOPICS = ('collision', '/raw')
+
+
+def unexpectedly_empty(bag: dict) -> list[str]:
+    """The topics of a recording (bag_report.read_bag: topic → (type, messages)) that hold
+    no message but should: not :data:`QUIET_TOPICS`, not /parameter_events."""
+    return [t for t, (_, msgs) in bag.items()
+            if not msgs and not t.endswith(QUIET_TOPICS) and t != '/parameter_events']
 
 
 class EgoDriver:
@@ -131,8 +141,7 @@ def _main(argv) -> int:
             print(f'error: nothing recorded from {", ".join(missing)}', file=sys.stderr)
             ok = False
         print('\n'.join(bag_report.table(bag)), flush=True)
-        empty = [t for t, (_, msgs) in bag.items()
-                 if not msgs and not t.endswith('collision') and t != '/parameter_events']
+        empty = unexpectedly_empty(bag)
         if empty:
             print(f'warning: no messages on {", ".join(empty)}', file=sys.stderr)
         print(f'picture: {bag_report.render(bag, args.picture)} (from {args.bag})', flush=True)

@@ -79,3 +79,15 @@ def test_what_has_no_transform_is_reported_not_drawn_wrong():
     assert np.allclose(np.c_[pts['x'], pts['y']], [[3, 3]], atol=1e-5)   # t=9 not drawn
     assert panels['other']['skipped'] == ['cloud in nowhere']
     assert not panels['other']['clouds']
+
+
+def test_the_demo_warns_only_of_topics_that_should_have_data():
+    """monoDrive's ~/raw (replies nobody waited for, unknown sensors) and the collision topics
+    are empty in a healthy run: the demo warned 'no messages on /monodrive/.../raw'."""
+    from ros_sim_bridge.tools.demo import unexpectedly_empty
+    bag = {'/monodrive/monodrive_client/raw': ('ros_sim_bridge/msg/MonoDriveRaw', []),
+           '/rflysim/vehicle_1/collision': ('ros_sim_bridge/msg/RflySimCollision', []),
+           '/parameter_events': ('rcl_interfaces/msg/ParameterEvent', []),
+           '/morai/odom': ('nav_msgs/msg/Odometry', []),
+           '/ibeo/points': ('sensor_msgs/msg/PointCloud2', [(1, object())])}
+    assert unexpectedly_empty(bag) == ['/morai/odom']
