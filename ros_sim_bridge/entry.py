@@ -1,8 +1,9 @@
 """The entry of every installed executable: stop signals handled before anything is imported.
 
 The launchers (cmake/launcher.c, which starts Python with SIGINT and SIGTERM blocked, and the
-setup.py console_scripts) call :func:`run` with the module whose ``main()`` they run.  Importing rclpy and numpy takes 0.1–0.3 s (more on a busy
-machine); a SIGINT or SIGTERM then, before ``main()`` has installed its own handlers
+setup.py console_scripts) call :func:`run` with the module whose ``main()`` they run.
+Importing rclpy and numpy takes 0.1–0.3 s (more on a busy machine); a SIGINT or SIGTERM
+then, before ``main()`` has installed its own handlers
 (core.cli.StopSignals, ros_sim_bridge_run's), ends the process at once with exit code 0:
 nothing has been opened or started yet.  Once ``main()`` has its handlers they take over;
 once it returns the process ends with its code at once (``os._exit``, stdout and stderr

@@ -154,4 +154,3 @@ def describe_parameters(table: dict[str, tuple]) -> str:
         lines.append(f'  {name} (default {shown})')
         lines.append(f'      {entry[1]}')
     return '\n'.join(lines)
-
