@@ -6,28 +6,25 @@ sizes; whether the packets make sense is :mod:`.frame_index`'s business."""
 from __future__ import annotations
 
 import ctypes
-import os
 import struct
-import sys
 from typing import Optional
 
 import numpy as np
+
+from ros_sim_bridge.core.native import beside, load_kernel
 
 LIBRARY = 'libsim_bridge_carla_walk.so'
 _CHUNK = 1 << 20
 
 
 def _load(path: str):
-    if sys.byteorder != 'little' or not os.path.exists(path):
-        return None
-    fn = ctypes.CDLL(path).sim_bridge_carla_walk
     p = ctypes.c_void_p
-    fn.argtypes = [p, ctypes.c_int64, ctypes.c_int64, p, p, p, ctypes.c_int64, p]
-    fn.restype = ctypes.c_int64
-    return fn
+    return load_kernel(path, 'sim_bridge_carla_walk',
+                       [p, ctypes.c_int64, ctypes.c_int64, p, p, p, ctypes.c_int64, p],
+                       ctypes.c_int64)
 
 
-WALK = _load(os.path.join(os.path.dirname(os.path.abspath(__file__)), LIBRARY))
+WALK = _load(beside(__file__, LIBRARY))
 
 
 def walk(data, start: int, use_native: bool = True, cap: Optional[int] = None):

@@ -13,12 +13,11 @@ make the trigonometry tables the kernel reads.
 from __future__ import annotations
 
 import ctypes
-import os
-import sys
 from typing import Callable, Optional
 
 import numpy as np
 
+from ros_sim_bridge.core.native import beside, load_kernel
 from ros_sim_bridge.ibeo import geometry
 from ros_sim_bridge.ibeo.codec import units
 
@@ -33,28 +32,17 @@ ABI = 2
 
 
 def _load(path: str) -> Optional[Callable[..., int]]:
-    if sys.byteorder != 'little' or not os.path.exists(path):
-        return None
-    lib = ctypes.CDLL(path)
-    abi = getattr(lib, 'sim_bridge_lux_cloud_abi', None)
-    if abi is None:
-        return None
-    abi.argtypes, abi.restype = [], ctypes.c_int
-    if abi() != ABI:
-        return None
-    fn = lib.sim_bridge_lux_cloud
     p = ctypes.c_void_p
-    fn.argtypes = [p, ctypes.c_size_t, p, p, p, p, ctypes.c_float, ctypes.c_float,
-                   ctypes.c_uint8]
-    fn.restype = ctypes.c_size_t
-    return fn
+    return load_kernel(path, 'sim_bridge_lux_cloud',
+                       [p, ctypes.c_size_t, p, p, p, p, ctypes.c_float, ctypes.c_float,
+                        ctypes.c_uint8], ctypes.c_size_t, abi=ABI)
 
 
 #: ``KERNEL(wire, n, out, tick_trig, tilt_trig, layer_trig, rad_per_tick, m_per_cm,
 #: layer_offset)`` → number of NaN points; addresses as ints (``array.ctypes.data``), tilt_trig
 #: None for none.  ``rad_per_tick`` and ``m_per_cm`` are the factors of ``codec/units.py``
 #: (the wire's ticks and cm to rad and m).
-KERNEL = _load(os.path.join(os.path.dirname(os.path.abspath(__file__)), LIBRARY))
+KERNEL = _load(beside(__file__, LIBRARY))
 
 
 def _cos_sin(angle: np.ndarray) -> np.ndarray:

@@ -1,0 +1,40 @@
+"""Compiled kernels (plain C libraries built by CMake beside the module that uses them),
+loaded with ctypes: one loader for all of them.
+
+A kernel reads and writes little-endian layouts with host numbers, so a big-endian host gets
+none; nor does a source tree that was not built, nor a library built from another version of
+its source (it answers ``<symbol>_abi()`` with another number, or not at all, when the module
+asks for an ``abi``).  Each user keeps a numpy or Python path for ``None``.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+from typing import Callable, Optional, Sequence
+
+
+def load_kernel(path: str, symbol: str, argtypes: Sequence, restype,
+                abi: Optional[int] = None) -> Optional[Callable]:
+    """The C function ``symbol`` of the library at ``path`` with its ctypes signature; None
+    where it cannot be used (see the module)."""
+    if sys.byteorder != 'little' or not os.path.exists(path):
+        return None
+    lib = ctypes.CDLL(path)
+    if abi is not None:
+        version = getattr(lib, f'{symbol}_abi', None)
+        if version is None:
+            return None
+        version.argtypes, version.restype = [], ctypes.c_int
+        if version() != abi:
+            return None
+    fn = getattr(lib, symbol, None)
+    if fn is None:
+        return None
+    fn.argtypes, fn.restype = list(argtypes), restype
+    return fn
+
+
+def beside(module_file: str, library: str) -> str:
+    """The path of ``library`` in the folder of the module file ``module_file``."""
+    return os.path.join(os.path.dirname(os.path.abspath(module_file)), library)
