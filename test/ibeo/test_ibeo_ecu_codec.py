@@ -113,6 +113,31 @@ def test_scan_2205_golden_every_field():
     assert p.dtype == S.POINT_DTYPE and p.dtype.itemsize == 28
 
 
+def test_scan_points_compiled_and_numpy_swaps_agree_byte_for_byte():
+    import sys
+    # colcon build compiles ecu_points.c beside scan_ecu.py; only big-endian hosts go without
+    assert sys.byteorder != 'little' or S.KERNEL is not None
+    rng = np.random.default_rng(5)
+    noise = rng.integers(0, 256, 28 * 5000, dtype=np.uint8).tobytes()   # NaNs and all
+    finite = bytearray(noise)
+    for i in range(5000):                               # x, y, z finite; the rest noise
+        finite[28 * i:28 * i + 12] = struct.pack('>fff', *rng.normal(0, 50, 3))
+    variants = [(bytes(finite), True), (golden_2205()[24 + 2 * 148:], True)]
+    for field, bits in [(0, 0x7FC00000), (1, 0x7F800000), (2, 0xFF800000), (3, 0x7FC00000)]:
+        bad = bytearray(finite)                         # NaN / ±Inf in x, y, z, echo width
+        bad[28 * 77 + 4 * field:28 * 77 + 4 * field + 4] = struct.pack('>I', bits)
+        variants.append((bytes(bad), field == 3))       # a NaN echo width keeps it dense
+    variants.append((noise, False))
+    for data, dense_expected in variants:
+        points = np.frombuffer(data, S.WIRE_POINT_DTYPE)
+        native, dense = S.host_points(points)
+        slow, unknown = S.host_points(points, native=False)
+        assert native.tobytes() == slow.tobytes() and unknown is None
+        assert not native.view(np.uint8).reshape(-1, 28)[:, [19, 26, 27]].any()  # reserved: 0
+        assert dense is (None if S.KERNEL is None else dense_expected)
+    assert S.decode_scan_2205(golden_2205()).dense is (None if S.KERNEL is None else True)
+
+
 def test_scan_2204_golden_40_byte_scanner_info():
     body = bytearray(24 + 40 + 28)
     put(body, 0, 'QIIHHB', 77, 5, 0x0800, 9, 1, 1)

@@ -11,12 +11,15 @@ A message can hold up to 65,535 points (≈1.84 MB): nothing here assumes 64 KiB
 """
 from __future__ import annotations
 
+import ctypes
 import struct
 from dataclasses import dataclass, field
+from typing import Optional
 
 import numpy as np
 
 from ros_sim_bridge.core.binary import CodecError, pack, records, to_host_order, unpack_from
+from ros_sim_bridge.core.native import beside, load_kernel
 from ros_sim_bridge.core.ntp import ntp64_to_unix_ns
 from . import registry
 
@@ -104,6 +107,9 @@ class EcuScan:
     scan_number: int
     scanners: np.ndarray = field(default_factory=lambda: np.zeros(0, INFO_2205_DTYPE))
     points: np.ndarray = field(default_factory=lambda: np.zeros(0, POINT_DTYPE))
+    #: True when no point has a NaN or infinite x, y or z, False when one has; None when not
+    #: known (counted by the compiled kernel while decoding, not by the numpy path)
+    dense: Optional[bool] = None
 
     DATA_TYPE = SCAN_2205
 
@@ -147,14 +153,30 @@ def _decode(data_type: int, body) -> EcuScan:
     at = HEADER_SIZE + n_infos * wire_info.itemsize
     wire = records(WIRE_POINT_DTYPE, body, at, n_points, NAME, 'points')
     cls = EcuScan if data_type == SCAN_2205 else EcuScan2204
-    return cls(start, end_off, flags, number, infos.astype(info), host_points(wire))
+    return cls(start, end_off, flags, number, infos.astype(info), *host_points(wire))
 
 
-def host_points(wire: np.ndarray) -> np.ndarray:
-    """Points in :data:`POINT_DTYPE` (``wire.astype`` done by word swaps: the hot path) with
-    the padding bytes zero: the clouds carry the array's bytes as they are, and a cloud must be
-    the same bytes each time it is made from the same message."""
-    return to_host_order(wire, POINT_DTYPE)
+#: The compiled point swap (``ecu_points.c``, built by CMake beside this module) and the
+#: interface version of it that :data:`KERNEL` calls
+LIBRARY, ABI = 'libsim_bridge_ecu_points.so', 1
+#: ``KERNEL(wire, n, out)`` → how many points have a non-finite x, y or z (addresses as ints);
+#: None where the library is missing (a source tree) or the host is big-endian
+KERNEL = load_kernel(beside(__file__, LIBRARY), 'sim_bridge_ecu_points',
+                     [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p], ctypes.c_size_t,
+                     abi=ABI)
+
+
+def host_points(wire: np.ndarray, native: bool = True) -> tuple[np.ndarray, Optional[bool]]:
+    """(points in :data:`POINT_DTYPE`, dense) of the wire points: ``wire.astype`` with the
+    padding bytes zero (the clouds carry the array's bytes as they are, and a cloud must be the
+    same bytes each time it is made from the same message).  The hot path: one pass of the
+    compiled kernel, which also tells whether every x, y, z is finite; else numpy's word swaps
+    (dense None: not known)."""
+    if KERNEL is None or not native or not wire.flags.c_contiguous:
+        return to_host_order(wire, POINT_DTYPE), None
+    out = np.empty(len(wire), POINT_DTYPE)
+    non_finite = KERNEL(wire.ctypes.data, len(wire), out.ctypes.data) if len(wire) else 0
+    return out, non_finite == 0
 
 
 def decode_scan_2205(body, header=None) -> EcuScan:
