@@ -12,6 +12,7 @@ from __future__ import annotations
 import struct
 import sys
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -67,6 +68,37 @@ class _Cdr:
         self.buf += raw
 
 
+@lru_cache(maxsize=64)
+def _head_template(dtype: np.dtype, frame_id: str) -> tuple[bytes, int, int]:
+    """(head, width offset, data length offset): the CDR of a 1-row PointCloud2 of ``dtype``
+    points in ``frame_id`` up to its data, stamp and sizes 0 (row_step is just before the data
+    length); the rest depends only on the layout and the frame."""
+    c = _Cdr()
+    c.i32(0)                                   # stamp: sec, nanosec (offsets 4, 8)
+    c.u32(0)
+    c.string(frame_id)
+    c.u32(1)                                   # height
+    width_at = len(c.buf)
+    c.u32(0)                                   # width
+    fields = _cached_fields(dtype)
+    c.u32(len(fields))
+    for f in fields:
+        c.string(f.name)
+        c.u32(f.offset)
+        c.u8(f.datatype)
+        c.u32(f.count)
+    c.u8(0 if _LITTLE else 1)                  # is_bigendian
+    c.u32(dtype.itemsize)                      # point_step
+    c.u32(0)                                   # row_step
+    c.u32(0)                                   # data length
+    return bytes(c.buf), width_at, len(c.buf) - 4
+
+
+_STAMP = struct.Struct('<iI')
+_U32 = struct.Struct('<I')
+_U32_U32 = struct.Struct('<II')
+
+
 def pointcloud2_cdr(points: np.ndarray, frame_id: str, stamp_ns: int, *,
                     is_dense: bool = True) -> CdrMessage:
     """The CDR of a 1-row PointCloud2 holding ``points`` (fields from the dtype), in three
@@ -76,23 +108,11 @@ def pointcloud2_cdr(points: np.ndarray, frame_id: str, stamp_ns: int, *,
     if not _host_order(points.dtype):
         points = points.astype(points.dtype.newbyteorder('='))
     sec, nanosec = ns_to_sec_nanosec(stamp_ns, source='PointCloud2', field='stamp')
-    c = _Cdr()
-    c.i32(sec)
-    c.u32(nanosec)
-    c.string(frame_id)
-    c.u32(1)                                   # height
-    c.u32(len(points))                         # width
-    fields = _cached_fields(points.dtype)
-    c.u32(len(fields))
-    for f in fields:
-        c.string(f.name)
-        c.u32(f.offset)
-        c.u8(f.datatype)
-        c.u32(f.count)
-    c.u8(0 if _LITTLE else 1)                  # is_bigendian
-    step = points.dtype.itemsize
-    c.u32(step)                                # point_step
-    c.u32(step * len(points))                  # row_step
-    c.u32(step * len(points))                  # data length
-    body = memoryview(points.view(np.uint8).reshape(-1)) if len(points) else b''
-    return CdrMessage(TYPE_NAME, (bytes(c.buf), body, b'\x01' if is_dense else b'\x00'))
+    template, width_at, length_at = _head_template(points.dtype, frame_id)
+    head = bytearray(template)
+    n, size = len(points), points.nbytes
+    _STAMP.pack_into(head, 4, sec, nanosec)
+    _U32.pack_into(head, width_at, n)
+    _U32_U32.pack_into(head, length_at - 4, size, size)      # row_step, data length
+    body = memoryview(points.view(np.uint8).reshape(-1)) if n else b''
+    return CdrMessage(TYPE_NAME, (bytes(head), body, b'\x01' if is_dense else b'\x00'))
