@@ -15,6 +15,12 @@ Two ways to the disk:
   overlays; at the open, or at the first write with ``EINVAL``) gets the page cache.
 - *buffered*: one ``writev`` per batch.
 
+Space is reserved ahead of the writes (Linux ``fallocate`` with ``FALLOC_FL_KEEP_SIZE``, in
+steps of :attr:`WriteBehindFile.RESERVE` bytes; the file's size stays what was written): writing
+into reserved blocks spares the file system its per-page delayed allocation (ext4 here: an
+84 MB file written in 8.5 ms instead of 14).  :meth:`WriteBehindFile.close` gives back what
+was reserved beyond the end.  A file system without it is written without.
+
 Ownership: a buffer given to :meth:`WriteBehindFile.write` belongs to the file from then on
 (the caller must not change it; ``then()`` is called once it is no longer needed);
 :meth:`WriteBehindFile.write_now` takes buffers the caller keeps (done with them on return).
@@ -24,9 +30,11 @@ silent: an error in the thread is raised by the caller's next ``write``, ``write
 """
 from __future__ import annotations
 
+import ctypes
 import errno
 import mmap
 import os
+import sys
 import threading
 from collections import deque
 from typing import Callable, Optional
@@ -62,6 +70,22 @@ def write_all(fd: int, buffers, offset: Optional[int] = None) -> None:
 
 
 _BLOCK = 4096                                  # O_DIRECT alignment of offsets and lengths
+_KEEP_SIZE = 0x01                              # FALLOC_FL_KEEP_SIZE (linux/falloc.h)
+
+
+def _libc_fallocate() -> Optional[Callable[[int, int, int, int], int]]:
+    """libc's ``fallocate64(fd, mode, offset, length)`` (Linux), None elsewhere."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = getattr(libc, 'fallocate64', None) or libc.fallocate
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_FALLOCATE = _libc_fallocate() if sys.platform.startswith('linux') else None
 
 
 class _DirectStage:
@@ -152,6 +176,8 @@ class WriteBehindFile:
     #: cache costs CPU (1.4 s per GB here; the 7.4 GB bench_carla bag: 25-26 s of process
     #: CPU with 256 MiB buffered, 28-31 s with 2 GiB)
     DIRECT_AFTER = 1 << 30
+    #: bytes reserved at a time ahead of the writes (see the module)
+    RESERVE = 32 << 20
 
     def __init__(self, path, *, limit: int = 64 << 20, batch: int = 8 << 20,
                  direct: bool = True, direct_after: Optional[int] = None,
@@ -172,6 +198,8 @@ class WriteBehindFile:
         self._pending: deque = deque()
         self._pending_bytes = 0
         self._total = 0                     # bytes handed over so far (the file's size after)
+        self._consumed = 0                  # bytes given to the file system so far
+        self._reserved = 0 if _FALLOCATE is not None else None   # None: not reserving
         self._busy = False                  # the thread holds buffers it is writing
         self._closing = False
         self._flushing = 0                  # callers waiting in flush()
@@ -244,6 +272,8 @@ class WriteBehindFile:
                 self._raise()
             if self._stage is not None:
                 self._stage.finish()
+            if self._reserved and self._reserved > self._total:
+                os.ftruncate(self._fd, self._total)     # the reserve beyond the end given back
         finally:
             if self._stage is not None:
                 os.close(self._stage.direct_fd)
@@ -253,7 +283,21 @@ class WriteBehindFile:
         if self._error is not None:
             raise OSError(f'writing {self._file.name} failed: {self._error!r}') from self._error
 
+    def _reserve(self, end: int) -> None:
+        """Blocks reserved up to ``end`` bytes at least (a step more); a file system that
+        refuses (no support, no room: the write will say so) is no longer asked."""
+        if self._reserved is None or end <= self._reserved:
+            return
+        length = max(end, self._reserved + self.RESERVE) - self._reserved
+        if _FALLOCATE(self._fd, _KEEP_SIZE, self._reserved, length) != 0:
+            self._reserved = None
+        else:
+            self._reserved += length
+
     def _consume(self, buffers) -> None:
+        n = sum(memoryview(b).nbytes for b in buffers)
+        self._reserve(self._consumed + n)
+        self._consumed += n
         if self._stage is None:
             write_all(self._fd, buffers)
         else:

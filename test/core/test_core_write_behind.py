@@ -1,6 +1,8 @@
 """core.write_behind: a file written by a thread of its own, direct (O_DIRECT) or through the
 page cache; the file holds exactly the bytes handed over, in order."""
+import ctypes
 import os
+import sys
 import threading
 
 import numpy as np
@@ -55,6 +57,38 @@ def test_direct_mode_on_a_disk_file_system_and_a_tail_not_a_block(tmp_path):
     f.write(data)
     f.close()
     assert path.read_bytes() == data
+
+
+def _file_system_reserves(folder) -> bool:
+    """Whether the file system of ``folder`` takes fallocate(FALLOC_FL_KEEP_SIZE)."""
+    libc = ctypes.CDLL(None)
+    probe = folder / 'probe'
+    with open(probe, 'wb') as f:
+        ok = libc.fallocate(f.fileno(), 1, ctypes.c_int64(0), ctypes.c_int64(1 << 20)) == 0
+    probe.unlink()
+    return ok
+
+
+@pytest.mark.parametrize('direct', [False, True])
+def test_space_is_reserved_ahead_and_the_rest_given_back_at_close(tmp_path, direct):
+    """Blocks are reserved a step ahead of the writes while the file's size stays what was
+    written; close gives back what lies beyond the end (the file is exact, in bytes and on
+    disk)."""
+    if not sys.platform.startswith('linux') or not _file_system_reserves(tmp_path):
+        pytest.skip('no fallocate(FALLOC_FL_KEEP_SIZE) here: the writes go on without')
+    path = tmp_path / 'reserved.bin'
+    f = WriteBehindFile(path, direct=direct, direct_after=0 if direct else None)
+    data = os.urandom(3 * WriteBehindFile.STAGE + 1234)
+    f.write_now(data[:5000])
+    f.flush()                                         # written (and reserved) by now
+    st = os.stat(path)
+    assert st.st_blocks * 512 >= 16 << 20             # reserved well ahead of 5000 bytes
+    assert st.st_size <= 5000                         # (direct: a partial block waits)
+    f.write(data[5000:])
+    f.close()
+    st = os.stat(path)
+    assert path.read_bytes() == data
+    assert st.st_blocks * 512 < len(data) + (1 << 20)   # the reserve beyond the end is back
 
 
 def test_memory_is_bounded_writer_waits(tmp_path):
