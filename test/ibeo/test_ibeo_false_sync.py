@@ -15,17 +15,18 @@ from ros_sim_bridge.ibeo.codec import scan as S
 from ros_sim_bridge.ibeo.codec.framing import make_framer
 
 
-def header(data_type: int, size: int, ntp: int = 0) -> bytes:
+def header(data_type: int, size: int, ntp: int = 0, previous: int = 0) -> bytes:
     """§2.4: magic, size of previous, size of this body, reserved, device id, type, NTP64."""
-    return struct.pack('>IIIBBHQ', 0xAFFEC0C2, 0, size, 0, 0, data_type, ntp)
+    return struct.pack('>IIIBBHQ', 0xAFFEC0C2, previous, size, 0, 0, data_type, ntp)
 
 
-def scan_body(number: int) -> bytes:
-    """A 0x2202 body (§3) with two points, by the table: 44-byte scan header, 10-byte points."""
-    head = struct.pack('<HHHQQHhhHhhhhhhH', number, 0x0008, 0, 0, 0, 11520, 100, -100, 2,
+def scan_body(number: int, count: int = 2) -> bytes:
+    """A 0x2202 body (§3) with ``count`` points, by the table: 44-byte scan header, 10-byte
+    points."""
+    head = struct.pack('<HHHQQHhhHhhhhhhH', number, 0x0008, 0, 0, 0, 11520, 100, -100, count,
                        0, 0, 0, 0, 0, 0, 0)
     assert len(head) == 44
-    points = struct.pack('<BBhHHH', 0x01, 0, 0, 1000 + number, 40, 0) * 2
+    points = struct.pack('<BBhHHH', 0x01, 0, 0, 1000 + number, 40, 0) * count
     return head + points
 
 

@@ -17,6 +17,8 @@ SUPPLEMENT §3.3).
 """
 from __future__ import annotations
 
+from typing import Optional
+
 from ros_sim_bridge.core.binary import BAD_VALUE, CodecError
 from ros_sim_bridge.core.framer import Frame, MagicFramer, Rejected
 from . import registry, scan
@@ -43,6 +45,19 @@ def check_plausible(header: IbeoHeader) -> None:
             raise CodecError(NAME, f'size {header.size} impossible for data type '
                              f'0x{header.data_type:04X} (allowed {low}..{high})',
                              field='size', offset=8, kind=BAD_VALUE)
+
+
+def plausible_header(data, offset: int = 0, max_body: int = DEFAULT_MAX_BODY
+                     ) -> Optional[IbeoHeader]:
+    """The header at ``offset`` of ``data`` when it could start a real message (magic word,
+    :func:`check_plausible`, body within ``max_body``), else None: the test the live framer's
+    window search applies to a magic word inside a body, for the ``.idc`` reader too."""
+    try:
+        header = decode_header(data, offset)
+        check_plausible(header)
+    except CodecError:
+        return None
+    return header if header.size <= max_body else None
 
 
 def decode_body(frame: Frame):
@@ -81,5 +96,5 @@ def split_messages(data: bytes, max_body: int = DEFAULT_MAX_BODY) -> tuple[list,
             [e for e in events if not isinstance(e, Frame)])
 
 
-__all__ = ['PLAUSIBLE_TYPES', 'check_plausible', 'decode_body', 'make_framer', 'split_messages',
-           'Frame', 'Rejected']
+__all__ = ['PLAUSIBLE_TYPES', 'check_plausible', 'plausible_header', 'decode_body',
+           'make_framer', 'split_messages', 'Frame', 'Rejected']
