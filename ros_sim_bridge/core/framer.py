@@ -14,6 +14,13 @@ past the body's end.  Either way, when a message may start inside the failed one
 resumes at the byte after the failed message's magic word, so the messages inside the window
 are framed and nothing valid is lost; a failed message without one is skipped whole (a
 well-framed message with a bad body: one error, its bytes are no garbage).
+
+A well-framed message above ``max_body`` (its header arrives where the previous message ended)
+is, with ``skip_oversized``, skipped by its declared size: one OVERSIZED event, its body dropped
+as it arrives, never buffered or searched for magic words byte by byte.  Only a message that
+starts inside that body and is confirmed (it runs past the body's end, its body decodes, or a
+plausible header follows it) shows the header was wrong or the message cut short: the skip
+ends there.
 """
 from __future__ import annotations
 
@@ -68,12 +75,18 @@ class MagicFramer:
     header's own bytes after its magic word (a header cut short by its sender), marks a false
     sync (CodecError TRUNCATED, resync from the byte after the magic); a plausible header
     nested wholly inside the body is payload and left alone.
+    ``skip_oversized`` (optional): a header above ``max_body`` that comes in sync (at the
+    stream's start or where the previous message ended) is one OVERSIZED event and its body is
+    dropped by its declared size (:meth:`_skip_oversized`); out of sync it is a false sync
+    like any implausible header.  ``describe(parsed) -> str`` (optional) names a message in
+    error texts (e.g. its data type).
     """
 
     def __init__(self, name: str, magic: Union[bytes, Sequence[bytes]], header_size: int,
                  body_size: Callable[[bytes], Any], max_body: int, *,
                  check_body: Optional[Callable[[Frame], Any]] = None,
-                 search_window: bool = False):
+                 search_window: bool = False, skip_oversized: bool = False,
+                 describe: Callable[[Any], str] = lambda parsed: 'a'):
         self.name = name
         self.magics = (magic,) if isinstance(magic, (bytes, bytearray)) else tuple(magic)
         if not self.magics or len({len(m) for m in self.magics}) != 1:
@@ -84,10 +97,14 @@ class MagicFramer:
         self.max_body = max_body
         self.check_body = check_body
         self.search_window = search_window
+        self.skip_oversized = skip_oversized
+        self.describe = describe
         self._buf = bytearray()     # from the magic word of the message being collected on
         # (header bytes, body size, parsed header) of the message being collected
         self._pending: Optional[tuple[bytes, int, Any]] = None
         self._window_from = 0       # where the window search goes on in _buf
+        self._in_sync = True        # _buf starts where the previous message ended
+        self._skip_left = 0         # body bytes of an oversized message still to drop
         self.garbage_bytes = 0   # bytes skipped while searching for the magic word
         self.false_syncs = 0     # messages given up as false syncs (window or check_body)
 
@@ -96,6 +113,8 @@ class MagicFramer:
         self._buf.clear()
         self._pending = None
         self._window_from = 0
+        self._in_sync = True
+        self._skip_left = 0
 
     @property
     def buffered(self) -> int:
@@ -106,6 +125,8 @@ class MagicFramer:
         TRUNCATED CodecError saying how much of it arrived; None when it ended between
         messages (or inside bytes that are not yet a magic word).  Does not reset."""
         hs = self.header_size
+        if self._skip_left:
+            return None                          # counted as oversized already
         if self._pending is not None:
             size = self._pending[1]
             got = max(0, len(self._buf) - hs)
@@ -131,6 +152,10 @@ class MagicFramer:
         events: list[Event] = []
         hs = self.header_size
         while True:
+            if self._skip_left:
+                if not self._skip_oversized(events):
+                    return events
+                continue
             if self._pending is None:
                 if not self._sync(events):
                     return events
@@ -140,6 +165,14 @@ class MagicFramer:
                 except CodecError as err:
                     events.append(err)
                     self._drop(1)            # false sync: search on from the next byte
+                    continue
+                if self.skip_oversized and self._in_sync and size > self.max_body:
+                    events.append(CodecError(
+                        self.name, f'{self.describe(parsed)} message of {size} body bytes is '
+                        f'above the limit of {self.max_body}: skipped by its declared size',
+                        field='size', offset=0, kind=OVERSIZED))
+                    self._consume(hs)
+                    self._skip_left = size
                     continue
                 if size < 0 or size > self.max_body:
                     events.append(CodecError(self.name, f'header announces {size} body bytes '
@@ -177,6 +210,7 @@ class MagicFramer:
         """The message being collected (``end`` bytes) is handled: drop it."""
         del self._buf[:end]
         self._pending = None
+        self._in_sync = True
 
     def _plausible_size(self, at: int) -> Optional[int]:
         """The body size the complete header at ``at`` in the buffer announces; None when
@@ -232,6 +266,68 @@ class MagicFramer:
                 return True
             self._window_from = at + 1           # payload (nested wholly inside): go on
 
+    def _skip_oversized(self, events: list[Event]) -> bool:
+        """Drop the oversized body being skipped as far as it is in; True when it is over (or
+        a confirmed message inside it ended the skip), False to wait for more bytes.  Bytes
+        that may start a message (:meth:`_confirmed_inside`) are kept until that is decided."""
+        buf, left = self._buf, self._skip_left
+        stop = min(left + len(self.magic) - 1, len(buf))   # magic words starting in the body
+        drop = min(left, len(buf))
+        at = buf.find(self.magic, 0, stop)
+        while at >= 0:
+            confirmed = self._confirmed_inside(at, left)
+            if confirmed is None:
+                drop = at                        # undecided: wait with its bytes
+                break
+            if confirmed:
+                events.append(CodecError(
+                    self.name, f'a message confirmed at byte {at} of the remaining oversized '
+                    f'body ({left} bytes): the oversized header was wrong or its message cut '
+                    'short; resynchronising there', field='size', offset=at, kind=TRUNCATED))
+                self.false_syncs += 1
+                del buf[:at]
+                self._skip_left = 0
+                self._in_sync = False
+                return True
+            at = buf.find(self.magic, at + 1, stop)
+        else:
+            # a magic word cut by the buffer's end is looked at again with the next bytes
+            drop = next((k for k in range(max(0, len(buf) - len(self.magic) + 1), drop)
+                         if self.magic.startswith(bytes(buf[k:]))), drop)
+        del buf[:drop]
+        self._skip_left -= drop
+        return self._skip_left == 0
+
+    def _confirmed_inside(self, at: int, left: int) -> Optional[bool]:
+        """Whether the magic word at ``at`` inside an oversized body that ends at ``left``
+        starts a real message: it runs past the body's end, or it is complete and its body
+        decodes to a record, or a plausible header follows it (True); payload (False); None
+        until the bytes to tell have arrived (never more than one maximal message)."""
+        hs, buf = self.header_size, self._buf
+        if at + hs > len(buf):
+            return None
+        try:
+            size, parsed = self._parse(bytes(buf[at:at + hs]))
+        except CodecError:
+            return False
+        if not 0 <= size <= self.max_body:
+            return False
+        end = at + hs + size
+        if end > left:
+            return True
+        if end > len(buf):
+            return None
+        if self.check_body is not None:
+            try:
+                if self.check_body(Frame(bytes(buf[at:at + hs]), bytes(buf[at + hs:end]),
+                                         parsed)) is not None:
+                    return True
+            except CodecError:
+                return False
+        if end - at > self.max_body:             # no room to wait for the next header
+            return False
+        return None if end + hs > len(buf) else self._plausible_size(end) is not None
+
     def _false_sync(self) -> None:
         """Give up the message being collected: search again from the byte after its magic."""
         self.false_syncs += 1
@@ -263,4 +359,5 @@ class MagicFramer:
 
     def _drop(self, n: int) -> None:
         self.garbage_bytes += n
+        self._in_sync = False
         del self._buf[:n]

@@ -16,9 +16,14 @@ A candidate message is accepted when its header is plausible
 file) and one of these confirms it: it ends at the end of the file; a magic word follows it;
 the next header's previous-size field equals its size (the next magic word is the damaged
 part); its own previous-size field links it to the intact message right before it; or its
-registered decoder accepts the body.  A magic word inside the declared body whose header
-says the body ends there marks the size field as corrupt: the message is skipped, the ones
-after it are kept.
+registered decoder accepts the body.  When no magic word follows it, the magic words inside
+its declared body are looked at first: one whose header says the body ends there marks the
+size field as corrupt; one that starts a run of plausible messages
+(:func:`~ros_sim_bridge.ibeo.codec.framing.plausible_header`, the live framer's window test)
+of which one runs past the declared end and is followed by another plausible header or the
+end of the file marks the message as cut short (a writer interrupted and restarted).  Either
+way the message is reported as damage and the search goes on at that magic word, so the
+messages after it are kept; messages nested wholly inside a body are payload.
 """
 from __future__ import annotations
 
@@ -34,7 +39,7 @@ from typing import Iterable, Iterator, Optional, Union
 from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.core.ntp import NTP_UNIX_OFFSET, ntp64_to_unix_ns
 from .codec import registry
-from .codec.framing import check_plausible
+from .codec.framing import check_plausible, plausible_header
 from .codec.header import (DEFAULT_MAX_BODY, HEADER_SIZE, MAGIC_BYTES, IbeoHeader,
                            decode_header, encode_message)
 
@@ -153,51 +158,78 @@ class IdcReader:
         return len(self.entries)
 
     def _candidate(self, pos: int, prev: Optional[IdcEntry] = None
-                   ) -> tuple[Optional[IdcEntry], str]:
-        """The message at ``pos`` if it is confirmed, else (None, why not)."""
+                   ) -> tuple[Optional[IdcEntry], str, int]:
+        """(the message at ``pos``, '', its end) if it is confirmed, else (None, why not,
+        where the search for the next message starts)."""
         data, n = self._data, self.file_size
         if pos + HEADER_SIZE > n:
-            return None, f'{n - pos} bytes left, a header needs {HEADER_SIZE}'
+            return None, f'{n - pos} bytes left, a header needs {HEADER_SIZE}', pos + 1
         if data[pos:pos + 4] != MAGIC_BYTES:
             found = bytes(data[pos:pos + 4])
             hint = (': the file is hex text (e.g. a .hexlog capture), not a binary .idc; '
                     'convert it with ibeo_idc from-hex or play it with ibeo_lux_sim --replay'
                     ) if found.upper() == b'AFFE' else ''
             return None, (f'no magic word 0x{MAGIC_BYTES.hex().upper()} (found '
-                          f'{found.hex(" ")}){hint}')
+                          f'{found.hex(" ")}){hint}'), pos + 1
         try:
             h = decode_header(data, pos)
             check_plausible(h)
         except CodecError as exc:
-            return None, str(exc)
+            return None, str(exc), pos + 1
         if h.size > self.max_body:
-            return None, f'declared size {h.size} above the {self.max_body}-byte limit'
+            return (None, f'declared size {h.size} above the {self.max_body}-byte limit',
+                    pos + 1)
         end = pos + HEADER_SIZE + h.size
         if end > n:
-            return None, f'declared size {h.size} runs {end - n} bytes past the end of the file'
+            return (None, f'declared size {h.size} runs {end - n} bytes past the end of the file',
+                    pos + 1)
         entry = IdcEntry(pos, h.data_type, h.device_id, h.ntp, h.size, h.previous_size)
         if end == n or data[end:end + 4] == MAGIC_BYTES:
-            return entry, ''
+            return entry, '', end
         if end + 8 <= n and _U32.unpack_from(data, end + 4)[0] == h.size:
-            return entry, ''
-        # A message inside the declared body that names the real end of this one: the size
-        # field is corrupt (trusting it would swallow the messages after it).
-        q = data.find(MAGIC_BYTES, pos + HEADER_SIZE, end)
+            return entry, '', end
+        # Nothing starts where this message says it ends.  A message inside the declared body
+        # that names the real end of this one: the size field is corrupt.  A confirmed run of
+        # messages from inside the body past its declared end: this message was cut short (a
+        # writer interrupted and restarted).  Trusting the size would swallow them both.
+        q = data.find(MAGIC_BYTES, pos + 4, end)
         while q >= 0:
-            if q + 8 <= n and _U32.unpack_from(data, q + 4)[0] == q - pos - HEADER_SIZE:
+            body = q - pos - HEADER_SIZE
+            if body >= 0 and q + 8 <= n and _U32.unpack_from(data, q + 4)[0] == body:
                 return None, (f'declared size {h.size}, but the message at {q} says this '
-                              f'body has {q - pos - HEADER_SIZE} bytes')
-            q = data.find(MAGIC_BYTES, q + 1, end)
+                              f'body has {body} bytes'), q
+            crosses, last = self._run_past(q, end)
+            if crosses:
+                return None, (f'declared size {h.size}, but the messages from {q} on run past '
+                              f'its declared end: cut short after {q - pos} of its bytes '
+                              '(header included)'), q
+            q = data.find(MAGIC_BYTES, last + 1, end)
         if prev is not None and prev.end == pos and h.previous_size == prev.size:
-            return entry, ''          # linked to the intact message before it
+            return entry, '', end         # linked to the intact message before it
         if h.data_type in registry.registered_types():
             try:
                 registry.decode_message(h.data_type, data[pos + HEADER_SIZE:end], h)
-                return entry, ''
+                return entry, '', end
             except CodecError as exc:
                 return None, f'unconfirmed: no magic word follows and the body does not ' \
-                             f'decode ({exc})'
-        return None, 'unconfirmed: no magic word follows its declared end'
+                             f'decode ({exc})', pos + 1
+        return None, 'unconfirmed: no magic word follows its declared end', pos + 1
+
+    def _run_past(self, at: int, end: int) -> tuple[bool, int]:
+        """Follow plausible messages back to back from the magic word at ``at`` (inside a body
+        that declares to end at ``end``): (True, ...) when one of them runs past ``end`` and a
+        plausible header or the end of the file follows it (a confirmed message, no payload
+        nested in the body); else (False, where the last one followed starts)."""
+        n = self.file_size
+        while True:
+            h = plausible_header(self._data, at, self.max_body)
+            if h is None:
+                return False, at
+            nxt = at + HEADER_SIZE + h.size
+            follows = nxt == n or plausible_header(self._data, nxt, self.max_body) is not None
+            if nxt > end or not follows:
+                return nxt > end and follows, at
+            at = nxt
 
     def _build_index(self) -> list[IdcEntry]:
         data, n = self._data, self.file_size
@@ -205,11 +237,11 @@ class IdcReader:
         pos = 0
         damage_at, damage_reason = None, ''
         while pos < n:
-            entry, why = self._candidate(pos, entries[-1] if entries else None)
+            entry, why, resume = self._candidate(pos, entries[-1] if entries else None)
             if entry is None:
                 if damage_at is None:
                     damage_at, damage_reason = pos, why
-                nxt = data.find(MAGIC_BYTES, pos + 1)
+                nxt = data.find(MAGIC_BYTES, resume)
                 pos = n if nxt < 0 else nxt
                 continue
             if damage_at is not None:
@@ -271,7 +303,7 @@ class IdcReader:
         at = entry.offset - HEADER_SIZE - entry.previous_size
         if at < 0:
             return None
-        cand, _ = self._candidate(at)
+        cand, _, _ = self._candidate(at)
         return cand if cand is not None and cand.end == entry.offset else None
 
     def summary(self) -> IdcSummary:

@@ -31,6 +31,7 @@ from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.core.cli import run_tool, strip_ros_args
 from ros_sim_bridge.core.ntp import NTP_UNIX_OFFSET
 from ros_sim_bridge.ibeo.codec import registry
+from ros_sim_bridge.ibeo.codec.header import DEFAULT_MAX_BODY
 from ros_sim_bridge.ibeo.idc import IdcReader, IdcSummary, hex_messages
 
 
@@ -270,8 +271,8 @@ def cmd_from_hex(args, stops) -> int:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog='ibeo_idc', description=__doc__.split('\n')[0])
-    p.add_argument('--max-body', type=int, default=16 << 20,
-                   help='largest message body accepted (bytes, default 16 MiB)')
+    p.add_argument('--max-body', type=int, default=DEFAULT_MAX_BODY,
+                   help=f'largest message body accepted (bytes, default {DEFAULT_MAX_BODY})')
     sub = p.add_subparsers(dest='command', required=True)
     info = sub.add_parser('info', help='types, counts, time span, devices, damage')
     info.add_argument('file')

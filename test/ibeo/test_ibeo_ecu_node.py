@@ -275,6 +275,16 @@ def test_refused_or_unanswered_filter_is_reported(ros, ecu_driver, closing):
     assert bytes(sensor.received[24:32]) == bytes.fromhex('0005000222052205')
 
 
+GPS_NTP = 3_900_000_000 << 32
+
+
+def gps(k: int) -> bytes:
+    """0x2604 by the §22 table, latitude 50 + ``k`` degrees."""
+    body = struct.pack('>IQB10d32xH', k, GPS_NTP + k, 7, math.radians(50.0 + k), 0.2, 34.0,
+                       0.5, 0.5, 1.0, 0.0, 0.0, 0.0, 0.0, 1)
+    return encode_message(0x2604, body, ntp=GPS_NTP + k)
+
+
 def test_bad_ecu_records_and_unknown_types_are_counted_stream_goes_on(ros, ecu_driver,
                                                                      closing):
     """No Set Filter sent (data_types empty), receive-time stamps (ibeo_lux's defaults; it
@@ -283,12 +293,7 @@ def test_bad_ecu_records_and_unknown_types_are_counted_stream_goes_on(ros, ecu_d
     fixes = collect(ros, node, NavSatFix, 'gps/fix', 100)
     diag = Diag(ros)
     sensor = connected_sensor(port, closing)
-    ntp = (3_900_000_000 << 32)
-
-    def gps(k):   # 0x2604 by the §22 table
-        body = struct.pack('>IQB10d32xH', k, ntp + k, 7, math.radians(50.0 + k), 0.2, 34.0,
-                           0.5, 0.5, 1.0, 0.0, 0.0, 0.0, 0.0, 1)
-        return encode_message(0x2604, body, ntp=ntp + k)
+    ntp = GPS_NTP
     # 0x2205: header (24 B) says 65,535 points and 1 scanner info; 10 points follow
     scan = struct.pack('>QIIHHB3x', ntp, 80_000, 0x800, 1, 65_535, 1) + bytes(148 + 10 * 28)
     # 0x2280: mid-scan time, 0xFFFF objects, then a few bytes
@@ -328,6 +333,40 @@ def test_installed_ibeo_ecu_with_its_params_file_and_the_emulator_executable(ros
         assert proc.running() and emulator.running()
         assert clouds.messages[-1].width == 3000
     assert proc.proc.returncode == 0 and emulator.proc.returncode == 0
+
+
+def test_installed_ibeo_ecu_skips_a_message_over_max_message_bytes_by_its_size(ros, closing):
+    """The installed ibeo_ecu, max_message_bytes 1 MiB, and a sensor sending a 0x2604, a legal
+    0x2280 of 65,535 objects (11 MB, magic words inside) and a 0x2604: both fixes published,
+    the object list counted once as oversized on the link and logged with type, size and
+    limit, no byte of it taken for garbage."""
+    from ros_sim_bridge.tools.launcher import NodeProcess
+    from test_ibeo_false_sync import header, objects_2280_body
+    port = free_tcp_port()
+    fixes = ros.collect(NavSatFix, 'gps/fix', 100, matched=False)
+    diag = Diag(ros)
+    body = objects_2280_body(65_535, magic_every=367)
+    with NodeProcess('ibeo_ecu', parameters={'port': port, 'max_message_bytes': 1 << 20,
+                                             'data_types': '', 'stamp_source': 'receive',
+                                             **FAST}, quiet=True) as proc:
+        sensor = connected_sensor(port, closing)
+
+        def latitudes():
+            return [round(f.latitude) for f in fixes.messages]
+        # gps/fix is made on the first 0x2604: sent again until discovery has matched it
+        assert wait_until(lambda: sensor.send(gps(1)) or latitudes(), timeout=20, interval=0.2)
+        sensor.send(header(0x2280, len(body)) + body + gps(2))
+        assert wait_until(lambda: 52 in latitudes(), timeout=20), latitudes()
+        assert set(latitudes()) == {51, 52}
+        _, link = diag.wait('link tcp', lambda st, v: v.get('errors.oversized') == '1')
+        assert 'errors.bad_magic' not in link and link['garbage_bytes'] == '0', link
+        assert link['false_syncs'] == '0' and 'errors.bad_value' not in link, link
+        assert proc.running()
+        proc.stop()
+        log = proc.last_lines(50)
+    assert proc.proc.returncode == 0
+    line = next(line for line in log if 'oversized' in line)
+    assert '0x2280' in line and str(len(body)) in line and str(1 << 20) in line, line
 
 
 def test_types_the_emulator_does_not_send_scanner_frames_2204_2225_2281_2806_6705(

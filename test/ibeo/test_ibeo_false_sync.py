@@ -8,24 +8,25 @@ import struct
 
 import numpy as np
 
-from ros_sim_bridge.core.binary import TRUNCATED, CodecError
+from ros_sim_bridge.core.binary import OVERSIZED, TRUNCATED, CodecError
 from ros_sim_bridge.core.framer import Frame, Rejected
 from ros_sim_bridge.ibeo.codec import objects as O
 from ros_sim_bridge.ibeo.codec import scan as S
 from ros_sim_bridge.ibeo.codec.framing import make_framer
 
 
-def header(data_type: int, size: int, ntp: int = 0) -> bytes:
+def header(data_type: int, size: int, ntp: int = 0, previous: int = 0) -> bytes:
     """§2.4: magic, size of previous, size of this body, reserved, device id, type, NTP64."""
-    return struct.pack('>IIIBBHQ', 0xAFFEC0C2, 0, size, 0, 0, data_type, ntp)
+    return struct.pack('>IIIBBHQ', 0xAFFEC0C2, previous, size, 0, 0, data_type, ntp)
 
 
-def scan_body(number: int) -> bytes:
-    """A 0x2202 body (§3) with two points, by the table: 44-byte scan header, 10-byte points."""
-    head = struct.pack('<HHHQQHhhHhhhhhhH', number, 0x0008, 0, 0, 0, 11520, 100, -100, 2,
+def scan_body(number: int, count: int = 2) -> bytes:
+    """A 0x2202 body (§3) with ``count`` points, by the table: 44-byte scan header, 10-byte
+    points."""
+    head = struct.pack('<HHHQQHhhHhhhhhhH', number, 0x0008, 0, 0, 0, 11520, 100, -100, count,
                        0, 0, 0, 0, 0, 0, 0)
     assert len(head) == 44
-    points = struct.pack('<BBhHHH', 0x01, 0, 0, 1000 + number, 40, 0) * 2
+    points = struct.pack('<BBhHHH', 0x01, 0, 0, 1000 + number, 40, 0) * count
     return head + points
 
 
@@ -134,3 +135,78 @@ def test_a_well_framed_bad_message_is_skipped_whole_and_counted_once():
         assert scan_numbers(events) == [1, 3], step
         assert [type(e).__name__ for e in events] == ['Frame', 'Rejected', 'Frame'], step
         assert (f.garbage_bytes, f.false_syncs, f.buffered) == (0, 0, 0), step
+
+
+# --- a well-framed message above the framer's limit (max_message_bytes) -----------------------
+
+def objects_2280_body(count: int, magic_every: int = 0) -> bytes:
+    """A 0x2280 body by the §11 tables: mid-scan NTP64 and object count, then ``count`` objects
+    of 170 bytes without contour points (65,535 of them: 11,140,960 bytes, which the spec
+    allows).  With ``magic_every``, each such object's existence measurement (FLOAT32 at 164)
+    holds the bytes of the magic word (a tiny negative float)."""
+    obj = bytearray(170)
+    objs = []
+    for k in range(count):
+        struct.pack_into('>H', obj, 0, k)                          # object id
+        struct.pack_into('>I', obj, 164, 0xAFFEC0C2 if magic_every and k % magic_every == 0
+                         else 0)
+        objs.append(bytes(obj))
+    return struct.pack('>QH', 0, count) + b''.join(objs)
+
+
+def oversized_stream(count: int = 100) -> tuple[bytes, int]:
+    """(scan 1, a 0x2280 of ``count`` objects with magic words inside, scan 2; its body size)."""
+    body = objects_2280_body(count, magic_every=7)
+    return scan_msg(1) + header(0x2280, len(body)) + body + scan_msg(2), len(body)
+
+
+def test_oversized_well_framed_message_is_skipped_whole_and_counted_once():
+    stream, size = oversized_stream()
+    f = make_framer(max_body=4096)
+    events = f.feed(stream)
+    assert scan_numbers(events) == [1, 2]
+    (err,) = [e for e in events if isinstance(e, CodecError)]
+    assert err.kind == OVERSIZED
+    assert '0x2280' in err.detail and str(size) in err.detail and '4096' in err.detail
+    assert (f.garbage_bytes, f.false_syncs, f.buffered) == (0, 0, 0)
+
+
+def test_oversized_message_split_at_every_byte_and_in_odd_reads():
+    stream, _ = oversized_stream(30)
+    for cut in range(len(stream) + 1):
+        f = make_framer(max_body=1024)
+        events = f.feed(stream[:cut]) + f.feed(stream[cut:])
+        assert scan_numbers(events) == [1, 2], cut
+        assert [e.kind for e in events if isinstance(e, CodecError)] == [OVERSIZED], cut
+        assert f.buffered == 0, cut
+    for step in (1, 3, 23, 24, 25, 97, 1000):
+        f = make_framer(max_body=1024)
+        events = []
+        for k in range(0, len(stream), step):
+            events += f.feed(stream[k:k + step])
+            assert f.buffered <= 24 + 1024, step        # the body is never collected
+        assert scan_numbers(events) == [1, 2], step
+        assert [e.kind for e in events if isinstance(e, CodecError)] == [OVERSIZED], step
+
+
+def test_oversized_message_cut_short_ends_the_skip_at_the_first_confirmed_message():
+    # the 0x2280's header is in sync but only 500 of its body bytes arrive: the scans after
+    # them (inside its declared span) decode, so the skip ends at the first one
+    body = objects_2280_body(100)
+    stream = scan_msg(1) + header(0x2280, len(body)) + body[:500] + b''.join(
+        scan_msg(n) for n in range(2, 12))
+    for step in (1, 50, len(stream)):
+        f = make_framer(max_body=4096)
+        events = []
+        for k in range(0, len(stream), step):
+            events += f.feed(stream[k:k + step])
+        assert scan_numbers(events) == list(range(1, 12)), step
+        assert [e.kind for e in events if isinstance(e, CodecError)] == [OVERSIZED, TRUNCATED]
+
+
+def test_oversized_header_out_of_sync_is_a_false_sync_not_skipped():
+    # after garbage the header may be a magic word inside a payload: searched on from the
+    # next byte, so the scan right after it survives
+    stream = b'junk' + header(0x2280, 1 << 20) + scan_msg(5)
+    events = make_framer(max_body=4096).feed(stream)
+    assert scan_numbers(events) == [5]

@@ -13,6 +13,9 @@ from ros_sim_bridge.ibeo.codec import objects_ecu as O
 from ros_sim_bridge.ibeo.codec import scan_ecu as S
 from ros_sim_bridge.ibeo.idc import IdcReader, IdcWriter
 
+from conftest import run_installed
+from test_ibeo_false_sync import header, scan_body
+
 MAGIC = bytes.fromhex('affec0c2')
 
 
@@ -223,6 +226,68 @@ def test_magic_word_inside_a_payload_does_not_split_a_message(tmp_path):
     with IdcReader(tmp_path / 'b.idc') as r:
         intact(r, raws)
         assert [(d.offset, d.skipped) for d in r.damages] == [(0, 13)]
+
+
+def chained(items, previous: int = 0) -> list[bytes]:
+    """Messages by the §2.4 table, each header's "size of previous message" the body size of
+    the one before (``previous`` for the first)."""
+    out = []
+    for data_type, body in items:
+        out.append(header(data_type, len(body), previous=previous) + body)
+        previous = len(body)
+    return out
+
+
+def interrupted_recording() -> tuple[list[bytes], bytes, list[bytes]]:
+    """(scans 1-3, scan 4 declaring 3,044 body bytes of which 500 are written, scans 5-44):
+    the writer was interrupted inside scan 4 and restarted (its chain starts again at 0).
+    Scan 4's declared end lies inside scan 33, and its previous size links it to scan 3."""
+    before = chained([(0x2202, scan_body(n)) for n in (1, 2, 3)])
+    body = scan_body(4, count=300)
+    cut = header(0x2202, len(body), previous=len(scan_body(3))) + body[:500]
+    after = chained([(0x2202, scan_body(n)) for n in range(5, 45)])
+    start = len(b''.join(before))
+    declared_end = start + 24 + len(body)
+    assert start + len(cut) + 28 * 88 < declared_end < start + len(cut) + 29 * 88
+    return before, cut, after
+
+
+def test_message_cut_short_by_an_interrupted_writer_loses_nothing_after_it(tmp_path):
+    """The issue: decode up to the damage, resynchronise on the next magic word, report where
+    and how many bytes were skipped; nothing valid before or after the damage is lost."""
+    before, cut, after = interrupted_recording()
+    (tmp_path / 'cut.idc').write_bytes(b''.join(before) + cut + b''.join(after))
+    with IdcReader(tmp_path / 'cut.idc') as r:
+        assert [r.raw(e) for e in r] == before + after
+        assert [(d.offset, d.skipped) for d in r.damages] == [(len(b''.join(before)),
+                                                               len(cut))]
+        assert 'cut short' in r.damages[0].reason and not r.chain_breaks
+        assert [r.decode(e).scan_number for e in r] == [1, 2, 3, *range(5, 45)]
+    # no evidence: a body holding a complete message (payload) stays one message even when
+    # nothing confirms its end (the message after it has a broken magic word and size chain)
+    payload = b'head' + b''.join(chained([(0x2202, scan_body(7))])) + b'tail'
+    bad = bytearray(b''.join(chained([(0x2202, scan_body(8))])))
+    bad[0] ^= 0xFF
+    raws = before + chained([(0x7100, payload)], previous=64) + [bytes(bad)] + after
+    (tmp_path / 'nested.idc').write_bytes(b''.join(raws))
+    with IdcReader(tmp_path / 'nested.idc') as r:
+        assert [r.raw(e) for e in r] == raws[:4] + raws[5:]
+        assert [(d.offset, d.skipped) for d in r.damages] == [(len(b''.join(raws[:4])),
+                                                               len(bad))]
+
+
+def test_info_cli_reports_the_cut_and_counts_every_valid_message(tmp_path):
+    """The installed ``ibeo_idc info`` on the interrupted recording."""
+    before, cut, after = interrupted_recording()
+    path = tmp_path / 'cut.idc'
+    path.write_bytes(b''.join(before) + cut + b''.join(after))
+    code, out = run_installed('ibeo_idc', 'info', str(path))
+    assert code == 0 and 'Traceback' not in out, out
+    assert 'messages:  43' in out
+    assert f'damage:    1 region(s), {len(cut)} bytes skipped' in out
+    line = next(line for line in out.splitlines() if 'at byte' in line)
+    assert line.startswith(f'  at byte {len(b"".join(before))}: {len(cut)} bytes skipped')
+    assert 'cut short' in line
 
 
 LDMRS = ('20120921-200352_record.hexlog', '20120921-200644_record.hexlog')

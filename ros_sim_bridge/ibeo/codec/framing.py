@@ -13,9 +13,13 @@ SUPPLEMENT §3.3).
   that message's magic word;
 * gives up a message whose declared body holds a plausible header of a message running past
   the body's end (a message cut short by its sender), resuming the same way, so the complete
-  messages inside that window are not lost (issue #10, defect 5).
+  messages inside that window are not lost (issue #10, defect 5);
+* skips a well-framed message above ``max_body`` (e.g. a legal 0x2280 of 65,535 objects, about
+  11 MB) by its declared size: one OVERSIZED event naming its type, size and the limit.
 """
 from __future__ import annotations
+
+from typing import Optional
 
 from ros_sim_bridge.core.binary import BAD_VALUE, CodecError
 from ros_sim_bridge.core.framer import Frame, MagicFramer, Rejected
@@ -45,6 +49,19 @@ def check_plausible(header: IbeoHeader) -> None:
                              field='size', offset=8, kind=BAD_VALUE)
 
 
+def plausible_header(data, offset: int = 0, max_body: int = DEFAULT_MAX_BODY
+                     ) -> Optional[IbeoHeader]:
+    """The header at ``offset`` of ``data`` when it could start a real message (magic word,
+    :func:`check_plausible`, body within ``max_body``), else None: the test the live framer's
+    window search applies to a magic word inside a body, for the ``.idc`` reader too."""
+    try:
+        header = decode_header(data, offset)
+        check_plausible(header)
+    except CodecError:
+        return None
+    return header if header.size <= max_body else None
+
+
 def decode_body(frame: Frame):
     """The record of a frame's body: ``(LuxScan, wire points)`` of a 0x2202
     (:func:`~.scan.decode_scan_wire`, zero-copy), the registry's record of any other registered
@@ -71,7 +88,13 @@ def make_framer(max_body: int = DEFAULT_MAX_BODY, *, name: str = 'ibeo',
 
     return MagicFramer(name, MAGIC_BYTES, HEADER_SIZE, body_size, max_body,
                        check_body=decode_body if decode else None,
-                       search_window=plausibility)
+                       search_window=plausibility, skip_oversized=True, describe=describe)
+
+
+def describe(header: IbeoHeader) -> str:
+    """'a 0x2280 (ecu_objects_2280)': a message named in the framer's error texts."""
+    name = registry.DATA_TYPE_NAMES.get(header.data_type, 'unknown type')
+    return f'a 0x{header.data_type:04X} ({name})'
 
 
 def split_messages(data: bytes, max_body: int = DEFAULT_MAX_BODY) -> tuple[list, list]:
@@ -81,5 +104,5 @@ def split_messages(data: bytes, max_body: int = DEFAULT_MAX_BODY) -> tuple[list,
             [e for e in events if not isinstance(e, Frame)])
 
 
-__all__ = ['PLAUSIBLE_TYPES', 'check_plausible', 'decode_body', 'make_framer', 'split_messages',
-           'Frame', 'Rejected']
+__all__ = ['PLAUSIBLE_TYPES', 'check_plausible', 'plausible_header', 'decode_body', 'describe',
+           'make_framer', 'split_messages', 'Frame', 'Rejected']

@@ -26,8 +26,10 @@ from ros_sim_bridge.core.ntp import ntp64_to_unix_ns
 MAGIC = 0xAFFEC0C2
 MAGIC_BYTES = MAGIC.to_bytes(4, 'big')
 HEADER_SIZE = 24
-#: Bodies up to 4 MiB: a FUSION 0x2205 can reach ~1.84 MB (65,535 points × 28 B), an image more.
-DEFAULT_MAX_BODY = 4 << 20
+#: Bodies up to 16 MiB, live and in files: a FUSION 0x2205 can reach ~1.84 MB (65,535 points ×
+#: 28 B), a 0x2280 of 65,535 objects without contours ~11.1 MB, an image more.  A well-framed
+#: message above the limit is skipped by its size (:mod:`.framing`).
+DEFAULT_MAX_BODY = 16 << 20
 #: Every data type the documents name lies in 0x1000..0x9FFF (0x1002 CAN … 0x9002 odometry).
 PLAUSIBLE_TYPES = range(0x1000, 0xA000)
 

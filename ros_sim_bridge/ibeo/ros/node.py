@@ -140,7 +140,8 @@ PARAMETERS = {
     'reconnect_within': (0.5, 's between reconnect attempts at most, so a sensor that is back '
                          'is served within about that long (a link that was up for a second '
                          'or more is retried at once)', positive),
-    'max_message_bytes': (DEFAULT_MAX_BODY, 'largest message body accepted (bigger = corrupt)',
+    'max_message_bytes': (DEFAULT_MAX_BODY, 'largest message body accepted; a well-framed '
+                          'bigger one is skipped by its size and counted as oversized',
                           positive),
     'max_objects': (256, 'objects per 0x2221 published at most (the first ones; the rest are '
                     'counted and dropped, a warning is logged)'),
