@@ -287,10 +287,13 @@ class _McapFile:
     def _flush(self) -> None:
         buf, index, size = self._buf, self._index, self._len
         chunk_start = self._pos
-        self._put(_CHUNK.pack(0x06, 40 + size, self._chunk_start, self._chunk_end, size, 0, 0,
-                              size), memoryview(buf)[:size], then=partial(self._free.append, buf))
+        head = _CHUNK.pack(0x06, 40 + size, self._chunk_start, self._chunk_end, size, 0, 0, size)
+        if size < self.BIG:         # cut short by a big message: its bytes copied, buf kept (a
+            self._put(head, bytes(memoryview(buf)[:size]))   # new one costs 1.3 MB of zeros)
+        else:
+            self._put(head, memoryview(buf)[:size], then=partial(self._free.append, buf))
+            self._buf = self._free.popleft() if self._free else bytearray(self._CAPACITY)
         self._end_chunk(self._chunk_start, self._chunk_end, chunk_start, size, index)
-        self._buf = self._free.popleft() if self._free else bytearray(self._CAPACITY)
         self._len, self._index = 0, {}
         self._chunk_start, self._chunk_end = 2 ** 64 - 1, 0
 
