@@ -11,6 +11,12 @@ per event what ``receive_times(events, read_ns)`` says (e.g.
 their sender's clock).  On connect the framer is reset and ``on_connect`` runs
 (a driver sends its start command there); when the peer vanishes, ``on_disconnect`` is told why
 and the client tries again on the schedule of :class:`RetryWaits`.
+
+A peer can also die without saying so: power cut before a FIN or RST reached us, a half-open
+link after a switch rebooted, a frozen device.  Two things find it: ``data_timeout`` (a
+connected link on which no byte came for that long is closed and rebuilt, for peers that
+stream continuously) and TCP keepalive on every socket (:data:`KEEPALIVE`: the kernel probes
+an idle link and fails the read when the peer's host no longer answers).
 """
 from __future__ import annotations
 
@@ -28,6 +34,12 @@ ErrorHandler = Callable[['TcpClient', BaseException], None]
 
 #: s a link must have lasted to count as settled: after it drops the client retries at once
 SETTLED_LINK_S = 1.0
+#: s a blocking read waits before the loop looks at stop() and the data timeout again
+POLL_S = 0.5
+#: TCP keepalive timing set on every link where the platform has the option: first probe
+#: after 5 s idle, then every 1 s, the link failed after 3 unanswered probes (about 8 s)
+KEEPALIVE = {name: value for name, value in (('TCP_KEEPIDLE', 5), ('TCP_KEEPINTVL', 1),
+                                              ('TCP_KEEPCNT', 3)) if hasattr(socket, name)}
 
 
 class RetryWaits:
@@ -78,6 +90,13 @@ class TcpClient(SupervisedLoop):
     the cap.  A settled link that drops is retried at once.  :meth:`retry_now` cuts the current
     wait short (a driver that learns the peer is back, e.g. from another link, connects at once
     instead of at its next attempt).
+
+    ``data_timeout`` > 0: a connected link on which no byte arrived for that many seconds is
+    taken for dead (a peer that stopped sending without closing), counted in
+    ``data_timeouts``, closed and rebuilt like a dropped one; ``silent`` is true from then
+    until a byte arrives.  0 (the default) suits links that are idle by design (request /
+    reply).  It may be changed while the client runs (a driver that told its peer to stop
+    sending sets it to 0).
     """
 
     def __init__(self, host: str, port: int, framer, on_event: EventHandler, *,
@@ -89,7 +108,7 @@ class TcpClient(SupervisedLoop):
                  receive_times: Optional[Callable[[list, int], list[int]]] = None,
                  connect_timeout: float = 2.0, min_backoff: float = 0.25,
                  max_backoff: float = 8.0, reconnect_within: float = 0.5,
-                 read_size: int = 1 << 16):
+                 data_timeout: float = 0.0, read_size: int = 1 << 16):
         self.host, self.port = host, port
         self.framer = framer
         self.on_event = on_event
@@ -102,10 +121,13 @@ class TcpClient(SupervisedLoop):
         self.connect_timeout = connect_timeout
         self.min_backoff, self.max_backoff = min_backoff, max_backoff
         self.reconnect_within = reconnect_within
+        self.data_timeout = data_timeout
         self.read_size = read_size
         self.connects = 0            # successful connections so far
         self.failures = 0            # failed connection attempts and dropped links
         self.bytes_received = 0
+        self.data_timeouts = 0       # links closed because no byte came for data_timeout s
+        self.silent = False          # since the last data timeout, no byte has come
         self.last_failure = ''
         self.health = ThreadHealth(name)
         self._fallback_log = RateLimitedLog()
@@ -184,7 +206,10 @@ class TcpClient(SupervisedLoop):
             self._wake.clear()              # a retry_now() that came while connecting
             try:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                sock.settimeout(0.5)
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+                for name, value in KEEPALIVE.items():
+                    sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, name), value)
+                sock.settimeout(POLL_S)
                 self._sock = sock
                 self.framer.reset()
                 self.connects += 1
@@ -231,6 +256,7 @@ class TcpClient(SupervisedLoop):
         # a framer with the buffered protocol (get_buffer / buffer_updated) is read into
         # directly: no chunk object, and a large message lands in its own buffer
         buffered = callable(getattr(self.framer, 'get_buffer', None))
+        last_byte = time.monotonic()
         while not self._stop.is_set():
             try:
                 if buffered:
@@ -240,12 +266,19 @@ class TcpClient(SupervisedLoop):
                     chunk = sock.recv(self.read_size)
                     n = len(chunk)
             except socket.timeout:
+                limit = self.data_timeout
+                if limit > 0 and time.monotonic() - last_byte >= limit:
+                    self.data_timeouts += 1
+                    self.silent = True
+                    return f'no data for {limit:g} s (data_timeout)'
                 continue
             except OSError as exc:
                 return f'receive failed: {exc.strerror or exc}'
             if not n:
                 return 'peer closed the connection'
             now = time.time_ns()
+            last_byte = time.monotonic()
+            self.silent = False
             self.bytes_received += n
             try:
                 events = self.framer.buffer_updated(n) if buffered else self.framer.feed(chunk)

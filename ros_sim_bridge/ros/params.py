@@ -32,6 +32,12 @@ def positive(value) -> Optional[str]:
     return None if ok else 'must be a finite number > 0'
 
 
+def non_negative(value) -> Optional[str]:
+    """A finite number of zero or more (a time where 0 turns the feature off)."""
+    ok = isinstance(value, (int, float)) and math.isfinite(value) and value >= 0
+    return None if ok else 'must be a finite number >= 0'
+
+
 def period(value) -> Optional[str]:
     """A timer period: 1 ms … 1 day (rcl's timers take int64 ns; 1e300 s overflowed)."""
     ok = isinstance(value, (int, float)) and 1e-3 <= value <= 86400.0

@@ -6,7 +6,7 @@ import time
 
 from ros_sim_bridge.core.framer import Frame, MagicFramer
 from ros_sim_bridge.core.file_source import FileSource
-from ros_sim_bridge.core.tcp import SETTLED_LINK_S, RetryWaits, TcpClient
+from ros_sim_bridge.core.tcp import KEEPALIVE, SETTLED_LINK_S, RetryWaits, TcpClient
 from ros_sim_bridge.core.udp import UdpEndpoint, UdpReceiver
 
 from conftest import free_tcp_port, wait_until
@@ -222,6 +222,58 @@ def test_tcp_client_backs_off_from_a_peer_that_hangs_up_at_once():
         stop.set()
         thread.join(timeout=5)
         server.close()
+
+def test_tcp_client_rebuilds_a_link_whose_peer_went_silent():
+    """The peer keeps the connection open but sends nothing more (power cut without FIN/RST
+    reaching us, a frozen device): after ``data_timeout`` without a byte the client counts it,
+    says why, closes the link and connects again; the peer is served on the new link."""
+    port = free_tcp_port()
+    server = Server(port)
+    frames, drops = [], []
+    client = TcpClient('127.0.0.1', port, framer(),
+                       lambda e, t: frames.append(e) if isinstance(e, Frame) else None,
+                       on_disconnect=drops.append, data_timeout=1.0, min_backoff=0.05)
+    client.start()
+    try:
+        first = server.accept()
+        first.sendall(msg(b'hello'))            # then silence, the connection left open
+        second = server.accept()                # socket.timeout: the client waited for ever
+        assert client.data_timeouts == 1 and client.silent
+        first.settimeout(5)
+        assert first.recv(16) == b''            # the client closed the silent link
+        assert wait_until(lambda: drops == ['no data for 1 s (data_timeout)']), drops
+        second.sendall(msg(b'again'))
+        assert wait_until(lambda: len(frames) == 2)
+        assert not client.silent                # a byte came: the peer speaks again
+        assert client.connects == 2 and client.last_failure == drops[0]
+        first.close()
+        second.close()
+    finally:
+        client.stop()
+        server.close()
+    assert [f.body[8:] for f in frames] == [b'hello', b'again']
+
+
+def test_tcp_client_asks_the_kernel_to_probe_an_idle_link():
+    """TCP keepalive on every link, with short probe times where the platform has them: a
+    peer that vanished is found by the kernel even on a link that is idle by design."""
+    port = free_tcp_port()
+    server = Server(port)
+    client = TcpClient('127.0.0.1', port, framer(), lambda e, t: None)
+    client.start()
+    try:
+        conn = server.accept()
+        assert wait_until(lambda: client.connected)
+        sock = client._sock
+        assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
+        assert KEEPALIVE, 'no keepalive timing option on this platform'
+        for name, value in KEEPALIVE.items():
+            assert sock.getsockopt(socket.IPPROTO_TCP, getattr(socket, name)) == value, name
+        conn.close()
+    finally:
+        client.stop()
+        server.close()
+
 
 class RecordReader:
     """A framer with the buffered protocol: fixed 6-byte records, each read into its own

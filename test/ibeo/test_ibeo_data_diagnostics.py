@@ -18,10 +18,11 @@ from diagnostic_msgs.msg import DiagnosticArray
 from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.codec import vehicle_state as V
 from ros_sim_bridge.ibeo.codec.header import encode_message
+from ros_sim_bridge.msg import LuxScanInfo
 from ros_sim_bridge.tools.launcher import NodeProcess
 
 from conftest import free_tcp_port, wait_until
-from test_lux_node import ERROR, OK, WARN, RawSensor, level
+from test_lux_node import ERROR, OK, WARN, RawSensor, level, numbered_scan
 
 NTP = 3_900_000_000 << 32
 FAST = {'diagnostics_period': 0.2, 'min_backoff': 0.05, 'max_backoff': 0.25,
@@ -231,3 +232,37 @@ def test_an_ecu_device_status_is_not_ok_while_the_link_is_down(ros, closing):
         sensor.send(device_status(1))
         st, _ = diag.wait('device 1 (scanner)', lambda st, v: level(st) == OK)
         assert st.message == 'ok'
+
+
+def test_a_silent_sensor_is_error_its_link_rebuilt_and_served_again_when_it_sends(ros, closing):
+    """A LUX that keeps the connection open but sends nothing more (power cut without FIN/RST
+    reaching us, a frozen unit): after ``data_timeout`` /diagnostics says ERROR with the
+    timeouts counted and the node connects again; once the sensor streams scans again they
+    are published and the link is OK."""
+    port = free_tcp_port()
+    diag = Diagnostics(ros)
+    with installed('ibeo_lux', port, data_timeout=1.0) as proc:
+        infos = ros.collect(LuxScanInfo, 'scan_info', 100)
+        sensor = serving(closing, port)
+        connected(diag)
+        sensor.send(numbered_scan(1))                   # then silence, the link left open
+        st, v = diag.wait('link tcp', lambda st, v: level(st) == ERROR
+                          and int(v.get('data_timeouts', 0)) >= 1)
+        assert 'no data for 1 s (data_timeout)' in st.message, st.message
+        assert v['data_timeout_s'] == '1' and v['last_failure'] == \
+            'no data for 1 s (data_timeout)'
+        assert wait_until(lambda: sensor.clients >= 2, 10)   # the node connected again
+        numbers = iter(range(2, 1000))
+
+        def streaming() -> bool:
+            """One scan at the LUX's slowest rate (12.5 Hz) on the current connection."""
+            try:
+                sensor.send(numbered_scan(next(numbers)))
+            except OSError:                             # the node was rebuilding the link
+                pass
+            return any(m.scan_number >= 2 for m in infos.messages)
+        assert wait_until(streaming, 15, interval=0.08), 'no scan published after the silence'
+        st, v = diag.wait('link tcp', lambda st, v: level(st) == OK)
+        assert int(v['connects']) >= 2
+        assert proc.running()
+    assert proc.proc.returncode == 0

@@ -639,6 +639,25 @@ def test_reconnects_when_the_sensor_restarts(ros, driver, closing):
     assert int(values['failures']) >= 1 and values['last_failure']
 
 
+def test_a_sensor_told_to_stop_measuring_is_not_taken_for_a_silent_one(ros, driver, closing):
+    """Stop Measure silences a LUX on purpose: the data timeout waits until Start Measure
+    (a reconnect would send Start Measure again on its own), then watches again."""
+    node, port = driver(**FAST, data_timeout=0.5)
+    infos = collect(ros, node, LuxScanInfo, 'scan_info', 200)
+    server = LuxServer(LuxScene(layers=4, seed=5), port=port).start()
+    closing.append(server)
+    infos.wait_for(2, timeout=15)
+    link = (node.client.connects, node.client.data_timeouts)    # scans flow on this link
+    assert call(ros, LuxCommand, '/ibeo_lux/stop_measure').success
+    time.sleep(2.0)                                   # four data timeouts of silence
+    assert not server.scene.measuring
+    assert (node.client.connects, node.client.data_timeouts) == link
+    assert call(ros, LuxCommand, '/ibeo_lux/start_measure').success
+    assert node.client.data_timeout == 0.5
+    n = len(infos.messages)
+    infos.wait_for(n + 2, timeout=10)
+
+
 def test_bad_input_is_counted_and_no_complete_message_is_lost(ros, driver, closing):
     node, port = driver(**RAW)
     infos = collect(ros, node, LuxScanInfo, 'scan_info', 100)

@@ -35,6 +35,9 @@ class PendingCommand:
 SIMPLE_COMMANDS = {'reset': cmd.RESET, 'save_config': cmd.SAVE_CONFIG,
                    'reset_defaults': cmd.RESET_DEFAULTS, 'start_measure': cmd.START_MEASURE,
                    'stop_measure': cmd.STOP_MEASURE}
+#: whether the sensor streams after a command done: Stop Measure silences it on purpose (the
+#: data timeout waits), Start Measure and Reset (it restarts measuring) end that
+MEASURING_AFTER = {cmd.START_MEASURE: True, cmd.RESET: True, cmd.STOP_MEASURE: False}
 
 
 class CommandServices:
@@ -64,6 +67,8 @@ class CommandServices:
             reply, err = self._command(cmd.encode_start_measure(), cmd.START_MEASURE)
             if reply is None or not reply.success:
                 log.warning(f'start measure: {err or "refused by the sensor"}')
+            else:
+                self._expect_data(True)
         if self.p.layers == 0:
             self._probe_layers(log)
 
@@ -84,6 +89,11 @@ class CommandServices:
                  f'({cmd.DEVICE_TYPES.get(s.device_type, "unknown")}): '
                  f'{8 if eight else 4} layers' + (f', beam tilt {s.beam_tilt:.4f} rad'
                                                   if eight else ''))
+
+    def _expect_data(self, measuring: bool) -> None:
+        """The link's data timeout is on while the sensor measures, off while it was told
+        to stop (its silence is no sign of a dead link then)."""
+        self.client.data_timeout = self.p.data_timeout if measuring else 0.0
 
     def _reply_failed_all(self, text: str) -> None:
         pending = self._pending
@@ -147,10 +157,12 @@ class CommandServices:
             reply, err = self._command(body, command_id, reply=False)
             res.success = not err
             res.message = err or 'reset sent (the LUX does not reply to Reset; it restarts)'
-            return res
-        reply, err = self._command(body, command_id)
-        res.reply_id = reply.reply_id if reply is not None else 0
-        self._result(res, reply, err, name)
+        else:
+            reply, err = self._command(body, command_id)
+            res.reply_id = reply.reply_id if reply is not None else 0
+            self._result(res, reply, err, name)
+        if res.success and command_id in MEASURING_AFTER:
+            self._expect_data(MEASURING_AFTER[command_id])
         return res
 
     def _send_filter(self, ranges: tuple) -> tuple[Optional[cmd.LuxReply], str]:

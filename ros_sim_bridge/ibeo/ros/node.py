@@ -83,7 +83,8 @@ from ros_sim_bridge.ibeo.ros.status import StatusReports
 from ros_sim_bridge.msg import (IbeoObjectList, IbeoOdometry, IbeoScanInfo, LuxObjectList,
                                 LuxScanInfo, LuxVehicleState)
 from ros_sim_bridge.ros.diagnostics import Diagnostics, StreamStats
-from ros_sim_bridge.ros.params import common_parameters, declare_parameters, port, positive
+from ros_sim_bridge.ros.params import (common_parameters, declare_parameters, non_negative, port,
+                                       positive)
 from ros_sim_bridge.ros.pointcloud import CloudBuffer
 from ros_sim_bridge.ros.qos import DATA
 from ros_sim_bridge.ros.runner import run_node
@@ -140,6 +141,10 @@ PARAMETERS = {
     'reconnect_within': (0.5, 's between reconnect attempts at most, so a sensor that is back '
                          'is served within about that long (a link that was up for a second '
                          'or more is retried at once)', positive),
+    'data_timeout': (2.5, 's without a byte on a connected link before it is taken for dead '
+                     '(a sensor whose power was cut, a frozen ECU), closed and rebuilt; '
+                     'waits while measuring is stopped through ~/stop_measure; 0: off',
+                     non_negative),
     'max_message_bytes': (DEFAULT_MAX_BODY, 'largest message body accepted; a well-framed '
                           'bigger one is skipped by its size and counted as oversized',
                           positive),
@@ -231,7 +236,8 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
                                 on_disconnect=self._on_disconnect,
                                 on_connect_failed=self._on_connect_failed,
                                 connect_timeout=p.connect_timeout, min_backoff=p.min_backoff,
-                                max_backoff=p.max_backoff, reconnect_within=p.reconnect_within)
+                                max_backoff=p.max_backoff, reconnect_within=p.reconnect_within,
+                                data_timeout=p.data_timeout)
         self.get_logger().info(
             f'connecting to the {self.DEVICE} at {p.host}:{p.port} (stamps: {p.stamp_source}, '
             f'layers: {p.layers or "from the sensor"}, points: {self.point_builder}, '
@@ -355,8 +361,12 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
                                f'{self.p.reconnect_within:g} s)', throttle_duration_sec=10.0)
 
     def _on_disconnect(self, reason: str) -> None:
-        self.get_logger().warning(f'link to {self.p.host}:{self.p.port} lost: {reason}; '
-                                  'reconnecting')
+        text = f'link to {self.p.host}:{self.p.port} lost: {reason}; reconnecting'
+        # a data timeout is logged rate-limited: a sensor that still accepts times out again
+        if self.client.silent:
+            self.diagnostics.log_limited(self.link.name, 'data_timeout', text)
+        else:
+            self.get_logger().warning(text)
         self._type_streams_down(reason)
         self._reply_failed_all(f'link lost: {reason}')
         for ev in self.session.connection_lost():

@@ -74,6 +74,9 @@ class StatusReports:
         if not c.connected:
             st.level = DiagnosticStatus.ERROR
             st.message = 'not connected' + (f': {c.last_failure}' if c.last_failure else '')
+        elif c.silent:          # reconnected after a data timeout, and still nothing came
+            st.level = DiagnosticStatus.ERROR
+            st.message = f'silent: {c.last_failure}; link rebuilt, no data since'
         ss = self.session
         skipped = sorted(ss.skipped.items())
         with self._lock:
@@ -87,6 +90,7 @@ class StatusReports:
         values = [
             ('connected', str(c.connected).lower()), ('connects', str(c.connects)),
             ('failures', str(c.failures)), ('last_failure', c.last_failure),
+            ('data_timeout_s', f'{c.data_timeout:g}'), ('data_timeouts', str(c.data_timeouts)),
             ('bytes_received', str(c.bytes_received)),
             ('garbage_bytes', str(c.framer.garbage_bytes)),
             *counters,
