@@ -1,5 +1,13 @@
-"""NTP64 time stamps (RFC 5905 §6: 32-bit seconds since 1900-01-01, 32-bit fraction) ↔ Unix time."""
+"""NTP64 time stamps (RFC 5905 §6: 32-bit seconds since 1900-01-01, 32-bit fraction) ↔ Unix time,
+and the one rule for which of a stream's NTP64 times are invalid (:class:`NtpTimeCheck`,
+:func:`check_ntp_times`)."""
 from __future__ import annotations
+
+import collections
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Sequence
 
 NTP_UNIX_OFFSET = 2_208_988_800  # seconds from 1900-01-01 to 1970-01-01
 _FRAC = 1 << 32
@@ -27,3 +35,120 @@ def ntp64_to_unix_ns(value: int) -> int:
 def unix_ns_to_ntp64(ns: int) -> int:
     sec, frac = unix_ns_to_ntp(ns)
     return ((sec & 0xFFFFFFFF) << 32) | frac
+
+
+#: An NTP64 field with every bit set: never written (erased flash, a buffer filled with 0xFF).
+NTP64_ALL_ONES = (1 << 64) - 1
+#: Default bound of :class:`NtpTimeCheck`: a sensor stream sends several messages a second,
+#: so consecutive valid times lie milliseconds apart; a minute leaves room for stalls.
+MAX_TIME_JUMP_S = 60.0
+
+
+def ntp64_is_unset(value: int) -> bool:
+    """0 (RFC 5905: unknown; a clock never set) or all ones (a field never written): no
+    time at all."""
+    return value == 0 or value == NTP64_ALL_ONES
+
+
+class NtpTimeCheck:
+    """Which NTP64 times of one stream (its messages' times in stream order) are valid.
+
+    Invalid: :func:`ntp64_is_unset` (0, all ones), and a time more than ``max_jump_s`` before
+    or after the last valid one (a device without time sync, a corrupt header), after it by
+    the receive time elapsed since then in addition when the caller gives receive times (a
+    live link that was silent).  ``confirm``
+    consecutive such times within ``max_jump_s`` of each other are a clock step (set, reset,
+    recordings joined), not corruption: the last of them is valid and the new time base with
+    it; after :meth:`expect_step` (the caller set the clock) the first one is.  The first time
+    is taken as it is unless ``anchor`` (a time known valid) is given.
+    """
+
+    def __init__(self, max_jump_s: float = MAX_TIME_JUMP_S, *, confirm: int = 3,
+                 anchor: int | None = None):
+        if not (math.isfinite(max_jump_s) and max_jump_s > 0):
+            raise ValueError(f'the time jump bound must be a finite number of seconds above '
+                             f'0, not {max_jump_s}')
+        self.max_jump = int(max_jump_s * _FRAC)
+        self.confirm = confirm
+        self.reset(anchor)
+
+    def reset(self, anchor: int | None = None) -> None:
+        """A new stream (a reconnect, a seek): no valid time seen yet (or ``anchor``)."""
+        self.last, self.last_at = anchor, None   # last valid time, its receive time (ns)
+        self._jumps, self._jumped = 0, 0         # consecutive agreeing jumped times, last one
+        self._step_expected = False
+        #: after a valid answer: how many of the times just before it it confirmed as a
+        #: clock step (invalid when they came; a caller that can look back may take them)
+        self.stepped = 0
+
+    def expect_step(self) -> None:
+        """The clock is being set: the next time beyond the bound starts a new time base."""
+        self._step_expected = True
+
+    def why_invalid(self, ntp: int, now_ns: int | None = None) -> str | None:
+        """None when ``ntp`` (received at ``now_ns``, if known) is valid, else why not."""
+        if ntp64_is_unset(ntp):
+            return 'time 0 (clock not set)' if ntp == 0 else 'all ones (never written)'
+        last, stepped = self.last, 0
+        if last is not None:
+            ahead = self.max_jump
+            if now_ns is not None and self.last_at is not None:
+                ahead += ((now_ns - self.last_at) << 32) // 1_000_000_000
+            if not -self.max_jump <= ntp - last <= ahead:
+                agrees = self._jumps and abs(ntp - self._jumped) <= self.max_jump
+                self._jumps, self._jumped = (self._jumps + 1 if agrees else 1), ntp
+                if self._jumps < self.confirm and not self._step_expected:
+                    return f'{(ntp - last) / _FRAC:+.3g} s from the last valid time'
+                stepped, self._step_expected = self._jumps - 1, False
+        self.last, self.last_at, self._jumps, self.stepped = ntp, now_ns, 0, stepped
+        return None
+
+
+@dataclass
+class CheckedTimes:
+    """:func:`check_ntp_times`' answer: the time to use for each message, the indices of the
+    invalid ones, (index, why) of the first ten of them."""
+    times: list
+    invalid: list
+    reasons: list
+
+
+def check_ntp_times(times: Sequence[int | None], max_jump_s: float = MAX_TIME_JUMP_S,
+                    ) -> CheckedTimes:
+    """The NTP64 times of a whole recording through :class:`NtpTimeCheck`, anchored at the
+    median of the first five that are not :func:`ntp64_is_unset` (a leading outlier is
+    outvoted); the times of a confirmed clock step are valid from its first one.  An invalid
+    time is replaced by the last valid time before it (leading ones: the first valid one), so
+    the times stay monotonic where the valid ones are; None (a message without a time, e.g. a
+    file trailer) is filled likewise and not checked; without any valid time, every time
+    is 0."""
+    first = list(itertools.islice((t for t in times if t is not None and not ntp64_is_unset(t)),
+                                  5))
+    check = NtpTimeCheck(max_jump_s, anchor=sorted(first)[len(first) // 2] if first else None)
+    why_invalid = check.why_invalid
+    invalid: dict[int, str] = {}                 # index → why, in file order
+    jumped: collections.deque = collections.deque(maxlen=check.confirm)
+    for i, t in enumerate(times):
+        if t is None:
+            continue
+        why = why_invalid(t)
+        if why is not None:
+            invalid[i] = why
+            if not ntp64_is_unset(t):
+                jumped.append(i)
+            continue
+        for _ in range(check.stepped):           # the start of a clock step: valid after all
+            del invalid[jumped.pop()]
+        jumped.clear()
+    out, last = list(times), None
+    for i, t in enumerate(times):
+        if t is None or i in invalid:
+            out[i] = last
+        else:
+            last = t
+    lead = next((t for t in out if t is not None), 0)
+    for i, t in enumerate(out):
+        if t is not None:
+            break
+        out[i] = lead
+    return CheckedTimes(out, list(invalid), list(itertools.islice(invalid.items(), 10)))

@@ -37,7 +37,8 @@ from pathlib import Path
 from typing import Iterable, Iterator, Optional, Union
 
 from ros_sim_bridge.core.binary import CodecError
-from ros_sim_bridge.core.ntp import NTP_UNIX_OFFSET, ntp64_to_unix_ns
+from ros_sim_bridge.core.ntp import (MAX_TIME_JUMP_S, NTP_UNIX_OFFSET, CheckedTimes,
+                                     check_ntp_times)
 from .codec import registry
 from .codec.framing import check_plausible, plausible_header
 from .codec.header import (DEFAULT_MAX_BODY, HEADER_SIZE, MAGIC_BYTES, IbeoHeader,
@@ -65,10 +66,6 @@ class IdcEntry:
     @property
     def end(self) -> int:
         return self.offset + HEADER_SIZE + self.size
-
-    @property
-    def stamp_ns(self) -> int:
-        return ntp64_to_unix_ns(self.ntp)
 
 
 @dataclass(frozen=True)
@@ -101,6 +98,10 @@ class IdcSummary:
     #: messages on the power-up clock (before 1970) in a file whose clock was set later:
     #: not in the span (a power-up time and a date make no duration)
     unset_clock_messages: int = 0
+    #: messages whose header time is invalid (:func:`~ros_sim_bridge.core.ntp.check_ntp_times`:
+    #: 0, all ones, a jump), and (offset, data type, why) of the first ten: not in the span
+    invalid_times: int = 0
+    invalid_time_examples: list = field(default_factory=list)
     damages: list = field(default_factory=list)
     chain_breaks: list = field(default_factory=list)
 
@@ -306,13 +307,30 @@ class IdcReader:
         cand, _, _ = self._candidate(at)
         return cand if cand is not None and cand.end == entry.offset else None
 
-    def summary(self) -> IdcSummary:
+    def checked_times(self, max_jump_s: float = MAX_TIME_JUMP_S) -> CheckedTimes:
+        """The header time to use for each entry (:func:`~ros_sim_bridge.core.ntp.
+        check_ntp_times`: an invalid one replaced by a neighbouring valid one; the IDC trailer,
+        written with time 0, is not checked)."""
+        return check_ntp_times([None if e.data_type == IDC_TRAILER else e.ntp
+                                for e in self.entries], max_jump_s)
+
+    def invalid_time_examples(self, checked: CheckedTimes) -> list[tuple[int, int, str]]:
+        """(offset, data type, why) of the first invalid header times of ``checked``."""
+        return [(self.entries[i].offset, self.entries[i].data_type, why)
+                for i, why in checked.reasons]
+
+    def summary(self, max_jump_s: float = MAX_TIME_JUMP_S) -> IdcSummary:
         s = IdcSummary(str(self.path), self.file_size, len(self.entries),
                        damages=list(self.damages), chain_breaks=list(self.chain_breaks))
         for e in self.entries:
             s.types[e.data_type] += 1
             s.devices[e.device_id] += 1
-        times = [e.ntp for e in self.entries if e.data_type != IDC_TRAILER and e.ntp]
+        checked = self.checked_times(max_jump_s)
+        s.invalid_times = len(checked.invalid)
+        s.invalid_time_examples = self.invalid_time_examples(checked)
+        bad = set(checked.invalid)
+        times = [e.ntp for i, e in enumerate(self.entries)
+                 if e.data_type != IDC_TRAILER and i not in bad]
         dated = [t for t in times if (t >> 32) >= NTP_UNIX_OFFSET]
         if dated and len(dated) < len(times):     # the clock was set during the recording
             s.unset_clock_messages = len(times) - len(dated)

@@ -9,7 +9,10 @@
 form through :class:`~ros_sim_bridge.ibeo.ros.ecu_conversions.IbeoToRos` (the topics and types
 listed in the README) and writes them with the suite's
 :class:`~ros_sim_bridge.ros.bag.BagWriter`, log time = the Ibeo header's NTP time.  Damaged
-regions and messages that do not decode are reported and skipped; the conversion goes on.
+regions and messages that do not decode are reported and skipped; the conversion goes on.  A
+header time that is invalid (:func:`~ros_sim_bridge.core.ntp.check_ntp_times`: 0, all ones,
+more than ``--max-time-jump`` s from its neighbours) is counted and replaced by the last valid
+one (the first for leading ones), in ``info``'s span as in the bag; the message is written.
 Ctrl-C / SIGTERM close the bag cleanly (exit 0).
 
 A file that cannot be used (missing, empty, no Ibeo message in it, an output folder whose
@@ -19,6 +22,7 @@ cut short by its reader (``ibeo_idc info x.idc | head``) ends quietly with exit 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import math
 import os
@@ -29,7 +33,7 @@ from typing import Optional, Sequence
 
 from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.core.cli import run_tool, strip_ros_args
-from ros_sim_bridge.core.ntp import NTP_UNIX_OFFSET
+from ros_sim_bridge.core.ntp import MAX_TIME_JUMP_S, NTP_UNIX_OFFSET
 from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.codec.header import DEFAULT_MAX_BODY
 from ros_sim_bridge.ibeo.idc import IdcReader, IdcSummary, hex_messages
@@ -46,7 +50,18 @@ def format_ntp(ntp: Optional[int]) -> str:
     return f'{ntp / 4294967296.0:.3f} s after power-up (clock not set)'
 
 
-def format_summary(s: IdcSummary) -> str:
+def invalid_time_lines(count: int, examples: list, max_jump_s: float, what: str) -> list:
+    """The lines that count the messages with an invalid header time and name the first."""
+    if not count:
+        return []
+    lines = [f'{count} messages with an invalid header time (0, all ones or more than '
+             f'{max_jump_s:g} s from the valid ones): {what}']
+    lines += [f'  at byte {offset}: 0x{dt:04X} {registry.type_name(dt)}: {why}'
+              for offset, dt, why in examples]
+    return lines
+
+
+def format_summary(s: IdcSummary, max_jump_s: float = MAX_TIME_JUMP_S) -> str:
     lines = [f'file:      {s.path}', f'size:      {s.file_size} bytes',
              f'messages:  {s.messages}',
              f'start:     {format_ntp(s.first_ntp)}', f'end:       {format_ntp(s.last_ntp)}',
@@ -54,6 +69,8 @@ def format_summary(s: IdcSummary) -> str:
     if s.unset_clock_messages:
         lines.append(f'           ({s.unset_clock_messages} messages before the clock was set, '
                      'stamped since power-up: not in the span)')
+    lines += invalid_time_lines(s.invalid_times, s.invalid_time_examples, max_jump_s,
+                                'not in the span')
     lines.append('types:')
     decodable = set(registry.registered_types())
     for dt, n in sorted(s.types.items()):
@@ -94,7 +111,7 @@ def check_output_folder(path) -> None:
 
 def cmd_info(args, stops) -> int:
     with open_reader(args.file, args.max_body) as reader:
-        print(format_summary(reader.summary()))
+        print(format_summary(reader.summary(args.max_time_jump), args.max_time_jump))
     return 0
 
 
@@ -104,6 +121,8 @@ class ConversionReport:
         self.undecodable: Counter = Counter()      # (data type, kind) → count
         self.without_ros_form: Counter = Counter()
         self.first_errors: list = []
+        self.invalid_times = 0
+        self.invalid_time_examples: list = []       # (offset, data type, why) of the first
         self.interrupted = False
         self.stopped_at = 0          # bytes of the file converted (all of it when not interrupted)
 
@@ -116,10 +135,12 @@ class ConversionReport:
 
 def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool = True,
             converter=None, writer=None, should_stop=lambda: False,
-            node_name: str = 'ibeo') -> ConversionReport:
+            node_name: str = 'ibeo', max_jump_s: float = MAX_TIME_JUMP_S) -> ConversionReport:
     """Write every convertible message of ``reader`` to the bag folder ``out``; stops between
     two messages once ``should_stop()`` is true (the bag is closed either way).  /diagnostics
-    status names start with ``node_name: `` (live: the driver node's name)."""
+    status names start with ``node_name: `` (live: the driver node's name).  An invalid header
+    time (``max_jump_s``: :meth:`IdcReader.checked_times`) is replaced by a valid neighbour's,
+    as log time and in the header the converter reads."""
     from tqdm import tqdm
 
     from ros_sim_bridge.core.memory import reuse_freed_memory
@@ -130,17 +151,23 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
     conv = converter or IbeoToRos(namespace=namespace, serialized=True,
                                   status_prefix=f'{node_name}: ')
     report = ConversionReport()
+    checked = reader.checked_times(max_jump_s)
+    report.invalid_times = len(checked.invalid)
+    report.invalid_time_examples = reader.invalid_time_examples(checked)
     bag = writer or BagWriter(out)
     bar = tqdm(total=reader.file_size, unit='B', unit_scale=True, disable=not progress,
                desc=Path(reader.path).name)
     done = 0
     try:
-        for entry in reader.entries:
+        for entry, ntp in zip(reader.entries, checked.times):
             if should_stop():
                 report.interrupted = True
                 break
+            header = reader.header(entry)
+            if ntp != entry.ntp:        # an invalid header time: a valid neighbour's
+                header = dataclasses.replace(header, ntp=ntp)
             try:                        # a record the codec refuses, or one no message holds
-                pairs = conv.convert(reader.header(entry), reader.decode(entry))
+                pairs = conv.convert(header, reader.decode(entry))
             except CodecError as exc:   # (a time no stamp holds: StampError)
                 report.skipped(entry, exc)
             else:
@@ -148,7 +175,7 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
                     report.skipped(entry, exc)
                 if not pairs and not conv.refused:
                     report.without_ros_form[entry.data_type] += 1
-                t_ns = ntp_to_ns(entry.ntp)
+                t_ns = ntp_to_ns(ntp)
                 for topic, msg in pairs:
                     if isinstance(msg, CdrMessage):   # made for this write: handed over
                         bag.write(topic, t_ns, msg.parts, msg.type_name, handed_over=True)
@@ -192,7 +219,8 @@ def cmd_to_bag(args, stops) -> int:
             with stops.deferred():          # bag closed, the summary printed, exit 0
                 report = convert(reader, out, namespace=args.namespace,
                                  progress=not args.no_progress,
-                                 should_stop=lambda: bool(stops.fired), node_name=node_name)
+                                 should_stop=lambda: bool(stops.fired), node_name=node_name,
+                                 max_jump_s=args.max_time_jump)
         except KeyboardInterrupt:           # raised as the deferred block ends
             pass
         s = reader.summary()
@@ -210,6 +238,10 @@ def cmd_to_bag(args, stops) -> int:
         print(f'  {n} × 0x{dt:04X} {registry.type_name(dt)} have no ROS form')
     for offset, text in report.first_errors:
         print(f'  at byte {offset}: {text}')
+    for line in invalid_time_lines(report.invalid_times, report.invalid_time_examples,
+                                   args.max_time_jump, 'written at the last valid time (the '
+                                   'first for leading ones)'):
+        print(f'  {line}')
     if s.damages:
         print(f'damage: {len(s.damages)} region(s), {s.bytes_skipped} bytes skipped')
         for d in s.damages:
@@ -269,10 +301,24 @@ def cmd_from_hex(args, stops) -> int:
     return 0
 
 
+def seconds_above_0(text: str) -> float:
+    """A finite number of seconds above 0 (argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f'not a finite number of seconds above 0: {text!r}')
+    return value
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog='ibeo_idc', description=__doc__.split('\n')[0])
     p.add_argument('--max-body', type=int, default=DEFAULT_MAX_BODY,
                    help=f'largest message body accepted (bytes, default {DEFAULT_MAX_BODY})')
+    p.add_argument('--max-time-jump', type=seconds_above_0, default=MAX_TIME_JUMP_S,
+                   help='s a header time may lie from the valid ones before it counts as '
+                        f'invalid (default {MAX_TIME_JUMP_S:g}); 0 and all ones always do')
     sub = p.add_subparsers(dest='command', required=True)
     info = sub.add_parser('info', help='types, counts, time span, devices, damage')
     info.add_argument('file')

@@ -10,7 +10,9 @@ is not played.  A damaged region (:class:`~ros_sim_bridge.ibeo.idc.Damage`) is r
 when play first reaches it (``on_damage``); play goes on after it.
 
 Times: ``t`` seconds from the recording's first message time; a negative ``t`` counts from
-its last message time.
+its last message time.  An invalid header time (:func:`~ros_sim_bridge.core.ntp.
+check_ntp_times`: 0, all ones, a jump of more than ``max_jump_s``) is not waited for: the
+message goes out at once, and for seeking and the span it has its valid neighbour's time.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Callable, Optional, Union
 
 from ros_sim_bridge.core.file_source import Playback
+from ros_sim_bridge.core.ntp import MAX_TIME_JUMP_S, ntp64_to_unix_ns
 from .codec.header import DEFAULT_MAX_BODY
 from .idc import IDC_TRAILER, Damage, IdcEntry, IdcReader
 
@@ -36,6 +39,7 @@ class IdcPlayer:
     def __init__(self, path: Union[str, Path], on_message: Callable[[bytes, IdcEntry], None],
                  *, rate: float = 1.0, loop: bool = False, start_offset: float = 0.0,
                  paused: bool = False, max_body: int = DEFAULT_MAX_BODY,
+                 max_jump_s: float = MAX_TIME_JUMP_S,
                  on_jump: Optional[Callable[[], None]] = None,
                  on_end: Optional[Callable[[bool], None]] = None,
                  on_damage: Optional[Callable[[Damage], None]] = None,
@@ -43,25 +47,23 @@ class IdcPlayer:
                  name: str = 'idc playback'):
         self.reader = IdcReader(path, max_body=max_body)
         try:
-            self.entries = [e for e in self.reader.entries if e.data_type != IDC_TRAILER]
+            checked = self.reader.checked_times(max_jump_s)
         except BaseException:
             self.reader.close()
             raise
+        played = [i for i, e in enumerate(self.reader.entries) if e.data_type != IDC_TRAILER]
+        self.entries = [self.reader.entries[i] for i in played]
         self.on_message, self.on_end, self.on_damage = on_message, on_end, on_damage
         self._on_error = on_error
         self.damages = list(self.reader.damages)
         self.chain_breaks = list(self.reader.chain_breaks)
-        # play time of each message: its NTP time (0 = not set: the previous one's)
-        self._stamps: list[Optional[int]] = [e.stamp_ns if e.ntp else None
-                                             for e in self.entries]
-        filled, last = [], None
-        for s in self._stamps:
-            last = s if s is not None else last
-            filled.append(last)
-        first = next((s for s in filled if s is not None), 0)
-        self._times = [first if s is None else s for s in filled]
-        self.first_ns = first
-        self.last_ns = self._times[-1] if self._times else first
+        # time of each message (an invalid one's: its neighbour's); paced by the valid ones
+        self._times = [ntp64_to_unix_ns(checked.times[i]) for i in played]
+        invalid = set(checked.invalid)
+        self._stamps: list[Optional[int]] = [None if i in invalid else t
+                                             for i, t in zip(played, self._times)]
+        self.first_ns = self._times[0] if self._times else 0
+        self.last_ns = self._times[-1] if self._times else 0
         # each damaged region is reported before the first message after it (or at the end)
         offsets = [e.offset for e in self.entries]
         self._damage_at: dict[int, list[Damage]] = {}

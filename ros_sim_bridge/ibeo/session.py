@@ -21,7 +21,9 @@ What it holds (interface spec §2.4, §7; SUPPLEMENT §3.3):
   scan numbers follow each other (16-bit wrap) form one frame (:attr:`Scan.pairing`); a half
   whose partner never came is reported (:class:`UnpairedHalf`) and counted;
 * the sensor clock: NTP seconds before 2000 mean an unset clock (counting from power-up);
-  :meth:`stamp_ns` picks sensor or receive time by that rule;
+  :meth:`stamp_ns` picks sensor or receive time by that rule; a data message whose header
+  time is invalid (:class:`~ros_sim_bridge.core.ntp.NtpTimeCheck`: 0, all ones, a jump) is
+  an :class:`InvalidTime` event before it, counted, and its receive time is its stamp;
 * the ECU Set Filter (spec §20): :meth:`send_set_filter` sends the big-endian 0x2010; the
   ECU's big-endian 0x2020 answer (``00 05``) becomes a :class:`Reply` whose ``reply`` has
   command id 0x0005 (0x8005 when refused), paired like a LUX reply;
@@ -39,7 +41,8 @@ import numpy as np
 
 from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.core.framer import Frame, Rejected
-from ros_sim_bridge.core.ntp import NTP_UNIX_OFFSET, ntp64_to_unix_ns
+from ros_sim_bridge.core.ntp import (MAX_TIME_JUMP_S, NTP_UNIX_OFFSET, NtpTimeCheck,
+                                     ntp64_is_unset, ntp64_to_unix_ns)
 from ros_sim_bridge.ibeo.codec import commands as cmd
 from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.codec import scan as lux_scan
@@ -51,6 +54,9 @@ from ros_sim_bridge.ibeo.codec.header import DEFAULT_MAX_BODY, IbeoHeader, encod
 #: Sensor clocks before 2000-01-01 are unset (seconds since power-up), SUPPLEMENT §3.3.
 NTP_2000 = NTP_UNIX_OFFSET + 946_684_800
 STAMP_SOURCES = ('receive', 'sensor')
+#: Commands that set the sensor clock (§7.1.9): the header times step after them.
+SET_CLOCK_COMMANDS = frozenset((cmd.SET_NTP_SECONDS, cmd.SET_NTP_FRACTION,
+                                cmd.SET_NTP_TIMESTAMP_SYNC))
 #: The LUX data types (spec §3–§7); every other registered type (ECU / FUSION, §8 on) is a
 #: :class:`Message` too, unregistered types are skipped by size and counted.
 HANDLED_TYPES = (registry.SCAN, registry.OBJECTS, registry.VEHICLE_STATE,
@@ -65,13 +71,13 @@ def handled(data_type: int) -> bool:
 def sent_ns(event) -> Optional[int]:
     """The sender's time of a framer event (ns, Unix epoch, negative for a clock counting from
     power-up): its data header's NTP time, "time when this message was created" (spec §2.4);
-    None for a CodecError or a header whose NTP time is 0.  Spaces the receive times of the
-    messages of one read (:mod:`ros_sim_bridge.core.receive_times`)."""
+    None for a CodecError or a header whose NTP time is 0 or all ones.  Spaces the receive
+    times of the messages of one read (:mod:`ros_sim_bridge.core.receive_times`)."""
     if isinstance(event, CodecError):
         return None
     frame = event.frame if isinstance(event, Rejected) else event
     ntp = frame.parsed.ntp
-    return ntp64_to_unix_ns(ntp) if ntp else None
+    return None if ntp64_is_unset(ntp) else ntp64_to_unix_ns(ntp)
 
 
 # --- events -------------------------------------------------------------------------------
@@ -87,6 +93,7 @@ class Scan:
     eight_layer: bool
     beam_tilt: float
     pairing: str = 'single'
+    time_valid: bool = True
 
 
 @dataclass(frozen=True)
@@ -101,6 +108,15 @@ class Message:
     an ECU / FUSION type (``record`` is the codec's record)."""
     header: IbeoHeader
     record: Any
+    time_valid: bool = True
+
+
+@dataclass(frozen=True)
+class InvalidTime:
+    """The data message after this event has an invalid header time (``why``): its
+    ``time_valid`` is False; it is not used for the sensor clock."""
+    header: IbeoHeader
+    why: str
 
 
 @dataclass(frozen=True)
@@ -132,19 +148,22 @@ class Skipped:
     key: str
 
 
-Event = Union[Scan, UnpairedHalf, Message, Reply, ReplyFailed, BadMessage, Skipped, CodecError]
+Event = Union[Scan, UnpairedHalf, Message, InvalidTime, Reply, ReplyFailed, BadMessage,
+              Skipped, CodecError]
 
 
 class LuxSession:
     """Protocol state of one LUX link (see the module docstring).
 
     ``layers``: 0 asks the sensor (:meth:`apply_device_type`), else 4 or 8; ``beam_tilt``
-    (rad) until the sensor reports BeamTilt; ``merge_mirror_sides`` pairs 8-layer halves.
+    (rad) until the sensor reports BeamTilt; ``merge_mirror_sides`` pairs 8-layer halves;
+    ``max_time_jump`` (s) bounds a valid header time's step (:class:`NtpTimeCheck`).
     """
 
     def __init__(self, *, layers: int = 0,
                  beam_tilt: float = lux_scan.DEFAULT_8_LAYER_BEAM_TILT_RAD,
-                 merge_mirror_sides: bool = True, max_body: int = DEFAULT_MAX_BODY):
+                 merge_mirror_sides: bool = True, max_body: int = DEFAULT_MAX_BODY,
+                 max_time_jump: float = MAX_TIME_JUMP_S):
         if layers not in (0, 4, 8):
             raise ValueError(f'layers must be 0 (ask the sensor), 4 or 8, not {layers}')
         self.layers = layers
@@ -155,6 +174,9 @@ class LuxSession:
         self.detected_eight: Optional[bool] = None
         self.sensor_clock_set: Optional[bool] = None
         self.time_offset_s: Optional[float] = None
+        self.header_times = NtpTimeCheck(max_time_jump)
+        self.invalid_times = 0
+        self.last_invalid_time = ''          # '<type> device <id>: <why>' of the last one
         self.pending_command: Optional[int] = None
         self.skipped: collections.Counter[str] = collections.Counter()
         self.unsolicited_replies = 0
@@ -166,6 +188,7 @@ class LuxSession:
     def connection_made(self) -> None:
         """A new connection: the old stream's tail and any waiting half are meaningless."""
         self.framer.reset()
+        self.header_times.reset()
         self.pending_command = None
         self._half = None
 
@@ -182,6 +205,8 @@ class LuxSession:
         none, §7.1.1)."""
         self.pending_command = command_id if expect_reply else None
         self.commands_sent += 1
+        if command_id in SET_CLOCK_COMMANDS:     # the sensor's next times: a new time base
+            self.header_times.expect_step()
         return encode_message(registry.COMMAND, cmd.encode_command(command_id)
                               if body is None else body)
 
@@ -225,10 +250,12 @@ class LuxSession:
     def clock_is_set(ntp: int) -> bool:
         return (ntp >> 32) >= NTP_2000
 
-    def stamp_ns(self, ntp: int, now_ns: int, source: str) -> tuple[int, bool]:
-        """(stamp ns, fell back): the sensor time when ``source`` is 'sensor' and the sensor
-        clock is set, else the receive time (fell back True when sensor time was wanted)."""
-        if source == 'sensor':
+    def stamp_ns(self, ntp: int, now_ns: int, source: str,
+                 time_valid: bool = True) -> tuple[int, bool]:
+        """(stamp ns, fell back): the sensor time when ``source`` is 'sensor', the message's
+        header time valid and the sensor clock set, else the receive time (fell back True when
+        sensor time was wanted while the clock is unset)."""
+        if source == 'sensor' and time_valid:
             if self.clock_is_set(ntp):
                 return ntp64_to_unix_ns(ntp), False
             return now_ns, True
@@ -276,26 +303,34 @@ class LuxSession:
             if not solicited:
                 self.unsolicited_replies += 1
             return [Reply(header, reply, solicited)]
-        if header.ntp:                           # data messages carry the sensor clock
+        why = self.header_times.why_invalid(header.ntp, now_ns)
+        if why is None:                          # data messages carry the sensor clock
             self._note_clock(header.ntp, now_ns)
+            out = []
+        else:
+            self.invalid_times += 1
+            self.last_invalid_time = (f'0x{dtype:04X} {registry.type_name(dtype)} device '
+                                      f'{header.device_id}: {why}')
+            out = [InvalidTime(header, why)]
         if dtype == registry.SCAN:
             scan, wire = frame.record
-            return self._scan(header, scan, wire)
-        return [Message(header, frame.record)]
+            return out + self._scan(header, scan, wire, why is None)
+        return out + [Message(header, frame.record, why is None)]
 
-    def _scan(self, header: IbeoHeader, scan: lux_scan.LuxScan, wire) -> list[Event]:
+    def _scan(self, header: IbeoHeader, scan: lux_scan.LuxScan, wire,
+              time_valid: bool) -> list[Event]:
         eight = self.eight_layer
         tilt = self.beam_tilt if eight else 0.0
         if not (eight and self.merge_mirror_sides):
-            return [Scan(header, scan, wire, eight, tilt)]
+            return [Scan(header, scan, wire, eight, tilt, time_valid=time_valid)]
         half = self._half
         if half is not None and half.mirror_side != scan.mirror_side \
                 and (scan.scan_number - half.scan_number) & 0xFFFF == 1:   # 16-bit wrap
             self._half = None
-            return [Scan(header, scan, wire, eight, tilt, 'second')]
+            return [Scan(header, scan, wire, eight, tilt, 'second', time_valid)]
         out = self._flush_half()
         self._half = scan
-        return out + [Scan(header, scan, wire, eight, tilt, 'first')]
+        return out + [Scan(header, scan, wire, eight, tilt, 'first', time_valid)]
 
     def _flush_half(self) -> list[Event]:
         half, self._half = self._half, None
@@ -305,6 +340,6 @@ class LuxSession:
         return [UnpairedHalf(half)]
 
 
-__all__ = ['LuxSession', 'Scan', 'UnpairedHalf', 'Message', 'Reply', 'ReplyFailed',
+__all__ = ['LuxSession', 'Scan', 'UnpairedHalf', 'Message', 'InvalidTime', 'Reply', 'ReplyFailed',
            'BadMessage', 'Skipped', 'Event', 'NTP_2000', 'STAMP_SOURCES', 'HANDLED_TYPES',
            'handled', 'sent_ns']

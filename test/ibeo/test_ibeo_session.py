@@ -9,7 +9,8 @@ import pytest
 
 from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.ibeo.codec import commands as C
-from ros_sim_bridge.ibeo.session import NTP_2000, LuxSession, Message, Reply, UnpairedHalf
+from ros_sim_bridge.ibeo.session import (NTP_2000, LuxSession, Message, Reply, Scan,
+                                         UnpairedHalf)
 
 SENSOR_NTP = (NTP_2000 + 800_000_000) << 32        # a set sensor clock (2025)
 NOW = 1_750_000_000_000_000_000
@@ -127,10 +128,26 @@ def test_sensor_clock_rule_and_stamps():
     assert s.time_offset_s == pytest.approx((800_000_000 + 946_684_800) - NOW / 1e9, abs=1e-3)
     assert s.stamp_ns(SENSOR_NTP, NOW, 'sensor') == ((800_000_000 + 946_684_800) * 10**9, False)
     powered_up = 1234 << 32                                   # 1234 s since power-up
-    s.receive_data(scan(2, ntp=powered_up), NOW)
+    events = s.receive_data(b''.join(scan(k, ntp=powered_up + k) for k in (2, 3, 4)), NOW)
+    assert kinds(events) == ['InvalidTime', 'Scan', 'InvalidTime', 'Scan', 'Scan']
+    assert [e.time_valid for e in events if isinstance(e, Scan)] == [False, False, True]
+    assert s.invalid_times == 2       # a step of the clock: taken from its third time on
     assert s.sensor_clock_set is False
     assert s.stamp_ns(powered_up, NOW, 'sensor') == (NOW, True)
     assert s.stamp_ns(SENSOR_NTP, NOW, 'receive') == (NOW, False)
+
+
+def test_a_set_clock_command_takes_the_next_step_at_once():
+    """After SetNTPTimestampSync the first time of the new base is valid (no InvalidTime);
+    without it, a step of years is invalid."""
+    s = LuxSession(layers=4)
+    s.receive_data(scan(1, ntp=1234 << 32), NOW)
+    assert kinds(s.receive_data(scan(2, ntp=SENSOR_NTP), NOW)) == ['InvalidTime', 'Scan']
+    s.connection_made()
+    s.receive_data(scan(3, ntp=1234 << 32), NOW)
+    s.send_command(C.SET_NTP_TIMESTAMP_SYNC, C.encode_set_ntp_time(SENSOR_NTP >> 32, 0))
+    assert kinds(s.receive_data(scan(4, ntp=SENSOR_NTP), NOW)) == ['Scan']
+    assert s.sensor_clock_set is True and s.invalid_times == 1
 
 
 def test_unhandled_types_are_skipped_and_counted_bad_bodies_reported():

@@ -318,13 +318,17 @@ def test_time_policy_sensor_and_receive(ros, driver, closing):
     assert got.sensor_time_offset == pytest.approx((SENSOR_NS - before) / 1e9, abs=30)
     recv = r_info.wait_for(1)[0]
     assert abs(stamp_to_ns(recv.header.stamp) - time.time_ns()) < 30e9
-    # an unset sensor clock (seconds since power-up): sensor policy falls back to receive time
-    sensors[port_s].send(scan_msg(points([(0, 0, 0, 0, 100, 1)]), 2, ntp=141 << 32))
-    unset = s_info.wait_for(2)[1]
-    assert abs(stamp_to_ns(unset.header.stamp) - time.time_ns()) < 30e9
-    assert unset.scan_start_sensor_time == pytest.approx(141.0)
+    # an unset sensor clock (seconds since power-up): sensor policy falls back to receive time;
+    # the clock's step back is taken at its third time (the first two: invalid header times)
+    for k in (2, 3, 4):
+        sensors[port_s].send(scan_msg(points([(0, 0, 0, 0, 100, 1)]), k, ntp=(141 << 32) + k))
+    unset = s_info.wait_for(4)[1:]
+    for msg in unset:
+        assert abs(stamp_to_ns(msg.header.stamp) - time.time_ns()) < 30e9
+    assert unset[0].scan_start_sensor_time == pytest.approx(141.0)
     _, values = diag.wait(f'link tcp 127.0.0.1:{port_s}',
-                          lambda st, v: v.get('stamp_fallbacks') == '1')
+                          lambda st, v: v.get('stamp_fallbacks') == '1'
+                          and v.get('invalid_header_times') == '2')
     assert values['sensor_clock'].startswith('unset') and values['stamp_source'] == 'sensor'
     assert float(values['time_offset_s']) < -1e9
 

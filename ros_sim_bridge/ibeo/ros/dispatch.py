@@ -16,7 +16,8 @@ from tf2_msgs.msg import TFMessage
 from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.core.framer import Rejected
 from ros_sim_bridge.ibeo.codec import meta_information, registry, system_monitoring
-from ros_sim_bridge.ibeo.session import BadMessage, Message, Scan, UnpairedHalf, handled
+from ros_sim_bridge.ibeo.session import (BadMessage, InvalidTime, Message, Scan, UnpairedHalf,
+                                         handled)
 from ros_sim_bridge.ibeo.ros import conversions as convert
 from ros_sim_bridge.ibeo.ros import ecu_conversions as ecu
 from ros_sim_bridge.ros.diagnostics import StreamStats
@@ -84,8 +85,8 @@ class DataDispatch:
                                          f'{where.name}: failed to handle a message: {exc!r}',
                                          'error')
 
-    def _stamp(self, ntp: int, now_ns: int):
-        ns, fell_back = self.session.stamp_ns(ntp, now_ns, self.p.stamp_source)
+    def _stamp(self, ntp: int, now_ns: int, time_valid: bool):
+        ns, fell_back = self.session.stamp_ns(ntp, now_ns, self.p.stamp_source, time_valid)
         if fell_back:
             self.stamp_fallbacks += 1
             self.diagnostics.log_limited('stamp', 'unset_clock', 'stamp_source is sensor but the '
@@ -93,12 +94,22 @@ class DataDispatch:
         return ns_to_stamp(ns)
 
     # --- session events → conversions → publishers ---------------------------------------
+    def _on_invalid_time(self, ev: InvalidTime, now_ns: int) -> None:
+        """A data message with an invalid header time follows: counted by the session (link
+        status), logged here; the message is published, stamped with its receive time."""
+        h = ev.header
+        self.diagnostics.log_limited(
+            'stamp', 'invalid_time', f'0x{h.data_type:04X} {registry.type_name(h.data_type)} '
+            f'from device {h.device_id}: invalid header time 0x{h.ntp:016X} ({ev.why}): '
+            'published with its receive time as stamp')
+
     def _on_bad_message(self, ev: BadMessage, now_ns: int) -> None:
         self.diagnostics.bad_input(self._stats_for(ev.header.data_type), ev.error, now_ns)
 
     def _on_scan(self, ev: Scan, now_ns: int) -> None:
         scan, wire = ev.scan, ev.wire
-        hdr = Header(stamp=self._stamp(scan.start_ntp, now_ns), frame_id=self.p.frame_id)
+        hdr = Header(stamp=self._stamp(scan.start_ntp, now_ns, ev.time_valid),
+                     frame_id=self.p.frame_id)
         if ev.pairing == 'single':
             cloud = self.builder.build_wire(scan, wire, eight_layer=ev.eight_layer,
                                             beam_tilt=ev.beam_tilt,
@@ -136,7 +147,8 @@ class DataDispatch:
 
     def _on_objects(self, ev: Message, now_ns: int, stats: StreamStats) -> None:
         lst = ev.record
-        hdr = Header(stamp=self._stamp(lst.scan_start_ntp, now_ns), frame_id=self.p.frame_id)
+        hdr = Header(stamp=self._stamp(lst.scan_start_ntp, now_ns, ev.time_valid),
+                     frame_id=self.p.frame_id)
         lst = convert.cap_objects(lst, self.object_caps)
         if lst.truncated:
             self._count_truncation(lst, stats)
@@ -164,7 +176,7 @@ class DataDispatch:
 
     def _on_vehicle_state(self, ev: Message, now_ns: int, stats: StreamStats) -> None:
         vs = ev.record
-        hdr = Header(stamp=self._stamp(vs.timestamp_ntp, now_ns),
+        hdr = Header(stamp=self._stamp(vs.timestamp_ntp, now_ns, ev.time_valid),
                      frame_id=self.p.vehicle_frame_id)
         self.vehicle_pub.publish(convert.vehicle_state(vs, hdr, device_id=ev.header.device_id))
         if vs.valid:
@@ -208,7 +220,7 @@ class DataDispatch:
                 self.without_ros_form[key] += 1
             stats.extra['without_ros_form'] = str(self.without_ros_form[key])
             return
-        stamp = self._ecu_restamp(ev.header.ntp, now_ns)
+        stamp = self._ecu_restamp(ev.header.ntp, now_ns, ev.time_valid)
         published = 0
         for topic, msg in pairs:
             if stamp is not None:
@@ -253,11 +265,11 @@ class DataDispatch:
         pub = self._ecu_pubs[topic] = self.create_publisher(msg_type, topic, qos)
         return pub
 
-    def _ecu_restamp(self, ntp: int, now_ns: int):
+    def _ecu_restamp(self, ntp: int, now_ns: int, time_valid: bool):
         """None: keep the converter's stamps (the messages' NTP times, as in ``to-bag``); else
         the stamp to put on every message (receive time; the fallback while the clock is
-        unset)."""
-        if self.p.stamp_source == 'sensor':
+        unset or the header time invalid)."""
+        if self.p.stamp_source == 'sensor' and time_valid:
             if self.session.clock_is_set(ntp):
                 return None
             self.stamp_fallbacks += 1

@@ -60,6 +60,7 @@ from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
+from ros_sim_bridge.core.ntp import MAX_TIME_JUMP_S
 from ros_sim_bridge.core.receive_times import ReadTimes
 from ros_sim_bridge.core.tcp import TcpClient
 from ros_sim_bridge.ibeo.codec import commands as cmd
@@ -71,8 +72,8 @@ from ros_sim_bridge.ibeo.codec import set_filter as sf
 from ros_sim_bridge.ibeo.codec import vehicle_state as lux_vehicle
 from ros_sim_bridge.ibeo.codec.header import DEFAULT_MAX_BODY
 from ros_sim_bridge.ibeo.idc_playback import IdcPlayer
-from ros_sim_bridge.ibeo.session import (BadMessage, LuxSession, Reply, ReplyFailed, Scan,
-                                         Skipped, UnpairedHalf, sent_ns)
+from ros_sim_bridge.ibeo.session import (BadMessage, InvalidTime, LuxSession, Reply,
+                                         ReplyFailed, Scan, Skipped, UnpairedHalf, sent_ns)
 from ros_sim_bridge.ibeo.ros import conversions as convert
 from ros_sim_bridge.ibeo.ros import ecu_conversions as ecu
 from ros_sim_bridge.ibeo.ros.commands import (SIMPLE_COMMANDS, CommandServices,
@@ -121,6 +122,9 @@ PARAMETERS = {
         'sensor': "the message's NTP time (falls back to receive time while the sensor clock "
                   'is unset)'},
         stamp_default='receive', stale_after=1.0, stale_what="a data type's stream"),
+    'max_time_jump': (MAX_TIME_JUMP_S, 's a header time may lie before or after the last valid '
+                      'one (after it: plus the time since it arrived) before it is invalid: '
+                      'counted, stamped with the receive time', positive),
     'layers': (0, '0: ask the sensor (DeviceType 0x3301, BeamTilt 0x3302) on connect; 4 or 8'),
     'layer_elevations_deg': ([-1.2, -0.4, 0.4, 1.2], 'elevation of layers 0..3 (deg, layer 0 '
                              'lowest; SUPPLEMENT §3.2)'),
@@ -216,7 +220,8 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
                              f'{p.start_offset}')
         self.session = LuxSession(layers=p.layers, beam_tilt=p.beam_tilt,
                                   merge_mirror_sides=p.merge_mirror_sides,
-                                  max_body=p.max_message_bytes)
+                                  max_body=p.max_message_bytes,
+                                  max_time_jump=p.max_time_jump)
         self.hw = (f'ibeo file {os.path.basename(p.file)}' if p.source == 'file'
                    else f'ibeo {self.DEVICE} {p.host}:{p.port}')
         self.client: Optional[TcpClient] = None
@@ -276,7 +281,8 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
         # session events → handlers; decoded records by their codec record type
         self._handlers = {Scan: self._on_scan, UnpairedHalf: self._on_unpaired_half,
                           Reply: self._on_reply, ReplyFailed: self._on_reply_failed,
-                          BadMessage: self._on_bad_message, Skipped: lambda ev, now_ns: None}
+                          BadMessage: self._on_bad_message, InvalidTime: self._on_invalid_time,
+                          Skipped: lambda ev, now_ns: None}
         self._record_handlers = {lux_objects.LuxObjectList: self._on_objects,
                                  lux_vehicle.LuxVehicleState: self._on_vehicle_state,
                                  lux_errors.LuxErrorsWarnings: self._on_errors}

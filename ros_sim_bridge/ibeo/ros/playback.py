@@ -27,7 +27,7 @@ class FilePlayback:
         p = self.p
         return IdcPlayer(p.file, self._on_file_message, rate=p.rate, loop=p.loop,
                          start_offset=p.start_offset, paused=p.start_paused,
-                         max_body=p.max_message_bytes,
+                         max_body=p.max_message_bytes, max_jump_s=p.max_time_jump,
                          on_jump=self._on_jump, on_end=self._on_end,
                          on_damage=self._on_damage, on_error=self._on_player_error,
                          name='ibeo-idc-playback')

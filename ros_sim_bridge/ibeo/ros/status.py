@@ -40,10 +40,7 @@ class StatusReports:
         elif state == 'paused':
             st.message = f'paused before {pl.time_of(pl.position):.3f} s'
         ss = self.session
-        with self._lock:
-            counters = [('skipped_messages', str(sum(ss.skipped.values()))),
-                        ('invalid_vehicle_states', str(self.invalid_vehicle_states)),
-                        ('unpaired_mirror_sides', str(ss.unpaired_halves))]
+        counters = self._data_counters(sum(ss.skipped.values()))
         values = [
             ('source', 'file'), ('file', self.p.file), ('state', state),
             ('position', f'{pl.position}/{len(pl.entries)}'),
@@ -65,6 +62,16 @@ class StatusReports:
         st.values = list(st.values) + [KeyValue(key=k, value=v) for k, v in values]
         return [st]
 
+    def _data_counters(self, skipped: int) -> list[tuple[str, str]]:
+        """The link's counters of the data received, TCP or file."""
+        ss = self.session
+        with self._lock:
+            return [('skipped_messages', str(skipped)),
+                    ('invalid_vehicle_states', str(self.invalid_vehicle_states)),
+                    ('unpaired_mirror_sides', str(ss.unpaired_halves)),
+                    ('invalid_header_times', str(ss.invalid_times)),
+                    ('last_invalid_header_time', ss.last_invalid_time)]
+
     # --- diagnostics ---------------------------------------------------------------------
     def _link_status(self) -> list[DiagnosticStatus]:
         c = self.client
@@ -79,13 +86,10 @@ class StatusReports:
             st.message = f'silent: {c.last_failure}; link rebuilt, no data since'
         ss = self.session
         skipped = sorted(ss.skipped.items())
-        with self._lock:
-            counters = [('skipped_messages', str(sum(n for _, n in skipped))),
-                        ('invalid_vehicle_states', str(self.invalid_vehicle_states)),
-                        ('unpaired_mirror_sides', str(ss.unpaired_halves)),
-                        ('commands_sent', str(ss.commands_sent)),
-                        ('unsolicited_replies', str(ss.unsolicited_replies)),
-                        ('false_syncs', str(ss.framer.false_syncs))]
+        counters = self._data_counters(sum(n for _, n in skipped)) + [
+            ('commands_sent', str(ss.commands_sent)),
+            ('unsolicited_replies', str(ss.unsolicited_replies)),
+            ('false_syncs', str(ss.framer.false_syncs))]
         eight = ss.eight_layer
         values = [
             ('connected', str(c.connected).lower()), ('connects', str(c.connects)),

@@ -1,0 +1,213 @@
+"""Invalid ibeo header NTP times (0, all ones, a jump of years: core.ntp's rule) are counted
+and replaced, the messages kept: the installed ``ibeo_idc to-bag`` writes them at the last
+valid time (the first valid one before any), so the bag's log times stay in the recording's
+span and its metadata duration is the valid one (read back with rosbags and mcap); ``info``
+reports the valid span and the count; the installed ``ibeo_ecu`` / ``ibeo_lux`` stamp such a
+message with its receive time and count it on /diagnostics.
+
+Byte vectors by the spec's tables: the 24-byte big-endian data header (§2.4: magic
+0xAFFEC0C2, size of previous, body size, reserved, device id, data type, NTP64), 0x2604 GPS
+(§22: version, NTP64 timestamp, source, 10 doubles, 32 reserved bytes, UINT16), 0x2805 LUX
+vehicle state (the codec's encoder).
+"""
+from __future__ import annotations
+
+import math
+import struct
+import subprocess
+import time
+
+import pytest
+import yaml
+
+from sensor_msgs.msg import NavSatFix
+
+from ros_sim_bridge.core.ntp import ntp64_to_unix_ns, unix_ns_to_ntp64
+from ros_sim_bridge.ibeo.codec import registry
+from ros_sim_bridge.ibeo.codec import vehicle_state as V
+from ros_sim_bridge.ibeo.ecu_recording import write_recording
+from ros_sim_bridge.ibeo.idc import IdcReader, IdcWriter
+from ros_sim_bridge.msg import LuxVehicleState
+from ros_sim_bridge.tools.launcher import NodeProcess, executable
+
+from conftest import free_tcp_port
+from test_ibeo_data_diagnostics import FAST, Diagnostics, connected, serving
+
+ALL_ONES = (1 << 64) - 1
+YEARS = 5 * 365 * 86_400 << 32
+
+
+def header(data_type: int, size: int, ntp: int) -> bytes:
+    """§2.4 data header."""
+    return struct.pack('>IIIBBHQ', 0xAFFEC0C2, 0, size, 0, 1, data_type, ntp)
+
+
+def gps(header_ntp: int, record_ntp: int) -> bytes:
+    """0x2604 GPS (§22) whose own time is ``record_ntp`` (0: the header's is used)."""
+    body = struct.pack('>IQB10d32xH', 1, record_ntp, 7, math.radians(50.0), 0.2, 34.0, 0.5,
+                       0.5, 1.0, 0.0, 0.0, 0.0, 0.0, 1)
+    return header(0x2604, len(body), header_ntp) + body
+
+
+def lux_vehicle_state(header_ntp: int, record_ntp: int) -> bytes:
+    vs = V.LuxVehicleState(record_ntp, 1, 0, 5.0, 0.1, 0.01, 12.0, -3.0, 0.5, 40, 0.1, 0.0,
+                           0.002, 0.0)
+    body = V.encode_vehicle_state(vs)
+    return header(registry.VEHICLE_STATE, len(body), header_ntp) + body
+
+
+# --- ibeo_idc to-bag / info ------------------------------------------------------------------
+
+def with_bad_times(src, dst) -> tuple[dict, list]:
+    """``src`` copied with four header times made invalid: the first message's 0, the first
+    device status's all ones, a GPS's 5 years on, the last object list's 0.  Returns
+    {index: bad time} and the original entries."""
+    with IdcReader(src) as r:
+        entries = list(r.entries)
+        first = {dt: next(k for k, e in enumerate(entries) if e.data_type == dt)
+                 for dt in (0x6701, 0x2604)}
+        last_objects = max(k for k, e in enumerate(entries) if e.data_type == 0x2280)
+        gps_k = [k for k, e in enumerate(entries) if e.data_type == 0x2604][3]
+        bad = {0: 0, first[0x6701]: ALL_ONES, gps_k: entries[gps_k].ntp + YEARS,
+               last_objects: 0}
+        with IdcWriter(dst, trailer=False) as w:        # the source's trailer is copied
+            for k, e in enumerate(entries):
+                w.write(e.data_type, r.body(e), device_id=e.device_id, ntp=bad.get(k, e.ntp))
+    return bad, entries
+
+
+def to_bag(src, out) -> subprocess.CompletedProcess:
+    done = subprocess.run([str(executable('ibeo_idc')), 'to-bag', str(src), str(out),
+                           '--no-progress'], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert 'Traceback' not in done.stderr, done.stderr
+    return done
+
+
+def bag_messages(bag) -> list:
+    """(topic, log time, message) in the MCAP's order (mcap reader with the stored schemas)."""
+    from mcap.reader import make_reader
+    from mcap_ros2.decoder import DecoderFactory
+    with open(next(bag.glob('*.mcap')), 'rb') as f:
+        return [(ch.topic, m.log_time, d) for _, ch, m, d in
+                make_reader(f, decoder_factories=[DecoderFactory()])
+                .iter_decoded_messages(log_time_order=False)]
+
+
+def test_installed_to_bag_and_info_replace_invalid_header_times(tmp_path):
+    clean, dirty = tmp_path / 'clean.idc', tmp_path / 'dirty.idc'
+    write_recording(clean, seconds=1.0, scanners=2, points=200)
+    bad, entries = with_bad_times(clean, dirty)
+    valid = [ntp64_to_unix_ns(e.ntp) for k, e in enumerate(entries)
+             if e.data_type != 0x6120 and k not in bad]
+    first_ns, last_ns = min(valid), max(valid)
+
+    done = to_bag(dirty, tmp_path / 'bag')
+    to_bag(clean, tmp_path / 'clean_bag')
+
+    from rosbags.highlevel import AnyReader
+    counts = []
+    for bag in (tmp_path / 'bag', tmp_path / 'clean_bag'):
+        with AnyReader([bag]) as reader:
+            counts.append({c.topic: c.msgcount for c in reader.connections})
+    assert counts[0] == counts[1]                        # nothing dropped
+
+    got = bag_messages(tmp_path / 'bag')
+    assert len(got) == sum(counts[0].values())
+    log_times = [t for _, t, _ in got]
+    assert log_times == sorted(log_times)                # monotonic in file order
+    assert first_ns <= min(log_times) and max(log_times) <= last_ns
+    for topic, _, msg in got:                            # stamps from a header time as well
+        if hasattr(msg, 'header'):
+            ns = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
+            assert first_ns <= ns <= last_ns, (topic, ns)
+
+    meta = yaml.safe_load((tmp_path / 'bag' / 'metadata.yaml').read_text())
+    info = meta['rosbag2_bagfile_information']
+    assert info['starting_time']['nanoseconds_since_epoch'] == min(log_times)
+    assert info['duration']['nanoseconds'] == max(log_times) - min(log_times)
+    assert info['duration']['nanoseconds'] < 2 * 10**9
+    assert '4 messages with an invalid header time' in done.stdout, done.stdout
+    assert f'at byte {entries[0].offset}: 0x{entries[0].data_type:04X}' in done.stdout
+
+    text = subprocess.run([str(executable('ibeo_idc')), 'info', str(dirty)],
+                          capture_output=True, text=True, timeout=120)
+    assert text.returncode == 0, text.stderr
+    span = (last_ns - first_ns) / 1e9
+    assert f'duration:  {span:.3f} s' in text.stdout, text.stdout
+    assert '4 messages with an invalid header time' in text.stdout, text.stdout
+
+
+# --- file playback ---------------------------------------------------------------------
+
+def test_playback_span_and_seek_skip_invalid_times(tmp_path):
+    """IdcPlayer (source:=file): a recording of 0.1 s steps with all ones first, a jump of
+    years inside and 0 last has the valid span, every message at a time inside it, seeks by
+    it, and only the valid messages are paced."""
+    from ros_sim_bridge.ibeo.idc_playback import IdcPlayer
+    t0 = 3_900_000_000 << 32
+    times = [ALL_ONES] + [t0 + k * (1 << 32) // 10 for k in range(6)] + [0]
+    times[3] += YEARS
+    with IdcWriter(tmp_path / 'play.idc') as w:
+        for t in times:
+            w.write(0x2605, b'', ntp=t)                  # a type without layout: size only
+    player = IdcPlayer(tmp_path / 'play.idc', lambda raw, entry: None, paused=True)
+    try:
+        assert player.duration_s == pytest.approx(0.5)
+        assert [round(player.time_of(i), 3) for i in range(len(times))] == \
+            [0.0, 0.0, 0.1, 0.1, 0.3, 0.4, 0.5, 0.5]
+        assert player.index_at(0.35) == 5 and player.index_at(-0.05) == 6
+        assert [player._stamp_ns(i) is None for i in range(len(times))] == \
+            [True, False, False, True, False, False, False, True]
+    finally:
+        player.close()
+
+
+def test_all_ones_gives_no_receive_time_spacing():
+    """sent_ns (core.receive_times' sender time of a framed message): None for 0 and all
+    ones, as for no time at all."""
+    from ros_sim_bridge.ibeo.session import LuxSession, sent_ns
+    frames = LuxSession().framer.feed(gps(0, 0) + gps(ALL_ONES, 0) + gps(1 << 32, 0))
+    assert [sent_ns(f) for f in frames] == [None, None, ntp64_to_unix_ns(1 << 32)]
+
+
+# --- the live driver ---------------------------------------------------------------------
+
+LIVE = pytest.mark.parametrize('exe, message, msg_type, topic', [
+    ('ibeo_ecu', gps, NavSatFix, 'gps/fix'),
+    ('ibeo_lux', lux_vehicle_state, LuxVehicleState, 'vehicle_state'),
+])
+
+
+@LIVE
+def test_installed_node_stamps_invalid_header_times_with_the_receive_time(
+        ros, closing, exe, message, msg_type, topic):
+    """stamp_source sensor, the sensor clock set 1000 s behind the host: valid messages carry
+    their sensor time; 0, all ones and a jump of years in the header (with the record's own
+    time as bad) carry the receive time, and /diagnostics counts the three."""
+    sensor_ns = time.time_ns() - 1000 * 10**9
+    t = unix_ns_to_ntp64(sensor_ns)
+    port = free_tcp_port()
+    diag = Diagnostics(ros)
+    with NodeProcess(exe, parameters={'port': port, 'data_types': '', 'layers': 4,
+                                      'start_measure_on_connect': False,
+                                      'stamp_source': 'sensor', **FAST},
+                     namespace='/badtime', quiet=True) as proc:
+        sensor = serving(closing, port)
+        connected(diag)
+        got = ros.collect(msg_type, f'/badtime/{topic}', 20)
+        sent = [(t, t), (0, 0), (ALL_ONES, 0), (t + YEARS, t + YEARS), (t + (1 << 32),) * 2]
+        start_ns = time.time_ns()
+        for header_ntp, record_ntp in sent:
+            sensor.send(message(header_ntp, record_ntp))
+        msgs = got.wait_for(len(sent), timeout=15.0)
+        end_ns = time.time_ns()
+        stamps = [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in msgs]
+        assert stamps[0] == ntp64_to_unix_ns(t)
+        assert stamps[4] == ntp64_to_unix_ns(t + (1 << 32))
+        for ns in stamps[1:4]:
+            assert start_ns <= ns <= end_ns, (stamps, start_ns, end_ns)
+        _, link = diag.wait('link tcp', lambda st, v: v.get('invalid_header_times') == '3')
+        assert proc.running()
+    assert proc.proc.returncode == 0
+    assert 's from the last valid time' in link['last_invalid_header_time'], link
