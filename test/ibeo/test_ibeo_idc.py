@@ -285,7 +285,8 @@ def test_info_cli_reports_the_cut_and_counts_every_valid_message(tmp_path):
     assert code == 0 and 'Traceback' not in out, out
     assert 'messages:  43' in out
     assert f'damage:    1 region(s), {len(cut)} bytes skipped' in out
-    line = next(line for line in out.splitlines() if 'at byte' in line)
+    lines = out.splitlines()
+    line = lines[lines.index(f'damage:    1 region(s), {len(cut)} bytes skipped') + 1]
     assert line.startswith(f'  at byte {len(b"".join(before))}: {len(cut)} bytes skipped')
     assert 'cut short' in line
 
