@@ -199,7 +199,8 @@ class WriteBehindFile:
         self._pending_bytes = 0
         self._total = 0                     # bytes handed over so far (the file's size after)
         self._consumed = 0                  # bytes given to the file system so far
-        self._reserved = 0 if _FALLOCATE is not None else None   # None: not reserving
+        self._reserving = _FALLOCATE is not None
+        self._reserved = 0                  # bytes from the start reserved so far
         self._busy = False                  # the thread holds buffers it is writing
         self._closing = False
         self._flushing = 0                  # callers waiting in flush()
@@ -272,9 +273,12 @@ class WriteBehindFile:
                 self._raise()
             if self._stage is not None:
                 self._stage.finish()
-            if self._reserved and self._reserved > self._total:
-                os.ftruncate(self._fd, self._total)     # the reserve beyond the end given back
         finally:
+            if self._reserved:                 # the reserve beyond the end given back, on
+                try:                           # every path (the size stays as written)
+                    os.ftruncate(self._fd, os.fstat(self._fd).st_size)
+                except OSError:
+                    pass
             if self._stage is not None:
                 os.close(self._stage.direct_fd)
             self._file.close()
@@ -285,14 +289,15 @@ class WriteBehindFile:
 
     def _reserve(self, end: int) -> None:
         """Blocks reserved up to ``end`` bytes at least (a step more); a file system that
-        refuses (no support, no room: the write will say so) is no longer asked."""
-        if self._reserved is None or end <= self._reserved:
+        refuses (no support, no room: the write will say so) is no longer asked, an
+        interrupted call is tried again next time."""
+        if not self._reserving or end <= self._reserved:
             return
         length = max(end, self._reserved + self.RESERVE) - self._reserved
-        if _FALLOCATE(self._fd, _KEEP_SIZE, self._reserved, length) != 0:
-            self._reserved = None
-        else:
+        if _FALLOCATE(self._fd, _KEEP_SIZE, self._reserved, length) == 0:
             self._reserved += length
+        elif ctypes.get_errno() != errno.EINTR:
+            self._reserving = False
 
     def _consume(self, buffers) -> None:
         n = sum(memoryview(b).nbytes for b in buffers)

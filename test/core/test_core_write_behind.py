@@ -91,6 +91,23 @@ def test_space_is_reserved_ahead_and_the_rest_given_back_at_close(tmp_path, dire
     assert st.st_blocks * 512 < len(data) + (1 << 20)   # the reserve beyond the end is back
 
 
+def test_the_reserve_is_given_back_when_the_thread_failed(tmp_path):
+    """An error in the file's thread: close raises it, and still gives the blocks reserved
+    beyond the end back."""
+    if not sys.platform.startswith('linux') or not _file_system_reserves(tmp_path):
+        pytest.skip('no fallocate(FALLOC_FL_KEEP_SIZE) here: the writes go on without')
+    path = tmp_path / 'failed.bin'
+    f = WriteBehindFile(path, direct=False, batch=1)
+
+    def fail():
+        raise RuntimeError('the file thread failed')
+    f.write(os.urandom(100_000), then=fail)
+    with pytest.raises(OSError, match='failed.bin'):
+        f.close()
+    st = os.stat(path)
+    assert st.st_size == 100_000 and st.st_blocks * 512 < 1 << 20
+
+
 def test_memory_is_bounded_writer_waits(tmp_path):
     """write() blocks while more than `limit` bytes are pending (the thread is held up here
     by a slow `then`), and goes on once they are written."""
