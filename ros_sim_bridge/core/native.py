@@ -2,9 +2,10 @@
 loaded with ctypes: one loader for all of them.
 
 A kernel reads and writes little-endian layouts with host numbers, so a big-endian host gets
-none; nor does a source tree that was not built, nor a library built from another version of
-its source (it answers ``<symbol>_abi()`` with another number, or not at all, when the module
-asks for an ``abi``).  Each user keeps a numpy or Python path for ``None``.
+none; nor does a source tree that was not built, a library that does not load, or one built
+from another version of its source (it answers ``<symbol>_abi()`` with another number, or not
+at all, when the module asks for an ``abi``).  Each user keeps a numpy or Python path for
+``None``.
 """
 from __future__ import annotations
 
@@ -20,7 +21,10 @@ def load_kernel(path: str, symbol: str, argtypes: Sequence, restype,
     where it cannot be used (see the module)."""
     if sys.byteorder != 'little' or not os.path.exists(path):
         return None
-    lib = ctypes.CDLL(path)
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError:                 # not loadable here (another architecture, a broken file)
+        return None
     if abi is not None:
         version = getattr(lib, f'{symbol}_abi', None)
         if version is None:

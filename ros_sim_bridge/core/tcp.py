@@ -94,7 +94,7 @@ class TcpClient(SupervisedLoop):
     ``data_timeout`` > 0: a connected link on which no byte arrived for that many seconds is
     taken for dead (a peer that stopped sending without closing), counted in
     ``data_timeouts``, closed and rebuilt like a dropped one; ``silent`` is true from then
-    until a byte arrives.  0 (the default) suits links that are idle by design (request /
+    until a byte arrives or the link is lost for another reason.  0 (the default) suits links that are idle by design (request /
     reply).  It may be changed while the client runs (a driver that told its peer to stop
     sending sets it to 0).
     """
@@ -273,8 +273,10 @@ class TcpClient(SupervisedLoop):
                     return f'no data for {limit:g} s (data_timeout)'
                 continue
             except OSError as exc:
+                self.silent = False          # lost for another reason than silence
                 return f'receive failed: {exc.strerror or exc}'
             if not n:
+                self.silent = False
                 return 'peer closed the connection'
             now = time.time_ns()
             last_byte = time.monotonic()

@@ -247,11 +247,19 @@ def test_tcp_client_rebuilds_a_link_whose_peer_went_silent():
         assert not client.silent                # a byte came: the peer speaks again
         assert client.connects == 2 and client.last_failure == drops[0]
         first.close()
-        second.close()
+        second.close()                          # lost for another reason: not silence
+        third = server.accept()                 # silent again: timed out
+        fourth = server.accept()
+        assert client.data_timeouts == 2 and client.silent
+        fourth.close()                          # lost before any byte, but not for silence
+        assert wait_until(lambda: len(drops) == 4) and not client.silent
+        third.close()
     finally:
         client.stop()
         server.close()
     assert [f.body[8:] for f in frames] == [b'hello', b'again']
+    assert drops[1:] == ['peer closed the connection', 'no data for 1 s (data_timeout)',
+                         'peer closed the connection']
 
 
 def test_tcp_client_asks_the_kernel_to_probe_an_idle_link():

@@ -48,6 +48,9 @@ def test_a_kernel_of_another_interface_is_not_loaded(tmp_path):
         loaded[name] = lux_native._load(str(lib))
     assert loaded['old'] is None and loaded['other'] is None
     assert loaded['same'] is not None
+    broken = tmp_path / 'libbroken.so'              # not a library at all: numpy, no error
+    broken.write_bytes(b'\x7fELF cut short')
+    assert lux_native._load(str(broken)) is None
 
 
 def random_scan(n, mirror_side=0, upside_down=False, seed=0):

@@ -119,7 +119,7 @@ def scan_clouds(scan: se.EcuScan, *, stamp_ntp: int, vehicle_frame: str = 'base_
         devs = np.unique(pts['device_id']) if len(pts) else scan.scanners['device_id'][:1]
         parts = [(scanner_frame.format(device_id=int(d)), pts[pts['device_id'] == d])
                  for d in devs]
-    dense = [bool(scan.dense) or is_dense(p) for _, p in parts]   # a part of a dense scan is
+    dense = [bool(scan.dense) or is_dense(p) for _, p in parts]   # parts of a dense scan are
     if serialized:
         t_ns = ntp_to_ns(stamp_ntp)
         return [(frame, pointcloud2_cdr(p, frame, t_ns, is_dense=d))
