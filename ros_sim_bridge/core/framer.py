@@ -18,9 +18,9 @@ well-framed message with a bad body: one error, its bytes are no garbage).
 A well-framed message above ``max_body`` (its header arrives where the previous message ended)
 is, with ``skip_oversized``, skipped by its declared size: one OVERSIZED event, its body dropped
 as it arrives, never buffered or searched for magic words byte by byte.  Only a message that
-starts inside that body and is confirmed (it runs past the body's end, its body decodes, or a
-plausible header follows it) shows the header was wrong or the message cut short: the skip
-ends there.
+starts inside that body and is confirmed (its body decodes, or a plausible header follows it;
+one running past the body's end only when no plausible header stands at that end) shows the
+header was wrong or the message cut short: the skip ends there.
 """
 from __future__ import annotations
 
@@ -300,9 +300,11 @@ class MagicFramer:
 
     def _confirmed_inside(self, at: int, left: int) -> Optional[bool]:
         """Whether the magic word at ``at`` inside an oversized body that ends at ``left``
-        starts a real message: it runs past the body's end, or it is complete and its body
-        decodes to a record, or a plausible header follows it (True); payload (False); None
-        until the bytes to tell have arrived (never more than one maximal message)."""
+        starts a real message (True) or is payload (False); None until the bytes to tell have
+        arrived (never more than one maximal message).  Confirmed: its body decodes to a
+        record (a body that fails: payload), or a plausible header follows it.  One running
+        past the body's end is not decoded, and is payload when a plausible header stands at
+        the body's end (a real boundary), as in ``IdcReader._run_past``."""
         hs, buf = self.header_size, self._buf
         if at + hs > len(buf):
             return None
@@ -313,11 +315,9 @@ class MagicFramer:
         if not 0 <= size <= self.max_body:
             return False
         end = at + hs + size
-        if end > left:
-            return True
-        if end > len(buf):
-            return None
-        if self.check_body is not None:
+        if end <= left and self.check_body is not None:
+            if end > len(buf):
+                return None
             try:
                 if self.check_body(Frame(bytes(buf[at:at + hs]), bytes(buf[at + hs:end]),
                                          parsed)) is not None:
@@ -326,6 +326,11 @@ class MagicFramer:
                 return False
         if end - at > self.max_body:             # no room to wait for the next header
             return False
+        if end > left:
+            if left + hs > len(buf):
+                return None
+            if self._plausible_size(left) is not None:
+                return False                     # the body's end is a real boundary
         return None if end + hs > len(buf) else self._plausible_size(end) is not None
 
     def _false_sync(self) -> None:

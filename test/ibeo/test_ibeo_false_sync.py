@@ -210,3 +210,42 @@ def test_oversized_header_out_of_sync_is_a_false_sync_not_skipped():
     stream = b'junk' + header(0x2280, 1 << 20) + scan_msg(5)
     events = make_framer(max_body=4096).feed(stream)
     assert scan_numbers(events) == [5]
+
+
+def feeds(stream: bytes, max_body: int):
+    """The events of ``stream`` fed whole, split at every byte position and in odd read sizes
+    (each with a fresh framer): (how it was fed, events)."""
+    for cut in range(len(stream) + 1):
+        f = make_framer(max_body=max_body)
+        yield f'cut {cut}', f.feed(stream[:cut]) + f.feed(stream[cut:])
+    for step in (1, 3, 23, 25, 97, 1001):
+        f = make_framer(max_body=max_body)
+        yield f'step {step}', [e for k in range(0, len(stream), step)
+                               for e in f.feed(stream[k:k + step])]
+
+
+def test_oversized_body_holding_a_header_that_runs_past_its_end_is_skipped_whole():
+    # a 0x2280 of 17 objects (2,900 bytes, limit 1,000) whose payload holds, in object 15, the
+    # bytes of a plausible 0x2202 header declaring 900 bytes: it would end 584 bytes past the
+    # 0x2280's declared end and swallow the three scans there.  The 0x2280's end is a real
+    # boundary (a plausible header stands there), so that header is payload
+    body = bytearray(objects_2280_body(17))
+    inner = 10 + 15 * 170
+    body[inner:inner + 24] = header(0x2202, 900)
+    assert inner + 24 + 900 > len(body) + 3 * 88       # runs past all three scans
+    stream = header(0x2280, len(body)) + bytes(body) + b''.join(scan_msg(n) for n in (1, 2, 3))
+    for how, events in feeds(stream, 1000):
+        assert scan_numbers(events) == [1, 2, 3], how
+        assert [e.kind for e in events if isinstance(e, CodecError)] == [OVERSIZED], how
+
+
+def test_oversized_message_cut_short_inside_a_message_that_runs_past_its_end():
+    # the 0x2280 declares 2,900 bytes, 2,850 arrive; scan 2 starts there and runs past the
+    # declared end (no plausible header at that end), and scan 3's header follows it: scan 2 is
+    # confirmed, the skip ends there
+    body = objects_2280_body(17)
+    stream = header(0x2280, len(body)) + body[:2850] + b''.join(
+        scan_msg(n) for n in (2, 3, 4))
+    for how, events in feeds(stream, 1000):
+        assert scan_numbers(events) == [2, 3, 4], how
+        assert [e.kind for e in events if isinstance(e, CodecError)] == [OVERSIZED, TRUNCATED], how
