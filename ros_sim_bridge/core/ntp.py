@@ -1,13 +1,13 @@
 """NTP64 time stamps (RFC 5905 §6: 32-bit seconds since 1900-01-01, 32-bit fraction) ↔ Unix time,
-and the one rule for which of a stream's NTP64 times are invalid (:class:`NtpTimeCheck`,
-:func:`check_ntp_times`)."""
+and the one rule for which of a stream's NTP64 times are invalid (:class:`NtpTimeCheck`, per
+device :class:`DeviceNtpTimeChecks`, a whole recording :func:`check_ntp_times`)."""
 from __future__ import annotations
 
 import collections
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import NamedTuple, Optional, Sequence
 
 NTP_UNIX_OFFSET = 2_208_988_800  # seconds from 1900-01-01 to 1970-01-01
 _FRAC = 1 << 32
@@ -59,16 +59,14 @@ class NtpTimeCheck:
     live link that was silent).  ``confirm``
     consecutive such times within ``max_jump_s`` of each other are a clock step (set, reset,
     recordings joined), not corruption: the last of them is valid and the new time base with
-    it; after :meth:`expect_step` (the caller set the clock) the first one is.  The first time
-    is taken as it is unless ``anchor`` (a time known valid) is given.
+    it; after :meth:`expect_step` (the caller set the clock) the first one is, until the
+    next valid time.  The first time is taken as it is unless ``anchor`` (a time known valid)
+    is given.
     """
 
     def __init__(self, max_jump_s: float = MAX_TIME_JUMP_S, *, confirm: int = 3,
                  anchor: int | None = None):
-        if not (math.isfinite(max_jump_s) and max_jump_s > 0):
-            raise ValueError(f'the time jump bound must be a finite number of seconds above '
-                             f'0, not {max_jump_s}')
-        self.max_jump = int(max_jump_s * _FRAC)
+        self.max_jump = _jump_bound(max_jump_s)
         self.confirm = confirm
         self.reset(anchor)
 
@@ -82,7 +80,8 @@ class NtpTimeCheck:
         self.stepped = 0
 
     def expect_step(self) -> None:
-        """The clock is being set: the next time beyond the bound starts a new time base."""
+        """The clock was set: a time beyond the bound starts a new time base at once, until
+        the next valid time (a clock set to about the time it had steps no further)."""
         self._step_expected = True
 
     def why_invalid(self, ntp: int, now_ns: int | None = None) -> str | None:
@@ -99,56 +98,129 @@ class NtpTimeCheck:
                 self._jumps, self._jumped = (self._jumps + 1 if agrees else 1), ntp
                 if self._jumps < self.confirm and not self._step_expected:
                     return f'{(ntp - last) / _FRAC:+.3g} s from the last valid time'
-                stepped, self._step_expected = self._jumps - 1, False
+                stepped = self._jumps - 1
         self.last, self.last_at, self._jumps, self.stepped = ntp, now_ns, 0, stepped
+        self._step_expected = False              # the clock's time after the set has come
         return None
+
+
+def _jump_bound(max_jump_s: float) -> int:
+    """``max_jump_s`` in NTP64 units; ValueError unless finite and above 0."""
+    if not (math.isfinite(max_jump_s) and max_jump_s > 0):
+        raise ValueError(f'the time jump bound must be a finite number of seconds above '
+                         f'0, not {max_jump_s}')
+    return int(max_jump_s * _FRAC)
+
+
+class DeviceNtpTimeChecks:
+    """One :class:`NtpTimeCheck` per device of a stream (an ECU forwards the messages of
+    devices with clocks of their own), made on a device's first time; keys are the header's
+    u8 device id, so there are at most 256."""
+
+    def __init__(self, max_jump_s: float = MAX_TIME_JUMP_S, *, confirm: int = 3):
+        _jump_bound(max_jump_s)                  # refused now, not at a device's first time
+        self.max_jump_s, self.confirm = max_jump_s, confirm
+        self.devices: dict[int, NtpTimeCheck] = {}
+
+    def __getitem__(self, device_id: int) -> NtpTimeCheck:
+        check = self.devices.get(device_id)
+        if check is None:
+            if not 0 <= device_id <= 0xFF:
+                raise ValueError(f'a device id is a u8, not {device_id}')
+            check = self.devices[device_id] = NtpTimeCheck(self.max_jump_s,
+                                                            confirm=self.confirm)
+        return check
+
+    def why_invalid(self, device_id: int, ntp: int, now_ns: int | None = None) -> str | None:
+        """:meth:`NtpTimeCheck.why_invalid` against the device's own last valid time."""
+        return self[device_id].why_invalid(ntp, now_ns)
+
+    def expect_step(self) -> None:
+        """The clock was set: :meth:`NtpTimeCheck.expect_step` for every device seen (one
+        seen after it starts with its first time anyway)."""
+        for check in self.devices.values():
+            check.expect_step()
+
+    def reset(self) -> None:
+        """A new stream: no device seen yet."""
+        self.devices.clear()
+
+
+class CheckedTime(NamedTuple):
+    """One message's header time as the check of its whole recording found it: ``ntp`` the
+    time to use (an invalid one's: a valid neighbour's), ``why`` None when valid, else why
+    not."""
+    ntp: int
+    why: Optional[str]
 
 
 @dataclass
 class CheckedTimes:
-    """:func:`check_ntp_times`' answer: the time to use for each message, the indices of the
-    invalid ones, (index, why) of the first ten of them."""
+    """:func:`check_ntp_times`' answer: the time to use for each message (``times``) and why
+    each invalid one is (``why``: index → why, in order)."""
     times: list
-    invalid: list
-    reasons: list
+    why: dict
+
+    @property
+    def invalid(self) -> list:
+        """The indices of the invalid times."""
+        return list(self.why)
+
+    @property
+    def reasons(self) -> list:
+        """(index, why) of the first ten invalid times."""
+        return list(itertools.islice(self.why.items(), 10))
+
+    def at(self, i: int) -> CheckedTime:
+        return CheckedTime(self.times[i], self.why.get(i))
 
 
 def check_ntp_times(times: Sequence[int | None], max_jump_s: float = MAX_TIME_JUMP_S,
-                    ) -> CheckedTimes:
-    """The NTP64 times of a whole recording through :class:`NtpTimeCheck`, anchored at the
-    median of the first five that are not :func:`ntp64_is_unset` (a leading outlier is
+                    devices: Sequence[int] | None = None) -> CheckedTimes:
+    """The NTP64 times of a whole recording through one :class:`NtpTimeCheck` per device
+    (``devices``: each message's device id; None: one device), each anchored at the median of
+    its device's first five times that are not :func:`ntp64_is_unset` (a leading outlier is
     outvoted); the times of a confirmed clock step are valid from its first one.  An invalid
     time is replaced by the last valid time before it (leading ones: the first valid one), so
-    the times stay monotonic where the valid ones are; None (a message without a time, e.g. a
-    file trailer) is filled likewise and not checked; without any valid time, every time
-    is 0."""
-    first = list(itertools.islice((t for t in times if t is not None and not ntp64_is_unset(t)),
-                                  5))
-    check = NtpTimeCheck(max_jump_s, anchor=sorted(first)[len(first) // 2] if first else None)
-    why_invalid = check.why_invalid
+    the times stay monotonic where the valid ones are, unless that time is another clock's
+    (more than ``max_jump_s`` from its device's last valid time, leading: first): then by
+    that one of its device.  None (a message without a time, e.g. a file trailer) is filled
+    likewise, not checked; without any valid time, every time is 0."""
+    devices = itertools.repeat(0) if devices is None else devices
+    first: dict[int, list] = {}                  # device → its first five set times
+    for t, d in zip(times, devices):
+        if t is not None and not ntp64_is_unset(t) and len(first.setdefault(d, [])) < 5:
+            first[d].append(t)
+    bound = _jump_bound(max_jump_s)
+    checks = {d: NtpTimeCheck(max_jump_s, anchor=sorted(f)[len(f) // 2])
+              for d, f in first.items()}
+    unset = NtpTimeCheck(max_jump_s)             # a device whose times are all unset
+    jumped = {d: collections.deque(maxlen=unset.confirm) for d in checks}
     invalid: dict[int, str] = {}                 # index → why, in file order
-    jumped: collections.deque = collections.deque(maxlen=check.confirm)
-    for i, t in enumerate(times):
+    for i, (t, d) in enumerate(zip(times, devices)):
         if t is None:
             continue
-        why = why_invalid(t)
+        check = checks.get(d, unset)
+        why = check.why_invalid(t)
         if why is not None:
             invalid[i] = why
             if not ntp64_is_unset(t):
-                jumped.append(i)
+                jumped[d].append(i)
             continue
         for _ in range(check.stepped):           # the start of a clock step: valid after all
-            del invalid[jumped.pop()]
-        jumped.clear()
-    out, last = list(times), None
-    for i, t in enumerate(times):
-        if t is None or i in invalid:
-            out[i] = last
+            del invalid[jumped[d].pop()]
+        jumped[d].clear()
+    first_valid: dict[int, int] = {}             # device → its first valid time
+    for i, (t, d) in enumerate(zip(times, devices)):
+        if t is not None and i not in invalid and d not in first_valid:
+            first_valid[d] = t
+    out = list(times)
+    last: dict[int, int] = {}                    # device → its last valid time so far
+    last_any = next((t for i, t in enumerate(times) if t is not None and i not in invalid), 0)
+    for i, (t, d) in enumerate(zip(times, devices)):
+        if t is not None and i not in invalid:
+            last[d] = last_any = t
         else:
-            last = t
-    lead = next((t for t in out if t is not None), 0)
-    for i, t in enumerate(out):
-        if t is not None:
-            break
-        out[i] = lead
-    return CheckedTimes(out, list(invalid), list(itertools.islice(invalid.items(), 10)))
+            own = last.get(d, first_valid.get(d)) if t is not None else None
+            out[i] = own if own is not None and abs(last_any - own) > bound else last_any
+    return CheckedTimes(out, invalid)

@@ -309,10 +309,12 @@ class IdcReader:
 
     def checked_times(self, max_jump_s: float = MAX_TIME_JUMP_S) -> CheckedTimes:
         """The header time to use for each entry (:func:`~ros_sim_bridge.core.ntp.
-        check_ntp_times`: an invalid one replaced by a neighbouring valid one; the IDC trailer,
-        written with time 0, is not checked)."""
+        check_ntp_times`, each header device id's clock on its own: an invalid one replaced by
+        a neighbouring valid one of its device; the IDC trailer, written with time 0, is not
+        checked)."""
         return check_ntp_times([None if e.data_type == IDC_TRAILER else e.ntp
-                                for e in self.entries], max_jump_s)
+                                for e in self.entries], max_jump_s,
+                               [e.device_id for e in self.entries])
 
     def invalid_time_examples(self, checked: CheckedTimes) -> list[tuple[int, int, str]]:
         """(offset, data type, why) of the first invalid header times of ``checked``."""
@@ -326,11 +328,10 @@ class IdcReader:
             s.types[e.data_type] += 1
             s.devices[e.device_id] += 1
         checked = self.checked_times(max_jump_s)
-        s.invalid_times = len(checked.invalid)
+        s.invalid_times = len(checked.why)
         s.invalid_time_examples = self.invalid_time_examples(checked)
-        bad = set(checked.invalid)
         times = [e.ntp for i, e in enumerate(self.entries)
-                 if e.data_type != IDC_TRAILER and i not in bad]
+                 if e.data_type != IDC_TRAILER and i not in checked.why]
         dated = [t for t in times if (t >> 32) >= NTP_UNIX_OFFSET]
         if dated and len(dated) < len(times):     # the clock was set during the recording
             s.unset_clock_messages = len(times) - len(dated)

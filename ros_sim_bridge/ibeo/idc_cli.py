@@ -223,7 +223,6 @@ def cmd_to_bag(args, stops) -> int:
                                  max_jump_s=args.max_time_jump)
         except KeyboardInterrupt:           # raised as the deferred block ends
             pass
-        s = reader.summary()
     if report.interrupted or stops.fired:
         size = max(reader.file_size, 1)
         print(f'ibeo_idc: interrupted at byte {report.stopped_at} of {reader.file_size} '
@@ -242,9 +241,10 @@ def cmd_to_bag(args, stops) -> int:
                                    args.max_time_jump, 'written at the last valid time (the '
                                    'first for leading ones)'):
         print(f'  {line}')
-    if s.damages:
-        print(f'damage: {len(s.damages)} region(s), {s.bytes_skipped} bytes skipped')
-        for d in s.damages:
+    if reader.damages:
+        print(f'damage: {len(reader.damages)} region(s), '
+              f'{sum(d.skipped for d in reader.damages)} bytes skipped')
+        for d in reader.damages:
             print(f'  at byte {d.offset}: {d.skipped} bytes ({d.reason})')
     return 0
 

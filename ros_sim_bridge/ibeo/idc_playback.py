@@ -10,9 +10,12 @@ is not played.  A damaged region (:class:`~ros_sim_bridge.ibeo.idc.Damage`) is r
 when play first reaches it (``on_damage``); play goes on after it.
 
 Times: ``t`` seconds from the recording's first message time; a negative ``t`` counts from
-its last message time.  An invalid header time (:func:`~ros_sim_bridge.core.ntp.
-check_ntp_times`: 0, all ones, a jump of more than ``max_jump_s``) is not waited for: the
-message goes out at once, and for seeking and the span it has its valid neighbour's time.
+its last message time.  The header times are judged once, the file read whole
+(:meth:`~ros_sim_bridge.ibeo.idc.IdcReader.checked_times`), and each message is handed out
+with that verdict (:class:`~ros_sim_bridge.core.ntp.CheckedTime`), which the driver uses
+instead of a live check at whatever rate it plays.  An invalid header time (0, all ones, a
+jump of more than ``max_jump_s``) is not waited for: the message goes out at once, and it
+has its valid neighbour's time (the verdict's, for seeking and the span).
 """
 from __future__ import annotations
 
@@ -21,13 +24,14 @@ from pathlib import Path
 from typing import Callable, Optional, Union
 
 from ros_sim_bridge.core.file_source import Playback
-from ros_sim_bridge.core.ntp import MAX_TIME_JUMP_S, ntp64_to_unix_ns
+from ros_sim_bridge.core.ntp import MAX_TIME_JUMP_S, CheckedTime, ntp64_to_unix_ns
 from .codec.header import DEFAULT_MAX_BODY
 from .idc import IDC_TRAILER, Damage, IdcEntry, IdcReader
 
 
 class IdcPlayer:
-    """Play ``path``: ``on_message(raw, entry)`` per message on the playback thread.
+    """Play ``path``: ``on_message(raw, entry, checked)`` per message on the playback thread
+    (``checked``: its header time's :class:`CheckedTime`).
 
     ``rate`` 1.0 is real time (0: as fast as possible); ``loop`` starts again at
     ``start_offset`` after the last message; ``on_end(looping)`` runs when the last message
@@ -36,7 +40,8 @@ class IdcPlayer:
     callback that raised (play goes on).
     """
 
-    def __init__(self, path: Union[str, Path], on_message: Callable[[bytes, IdcEntry], None],
+    def __init__(self, path: Union[str, Path],
+                 on_message: Callable[[bytes, IdcEntry, CheckedTime], None],
                  *, rate: float = 1.0, loop: bool = False, start_offset: float = 0.0,
                  paused: bool = False, max_body: int = DEFAULT_MAX_BODY,
                  max_jump_s: float = MAX_TIME_JUMP_S,
@@ -58,10 +63,9 @@ class IdcPlayer:
         self.damages = list(self.reader.damages)
         self.chain_breaks = list(self.reader.chain_breaks)
         # time of each message (an invalid one's: its neighbour's); paced by the valid ones
-        self._times = [ntp64_to_unix_ns(checked.times[i]) for i in played]
-        invalid = set(checked.invalid)
-        self._stamps: list[Optional[int]] = [None if i in invalid else t
-                                             for i, t in zip(played, self._times)]
+        self._ntp = [checked.times[i] for i in played]
+        self._times = [ntp64_to_unix_ns(t) for t in self._ntp]
+        self._why = {k: checked.why[i] for k, i in enumerate(played) if i in checked.why}
         self.first_ns = self._times[0] if self._times else 0
         self.last_ns = self._times[-1] if self._times else 0
         # each damaged region is reported before the first message after it (or at the end)
@@ -124,7 +128,7 @@ class IdcPlayer:
 
     # --- the playback thread ------------------------------------------------------------
     def _stamp_ns(self, i: int) -> Optional[int]:
-        return self._stamps[i]
+        return None if i in self._why else self._times[i]
 
     def _report_damage(self, i: int) -> None:
         for d in self._damage_at.pop(i, ()):           # once: not again after a loop or seek
@@ -137,7 +141,8 @@ class IdcPlayer:
         if self._damage_at:
             self._report_damage(i)
         entry = self.entries[i]
-        self.on_message(self.reader.raw(entry), entry)
+        self.on_message(self.reader.raw(entry), entry, CheckedTime(self._ntp[i],
+                                                                   self._why.get(i)))
 
     def _end(self, looping: bool) -> None:
         if self._damage_at:

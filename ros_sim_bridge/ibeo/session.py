@@ -22,8 +22,11 @@ What it holds (interface spec §2.4, §7; SUPPLEMENT §3.3):
   whose partner never came is reported (:class:`UnpairedHalf`) and counted;
 * the sensor clock: NTP seconds before 2000 mean an unset clock (counting from power-up);
   :meth:`stamp_ns` picks sensor or receive time by that rule; a data message whose header
-  time is invalid (:class:`~ros_sim_bridge.core.ntp.NtpTimeCheck`: 0, all ones, a jump) is
-  an :class:`InvalidTime` event before it, counted, and its receive time is its stamp;
+  time is invalid (:class:`~ros_sim_bridge.core.ntp.DeviceNtpTimeChecks`: 0, all ones, a jump
+  from its header device's last valid time; a recording's messages come with the verdict of
+  the whole file instead) is an :class:`InvalidTime` event before it, counted, and its
+  receive time is its stamp (a recording's: a valid neighbour's time); a clock set the
+  sensor acknowledged may step the times at once;
 * the ECU Set Filter (spec §20): :meth:`send_set_filter` sends the big-endian 0x2010; the
   ECU's big-endian 0x2020 answer (``00 05``) becomes a :class:`Reply` whose ``reply`` has
   command id 0x0005 (0x8005 when refused), paired like a LUX reply;
@@ -41,8 +44,8 @@ import numpy as np
 
 from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.core.framer import Frame, Rejected
-from ros_sim_bridge.core.ntp import (MAX_TIME_JUMP_S, NTP_UNIX_OFFSET, NtpTimeCheck,
-                                     ntp64_is_unset, ntp64_to_unix_ns)
+from ros_sim_bridge.core.ntp import (MAX_TIME_JUMP_S, NTP_UNIX_OFFSET, CheckedTime,
+                                     DeviceNtpTimeChecks, ntp64_is_unset, ntp64_to_unix_ns)
 from ros_sim_bridge.ibeo.codec import commands as cmd
 from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.codec import scan as lux_scan
@@ -54,7 +57,7 @@ from ros_sim_bridge.ibeo.codec.header import DEFAULT_MAX_BODY, IbeoHeader, encod
 #: Sensor clocks before 2000-01-01 are unset (seconds since power-up), SUPPLEMENT §3.3.
 NTP_2000 = NTP_UNIX_OFFSET + 946_684_800
 STAMP_SOURCES = ('receive', 'sensor')
-#: Commands that set the sensor clock (§7.1.9): the header times step after them.
+#: Commands that set the sensor clock (§7.1.9): the header times step once they succeeded.
 SET_CLOCK_COMMANDS = frozenset((cmd.SET_NTP_SECONDS, cmd.SET_NTP_FRACTION,
                                 cmd.SET_NTP_TIMESTAMP_SYNC))
 #: The LUX data types (spec §3–§7); every other registered type (ECU / FUSION, §8 on) is a
@@ -86,7 +89,9 @@ def sent_ns(event) -> Optional[int]:
 class Scan:
     """A 0x2202: ``scan`` (LuxScan, no points), ``wire`` (WIRE_POINT_DTYPE view), the layer
     decision at that moment, and ``pairing``: 'single' (4 layers, or merging off),
-    'first' (an 8-layer half waiting for its partner), 'second' (completes the waiting half)."""
+    'first' (an 8-layer half waiting for its partner), 'second' (completes the waiting half).
+    ``time_valid``: its header time; ``neighbour_ntp``: an invalid one's replacement when
+    known (a recording: a valid neighbour's time; live: None)."""
     header: IbeoHeader
     scan: lux_scan.LuxScan
     wire: np.ndarray
@@ -94,6 +99,7 @@ class Scan:
     beam_tilt: float
     pairing: str = 'single'
     time_valid: bool = True
+    neighbour_ntp: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -105,18 +111,22 @@ class UnpairedHalf:
 @dataclass(frozen=True)
 class Message:
     """A decoded message other than a 0x2202 scan or a 0x2020 reply: 0x2221, 0x2805, 0x2030 or
-    an ECU / FUSION type (``record`` is the codec's record)."""
+    an ECU / FUSION type (``record`` is the codec's record); ``time_valid`` and
+    ``neighbour_ntp`` as :class:`Scan`'s."""
     header: IbeoHeader
     record: Any
     time_valid: bool = True
+    neighbour_ntp: Optional[int] = None
 
 
 @dataclass(frozen=True)
 class InvalidTime:
     """The data message after this event has an invalid header time (``why``): its
-    ``time_valid`` is False; it is not used for the sensor clock."""
+    ``time_valid`` is False; it is not used for the sensor clock (``neighbour_ntp``: its
+    replacement, as the message's)."""
     header: IbeoHeader
     why: str
+    neighbour_ntp: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -157,7 +167,7 @@ class LuxSession:
 
     ``layers``: 0 asks the sensor (:meth:`apply_device_type`), else 4 or 8; ``beam_tilt``
     (rad) until the sensor reports BeamTilt; ``merge_mirror_sides`` pairs 8-layer halves;
-    ``max_time_jump`` (s) bounds a valid header time's step (:class:`NtpTimeCheck`).
+    ``max_time_jump`` (s) bounds a valid header time's step (:class:`DeviceNtpTimeChecks`).
     """
 
     def __init__(self, *, layers: int = 0,
@@ -174,7 +184,7 @@ class LuxSession:
         self.detected_eight: Optional[bool] = None
         self.sensor_clock_set: Optional[bool] = None
         self.time_offset_s: Optional[float] = None
-        self.header_times = NtpTimeCheck(max_time_jump)
+        self.header_times = DeviceNtpTimeChecks(max_time_jump)
         self.invalid_times = 0
         self.last_invalid_time = ''          # '<type> device <id>: <why>' of the last one
         self.pending_command: Optional[int] = None
@@ -205,8 +215,6 @@ class LuxSession:
         none, §7.1.1)."""
         self.pending_command = command_id if expect_reply else None
         self.commands_sent += 1
-        if command_id in SET_CLOCK_COMMANDS:     # the sensor's next times: a new time base
-            self.header_times.expect_step()
         return encode_message(registry.COMMAND, cmd.encode_command(command_id)
                               if body is None else body)
 
@@ -250,16 +258,18 @@ class LuxSession:
     def clock_is_set(ntp: int) -> bool:
         return (ntp >> 32) >= NTP_2000
 
-    def stamp_ns(self, ntp: int, now_ns: int, source: str,
-                 time_valid: bool = True) -> tuple[int, bool]:
-        """(stamp ns, fell back): the sensor time when ``source`` is 'sensor', the message's
-        header time valid and the sensor clock set, else the receive time (fell back True when
-        sensor time was wanted while the clock is unset)."""
-        if source == 'sensor' and time_valid:
-            if self.clock_is_set(ntp):
-                return ntp64_to_unix_ns(ntp), False
-            return now_ns, True
-        return now_ns, False
+    def stamp_ns(self, ntp: int, now_ns: int, source: str, time_valid: bool = True,
+                 neighbour_ntp: Optional[int] = None) -> tuple[int, bool]:
+        """(stamp ns, fell back): with ``source`` 'sensor' the sensor time ``ntp`` when the
+        message's header time is valid, else ``neighbour_ntp`` (a recording's replacement)
+        when given, else the receive time; the receive time as well (fell back True) while
+        that sensor time says the clock is unset."""
+        if source != 'sensor' or not (time_valid or neighbour_ntp is not None):
+            return now_ns, False
+        ntp = ntp if time_valid else neighbour_ntp
+        if self.clock_is_set(ntp):
+            return ntp64_to_unix_ns(ntp), False
+        return now_ns, True
 
     def _note_clock(self, ntp: int, now_ns: int) -> None:
         self.sensor_clock_set = self.clock_is_set(ntp)
@@ -273,8 +283,11 @@ class LuxSession:
             out += self.handle(event, now_ns)
         return out
 
-    def handle(self, event, now_ns: int) -> list[Event]:
-        """Events of one framer event (for a transport that runs :attr:`framer` itself)."""
+    def handle(self, event, now_ns: int, checked: Optional[CheckedTime] = None
+               ) -> list[Event]:
+        """Events of one framer event (for a transport that runs :attr:`framer` itself);
+        ``checked``: a recorded message's header time as its whole file was judged (used
+        instead of the live check)."""
         if isinstance(event, CodecError):
             return [event]
         frame: Frame = event.frame if isinstance(event, Rejected) else event
@@ -302,8 +315,14 @@ class LuxSession:
                 and reply.command_id == self.pending_command
             if not solicited:
                 self.unsolicited_replies += 1
+            elif reply.success and reply.command_id in SET_CLOCK_COMMANDS:
+                self.header_times.expect_step()  # the sensor's clock was set: it may step
             return [Reply(header, reply, solicited)]
-        why = self.header_times.why_invalid(header.ntp, now_ns)
+        if checked is None:
+            why = self.header_times.why_invalid(header.device_id, header.ntp, now_ns)
+        else:                                    # a recording: its whole file's verdict
+            why = checked.why
+        neighbour = checked.ntp if why is not None and checked is not None else None
         if why is None:                          # data messages carry the sensor clock
             self._note_clock(header.ntp, now_ns)
             out = []
@@ -311,26 +330,27 @@ class LuxSession:
             self.invalid_times += 1
             self.last_invalid_time = (f'0x{dtype:04X} {registry.type_name(dtype)} device '
                                       f'{header.device_id}: {why}')
-            out = [InvalidTime(header, why)]
+            out = [InvalidTime(header, why, neighbour)]
         if dtype == registry.SCAN:
             scan, wire = frame.record
-            return out + self._scan(header, scan, wire, why is None)
-        return out + [Message(header, frame.record, why is None)]
+            return out + self._scan(header, scan, wire, why is None, neighbour)
+        return out + [Message(header, frame.record, why is None, neighbour)]
 
-    def _scan(self, header: IbeoHeader, scan: lux_scan.LuxScan, wire,
-              time_valid: bool) -> list[Event]:
+    def _scan(self, header: IbeoHeader, scan: lux_scan.LuxScan, wire, time_valid: bool,
+              neighbour_ntp: Optional[int]) -> list[Event]:
         eight = self.eight_layer
         tilt = self.beam_tilt if eight else 0.0
+        times = dict(time_valid=time_valid, neighbour_ntp=neighbour_ntp)
         if not (eight and self.merge_mirror_sides):
-            return [Scan(header, scan, wire, eight, tilt, time_valid=time_valid)]
+            return [Scan(header, scan, wire, eight, tilt, **times)]
         half = self._half
         if half is not None and half.mirror_side != scan.mirror_side \
                 and (scan.scan_number - half.scan_number) & 0xFFFF == 1:   # 16-bit wrap
             self._half = None
-            return [Scan(header, scan, wire, eight, tilt, 'second', time_valid)]
+            return [Scan(header, scan, wire, eight, tilt, 'second', **times)]
         out = self._flush_half()
         self._half = scan
-        return out + [Scan(header, scan, wire, eight, tilt, 'first', time_valid)]
+        return out + [Scan(header, scan, wire, eight, tilt, 'first', **times)]
 
     def _flush_half(self) -> list[Event]:
         half, self._half = self._half, None

@@ -149,6 +149,18 @@ def test_a_step_expected_is_taken_at_once():
     check = NtpTimeCheck(60.0)
     assert check.why_invalid(12 * S) is None
     check.expect_step()
-    assert check.why_invalid(13 * S) is None                    # no step yet: still expected
     assert check.why_invalid(T0) is None and check.why_invalid(T0 + S) is None
     assert check.why_invalid(T0 + YEARS) is not None
+
+
+def test_an_expected_step_ends_with_the_next_valid_time():
+    """The clock was set to about the time it had (the normal sync): its next time is within
+    the bound and ends the expectation; a corrupt header hours later is invalid, not the new
+    time base, and the good times after it stay valid."""
+    check = NtpTimeCheck(60.0)
+    assert check.why_invalid(ntp_of(header_bytes(3_900_000_000))) is None
+    check.expect_step()
+    assert check.why_invalid(ntp_of(header_bytes(3_900_000_000, 1 << 31))) is None
+    assert check.why_invalid(ntp_of(header_bytes(3_900_000_000 + 5 * 3600))) is not None
+    assert check.why_invalid(ntp_of(header_bytes(3_900_000_001))) is None
+    assert check.why_invalid(ntp_of(header_bytes(3_900_000_001, 1 << 31))) is None

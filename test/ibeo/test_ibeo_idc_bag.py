@@ -233,6 +233,9 @@ def test_installed_cli_info_and_to_bag_on_a_damaged_file(tmp_path):
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert 'wrote' in out.stdout and (tmp_path / 'bag' / 'metadata.yaml').exists()
+    with IdcReader(tmp_path / 'bad.idc') as r:
+        skipped = r.summary().bytes_skipped
+    assert f'damage: 2 region(s), {skipped} bytes skipped' in out.stdout, out.stdout
     again = subprocess.run([exe, 'to-bag', str(tmp_path / 'bad.idc'), str(tmp_path / 'bag')],
                            capture_output=True, text=True, timeout=120)
     assert again.returncode == 2 and 'exists' in again.stderr

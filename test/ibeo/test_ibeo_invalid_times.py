@@ -3,7 +3,9 @@ and replaced, the messages kept: the installed ``ibeo_idc to-bag`` writes them a
 valid time (the first valid one before any), so the bag's log times stay in the recording's
 span and its metadata duration is the valid one (read back with rosbags and mcap); ``info``
 reports the valid span and the count; the installed ``ibeo_ecu`` / ``ibeo_lux`` stamp such a
-message with its receive time and count it on /diagnostics.
+message with its receive time and count it on /diagnostics; playing a file, they use the
+file's verdict (checked times, one count per invalid time) at any rate; each header device
+id has its clock checked on its own.
 
 Byte vectors by the spec's tables: the 24-byte big-endian data header (§2.4: magic
 0xAFFEC0C2, size of previous, body size, reserved, device id, data type, NTP64), 0x2604 GPS
@@ -21,6 +23,7 @@ import pytest
 import yaml
 
 from sensor_msgs.msg import NavSatFix
+from std_srvs.srv import Trigger
 
 from ros_sim_bridge.core.ntp import ntp64_to_unix_ns, unix_ns_to_ntp64
 from ros_sim_bridge.ibeo.codec import registry
@@ -32,6 +35,7 @@ from ros_sim_bridge.tools.launcher import NodeProcess, executable
 
 from conftest import free_tcp_port
 from test_ibeo_data_diagnostics import FAST, Diagnostics, connected, serving
+from test_ibeo_idc_play import call
 
 ALL_ONES = (1 << 64) - 1
 YEARS = 5 * 365 * 86_400 << 32
@@ -42,10 +46,14 @@ def header(data_type: int, size: int, ntp: int) -> bytes:
     return struct.pack('>IIIBBHQ', 0xAFFEC0C2, 0, size, 0, 1, data_type, ntp)
 
 
-def gps(header_ntp: int, record_ntp: int) -> bytes:
-    """0x2604 GPS (§22) whose own time is ``record_ntp`` (0: the header's is used)."""
-    body = struct.pack('>IQB10d32xH', 1, record_ntp, 7, math.radians(50.0), 0.2, 34.0, 0.5,
+def gps_body(record_ntp: int) -> bytes:
+    """0x2604 GPS (§22) body whose own time is ``record_ntp`` (0: the header's is used)."""
+    return struct.pack('>IQB10d32xH', 1, record_ntp, 7, math.radians(50.0), 0.2, 34.0, 0.5,
                        0.5, 1.0, 0.0, 0.0, 0.0, 0.0, 1)
+
+
+def gps(header_ntp: int, record_ntp: int) -> bytes:
+    body = gps_body(record_ntp)
     return header(0x2604, len(body), header_ntp) + body
 
 
@@ -151,7 +159,7 @@ def test_playback_span_and_seek_skip_invalid_times(tmp_path):
     with IdcWriter(tmp_path / 'play.idc') as w:
         for t in times:
             w.write(0x2605, b'', ntp=t)                  # a type without layout: size only
-    player = IdcPlayer(tmp_path / 'play.idc', lambda raw, entry: None, paused=True)
+    player = IdcPlayer(tmp_path / 'play.idc', lambda raw, entry, checked: None, paused=True)
     try:
         assert player.duration_s == pytest.approx(0.5)
         assert [round(player.time_of(i), 3) for i in range(len(times))] == \
@@ -161,6 +169,28 @@ def test_playback_span_and_seek_skip_invalid_times(tmp_path):
             [True, False, False, True, False, False, False, True]
     finally:
         player.close()
+
+
+def test_a_recording_of_two_devices_hours_apart_checks_each_clock(tmp_path):
+    """An ECU recording of two devices whose clocks are 3 h apart, interleaved: every time
+    valid (info, to-bag and playback read the whole file so); the all ones of one and the
+    jump of years of the other are invalid, each replaced by its own device's last valid
+    time."""
+    t0 = 3_900_000_000 << 32
+    bases = {1: t0, 2: t0 + (3 * 3600 << 32)}
+    bad = {(2, 3): ALL_ONES, (1, 5): t0 + YEARS}
+    with IdcWriter(tmp_path / 'two.idc') as w:
+        for k in range(8):
+            for dev, base in bases.items():
+                w.write(0x2605, b'', device_id=dev,
+                        ntp=bad.get((dev, k), base + k * (1 << 32) // 10))
+    with IdcReader(tmp_path / 'two.idc') as r:
+        checked = r.checked_times()
+        summary = r.summary()
+    assert checked.invalid == [7, 10]                   # (device 2, 3), (device 1, 5)
+    assert checked.times[7] == bases[2] + 2 * (1 << 32) // 10
+    assert checked.times[10] == bases[1] + 4 * (1 << 32) // 10
+    assert summary.invalid_times == 2
 
 
 def test_all_ones_gives_no_receive_time_spacing():
@@ -211,3 +241,33 @@ def test_installed_node_stamps_invalid_header_times_with_the_receive_time(
         assert proc.running()
     assert proc.proc.returncode == 0
     assert 's from the last valid time' in link['last_invalid_header_time'], link
+
+
+def test_installed_node_plays_the_files_checked_times_at_any_rate(ros, tmp_path):
+    """ibeo_ecu, source:=file, as fast as possible, stamp_source sensor: a recording with a
+    gap of 2 minutes and one header time of 0 is stamped with its checked times (the
+    recorded ones; the invalid one: the last valid time before it), and /diagnostics counts
+    the one invalid time only (the file's verdict, not a second check of the gap against the
+    wall clock)."""
+    t0 = unix_ns_to_ntp64(time.time_ns() - 86_400 * 10**9)        # recorded yesterday
+    times = [t0 + k * (1 << 32) // 10 for k in range(10)]
+    times += [t0 + (120 << 32) + k * (1 << 32) // 10 for k in range(10)]
+    times[14] = 0
+    with IdcWriter(tmp_path / 'gap.idc') as w:
+        for t in times:
+            w.write(0x2604, gps_body(t), device_id=1, ntp=t)
+    expected = [ntp64_to_unix_ns(t or times[13]) for t in times]
+    diag = Diagnostics(ros)
+    with NodeProcess('ibeo_ecu', parameters={'source': 'file', 'file': str(tmp_path / 'gap.idc'),
+                                             'rate': 0.0, 'start_paused': True,
+                                             'stamp_source': 'sensor', **FAST},
+                     namespace='/gap', quiet=True) as proc:
+        got = ros.collect(NavSatFix, '/gap/gps/fix', 100)
+        assert call(ros, Trigger, '/gap/ibeo_ecu/resume').success
+        msgs = got.wait_for(len(times), timeout=30.0)
+        assert [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in msgs] == expected
+        _, link = diag.wait('link file', lambda st, v: v.get('state') == 'finished')
+        assert link['invalid_header_times'] == '1', link
+        assert 'time 0' in link['last_invalid_header_time'], link
+        assert proc.running()
+    assert proc.proc.returncode == 0

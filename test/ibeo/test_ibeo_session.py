@@ -146,8 +146,64 @@ def test_a_set_clock_command_takes_the_next_step_at_once():
     s.connection_made()
     s.receive_data(scan(3, ntp=1234 << 32), NOW)
     s.send_command(C.SET_NTP_TIMESTAMP_SYNC, C.encode_set_ntp_time(SENSOR_NTP >> 32, 0))
-    assert kinds(s.receive_data(scan(4, ntp=SENSOR_NTP), NOW)) == ['Scan']
+    assert kinds(s.receive_data(set_ntp_reply() + scan(4, ntp=SENSOR_NTP), NOW)) == \
+        ['Reply', 'Scan']
     assert s.sensor_clock_set is True and s.invalid_times == 1
+
+
+def set_ntp_reply(refused: bool = False) -> bytes:
+    """0x2020 answering SetNTPTimestampSync (§7.1: the command id, bit 15 set when refused)."""
+    return reply(struct.pack('<H', 0x0034 | (0x8000 if refused else 0)))
+
+
+def test_a_clock_set_to_its_own_time_expects_no_step_after_its_next_time():
+    """The normal sync: the clock set to about the time it had.  The next time is within the
+    bound and ends the expected step, so a corrupt time hours later is invalid and the good
+    times after it are valid (not the corrupt one taken as a new time base)."""
+    s = LuxSession(layers=4)
+    s.receive_data(scan(1), NOW)
+    s.send_command(C.SET_NTP_TIMESTAMP_SYNC, C.encode_set_ntp_time(SENSOR_NTP >> 32, 0))
+    assert kinds(s.receive_data(set_ntp_reply() + scan(2, ntp=SENSOR_NTP + (1 << 28)),
+                                NOW)) == ['Reply', 'Scan']
+    later = NOW + 10**9
+    events = s.receive_data(scan(3, ntp=SENSOR_NTP + (5 * 3600 << 32))
+                            + scan(4, ntp=SENSOR_NTP + (1 << 32))
+                            + scan(5, ntp=SENSOR_NTP + (5 << 29)), later)
+    assert kinds(events) == ['InvalidTime', 'Scan', 'Scan', 'Scan']
+    assert [e.time_valid for e in events if isinstance(e, Scan)] == [False, True, True]
+    assert s.invalid_times == 1
+
+
+def test_a_refused_clock_set_expects_no_step():
+    """The sensor refused SetNTPTimestampSync: its clock did not change, so a time of a new
+    base is a jump as without the command."""
+    s = LuxSession(layers=4)
+    s.receive_data(scan(1, ntp=1234 << 32), NOW)
+    s.send_command(C.SET_NTP_TIMESTAMP_SYNC, C.encode_set_ntp_time(SENSOR_NTP >> 32, 0))
+    assert kinds(s.receive_data(set_ntp_reply(refused=True) + scan(2, ntp=SENSOR_NTP), NOW)) \
+        == ['Reply', 'InvalidTime', 'Scan']
+
+
+def device_scan(number: int, device_id: int, ntp: int) -> bytes:
+    """:func:`scan` from header device ``device_id`` (§2.4: the u8 after the reserved byte)."""
+    raw = bytearray(scan(number, ntp=ntp))
+    raw[13] = device_id
+    return bytes(raw)
+
+
+def test_each_device_has_its_own_clock():
+    """An ECU forwarding two scanners whose clocks are hours apart, interleaved: every time
+    valid; a corrupt time of either is still caught."""
+    s = LuxSession(layers=4)
+    other = SENSOR_NTP + (3 * 3600 << 32)
+    stream = [(1, SENSOR_NTP + k * (1 << 28)) for k in range(6)]
+    stream = [m for k, (d, t) in enumerate(stream) for m in ((1, t), (2, other + k * (1 << 28)))]
+    stream[5] = (2, 0)                               # device 2: no time
+    stream[8] = (1, SENSOR_NTP + (900 << 32))        # device 1: a quarter of an hour on
+    raw = b''.join(device_scan(k, d, t) for k, (d, t) in enumerate(stream))
+    scans = [e for e in s.receive_data(raw, NOW) if isinstance(e, Scan)]
+    assert [k for k, e in enumerate(scans) if not e.time_valid] == [5, 8]
+    assert s.invalid_times == 2
 
 
 def test_unhandled_types_are_skipped_and_counted_bad_bodies_reported():

@@ -15,6 +15,7 @@ from tf2_msgs.msg import TFMessage
 
 from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.core.framer import Rejected
+from ros_sim_bridge.core.ntp import CheckedTime
 from ros_sim_bridge.ibeo.codec import meta_information, registry, system_monitoring
 from ros_sim_bridge.ibeo.session import (BadMessage, InvalidTime, Message, Scan, UnpairedHalf,
                                          handled)
@@ -39,7 +40,9 @@ class DataDispatch:
     builds."""
 
     # --- transport → session -------------------------------------------------------------
-    def _on_event(self, event, now_ns: int) -> None:
+    def _on_event(self, event, now_ns: int, checked: Optional[CheckedTime] = None) -> None:
+        """One framer event (``checked``: a played message's verdict, :meth:`LuxSession.
+        handle`)."""
         if isinstance(event, CodecError):          # framing: garbage, false sync, oversized
             self.diagnostics.bad_input(self.link, event, now_ns)
             return
@@ -49,7 +52,7 @@ class DataDispatch:
         stats = self._stats_for(frame.parsed.data_type)
         if stats is not None:
             stats.packet(size, now_ns)
-        for ev in self.session.handle(event, now_ns):
+        for ev in self.session.handle(event, now_ns, checked):
             self._dispatch(ev, now_ns, stats)
 
     def _stats_for(self, data_type: int) -> Optional[StreamStats]:
@@ -85,8 +88,11 @@ class DataDispatch:
                                          f'{where.name}: failed to handle a message: {exc!r}',
                                          'error')
 
-    def _stamp(self, ntp: int, now_ns: int, time_valid: bool):
-        ns, fell_back = self.session.stamp_ns(ntp, now_ns, self.p.stamp_source, time_valid)
+    def _stamp(self, ntp: int, now_ns: int, ev):
+        """The stamp of event ``ev`` whose sensor time is ``ntp`` (:meth:`LuxSession.
+        stamp_ns`)."""
+        ns, fell_back = self.session.stamp_ns(ntp, now_ns, self.p.stamp_source, ev.time_valid,
+                                              ev.neighbour_ntp)
         if fell_back:
             self.stamp_fallbacks += 1
             self.diagnostics.log_limited('stamp', 'unset_clock', 'stamp_source is sensor but the '
@@ -96,19 +102,22 @@ class DataDispatch:
     # --- session events → conversions → publishers ---------------------------------------
     def _on_invalid_time(self, ev: InvalidTime, now_ns: int) -> None:
         """A data message with an invalid header time follows: counted by the session (link
-        status), logged here; the message is published, stamped with its receive time."""
+        status), logged here; the message is published, stamped with its receive time (a
+        recording's with stamp_source sensor: a valid neighbour's time)."""
         h = ev.header
+        stamp = ("a valid neighbour's time" if ev.neighbour_ntp is not None
+                 and self.p.stamp_source == 'sensor' else 'its receive time')
         self.diagnostics.log_limited(
             'stamp', 'invalid_time', f'0x{h.data_type:04X} {registry.type_name(h.data_type)} '
             f'from device {h.device_id}: invalid header time 0x{h.ntp:016X} ({ev.why}): '
-            'published with its receive time as stamp')
+            f'published with {stamp} as stamp')
 
     def _on_bad_message(self, ev: BadMessage, now_ns: int) -> None:
         self.diagnostics.bad_input(self._stats_for(ev.header.data_type), ev.error, now_ns)
 
     def _on_scan(self, ev: Scan, now_ns: int) -> None:
         scan, wire = ev.scan, ev.wire
-        hdr = Header(stamp=self._stamp(scan.start_ntp, now_ns, ev.time_valid),
+        hdr = Header(stamp=self._stamp(scan.start_ntp, now_ns, ev),
                      frame_id=self.p.frame_id)
         if ev.pairing == 'single':
             cloud = self.builder.build_wire(scan, wire, eight_layer=ev.eight_layer,
@@ -147,7 +156,7 @@ class DataDispatch:
 
     def _on_objects(self, ev: Message, now_ns: int, stats: StreamStats) -> None:
         lst = ev.record
-        hdr = Header(stamp=self._stamp(lst.scan_start_ntp, now_ns, ev.time_valid),
+        hdr = Header(stamp=self._stamp(lst.scan_start_ntp, now_ns, ev),
                      frame_id=self.p.frame_id)
         lst = convert.cap_objects(lst, self.object_caps)
         if lst.truncated:
@@ -176,7 +185,7 @@ class DataDispatch:
 
     def _on_vehicle_state(self, ev: Message, now_ns: int, stats: StreamStats) -> None:
         vs = ev.record
-        hdr = Header(stamp=self._stamp(vs.timestamp_ntp, now_ns, ev.time_valid),
+        hdr = Header(stamp=self._stamp(vs.timestamp_ntp, now_ns, ev),
                      frame_id=self.p.vehicle_frame_id)
         self.vehicle_pub.publish(convert.vehicle_state(vs, hdr, device_id=ev.header.device_id))
         if vs.valid:
@@ -220,7 +229,7 @@ class DataDispatch:
                 self.without_ros_form[key] += 1
             stats.extra['without_ros_form'] = str(self.without_ros_form[key])
             return
-        stamp = self._ecu_restamp(ev.header.ntp, now_ns, ev.time_valid)
+        stamp = self._ecu_restamp(ev, now_ns)
         published = 0
         for topic, msg in pairs:
             if stamp is not None:
@@ -265,17 +274,14 @@ class DataDispatch:
         pub = self._ecu_pubs[topic] = self.create_publisher(msg_type, topic, qos)
         return pub
 
-    def _ecu_restamp(self, ntp: int, now_ns: int, time_valid: bool):
+    def _ecu_restamp(self, ev: Message, now_ns: int):
         """None: keep the converter's stamps (the messages' NTP times, as in ``to-bag``); else
-        the stamp to put on every message (receive time; the fallback while the clock is
-        unset or the header time invalid)."""
-        if self.p.stamp_source == 'sensor' and time_valid:
-            if self.session.clock_is_set(ntp):
-                return None
-            self.stamp_fallbacks += 1
-            self.diagnostics.log_limited('stamp', 'unset_clock', 'stamp_source is sensor but '
-                                         'the sensor clock is unset: using the receive time')
-        return ns_to_stamp(now_ns)
+        the stamp to put on every message (:meth:`_stamp` of the header time: the receive
+        time, or an invalid one's neighbour's)."""
+        if self.p.stamp_source == 'sensor' and ev.time_valid \
+                and self.session.clock_is_set(ev.header.ntp):
+            return None
+        return self._stamp(ev.header.ntp, now_ns, ev)
 
 
 class _LiveIbeoToRos(ecu.IbeoToRos):

@@ -123,8 +123,10 @@ PARAMETERS = {
                   'is unset)'},
         stamp_default='receive', stale_after=1.0, stale_what="a data type's stream"),
     'max_time_jump': (MAX_TIME_JUMP_S, 's a header time may lie before or after the last valid '
-                      'one (after it: plus the time since it arrived) before it is invalid: '
-                      'counted, stamped with the receive time', positive),
+                      'one of its device (after it: plus the time since it arrived) before it '
+                      'is invalid: counted, stamped with the receive time (source:=file: the '
+                      'whole file is checked, an invalid time replaced by a valid one)',
+                      positive),
     'layers': (0, '0: ask the sensor (DeviceType 0x3301, BeamTilt 0x3302) on connect; 4 or 8'),
     'layer_elevations_deg': ([-1.2, -0.4, 0.4, 1.2], 'elevation of layers 0..3 (deg, layer 0 '
                              'lowest; SUPPLEMENT §3.2)'),

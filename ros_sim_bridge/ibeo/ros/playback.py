@@ -65,11 +65,12 @@ class FilePlayback:
         self.session.connection_made()
         pl.start()
 
-    def _on_file_message(self, raw: bytes, entry) -> None:
-        """One recorded message, on the playback thread: the bytes a TCP read would give."""
+    def _on_file_message(self, raw: bytes, entry, checked) -> None:
+        """One recorded message, on the playback thread: the bytes a TCP read would give,
+        with the player's verdict on its header time (the session checks no time again)."""
         now_ns = time.time_ns()
         for event in self.session.framer.feed(raw):
-            self._on_event(event, now_ns)
+            self._on_event(event, now_ns, checked)
 
     def _on_jump(self) -> None:
         """A seek or a loop: the stream is discontinuous, as after a reconnect."""
