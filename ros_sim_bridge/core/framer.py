@@ -170,7 +170,7 @@ class MagicFramer:
                     events.append(CodecError(
                         self.name, f'{self.describe(parsed)} message of {size} body bytes is '
                         f'above the limit of {self.max_body}: skipped by its declared size',
-                        field='size', offset=0, kind=OVERSIZED))
+                        field='size', kind=OVERSIZED))
                     self._consume(hs)
                     self._skip_left = size
                     continue

@@ -54,8 +54,8 @@ def invalid_time_lines(count: int, examples: list, max_jump_s: float, what: str)
     """The lines that count the messages with an invalid header time and name the first."""
     if not count:
         return []
-    lines = [f'{count} messages with an invalid header time (0, all ones or more than '
-             f'{max_jump_s:g} s from the valid ones): {what}']
+    lines = [f'{count} message{"s" * (count != 1)} with an invalid header time (0, all ones '
+             f'or more than {max_jump_s:g} s from the valid ones): {what}']
     lines += [f'  at byte {offset}: 0x{dt:04X} {registry.type_name(dt)}: {why}'
               for offset, dt, why in examples]
     return lines
@@ -109,8 +109,17 @@ def check_output_folder(path) -> None:
         raise Refused(f'{path}: the folder {parent} does not exist')
 
 
+def require_messages(reader: IdcReader) -> None:
+    """Refused when the file holds no Ibeo message (text, another format, all damage)."""
+    if not reader.entries:
+        why = (f' (at byte {reader.damages[0].offset}: {reader.damages[0].reason})'
+               if reader.damages else '')
+        raise Refused(f'{reader.path}: no Ibeo message in it{why}')
+
+
 def cmd_info(args, stops) -> int:
     with open_reader(args.file, args.max_body) as reader:
+        require_messages(reader)
         print(format_summary(reader.summary(args.max_time_jump), args.max_time_jump))
     return 0
 
@@ -209,10 +218,7 @@ def cmd_to_bag(args, stops) -> int:
         raise Refused(f'{out} exists; a bag is written to a new folder')
     check_output_folder(out)
     with open_reader(args.file, args.max_body) as reader:
-        if not reader.entries:              # text, another format, all damage: no bag at all
-            why = (f' (at byte {reader.damages[0].offset}: {reader.damages[0].reason})'
-                   if reader.damages else '')
-            raise Refused(f'{args.file}: no Ibeo message in it{why}')
+        require_messages(reader)            # no bag at all
         node_name = args.node_name or live_node_name(reader)
         report = None
         try:                                # a stop signal: the message at hand finished, the
@@ -238,7 +244,7 @@ def cmd_to_bag(args, stops) -> int:
     for offset, text in report.first_errors:
         print(f'  at byte {offset}: {text}')
     for line in invalid_time_lines(report.invalid_times, report.invalid_time_examples,
-                                   args.max_time_jump, 'written at the last valid time (the '
+                                   args.max_time_jump, 'given the last valid time (the '
                                    'first for leading ones)'):
         print(f'  {line}')
     if reader.damages:
@@ -326,7 +332,8 @@ def parser() -> argparse.ArgumentParser:
     bag = sub.add_parser('to-bag', help='convert to a rosbag2 folder (MCAP)')
     bag.add_argument('file')
     bag.add_argument('out', help='new bag folder')
-    bag.add_argument('--namespace', default='/ibeo', help='prefix of the relative topics')
+    bag.add_argument('--namespace', default='/ibeo',
+                     help='prefix of the relative topics (default /ibeo)')
     bag.add_argument('--no-progress', action='store_true', help='no progress bar')
     bag.add_argument('--node-name', default='',
                      help='/diagnostics status names start with "<name>: " (default: the live '

@@ -100,14 +100,22 @@ def test_an_empty_file_is_refused_by_info_and_to_bag(tmp_path):
     assert not (tmp_path / 'bag').exists()
 
 
-def test_to_bag_refuses_hex_text_with_the_line_info_names_it_by(tmp_path):
+def test_info_and_to_bag_refuse_hex_text_and_naming_how_to_convert_it(tmp_path):
     hexlog = tmp_path / 'x.hexlog'
     hexlog.write_text(HAND_LINE + '\n')
-    info = run('ibeo_idc', 'info', hexlog)
-    assert info.returncode == 0 and 'hex text' in info.stdout and 'from-hex' in info.stdout
-    proc = run('ibeo_idc', 'to-bag', hexlog, tmp_path / 'bag')
-    assert_refused(proc, str(hexlog), 'no Ibeo message', 'hex text', 'ibeo_idc from-hex')
-    assert proc.stdout == '' and not (tmp_path / 'bag').exists()
+    for proc in (run('ibeo_idc', 'info', hexlog), run('ibeo_idc', 'to-bag', hexlog,
+                                                       tmp_path / 'bag')):
+        assert_refused(proc, str(hexlog), 'no Ibeo message', 'hex text', 'ibeo_idc from-hex')
+        assert proc.stdout == ''
+    assert not (tmp_path / 'bag').exists()
+
+
+def test_info_refuses_a_file_without_any_ibeo_message(tmp_path):
+    noise = tmp_path / 'noise.idc'
+    noise.write_bytes(bytes(range(256)) * 400)
+    proc = run('ibeo_idc', 'info', noise)
+    assert_refused(proc, str(noise), 'no Ibeo message', 'at byte 0')
+    assert proc.stdout == ''
 
 
 def test_info_into_a_closed_pipe_ends_quietly(demo):
