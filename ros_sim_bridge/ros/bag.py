@@ -135,7 +135,8 @@ class _McapFile:
     A message of :attr:`BIG` bytes or more gets a chunk of its own whose bytes go straight from
     the caller's buffer to the file; smaller ones are copied once into a pending chunk, handed
     to the file's thread when it reaches :attr:`CHUNK` bytes (its buffer comes back to be
-    reused once written).
+    reused once written); a pending chunk a big message cuts short (under :attr:`BIG`) is
+    copied out instead and its buffer kept.
     """
     CHUNK = 1 << 20
     BIG = 1 << 18
