@@ -108,6 +108,16 @@ class CdrTemplate:
                       for d in self._views}
         #: where :meth:`fill`'s result starts: the encapsulation header, or an element's bytes
         self._start = 4 if phase is None else 8 + phase
+        # fill's plan: per dtype its view's end and its slots, a slot of one row of adjacent
+        # elements as a slice (several times faster to assign than the index array)
+        plan: dict = {d: [] for d in self._views}
+        for name, (dtype, index) in slots.items():
+            flat = index.reshape(-1)
+            first = int(flat[0]) if flat.size else 0
+            adjacent = flat.size > 0 and index.shape[0] == 1 and bool(
+                np.array_equal(flat, np.arange(first, first + flat.size)))
+            plan[dtype].append((name, slice(first, first + flat.size) if adjacent else index))
+        self._plan = [(d, self._ends[d], plan[d]) for d in self._views]
 
     def fill(self, **values) -> memoryview:
         """The message (a memoryview of its bytes: ``bytes()`` it to keep) with each slot
@@ -115,9 +125,10 @@ class CdrTemplate:
         primitives, or anything broadcasting to it (one row for all).  Every slot must be
         given."""
         out = self._lead.copy()
-        views = {d: out[8:end].view(d) for d, end in self._ends.items()}
-        for name, (dtype, index) in self.slots.items():
-            views[dtype][index] = values[name]
+        for dtype, end, slots in self._plan:
+            view = out[8:end].view(dtype)
+            for name, index in slots:
+                view[index] = values[name]
         return memoryview(out)[self._start:]
 
     def fill_rows(self, count: int, **values) -> np.ndarray:
