@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import mmap
 import sys
 import time
@@ -24,7 +23,7 @@ from typing import Iterable, Optional, TextIO
 import numpy as np
 
 from ros_sim_bridge.core.binary import CodecError
-from ros_sim_bridge.core.cli import StopSignals, run_tool
+from ros_sim_bridge.core.cli import StopSignals, finite_number, run_tool
 from .codec import NOT_AN_ACTOR, Recording
 from .codec.records import vehicle_lights
 
@@ -400,14 +399,6 @@ def blocked_lines(rec: Recording, rows: list) -> list[str]:
 
 
 # -- command line ------------------------------------------------------------------------------
-def _rate(text: str) -> float:
-    """--rate: a finite number >= 0 (argparse says so in one line otherwise)."""
-    value = float(text)
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f'must be a finite number >= 0, not {text}')
-    return value
-
-
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog='carla_log', description=__doc__.split('\n\n')[0])
     sub = ap.add_subparsers(dest='command', required=True)
@@ -432,7 +423,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help='centimetres (default 10)')
     p = common(sub.add_parser('to-bag', help='write a rosbag2 (MCAP) folder (needs ROS 2)'))
     p.add_argument('output', help='new bag folder')
-    p.add_argument('--rate', type=_rate, default=0.0,
+    p.add_argument('--rate', type=finite_number(), default=0.0,
                    help='messages per second of recording time (0: every frame)')
     p.add_argument('--no-progress', action='store_true')
     return ap

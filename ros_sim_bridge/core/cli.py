@@ -2,6 +2,7 @@
 SIGINT/SIGTERM (issue #10 defect 8, issue #14)."""
 from __future__ import annotations
 
+import argparse
 import contextlib
 import math
 import os
@@ -39,6 +40,23 @@ def number_problem(args, *, positive: Sequence[str] = (),
                 return (f'--{name.replace("_", "-")} must be a finite number {said} '
                         f'(got {value:g})')
     return None
+
+
+def finite_number(minimum: float = 0.0, *, inclusive: bool = True,
+                  what: str = 'a finite number') -> Callable[[str], float]:
+    """An argparse ``type``: a finite number at least ``minimum`` (above it when not
+    ``inclusive``); anything else is argparse's one-line error naming the option."""
+    said = f'{">=" if inclusive else ">"} {minimum:g}'
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and (value >= minimum if inclusive else value > minimum)):
+            raise argparse.ArgumentTypeError(f'{text!r} is not {what} {said}')
+        return value
+    return parse
 
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)

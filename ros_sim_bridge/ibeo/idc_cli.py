@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ros_sim_bridge.core.binary import CodecError
-from ros_sim_bridge.core.cli import run_tool, strip_ros_args
+from ros_sim_bridge.core.cli import finite_number, run_tool, strip_ros_args
 from ros_sim_bridge.core.ntp import MAX_TIME_JUMP_S, NTP_UNIX_OFFSET
 from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.codec.header import DEFAULT_MAX_BODY
@@ -307,22 +307,12 @@ def cmd_from_hex(args, stops) -> int:
     return 0
 
 
-def seconds_above_0(text: str) -> float:
-    """A finite number of seconds above 0 (argparse type)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f'not a finite number of seconds above 0: {text!r}')
-    return value
-
-
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog='ibeo_idc', description=__doc__.split('\n')[0])
     p.add_argument('--max-body', type=int, default=DEFAULT_MAX_BODY,
                    help=f'largest message body accepted (bytes, default {DEFAULT_MAX_BODY})')
-    p.add_argument('--max-time-jump', type=seconds_above_0, default=MAX_TIME_JUMP_S,
+    p.add_argument('--max-time-jump', default=MAX_TIME_JUMP_S,
+                   type=finite_number(inclusive=False, what='a finite number of seconds'),
                    help='s a header time may lie from the valid ones before it counts as '
                         f'invalid (default {MAX_TIME_JUMP_S:g}); 0 and all ones always do')
     sub = p.add_subparsers(dest='command', required=True)

@@ -24,6 +24,7 @@ from typing import Optional
 
 import yaml
 
+from ros_sim_bridge.core.cli import finite_number
 from ros_sim_bridge.tools import suite
 from ros_sim_bridge.tools.launcher import NodeProcess, config_file, ros_value, stop_all
 from ros_sim_bridge.tools.ports import free_tcp_port, free_udp_ports
@@ -173,6 +174,10 @@ class Suite:
         return codes
 
 
+#: a number of seconds on the command line
+SECONDS = finite_number(what='a finite number of seconds')
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog='ros_sim_bridge_run', description='Run the suite without ros2 launch: each driver '
@@ -182,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument('--config', action='append', default=[], metavar='FILE',
                     help='params file applied after config/<source>.yaml (repeatable)')
     ap.add_argument('--record', metavar='BAG', help='record every topic to this new folder')
-    ap.add_argument('--duration', type=_seconds, default=0.0, metavar='S',
+    ap.add_argument('--duration', type=SECONDS, default=0.0, metavar='S',
                     help='seconds to run (0: until Ctrl-C)')
     ap.add_argument('--only', metavar='SRC,...', help='sources to start: '
                     + ','.join(suite.SOURCES) + ' (default: all)')
@@ -191,18 +196,11 @@ def build_parser() -> argparse.ArgumentParser:
                     'or an emulator argument of the launch file, e.g. morai.release=26.R1')
     ap.add_argument('--free-ports', action='store_true',
                     help='move every source port to a free loopback port (local --sim runs)')
-    ap.add_argument('--startup-timeout', type=_seconds, default=30.0, metavar='S',
+    ap.add_argument('--startup-timeout', type=SECONDS, default=30.0, metavar='S',
                     help='seconds to wait for the drivers to come up before --duration counts')
     ap.add_argument('--quiet', action='store_true', help="children's output to /dev/null")
     ap.add_argument('--progress', action='store_true', help='a progress line on stderr')
     return ap
-
-
-def _seconds(text: str) -> float:
-    value = float(text)
-    if not 0.0 <= value < float('inf'):
-        raise argparse.ArgumentTypeError(f'{text!r} is not a finite number of seconds >= 0')
-    return value
 
 
 def emulator_arguments(source) -> list:

@@ -110,6 +110,14 @@ def test_info_and_to_bag_refuse_hex_text_and_naming_how_to_convert_it(tmp_path):
     assert not (tmp_path / 'bag').exists()
 
 
+@pytest.mark.parametrize('value', ['0', '-1', 'nan', 'inf', 'soon'])
+def test_a_time_jump_bound_that_is_no_positive_finite_number_is_refused(demo, value):
+    proc = run('ibeo_idc', '--max-time-jump', value, 'info', demo)
+    assert proc.returncode == 2 and 'Traceback' not in proc.stderr and proc.stdout == ''
+    assert (f"argument --max-time-jump: '{value}' is not a finite number of seconds > 0"
+            in proc.stderr), proc.stderr
+
+
 def test_info_refuses_a_file_without_any_ibeo_message(tmp_path):
     noise = tmp_path / 'noise.idc'
     noise.write_bytes(bytes(range(256)) * 400)
