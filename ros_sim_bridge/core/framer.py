@@ -232,10 +232,16 @@ class MagicFramer:
                 if at + self.header_size > len(buf) or self._plausible_size(at) is not None:
                     return True
                 at = buf.find(magic, at + 1, stop)
-            if any(magic.startswith(bytes(buf[k:]))
-                   for k in range(max(1, len(buf) - len(magic) + 1), min(end, len(buf)))):
-                return True                      # a magic word cut by the buffer's end
+            if self._cut_magic(magic, 1, end) is not None:
+                return True
         return False
+
+    def _cut_magic(self, magic: bytes, start: int, end: int) -> Optional[int]:
+        """Where in the buffer's bytes ``start`` to ``end`` a magic word starts that the
+        buffer's end cuts short (its next bytes may complete it); None when nowhere."""
+        buf = self._buf
+        return next((k for k in range(max(start, len(buf) - len(magic) + 1), min(end, len(buf)))
+                     if magic.startswith(bytes(buf[k:]))), None)
 
     def _false_sync_in_window(self, end: int, events: list[Event]) -> bool:
         """True (and resynchronised) when a plausible header inside the declared body
@@ -292,8 +298,8 @@ class MagicFramer:
             at = buf.find(self.magic, at + 1, stop)
         else:
             # a magic word cut by the buffer's end is looked at again with the next bytes
-            drop = next((k for k in range(max(0, len(buf) - len(self.magic) + 1), drop)
-                         if self.magic.startswith(bytes(buf[k:]))), drop)
+            cut = self._cut_magic(self.magic, 0, drop)
+            drop = drop if cut is None else cut
         del buf[:drop]
         self._skip_left -= drop
         return self._skip_left == 0
