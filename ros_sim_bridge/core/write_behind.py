@@ -243,7 +243,7 @@ class WriteBehindFile:
             return
         self.flush()
         try:
-            self._consume(buffers)             # the thread is idle: nothing is pending
+            self._consume(buffers, n)          # the thread is idle: nothing is pending
         except BaseException as exc:           # the file has a hole now: every later write,
             with self._cond:                   # flush and close raises it (no bag is closed
                 self._error = exc              # over it as if whole)
@@ -299,8 +299,8 @@ class WriteBehindFile:
         elif ctypes.get_errno() != errno.EINTR:
             self._reserving = False
 
-    def _consume(self, buffers) -> None:
-        n = sum(memoryview(b).nbytes for b in buffers)
+    def _consume(self, buffers, n: int) -> None:
+        """Write ``buffers`` (``n`` bytes in all) to the file system."""
         self._reserve(self._consumed + n)
         self._consumed += n
         if self._stage is None:
@@ -324,7 +324,7 @@ class WriteBehindFile:
             buffers = [b for b in batch if not callable(b)]
             n = sum(memoryview(b).nbytes for b in buffers)
             try:
-                self._consume(buffers)
+                self._consume(buffers, n)
                 for b in batch:
                     if callable(b):
                         b()
