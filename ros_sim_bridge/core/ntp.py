@@ -171,9 +171,6 @@ class CheckedTimes:
         """(index, why) of the first ten invalid times."""
         return list(itertools.islice(self.why.items(), 10))
 
-    def at(self, i: int) -> CheckedTime:
-        return CheckedTime(self.times[i], self.why.get(i))
-
 
 def check_ntp_times(times: Sequence[int | None], max_jump_s: float = MAX_TIME_JUMP_S,
                     devices: Sequence[int] | None = None) -> CheckedTimes:

@@ -94,9 +94,9 @@ class TcpClient(SupervisedLoop):
     ``data_timeout`` > 0: a connected link on which no byte arrived for that many seconds is
     taken for dead (a peer that stopped sending without closing), counted in
     ``data_timeouts``, closed and rebuilt like a dropped one; ``silent`` is true from then
-    until a byte arrives or the link is lost for another reason.  0 (the default) suits links that are idle by design (request /
-    reply).  It may be changed while the client runs (a driver that told its peer to stop
-    sending sets it to 0).
+    until a byte arrives or the link is lost for another reason.  0 (the default) suits links
+    that are idle by design (request / reply).  It may be changed while the client runs (a
+    driver that told its peer to stop sending sets it to 0).
     """
 
     def __init__(self, host: str, port: int, framer, on_event: EventHandler, *,
