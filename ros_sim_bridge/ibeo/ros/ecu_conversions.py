@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -194,6 +195,49 @@ OBJECT_FIELDS_BY_DTYPE = {
                     ('uint64', 'u8'))}
 
 
+def _row_layout() -> tuple:
+    """One object's numbers as a row: the groups of :data:`OBJECT_FIELDS_BY_DTYPE` side by
+    side, the widest first (each group aligned, the row a multiple of 8 bytes); (dtype, group
+    dtype → (byte offset, field count), the bytes of a row of no field given: NaN / 0)."""
+    names, formats, offsets, groups, at = [], [], [], {}, 0
+    for d in sorted(OBJECT_FIELDS_BY_DTYPE, key=lambda d: -d.itemsize):
+        fields = OBJECT_FIELDS_BY_DTYPE[d]
+        groups[d] = (at, len(fields))
+        names += fields
+        formats += [d] * len(fields)
+        offsets += range(at, at + len(fields) * d.itemsize, d.itemsize)
+        at += len(fields) * d.itemsize
+    row = np.dtype({'names': names, 'formats': formats, 'offsets': offsets,
+                    'itemsize': -(-at // 8) * 8})
+    empty = np.zeros((), row)
+    for name in OBJECT_FIELDS_BY_DTYPE[np.dtype('f4')]:
+        empty[name] = np.nan
+    return row, groups, np.frombuffer(empty.tobytes(), np.uint8)
+
+
+_OBJECT_ROW, _OBJECT_GROUPS, _EMPTY_OBJECT = _row_layout()
+
+
+@lru_cache(maxsize=None)
+def _object_gather(wire: np.dtype) -> tuple:
+    """How :func:`object_table` fills a row from an object of dtype ``wire``: (byte indices in
+    the object, byte indices in the row) of the fields of the same type, and (row field,
+    object field) of those to cast (e.g. a UINT16 id into IbeoObject's uint32)."""
+    present = set(wire.names)
+    src, dst, casts = [], [], []
+    for name in _OBJECT_ROW.names:
+        source = name if name in present else _RENAMED.get(name)
+        if source not in present:
+            continue
+        (t, t_at), (s, s_at) = _OBJECT_ROW.fields[name][:2], wire.fields[source][:2]
+        if s == t:
+            src += range(s_at, s_at + s.itemsize)
+            dst += range(t_at, t_at + t.itemsize)
+        else:
+            casts.append((name, source))
+    return np.array(src, np.intp), np.array(dst, np.intp), casts
+
+
 @dataclass(frozen=True)
 class ObjectTable:
     """An ECU object list as :class:`IbeoObject` fields: ``by_dtype[dtype]`` an (n, m) array of
@@ -201,7 +245,7 @@ class ObjectTable:
     field, 0 for missing integers) and ``numbers[name]`` its column of each field; class
     names, contours ((k, 2) m) and properties ([(key, type id, value)]) per object."""
     by_dtype: dict
-    numbers: dict
+    numbers: np.ndarray
     names: list
     contours: list
     properties: list
@@ -211,25 +255,26 @@ class ObjectTable:
 
 
 def object_table(lst: oe.EcuObjectList) -> ObjectTable:
-    """Every field of every object; box centres of 0x2281 from the reference point."""
+    """Every field of every object (the bytes of the fields of the same type gathered at once);
+    box centres of 0x2281 from the reference point."""
     o = lst.objects
-    n, present = len(o), set(o.dtype.names)
-    by_dtype, cols = {}, {}
-    for dtype, names in OBJECT_FIELDS_BY_DTYPE.items():
-        table = by_dtype[dtype] = np.zeros((n, len(names)), dtype)
-        for j, name in enumerate(names):
-            src = name if name in present else _RENAMED.get(name)
-            if src in present:
-                table[:, j] = o[src]
-            elif dtype.kind == 'f':
-                table[:, j] = np.nan
-            cols[name] = table[:, j]
+    n = len(o)
+    raw = np.empty((n, _OBJECT_ROW.itemsize), np.uint8)
+    raw[:] = _EMPTY_OBJECT
+    src, dst, casts = _object_gather(o.dtype)
+    if n:
+        raw[:, dst] = np.ascontiguousarray(o).view(np.uint8).reshape(n, -1)[:, src]
+    rows = raw.view(_OBJECT_ROW).reshape(n)
+    for name, source in casts:
+        rows[name] = o[source]
     if n:
         centers = lst.box_centers()
-        cols['box_center_x'][:] = centers[:, 0]
-        cols['box_center_y'][:] = centers[:, 1]
-    names = [oe.classification_name(c) for c in cols['classification'].tolist()]
-    return ObjectTable(by_dtype, cols, names, [np.asarray(c) for c in lst.contours[:n]],
+        rows['box_center_x'] = centers[:, 0]
+        rows['box_center_y'] = centers[:, 1]
+    by_dtype = {d: raw[:, at:at + m * d.itemsize].view(d)
+                for d, (at, m) in _OBJECT_GROUPS.items()}
+    names = [oe.classification_name(c) for c in rows['classification'].tolist()]
+    return ObjectTable(by_dtype, rows, names, [np.asarray(c) for c in lst.contours[:n]],
                        list(lst.properties) or [[] for _ in range(n)])
 
 
