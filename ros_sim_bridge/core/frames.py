@@ -62,6 +62,14 @@ def quat_from_euler(roll, pitch, yaw) -> np.ndarray:
     ], axis=-1)
 
 
+def quat_from_yaw(yaw) -> np.ndarray:
+    """:func:`quat_from_euler` with roll and pitch 0 (a rotation about z), in fewer steps."""
+    half = np.multiply(yaw, 0.5)
+    q = np.zeros(np.shape(half) + (4,))
+    q[..., 0], q[..., 3] = np.cos(half), np.sin(half)
+    return q
+
+
 def quat_positive_w(q) -> np.ndarray:
     """The same rotation with w ≥ 0 (q and −q are one rotation; w ≥ 0 reads better)."""
     q = np.asarray(q, dtype=np.float64)

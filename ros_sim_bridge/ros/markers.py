@@ -105,7 +105,7 @@ def box_rows(n: int, centers, sizes, *, yaw=None, orientations=None,
     if orientations is not None:
         q = np.asarray(orientations, np.float64).reshape(n, 4)
     elif yaw is not None:
-        q = frames.quat_from_euler(0.0, 0.0, np.asarray(yaw, np.float64).reshape(n))
+        q = frames.quat_from_yaw(np.asarray(yaw, np.float64).reshape(n))
     else:
         q = np.array([1.0, 0.0, 0.0, 0.0])
     poses[:, 3:6], poses[:, 6] = q[..., 1:], q[..., 0]

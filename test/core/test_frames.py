@@ -77,3 +77,16 @@ def test_quat_rotate_is_the_cross_product_formula_bit_for_bit():
                           v + q[0, :1] * (2.0 * np.cross(q[0, 1:], v))
                           + np.cross(q[0, 1:], 2.0 * np.cross(q[0, 1:], v)))
     assert frames.quat_rotate(q[0], v[0]).shape == (3,)
+
+
+def test_quat_from_yaw_is_quat_from_euler_about_z():
+    """The short form equals the general one for yaws of every quadrant, arrays and scalars;
+    a non-finite yaw gives NaN components as the general form does."""
+    yaw = np.array([-7.0, -math.pi, -1.0, -0.0, 0.0, 0.3, math.pi / 2, 3.0, 12.5])
+    np.testing.assert_array_equal(frames.quat_from_yaw(yaw),
+                                  frames.quat_from_euler(0.0, 0.0, yaw))
+    np.testing.assert_array_equal(frames.quat_from_yaw(0.7),
+                                  frames.quat_from_euler(0.0, 0.0, 0.7))
+    with np.errstate(invalid='ignore'):
+        q = frames.quat_from_yaw(np.array([np.nan, np.inf]))
+    assert np.isnan(q[:, [0, 3]]).all() and (q[:, 1:3] == 0).all()

@@ -306,8 +306,17 @@ def object_list(lst: oe.EcuObjectList, header: Header, *, device_id: int = 0) ->
     return m
 
 
-_CLASS_COLORS = {3: (1.0, 0.2, 0.2), 4: (1.0, 0.6, 0.0), 5: (0.2, 0.6, 1.0),
-                 6: (0.4, 0.2, 1.0), 12: (0.3, 0.8, 0.3)}
+def _class_rgba() -> np.ndarray:
+    """RGBA (opaque) of each class number; grey for those without a colour of their own."""
+    table = np.tile([0.7, 0.7, 0.7, 1.0], (256, 1))
+    for value, rgb in {3: (1.0, 0.2, 0.2), 4: (1.0, 0.6, 0.0), 5: (0.2, 0.6, 1.0),
+                       6: (0.4, 0.2, 1.0), 12: (0.3, 0.8, 0.3)}.items():
+        table[value, :3] = rgb
+    return table
+
+
+_CLASS_RGBA = _class_rgba()
+_NO_GEOMETRY = np.array([0.0, 0.0, 0.05, 0.05, 0.0])    # centre, size x/y, course angle
 
 
 #: namespaces of :func:`object_markers`, and its marker lifetime and box height
@@ -323,19 +332,19 @@ def object_marker_rows(ids, geo: np.ndarray, classification, *,
     indices: an object without one gets no box and no label rather than one at the origin)
     box centres/sizes/yaw (sizes 5 cm and yaw 0 where not given) and RGBA, label
     positions."""
-    n = len(geo)
     ids = np.asarray(ids, np.int64) & 0x7FFFFFFF
-    placed = np.flatnonzero(np.isfinite(geo[:, 0]) & np.isfinite(geo[:, 1]))
-    geo = np.where(np.isfinite(geo), geo, [0.0, 0.0, 0.05, 0.05, 0.0])[placed]
-    m = len(placed)
-    centers = np.column_stack([geo[:, 0], geo[:, 1], np.full(m, box_height / 2)])
-    rgb = np.array([_CLASS_COLORS.get(c, (0.7, 0.7, 0.7)) for c in classification]
-                   ).reshape(n, 3)
-    return {'ids': ids, 'placed': placed, 'centers': centers,
-            'sizes': np.column_stack([geo[:, 2], geo[:, 3], np.full(m, box_height)]),
-            'yaw': geo[:, 4], 'box_rgba': np.column_stack([rgb[placed], np.full(m, 0.5)]),
-            'contour_rgba': np.column_stack([rgb, np.ones(n)]),
-            'label_positions': centers + [0.0, 0.0, box_height / 2 + 0.4]}
+    finite = np.isfinite(geo)
+    placed = np.flatnonzero(finite[:, 0] & finite[:, 1])
+    geo = np.where(finite, geo, _NO_GEOMETRY)[placed]
+    box = np.empty((len(placed), 6))                     # centre x, y, z, size x, y, z
+    box[:, :2], box[:, 2] = geo[:, :2], box_height / 2
+    box[:, 3:5], box[:, 5] = geo[:, 2:4], box_height
+    rgba = _CLASS_RGBA[np.asarray(classification, np.uint8)]
+    box_rgba = rgba[placed]
+    box_rgba[:, 3] = 0.5
+    return {'ids': ids, 'placed': placed, 'centers': box[:, :3], 'sizes': box[:, 3:],
+            'yaw': geo[:, 4], 'box_rgba': box_rgba, 'contour_rgba': rgba,
+            'label_positions': box[:, :3] + [0.0, 0.0, box_height / 2 + 0.4]}
 
 
 def object_markers(msg: IbeoObjectList, *, lifetime_s: float = MARKER_LIFETIME_S,
@@ -371,9 +380,11 @@ def object_markers(msg: IbeoObjectList, *, lifetime_s: float = MARKER_LIFETIME_S
 def vehicle_odometry_rows(s) -> tuple:
     """0x2806/0x2807 as (pose x, y, z, qx, qy, qz, qw; twist vx, vy, vz, wx, wy, wz): position
     (distance x/y from the origin, m), course angle as yaw, longitudinal velocity, yaw rate."""
-    w, x, y, z = frames.quat_from_euler(0.0, 0.0, float(s.course_angle)).tolist()
-    pose = [float(s.distance_x * units.ECU_VEHICLE_STATE_TO_SI['distance_x']),
-            float(s.distance_y * units.ECU_VEHICLE_STATE_TO_SI['distance_y']), 0.0, x, y, z, w]
+    half = 0.5 * float(s.course_angle)                  # about z, as frames.quat_from_yaw
+    z, w = (math.sin(half), math.cos(half)) if math.isfinite(half) else (NAN, NAN)
+    to_si = units.ECU_VEHICLE_STATE_TO_SI
+    pose = [float(s.distance_x * to_si['distance_x']), float(s.distance_y * to_si['distance_y']),
+            0.0, 0.0, 0.0, z, w]
     return pose, [float(s.longitudinal_velocity), 0.0, 0.0, 0.0, 0.0, float(s.yaw_rate)]
 
 
