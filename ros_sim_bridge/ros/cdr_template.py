@@ -117,7 +117,11 @@ class CdrTemplate:
             adjacent = flat.size > 0 and index.shape[0] == 1 and bool(
                 np.array_equal(flat, np.arange(first, first + flat.size)))
             plan[dtype].append((name, slice(first, first + flat.size) if adjacent else index))
-        self._plan = [(d, self._ends[d], plan[d]) for d in self._views]
+        #: per dtype: its view's end and its slots (name, slice or index array)
+        self.plan = [(d, self._ends[d], plan[d]) for d in self._views]
+        #: a sequence element's phase and bytes (the message's bytes otherwise)
+        self.phase = phase or 0
+        self.element = self._lead[self._start:]
 
     def fill(self, **values) -> memoryview:
         """The message (a memoryview of its bytes: ``bytes()`` it to keep) with each slot
@@ -125,7 +129,7 @@ class CdrTemplate:
         primitives, or anything broadcasting to it (one row for all).  Every slot must be
         given."""
         out = self._lead.copy()
-        for dtype, end, slots in self._plan:
+        for dtype, end, slots in self.plan:
             view = out[8:end].view(dtype)
             for name, index in slots:
                 view[index] = values[name]
@@ -281,21 +285,39 @@ class ElementTemplates:
         return template_at
 
 
-def with_elements(head, elements) -> bytearray:
+def with_elements(head, elements) -> memoryview:
     """A message whose last field is a sequence of messages: ``head`` is the message with that
     sequence empty (its bytes end with the count 0), ``elements`` yields, for each element,
     (a function phase → the element's :func:`build` template at that phase, its slot values).
     Each element is placed after the previous one, its alignment from the template of its
     phase; the count is set.  For elements whose shape varies (strings, inner sequences): a
-    template per shape and phase, cached by the caller."""
-    buf = bytearray(head)
-    count_at = len(buf) - 4
-    n = 0
+    template per shape and phase, cached by the caller.  One buffer for the whole message:
+    each element's bytes are copied in and its slots filled through one view per element
+    type of the whole payload."""
+    placed, end = [], len(head) - 4                 # the payload offset of the next element
     for template_at, values in elements:
-        buf += template_at((len(buf) - 4) % 8).fill(**values)
-        n += 1
-    struct.pack_into('<I', buf, count_at, n)
-    return buf
+        tmpl = template_at(end % 8)
+        placed.append((tmpl, end, values))
+        end += len(tmpl.element)
+    out = np.empty(8 + end, np.uint8)               # the payload at out[8:]: 8-aligned
+    out[4:4 + len(head)] = np.frombuffer(head, np.uint8)
+    payload, views = out[8:], {}
+    for tmpl, at, values in placed:
+        out[8 + at:8 + at + len(tmpl.element)] = tmpl.element
+        origin = at - tmpl.phase                    # where the template's payload starts
+        for dtype, _, slots in tmpl.plan:
+            view = views.get(dtype)
+            if view is None:
+                view = views[dtype] = payload[:end // dtype.itemsize * dtype.itemsize
+                                              ].view(dtype)
+            shift = origin // dtype.itemsize
+            for name, index in slots:
+                if type(index) is slice:
+                    view[index.start + shift:index.stop + shift] = values[name]
+                else:
+                    view[index + shift] = values[name]
+    struct.pack_into('<I', out, len(head), len(placed))
+    return memoryview(out)[4:]
 
 
 def serialize(type_name: str, value) -> bytes:
