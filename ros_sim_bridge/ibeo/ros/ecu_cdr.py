@@ -159,19 +159,21 @@ class EcuCdr:
                                       f['post_processed']], 'u1'),
                           u8=np.uint64(f['mid_scan_ntp']))
         cols = {d.str: a[:, :, None] for d, a in t.by_dtype.items()}     # slot name: dtype
+        contours = _contours_xyz(t.contours)
         items = []
         for i in range(n):
-            contour, props = t.contours[i], t.properties[i]
+            contour, props = contours[i], t.properties[i]
             values = {k: a[i] for k, a in cols.items()}
             if len(contour):
-                values['contour'] = np.column_stack([contour, np.zeros(len(contour))])
+                values['contour'] = contour
             items.append((self._objects.at((t.names[i], len(contour), repr(props)),
                                            _object_value(t.names[i], len(contour), props)),
                           values))
         objects = CdrMessage(_OBJECT_LIST, (bytes(with_elements(head.parts[0], items)),))
-        return objects, marker_array(self._object_markers(t, stamp, frame))
+        return objects, marker_array(self._object_markers(t, contours, stamp, frame))
 
-    def _object_markers(self, t: ec.ObjectTable, stamp: tuple, frame: str) -> list:
+    def _object_markers(self, t: ec.ObjectTable, contours: list, stamp: tuple,
+                        frame: str) -> list:
         if not len(t):
             return []
         num = t.numbers
@@ -183,14 +185,23 @@ class EcuCdr:
         placed = r['placed']
         out = m.boxes(stamp, frame, ns_box, r['ids'][placed], r['centers'], r['sizes'],
                       yaw=r['yaw'], colors=r['box_rgba'], min_size=0.05, lifetime=life)
-        outlined = [i for i, c in enumerate(t.contours) if len(c)]
+        outlined = [i for i, c in enumerate(contours) if len(c)]
         out += m.line_strips(stamp, frame, ns_contour, r['ids'][outlined],
-                             [t.contours[i] for i in outlined], width=0.05,
+                             [contours[i] for i in outlined], width=0.05,
                              colors=r['contour_rgba'][outlined], lifetime=life)
         ids = num['id'].tolist()
         out += m.labels(stamp, frame, ns_label, r['ids'][placed], r['label_positions'],
                         [f'{ids[i]} {t.names[i]}' for i in placed.tolist()], lifetime=life)
         return out
+
+
+def _contours_xyz(contours: list) -> list:
+    """(k, 3) float64 points (z = 0) of (k, 2) contours: views of one array made at once."""
+    counts = [len(c) for c in contours]
+    xyz = np.zeros((sum(counts), 3))
+    if len(xyz):
+        xyz[:, :2] = np.concatenate(contours)
+    return np.split(xyz, np.cumsum(counts)[:-1]) if contours else []
 
 
 _LIST_TYPES = {n: t for n, t in ec.IbeoObjectList.get_fields_and_field_types().items()
