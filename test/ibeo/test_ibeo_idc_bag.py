@@ -186,6 +186,43 @@ def test_scanner_coordinates_give_one_cloud_per_scanner(tmp_path):
     assert [from_pointcloud2(c)['device_id'].tolist() for _, c in clouds] == [[3, 3], [4, 4, 4]]
 
 
+def _file_order(bag_dir):
+    """(topic, log time, message) of every message of a bag, in the order of its file; the
+    message as the repr of every field, read back by rosbags (not its CDR bytes: rclpy leaves
+    the padding bytes of what it serialises unset)."""
+    from mcap.reader import make_reader
+    from ros_sim_bridge.ros.bag import typestore
+    store = typestore()
+    with open(next(bag_dir.glob('*.mcap')), 'rb') as f, np.printoptions(threshold=1 << 62):
+        return [(channel.topic, message.log_time,
+                 repr(store.deserialize_cdr(message.data, schema.name)))
+                for schema, channel, message
+                in make_reader(f).iter_messages(log_time_order=False)]
+
+
+def test_windows_change_nothing_but_the_work_order(recording, tmp_path, monkeypatch):
+    """``convert`` converts the small messages of a window ahead, grouped by type: the bag is
+    still in file order, byte for byte what one message at a time gives (WINDOW 1), and the
+    report (skipped messages and their offsets, counts) the same; whatever the window and the
+    size up to which a message goes ahead."""
+    import ros_sim_bridge.ibeo.idc_cli as cli
+    results, default = [], cli.IN_ORDER_BYTES
+    for window, in_order_bytes in ((1, 0), (cli.WINDOW, default), (7, 1 << 30)):
+        monkeypatch.setattr(cli, 'WINDOW', window)
+        monkeypatch.setattr(cli, 'IN_ORDER_BYTES', in_order_bytes)
+        out = tmp_path / f'bag{window}'
+        with IdcReader(recording) as reader:
+            report = convert(reader, out, namespace='/ibeo', progress=False)
+        results.append((_file_order(out), report.undecodable, report.first_errors,
+                        report.without_ros_form, report.written))
+    one_at_a_time = results[0]
+    assert len(one_at_a_time[0]) > 100 and one_at_a_time[2]           # errors on the way
+    with IdcReader(recording) as reader:                               # small and big ones
+        assert {e.size <= default for e in reader.entries} == {True, False}
+    for other in results[1:]:
+        assert other == one_at_a_time
+
+
 @pytest.mark.parametrize('serialized', [True, False], ids=['cdr', 'rclpy'])
 def test_a_time_no_stamp_holds_is_counted_and_the_rest_converted(tmp_path, serialized):
     """A scan whose NTP start time is no ROS stamp (seconds since power-up past int32: 2**31 +
