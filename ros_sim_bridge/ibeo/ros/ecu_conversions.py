@@ -242,8 +242,9 @@ def _object_gather(wire: np.dtype) -> tuple:
 class ObjectTable:
     """An ECU object list as :class:`IbeoObject` fields: ``by_dtype[dtype]`` an (n, m) array of
     the m fields of :data:`OBJECT_FIELDS_BY_DTYPE` (float32 NaN where the data type has no such
-    field, 0 for missing integers) and ``numbers[name]`` its column of each field; class
-    names, contours ((k, 2) m) and properties ([(key, type id, value)]) per object."""
+    field, 0 for missing integers) and ``numbers`` the same rows as a structured array
+    (``numbers[name]``: a field's column); class names, contours ((k, 2) m) and properties
+    ([(key, type id, value)]) per object."""
     by_dtype: dict
     numbers: np.ndarray
     names: list
