@@ -3,6 +3,7 @@ documented offsets, big-endian; never via our encoders), then round trips throug
 encoders, then bad input (absurd counts, truncation) → CodecError naming field and offset."""
 import math
 import struct
+import sys
 
 import numpy as np
 import pytest
@@ -114,7 +115,6 @@ def test_scan_2205_golden_every_field():
 
 
 def test_scan_points_compiled_and_numpy_swaps_agree_byte_for_byte():
-    import sys
     # colcon build compiles ecu_points.c beside scan_ecu.py; only big-endian hosts go without
     assert sys.byteorder != 'little' or S.KERNEL is not None
     rng = np.random.default_rng(5)
@@ -136,6 +136,78 @@ def test_scan_points_compiled_and_numpy_swaps_agree_byte_for_byte():
         assert not native.view(np.uint8).reshape(-1, 28)[:, [19, 26, 27]].any()  # reserved: 0
         assert dense is (None if S.KERNEL is None else dense_expected)
     assert S.decode_scan_2205(golden_2205()).dense is (None if S.KERNEL is None else True)
+
+
+# The compiled kernel works on blocks of points (SIMD where the CPU has it) and one point at
+# a time for the rest: sizes around the block sizes, inputs at any byte offset (the wire array
+# is a view into a file's mmap), against the numpy path with the count worked out from its x, y, z.
+needs_kernel = pytest.mark.skipif(sys.byteorder != 'little', reason='no kernel on big-endian')
+KERNEL_SIZES = (0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 23, 1000, 60_001)
+
+
+def kernel_points(wire: np.ndarray) -> tuple[bytes, int, bytes]:
+    """(the kernel's points, its non-finite count, the 64 bytes after its output, which it
+    must leave as they were)."""
+    out = np.full(28 * len(wire) + 64, 0xA5, np.uint8)
+    count = S.KERNEL(wire.ctypes.data, len(wire), out.ctypes.data)
+    return out[:28 * len(wire)].tobytes(), count, out[28 * len(wire):].tobytes()
+
+
+def numpy_points(wire: np.ndarray) -> tuple[bytes, int]:
+    """(the numpy path's points, how many of them have an x, y or z that is not finite)."""
+    points, _ = S.host_points(wire, native=False)
+    finite = np.isfinite(points['x']) & np.isfinite(points['y']) & np.isfinite(points['z'])
+    return points.tobytes(), int(np.count_nonzero(~finite))
+
+
+def assert_kernel_equals_numpy(wire: np.ndarray):
+    points, count, after = kernel_points(wire)
+    assert (points, count) == numpy_points(wire)
+    assert after == b'\xA5' * 64                          # nothing written past the end
+    assert S.host_points(wire)[1] is (count == 0)
+
+
+@needs_kernel
+@pytest.mark.parametrize('n', KERNEL_SIZES)
+def test_scan_points_kernel_equals_numpy_on_random_bytes_at_any_offset(n):
+    assert S.KERNEL is not None
+    rng = np.random.default_rng(n)
+    raw = rng.integers(0, 256, 28 * n + 32, dtype=np.uint8).tobytes()  # a few NaN, ±Inf
+    for offset in range(33) if n < 1000 else (0, 1, 2, 3, 5, 16, 31):
+        assert_kernel_equals_numpy(np.frombuffer(raw, S.WIRE_POINT_DTYPE, n, offset))
+    if n == 60_001:                                 # random bytes do hold non-finite points
+        assert numpy_points(np.frombuffer(raw, S.WIRE_POINT_DTYPE, n))[1] > 0
+
+
+@needs_kernel
+def test_scan_points_kernel_counts_a_non_finite_point_once_wherever_it_is():
+    rng = np.random.default_rng(9)
+    n = 17                                          # every place in a block of 8, and a tail
+    base = bytearray(rng.integers(0, 256, 28 * n, dtype=np.uint8).tobytes())
+    for i in range(n):                              # x, y, z finite; the rest random
+        base[28 * i:28 * i + 12] = struct.pack('>fff', *rng.normal(0, 50, 3))
+    specials = (0x7FC00000, 0xFFC00001, 0x7F800000, 0xFF800000)  # NaNs, +Inf, -Inf
+
+    def check(data: bytearray, non_finite: int):
+        for offset in (0, 3):
+            wire = np.frombuffer(bytes(offset) + data, S.WIRE_POINT_DTYPE, n, offset)
+            assert_kernel_equals_numpy(wire)
+            assert kernel_points(wire)[1] == non_finite
+
+    check(base, 0)
+    for i in range(n):
+        for word in range(7):                       # x, y, z count; echo width .. flags not
+            for bits in specials:
+                data = bytearray(base)
+                put(data, 28 * i + 4 * word, 'I', bits)
+                check(data, 1 if word < 3 else 0)
+        data = bytearray(base)                      # x, y and z of one point: still one
+        put(data, 28 * i, 'III', *specials[:3])
+        check(data, 1)
+    data = bytearray(base)
+    for i in range(0, n, 2):                        # every other point, one word each
+        put(data, 28 * i + 4 * (i % 3), 'I', specials[i % 4])
+    check(data, (n + 1) // 2)
 
 
 def test_scan_2204_golden_40_byte_scanner_info():

@@ -6,6 +6,10 @@
  *   0 x  4 y  8 z  12 echo width (float32, m)   16 device id  17 layer  18 echo (uint8)
  *   19 reserved   20 time offset (uint32, us)   24 flags (uint16)   26 reserved
  * The reserved bytes come out zero, so equal points give equal bytes.
+ *
+ * On x86-64 CPUs with AVX2 (checked at run time), 8 points at a time by byte shuffles, the rest
+ * by plain C (all other hosts and compilers): about as fast as np.copyto of the same bytes, a
+ * quarter less time than one point at a time (bench/bench_ecu_points.py).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -32,10 +36,10 @@ SIM_BRIDGE_EXPORT int sim_bridge_ecu_points_abi(void) { return 1; }
 static inline uint32_t word(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static inline void put(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
 
-/* Converts n points from wire to out (which may not overlap); returns how many have an x, y
- * or z that is not a finite number.  Word by word, in registers (a copy of the whole point
- * through the stack costs store-forwarding stalls). */
-SIM_BRIDGE_EXPORT size_t sim_bridge_ecu_points(const uint8_t *wire, size_t n, uint8_t *out)
+/* Converts n points from wire to out (which may not overlap) one at a time; returns how many
+ * have an x, y or z that is not a finite number.  Word by word, in registers (a copy of the
+ * whole point through the stack costs store-forwarding stalls). */
+static size_t points_scalar(const uint8_t *wire, size_t n, uint8_t *out)
 {
     size_t non_finite = 0;
     for (size_t i = 0; i < n; ++i, wire += POINT, out += POINT) {
@@ -52,4 +56,77 @@ SIM_BRIDGE_EXPORT size_t sim_bridge_ecu_points(const uint8_t *wire, size_t n, ui
                       | ((z & EXPONENT) == EXPONENT);     /* no branch to mispredict */
     }
     return non_finite;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define HAVE_AVX2 1
+#include <immintrin.h>
+
+enum { BLOCK = 8 };                   /* points per AVX2 step: 224 bytes, seven 32-byte words */
+
+/* Per 32-byte register of a block, where each output byte comes from within its 16-byte lane
+ * (vpshufb; 0x80 gives a zero).  Every 4-byte word only moves its own bytes, so a block is
+ * the point layout's seven word kinds in a row, seen through an 8-word window. */
+#define Z 0x80
+#define SWAP(o) o + 3, o + 2, o + 1, o      /* a 4-byte number: bytes reversed */
+#define KEEP(o) o, o + 1, o + 2, Z          /* device id, layer, echo as they came, reserved 0 */
+#define FLAGS(o) o + 1, o, Z, Z             /* the 2-byte flags swapped, reserved 0 */
+static const uint8_t SHUFFLE[7][32] = {
+    {SWAP(0), SWAP(4), SWAP(8), SWAP(12), KEEP(0), SWAP(4), FLAGS(8), SWAP(12)},
+    {SWAP(0), SWAP(4), SWAP(8), KEEP(12), SWAP(0), FLAGS(4), SWAP(8), SWAP(12)},
+    {SWAP(0), SWAP(4), KEEP(8), SWAP(12), FLAGS(0), SWAP(4), SWAP(8), SWAP(12)},
+    {SWAP(0), KEEP(4), SWAP(8), FLAGS(12), SWAP(0), SWAP(4), SWAP(8), SWAP(12)},
+    {KEEP(0), SWAP(4), FLAGS(8), SWAP(12), SWAP(0), SWAP(4), SWAP(8), KEEP(12)},
+    {SWAP(0), FLAGS(4), SWAP(8), SWAP(12), SWAP(0), SWAP(4), KEEP(8), SWAP(12)},
+    {FLAGS(0), SWAP(4), SWAP(8), SWAP(12), SWAP(0), KEEP(4), SWAP(8), FLAGS(12)},
+};
+#undef Z
+#undef SWAP
+#undef KEEP
+#undef FLAGS
+/* Bit 7p of a block's 56 words (one bit per word): the x of point p */
+#define X_BITS 0x0002040810204081ull
+
+/* points_scalar for n a multiple of BLOCK, on a CPU with AVX2: each block's words in seven
+ * shuffles; the words whose exponent is all ones collected in a 56-bit mask, folded onto each
+ * point's x bit and counted only when there is one (rarely). */
+__attribute__((target("avx2")))
+static size_t points_avx2(const uint8_t *wire, size_t n, uint8_t *out)
+{
+    const __m256i exponent = _mm256_set1_epi32((int)EXPONENT);
+    __m256i shuffle[7];
+    size_t non_finite = 0;
+    for (int r = 0; r < 7; ++r)
+        shuffle[r] = _mm256_loadu_si256((const __m256i *)SHUFFLE[r]);
+    for (size_t i = 0; i < n; i += BLOCK, wire += BLOCK * POINT, out += BLOCK * POINT) {
+        uint64_t special = 0;                         /* bit w: word w is NaN or +-Inf */
+        for (int r = 0; r < 7; ++r) {
+            const __m256i v = _mm256_shuffle_epi8(
+                _mm256_loadu_si256((const __m256i *)(wire + 32 * r)), shuffle[r]);
+            _mm256_storeu_si256((__m256i *)(out + 32 * r), v);
+            const __m256i all_ones = _mm256_cmpeq_epi32(_mm256_and_si256(v, exponent), exponent);
+            special |= (uint64_t)_mm256_movemask_ps(_mm256_castsi256_ps(all_ones)) << (8 * r);
+        }
+        /* bit 7p: word 7p, 7p + 1 or 7p + 2 (x, y, z of point p); no other word lands there */
+        const uint64_t points = (special | special >> 1 | special >> 2) & X_BITS;
+        if (points)
+            non_finite += (size_t)__builtin_popcountll(points);
+    }
+    return non_finite;
+}
+#endif
+
+/* Converts n points from wire to out (which may not overlap; either may start at any byte);
+ * returns how many have an x, y or z that is not a finite number.  Blocks of BLOCK points
+ * with AVX2 where the CPU has it, the rest one at a time. */
+SIM_BRIDGE_EXPORT size_t sim_bridge_ecu_points(const uint8_t *wire, size_t n, uint8_t *out)
+{
+    size_t done = 0, non_finite = 0;
+#ifdef HAVE_AVX2
+    if (__builtin_cpu_supports("avx2")) {
+        done = n - n % BLOCK;
+        non_finite = points_avx2(wire, done, out);
+    }
+#endif
+    return non_finite + points_scalar(wire + done * POINT, n - done, out + done * POINT);
 }
