@@ -176,13 +176,14 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
 
     def converted(entry, ntp):
         """(pairs, refused) of a message, or the CodecError that refused it (a record the
-        codec refuses, one no message holds, a time no stamp holds: StampError)."""
+        codec refuses, one no message holds, a time no stamp holds: StampError) or any other
+        error, raised in its turn (the messages before it written)."""
         header = reader.header(entry)
         if ntp != entry.ntp:            # an invalid header time: a valid neighbour's
             header = dataclasses.replace(header, ntp=ntp)
         try:
             return conv.convert(header, reader.decode(entry)), list(conv.refused)
-        except CodecError as exc:
+        except Exception as exc:
             return exc
 
     bag = writer or BagWriter(out)
@@ -203,6 +204,8 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
                 result = ahead.pop(k) if k in ahead else converted(entry, ntp)
                 if isinstance(result, CodecError):
                     report.skipped(entry, result)
+                elif isinstance(result, Exception):
+                    raise result
                 else:
                     pairs, refused = result
                     for exc in refused:  # a transform, odometry, IMU or twist of NaN / ±Inf

@@ -223,6 +223,34 @@ def test_windows_change_nothing_but_the_work_order(recording, tmp_path, monkeypa
         assert other == one_at_a_time
 
 
+def test_an_error_met_ahead_is_raised_in_its_turn(recording, tmp_path, monkeypatch):
+    """A converter that fails (not a CodecError) on a message converted ahead of its turn:
+    the messages before it are still written, the error raised when its turn comes, the bag
+    closed; the same bag as one message at a time gives."""
+    import ros_sim_bridge.ibeo.idc_cli as cli
+    from ros_sim_bridge.ibeo.ros.ecu_conversions import IbeoToRos
+
+    class Failing(IbeoToRos):
+        def __init__(self):
+            super().__init__(namespace='/ibeo', serialized=True)
+            self.seen = 0
+
+        def convert(self, header, record):
+            if header.data_type == 0x2807:
+                self.seen += 1
+                if self.seen == 3:
+                    raise RuntimeError('converter bug')
+            return super().convert(header, record)
+
+    bags = []
+    for window in (1, cli.WINDOW):
+        monkeypatch.setattr(cli, 'WINDOW', window)
+        with IdcReader(recording) as reader, pytest.raises(RuntimeError, match='converter bug'):
+            convert(reader, tmp_path / f'bag{window}', progress=False, converter=Failing())
+        bags.append(_file_order(tmp_path / f'bag{window}'))
+    assert len(bags[0]) > 10 and bags[1] == bags[0]
+
+
 @pytest.mark.parametrize('serialized', [True, False], ids=['cdr', 'rclpy'])
 def test_a_time_no_stamp_holds_is_counted_and_the_rest_converted(tmp_path, serialized):
     """A scan whose NTP start time is no ROS stamp (seconds since power-up past int32: 2**31 +
