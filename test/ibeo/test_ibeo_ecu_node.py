@@ -24,6 +24,7 @@ from sensor_msgs.msg import CompressedImage, Imu, NavSatFix, PointCloud2
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
+from ros_sim_bridge.core.ntp import ntp64_to_unix_ns
 from ros_sim_bridge.ibeo import emulator as sim
 from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.codec.header import encode_message
@@ -458,11 +459,12 @@ def test_objects_without_a_finite_centre_are_counted_and_get_no_box(ros, ecu_dri
 
 
 @pytest.mark.parametrize('stamp_source', ['receive', 'sensor'])
-def test_a_record_time_no_stamp_holds_is_counted_as_bad_input(ros, ecu_driver, closing,
-                                                              stamp_source):
-    """A fix whose NTP time is 2**31 + 5 s since power-up (no int32 stamp holds it; a time
-    no ECU reaches, so a corrupt one): counted as bad_value on its stream and logged, as
-    ``to-bag`` counts it, whatever the stamp source; the fixes around it are published."""
+def test_a_record_time_no_stamp_holds_is_an_invalid_record_time(ros, ecu_driver, closing,
+                                                                stamp_source):
+    """A fix whose own NTP time is 2**31 + 5 s since power-up (no int32 stamp holds it; a
+    time no ECU reaches, so a corrupt one) beside a valid header time of 2093: an invalid
+    record time, whatever the stamp source (counted on the link, not as bad input); the fix
+    is published, stamped with its header time (stamp_source sensor) or its receive time."""
     node, port = ecu_driver(data_types='', stamp_source=stamp_source)
     fixes = collect(ros, node, NavSatFix, 'gps/fix', 100)
     diag = Diag(ros)
@@ -472,10 +474,18 @@ def test_a_record_time_no_stamp_holds_is_counted_as_bad_input(ros, ecu_driver, c
     def gps(k, t):   # 0x2604 by the §22 table
         body = struct.pack('>IQB10d32xH', k, t, 7, math.radians(50.0 + k), 0.2, 34.0,
                            0.5, 0.5, 1.0, 0.0, 0.0, 0.0, 0.0, 1)
-        return encode_message(0x2604, body, ntp=good)
+        return encode_message(0x2604, body, ntp=good + k)
+    start_ns = time.time_ns()
     sensor.send(gps(1, good) + gps(2, bad) + gps(3, good))
-    got = fixes.wait_for(2, timeout=10)
-    assert [round(f.latitude) for f in got] == [51, 53]
-    _, g = diag.wait('(0x2604)', lambda st, v: v.get('errors.bad_value') == '1'
-                     and v.get('published') == '2')     # a status may fall between the two
-    assert '2147483653' in g['last_error']
+    got = fixes.wait_for(3, timeout=10)
+    assert [round(f.latitude) for f in got] == [51, 52, 53]
+    stamp = stamp_to_ns(got[1].header.stamp)
+    if stamp_source == 'sensor':
+        assert stamp == ntp64_to_unix_ns(good + 2)
+    else:
+        assert start_ns <= stamp <= time.time_ns()
+    _, link = diag.wait('link tcp', lambda st, v: v.get('invalid_record_times') == '1')
+    assert link['last_invalid_record_time'] == \
+        '0x2604 gps_wgs84 from device 0: -1.75e+09 s from its header time', link
+    _, g = diag.wait('(0x2604)', lambda st, v: v.get('published') == '3')
+    assert 'errors.bad_value' not in g, g

@@ -6,6 +6,7 @@ stamped by ``stamp_source``, published, counted in its diagnostics stream.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from typing import Optional
@@ -216,11 +217,19 @@ class DataDispatch:
 
     # --- ECU / FUSION records: the converter of ibeo_idc to-bag ----------------------------
     def _on_ecu(self, ev: Message, now_ns: int, stats: StreamStats) -> None:
+        # the header time a record's own time is judged by: the header's when valid, a
+        # recording's replacement of an invalid one (as to-bag has it); none live (the message
+        # is stamped with its receive time, its record time not judged)
+        header, checked = ev.header, ev.time_valid or ev.neighbour_ntp is not None
+        if not ev.time_valid and checked:
+            header = dataclasses.replace(header, ntp=ev.neighbour_ntp)
         try:
-            pairs = self.ecu.convert(ev.header, ev.record)
+            pairs = self.ecu.convert(header, ev.record)
         except CodecError as exc:      # a time no ROS stamp holds (StampError): as to-bag does
             self.diagnostics.bad_input(stats, exc, now_ns)
             return
+        if self.ecu.invalid_time is not None and checked:
+            self._count_invalid_record_time(ev.header, self.ecu.invalid_time)
         for exc in self.ecu.refused:   # a transform, odometry, IMU or twist of NaN / ±Inf
             self.diagnostics.bad_input(stats, exc, now_ns)
         if not pairs and not self.ecu.refused:  # frame end, measurement list, index, ...
@@ -253,6 +262,18 @@ class DataDispatch:
             pub.publish(msg)
             published += 1
         stats.publish(published)
+
+    def _count_invalid_record_time(self, header, why: str) -> None:
+        """A record's own time was invalid beside its message's checked header time, which
+        stamped its messages instead: counted on the link and logged."""
+        what = (f'0x{header.data_type:04X} {registry.type_name(header.data_type)} from device '
+                f'{header.device_id}')
+        with self._lock:
+            self.invalid_record_times += 1
+            self.last_invalid_record_time = f'{what}: {why}'
+        self.diagnostics.log_limited('stamp', 'invalid_record_time',
+                                     f'{what}: invalid record time ({why}): its header time '
+                                     'used instead')
 
     def _count_unplaced(self, msg, stats: StreamStats) -> None:
         """ECU objects without a finite box centre: published in the list as sent, drawn
