@@ -336,17 +336,24 @@ def test_installed_ibeo_ecu_with_its_params_file_and_the_emulator_executable(ros
     assert proc.proc.returncode == 0 and emulator.proc.returncode == 0
 
 
-def test_installed_ibeo_ecu_skips_a_message_over_max_message_bytes_by_its_size(ros, closing):
-    """The installed ibeo_ecu, max_message_bytes 1 MiB, and a sensor sending a 0x2604, a legal
-    0x2280 of 65,535 objects (11 MB, magic words inside) and a 0x2604: both fixes published,
-    the object list counted once as oversized on the link and logged with type, size and
-    limit, no byte of it taken for garbage."""
+@pytest.mark.parametrize('big', ['0x2280', '0x2205'])
+def test_installed_ibeo_ecu_skips_a_message_over_max_message_bytes_by_its_size(ros, closing,
+                                                                              big):
+    """The installed ibeo_ecu, max_message_bytes 1 MiB, and a sensor sending a 0x2604, a big
+    message and a 0x2604: both fixes published, the big one counted once as oversized on the
+    link and logged with type, size and limit, no byte of it taken for garbage.  The big one:
+    a legal 0x2280 of 65,535 objects (11 MB, magic words inside), or a 0x2205 of 2 MB, above
+    its type's bound too (not a false sync for that)."""
     from ros_sim_bridge.tools.launcher import NodeProcess
-    from test_ibeo_false_sync import header, objects_2280_body
+    from test_ibeo_false_sync import header, objects_2280_body, scan_2205_over_its_bound
     port = free_tcp_port()
     fixes = ros.collect(NavSatFix, 'gps/fix', 100, matched=False)
     diag = Diag(ros)
-    body = objects_2280_body(65_535, magic_every=367)
+    if big == '0x2280':
+        body = objects_2280_body(65_535, magic_every=367)
+        message = header(0x2280, len(body)) + body
+    else:
+        message = scan_2205_over_its_bound()
     with NodeProcess('ibeo_ecu', parameters={'port': port, 'max_message_bytes': 1 << 20,
                                              'data_types': '', 'stamp_source': 'receive',
                                              **FAST}, quiet=True) as proc:
@@ -356,7 +363,7 @@ def test_installed_ibeo_ecu_skips_a_message_over_max_message_bytes_by_its_size(r
             return [round(f.latitude) for f in fixes.messages]
         # gps/fix is made on the first 0x2604: sent again until discovery has matched it
         assert wait_until(lambda: sensor.send(gps(1)) or latitudes(), timeout=20, interval=0.2)
-        sensor.send(header(0x2280, len(body)) + body + gps(2))
+        sensor.send(message + gps(2))
         assert wait_until(lambda: 52 in latitudes(), timeout=20), latitudes()
         assert set(latitudes()) == {51, 52}
         _, link = diag.wait('link tcp', lambda st, v: v.get('errors.oversized') == '1')
@@ -367,7 +374,7 @@ def test_installed_ibeo_ecu_skips_a_message_over_max_message_bytes_by_its_size(r
         log = proc.last_lines(50)
     assert proc.proc.returncode == 0
     line = next(line for line in log if 'oversized' in line)
-    assert '0x2280' in line and str(len(body)) in line and str(1 << 20) in line, line
+    assert big in line and str(len(message) - 24) in line and str(1 << 20) in line, line
 
 
 def test_types_the_emulator_does_not_send_scanner_frames_2204_2225_2281_2806_6705(
