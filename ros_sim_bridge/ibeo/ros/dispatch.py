@@ -17,7 +17,7 @@ from tf2_msgs.msg import TFMessage
 from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.core.framer import Rejected
 from ros_sim_bridge.core.ntp import CheckedTime
-from ros_sim_bridge.ibeo.codec import meta_information, registry, system_monitoring
+from ros_sim_bridge.ibeo.codec import meta_information, registry, scan_ecu, system_monitoring
 from ros_sim_bridge.ibeo.session import (BadMessage, InvalidTime, Message, Scan, UnpairedHalf,
                                          handled)
 from ros_sim_bridge.ibeo.ros import conversions as convert
@@ -230,6 +230,8 @@ class DataDispatch:
             return
         if self.ecu.invalid_time is not None and checked:
             self._count_invalid_record_time(ev.header, self.ecu.invalid_time)
+        if isinstance(ev.record, scan_ecu.EcuScan) and ev.record.non_finite:
+            self._count_non_finite_points(ev, stats)
         for exc in self.ecu.refused:   # a transform, odometry, IMU or twist of NaN / ±Inf
             self.diagnostics.bad_input(stats, exc, now_ns)
         if not pairs and not self.ecu.refused:  # frame end, measurement list, index, ...
@@ -274,6 +276,17 @@ class DataDispatch:
         self.diagnostics.log_limited('stamp', 'invalid_record_time',
                                      f'{what}: invalid record time ({why}): its header time '
                                      'used instead')
+
+    def _count_non_finite_points(self, ev: Message, stats: StreamStats) -> None:
+        """ECU scan points with a NaN or infinite x, y or z (the decoder's count): published,
+        the cloud not dense; counted and logged."""
+        n = ev.record.non_finite
+        with self._lock:
+            self.non_finite_points += n
+        stats.extra['non_finite_points'] = str(self.non_finite_points)
+        self.diagnostics.log_limited(
+            'ecu_scan', 'non_finite', f'0x{ev.header.data_type:04X} scan with {n} point(s) '
+            'whose x, y or z is NaN or infinite: published as sent, the cloud not dense')
 
     def _count_unplaced(self, msg, stats: StreamStats) -> None:
         """ECU objects without a finite box centre: published in the list as sent, drawn
