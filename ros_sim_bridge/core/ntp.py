@@ -1,6 +1,7 @@
 """NTP64 time stamps (RFC 5905 §6: 32-bit seconds since 1900-01-01, 32-bit fraction) ↔ Unix time,
 and the one rule for which of a stream's NTP64 times are invalid (:class:`NtpTimeCheck`, per
-device :class:`DeviceNtpTimeChecks`, a whole recording :func:`check_ntp_times`)."""
+device :class:`DeviceNtpTimeChecks`, a whole recording :func:`check_ntp_times`), applied to a
+second time a message carries beside its header time too (:func:`why_invalid_beside`)."""
 from __future__ import annotations
 
 import collections
@@ -50,6 +51,24 @@ def ntp64_is_unset(value: int) -> bool:
     return value == 0 or value == NTP64_ALL_ONES
 
 
+def _why_unset(ntp: int) -> str | None:
+    """Why ``ntp`` is no time at all (:func:`ntp64_is_unset`), else None."""
+    if not ntp64_is_unset(ntp):
+        return None
+    return 'time 0 (clock not set)' if ntp == 0 else 'all ones (never written)'
+
+
+def why_invalid_beside(ntp: int, header_ntp: int, max_jump_s: float = MAX_TIME_JUMP_S
+                       ) -> str | None:
+    """None when ``ntp``, a time a message carries beside its header time (e.g. a measurement
+    time in its body), is valid: set, and within ``max_jump_s`` of ``header_ntp``, the
+    message's own header time (a valid one); else why not."""
+    why = _why_unset(ntp)
+    if why is None and abs(ntp - header_ntp) > _jump_bound(max_jump_s):
+        why = f'{(ntp - header_ntp) / _FRAC:+.3g} s from its header time'
+    return why
+
+
 class NtpTimeCheck:
     """Which NTP64 times of one stream (its messages' times in stream order) are valid.
 
@@ -86,8 +105,9 @@ class NtpTimeCheck:
 
     def why_invalid(self, ntp: int, now_ns: int | None = None) -> str | None:
         """None when ``ntp`` (received at ``now_ns``, if known) is valid, else why not."""
-        if ntp64_is_unset(ntp):
-            return 'time 0 (clock not set)' if ntp == 0 else 'all ones (never written)'
+        unset = _why_unset(ntp)
+        if unset is not None:
+            return unset
         last, stepped = self.last, 0
         if last is not None:
             ahead = self.max_jump
@@ -147,9 +167,9 @@ class DeviceNtpTimeChecks:
 
 
 class CheckedTime(NamedTuple):
-    """One message's header time as the check of its whole recording found it: ``ntp`` the
-    time to use (an invalid one's: a valid neighbour's), ``why`` None when valid, else why
-    not."""
+    """A time as its check found it (a message's header time as its whole recording's check,
+    a record's own time as :func:`why_invalid_beside`): ``ntp`` the time to use (an invalid
+    one's: a valid neighbour's, or the header time), ``why`` None when valid, else why not."""
     ntp: int
     why: Optional[str]
 

@@ -43,6 +43,7 @@ from .codec import registry
 from .codec.framing import check_plausible, plausible_header
 from .codec.header import (DEFAULT_MAX_BODY, HEADER_SIZE, MAGIC_BYTES, IbeoHeader,
                            decode_header, encode_message)
+from .record_times import RECORD_TIME_TYPES, checked_record_time
 
 _U32 = struct.Struct('>I')
 IDC_TRAILER = 0x6120
@@ -102,6 +103,10 @@ class IdcSummary:
     #: 0, all ones, a jump), and (offset, data type, why) of the first ten: not in the span
     invalid_times: int = 0
     invalid_time_examples: list = field(default_factory=list)
+    #: messages whose record's own time is invalid beside its checked header time
+    #: (:mod:`.record_times`), and (offset, data type, why) of the first ten
+    invalid_record_times: int = 0
+    invalid_record_time_examples: list = field(default_factory=list)
     damages: list = field(default_factory=list)
     chain_breaks: list = field(default_factory=list)
 
@@ -321,6 +326,23 @@ class IdcReader:
         return [(self.entries[i].offset, self.entries[i].data_type, why)
                 for i, why in checked.reasons]
 
+    def invalid_record_times(self, checked: CheckedTimes, max_jump_s: float = MAX_TIME_JUMP_S
+                             ) -> list[tuple[int, int, str]]:
+        """(offset, data type, why) of every message whose record's own time is invalid
+        beside its header time of ``checked`` (:mod:`.record_times`); a body that does not
+        decode is left out (``to-bag`` counts it as such)."""
+        out = []
+        for e, ntp in zip(self.entries, checked.times):
+            if e.data_type not in RECORD_TIME_TYPES:
+                continue
+            try:
+                own = checked_record_time(self.decode(e), ntp, max_jump_s)
+            except CodecError:
+                continue
+            if own.why is not None:
+                out.append((e.offset, e.data_type, own.why))
+        return out
+
     def summary(self, max_jump_s: float = MAX_TIME_JUMP_S) -> IdcSummary:
         s = IdcSummary(str(self.path), self.file_size, len(self.entries),
                        damages=list(self.damages), chain_breaks=list(self.chain_breaks))
@@ -330,6 +352,8 @@ class IdcReader:
         checked = self.checked_times(max_jump_s)
         s.invalid_times = len(checked.why)
         s.invalid_time_examples = self.invalid_time_examples(checked)
+        records = self.invalid_record_times(checked, max_jump_s)
+        s.invalid_record_times, s.invalid_record_time_examples = len(records), records[:10]
         times = [e.ntp for i, e in enumerate(self.entries)
                  if e.data_type != IDC_TRAILER and i not in checked.why]
         dated = [t for t in times if (t >> 32) >= NTP_UNIX_OFFSET]

@@ -13,7 +13,10 @@ regions and messages that do not decode are reported and skipped; the conversion
 header time that is invalid (:func:`~ros_sim_bridge.core.ntp.check_ntp_times`: 0, all ones,
 more than ``--max-time-jump`` s from its neighbours) is counted and replaced by the last valid
 one (the first for leading ones), in ``info``'s span as in the bag; the message is written.
-Ctrl-C / SIGTERM close the bag cleanly (exit 0).
+A record's own time (:mod:`~ros_sim_bridge.ibeo.record_times`: vehicle state, GPS, image,
+GpsImu, odometry) that is 0, all ones or more than ``--max-time-jump`` s from its header time
+is counted, and the header time stamps its messages.  Ctrl-C / SIGTERM close the bag cleanly
+(exit 0).
 
 A file that cannot be used (missing, empty, no Ibeo message in it, an output folder whose
 parent does not exist, a value out of range) is one line on stderr and exit code 2; output
@@ -50,12 +53,21 @@ def format_ntp(ntp: Optional[int]) -> str:
     return f'{ntp / 4294967296.0:.3f} s after power-up (clock not set)'
 
 
-def invalid_time_lines(count: int, examples: list, max_jump_s: float, what: str) -> list:
-    """The lines that count the messages with an invalid header time and name the first."""
+#: what makes each kind of time invalid besides 0 and all ones (``{}``: the bound in s)
+TIME_RULES = {'header time': 'more than {:g} s from the valid ones',
+              'record time': 'more than {:g} s from its header time'}
+#: what becomes of a message whose record's own time is invalid (info and to-bag alike)
+RECORD_TIME_USE = 'stamped with their header time'
+
+
+def invalid_time_lines(count: int, examples: list, max_jump_s: float, what: str,
+                       which: str = 'header time') -> list:
+    """The lines that count the messages with an invalid ``which`` (a key of
+    :data:`TIME_RULES`), say ``what`` became of them and name the first."""
     if not count:
         return []
-    lines = [f'{count} message{"s" * (count != 1)} with an invalid header time (0, all ones '
-             f'or more than {max_jump_s:g} s from the valid ones): {what}']
+    lines = [f'{count} message{"s" * (count != 1)} with an invalid {which} (0, all ones '
+             f'or {TIME_RULES[which].format(max_jump_s)}): {what}']
     lines += [f'  at byte {offset}: 0x{dt:04X} {registry.type_name(dt)}: {why}'
               for offset, dt, why in examples]
     return lines
@@ -71,6 +83,8 @@ def format_summary(s: IdcSummary, max_jump_s: float = MAX_TIME_JUMP_S) -> str:
                      'stamped since power-up: not in the span)')
     lines += invalid_time_lines(s.invalid_times, s.invalid_time_examples, max_jump_s,
                                 'not in the span')
+    lines += invalid_time_lines(s.invalid_record_times, s.invalid_record_time_examples,
+                                max_jump_s, RECORD_TIME_USE, 'record time')
     lines.append('types:')
     decodable = set(registry.registered_types())
     for dt, n in sorted(s.types.items()):
@@ -132,8 +146,16 @@ class ConversionReport:
         self.first_errors: list = []
         self.invalid_times = 0
         self.invalid_time_examples: list = []       # (offset, data type, why) of the first
+        self.invalid_record_times = 0               # records' own times, likewise
+        self.invalid_record_time_examples: list = []
         self.interrupted = False
         self.stopped_at = 0          # bytes of the file converted (all of it when not interrupted)
+
+    def invalid_record_time(self, entry, why: str) -> None:
+        """A record's own time not used (its header time was): counted, the first ten named."""
+        self.invalid_record_times += 1
+        if len(self.invalid_record_time_examples) < 10:
+            self.invalid_record_time_examples.append((entry.offset, entry.data_type, why))
 
     def skipped(self, entry, exc: CodecError) -> None:
         """A message not written: counted by (data type, kind), the first ten named."""
@@ -168,21 +190,23 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
     from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
     reuse_freed_memory()                # each scan's points: a new array of up to 1.8 MB
     conv = converter or IbeoToRos(namespace=namespace, serialized=True,
-                                  status_prefix=f'{node_name}: ')
+                                  status_prefix=f'{node_name}: ', max_jump_s=max_jump_s)
     report = ConversionReport()
     checked = reader.checked_times(max_jump_s)
     report.invalid_times = len(checked.invalid)
     report.invalid_time_examples = reader.invalid_time_examples(checked)
 
     def converted(entry, ntp):
-        """(pairs, refused) of a message, or the CodecError that refused it (a record the
-        codec refuses, one no message holds, a time no stamp holds: StampError) or any other
-        error, raised in its turn (the messages before it written)."""
+        """(pairs, refused, why its record time was not used) of a message, or the CodecError
+        that refused it (a record the codec refuses, one no message holds, a time no stamp
+        holds: StampError) or any other error, raised in its turn (the messages before it
+        written)."""
         header = reader.header(entry)
         if ntp != entry.ntp:            # an invalid header time: a valid neighbour's
             header = dataclasses.replace(header, ntp=ntp)
         try:
-            return conv.convert(header, reader.decode(entry)), list(conv.refused)
+            return (conv.convert(header, reader.decode(entry)), list(conv.refused),
+                    conv.invalid_time)
         except Exception as exc:
             return exc
 
@@ -207,7 +231,9 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
                 elif isinstance(result, Exception):
                     raise result
                 else:
-                    pairs, refused = result
+                    pairs, refused, invalid_time = result
+                    if invalid_time is not None:
+                        report.invalid_record_time(entry, invalid_time)
                     for exc in refused:  # a transform, odometry, IMU or twist of NaN / ±Inf
                         report.skipped(entry, exc)
                     if not pairs and not refused:
@@ -276,6 +302,10 @@ def cmd_to_bag(args, stops) -> int:
     for line in invalid_time_lines(report.invalid_times, report.invalid_time_examples,
                                    args.max_time_jump, 'given the last valid time (the '
                                    'first for leading ones)'):
+        print(f'  {line}')
+    for line in invalid_time_lines(report.invalid_record_times,
+                                   report.invalid_record_time_examples, args.max_time_jump,
+                                   RECORD_TIME_USE, 'record time'):
         print(f'  {line}')
     if reader.damages:
         print(f'damage: {len(reader.damages)} region(s), '

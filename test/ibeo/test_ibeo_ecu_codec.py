@@ -122,20 +122,23 @@ def test_scan_points_compiled_and_numpy_swaps_agree_byte_for_byte():
     finite = bytearray(noise)
     for i in range(5000):                               # x, y, z finite; the rest noise
         finite[28 * i:28 * i + 12] = struct.pack('>fff', *rng.normal(0, 50, 3))
-    variants = [(bytes(finite), True), (golden_2205()[24 + 2 * 148:], True)]
+    variants = [(bytes(finite), 0), (golden_2205()[24 + 2 * 148:], 0)]
     for field, bits in [(0, 0x7FC00000), (1, 0x7F800000), (2, 0xFF800000), (3, 0x7FC00000)]:
         bad = bytearray(finite)                         # NaN / ±Inf in x, y, z, echo width
         bad[28 * 77 + 4 * field:28 * 77 + 4 * field + 4] = struct.pack('>I', bits)
-        variants.append((bytes(bad), field == 3))       # a NaN echo width keeps it dense
-    variants.append((noise, False))
-    for data, dense_expected in variants:
+        variants.append((bytes(bad), int(field != 3)))  # a NaN echo width keeps it dense
+    words = np.frombuffer(noise, '>u4').reshape(-1, 7)[:, :3]    # x, y, z: exponent all ones
+    variants.append((noise, int(((words & 0x7F800000) == 0x7F800000).any(axis=1).sum())))
+    for data, non_finite in variants:
         points = np.frombuffer(data, S.WIRE_POINT_DTYPE)
-        native, dense = S.host_points(points)
-        slow, unknown = S.host_points(points, native=False)
-        assert native.tobytes() == slow.tobytes() and unknown is None
+        native, count = S.host_points(points)
+        slow, slow_count = S.host_points(points, native=False)
+        assert native.tobytes() == slow.tobytes()
         assert not native.view(np.uint8).reshape(-1, 28)[:, [19, 26, 27]].any()  # reserved: 0
-        assert dense is (None if S.KERNEL is None else dense_expected)
-    assert S.decode_scan_2205(golden_2205()).dense is (None if S.KERNEL is None else True)
+        assert count == slow_count == non_finite
+    assert variants[-1][1] > 0                          # the noise has some
+    scan = S.decode_scan_2205(golden_2205())
+    assert scan.non_finite == 0 and scan.dense is True
 
 
 # The compiled kernel works on blocks of points (SIMD where the CPU has it) and one point at

@@ -24,6 +24,7 @@ from sensor_msgs.msg import CompressedImage, Imu, NavSatFix, PointCloud2
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
+from ros_sim_bridge.core.ntp import ntp64_to_unix_ns
 from ros_sim_bridge.ibeo import emulator as sim
 from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.codec.header import encode_message
@@ -335,17 +336,24 @@ def test_installed_ibeo_ecu_with_its_params_file_and_the_emulator_executable(ros
     assert proc.proc.returncode == 0 and emulator.proc.returncode == 0
 
 
-def test_installed_ibeo_ecu_skips_a_message_over_max_message_bytes_by_its_size(ros, closing):
-    """The installed ibeo_ecu, max_message_bytes 1 MiB, and a sensor sending a 0x2604, a legal
-    0x2280 of 65,535 objects (11 MB, magic words inside) and a 0x2604: both fixes published,
-    the object list counted once as oversized on the link and logged with type, size and
-    limit, no byte of it taken for garbage."""
+@pytest.mark.parametrize('big', ['0x2280', '0x2205'])
+def test_installed_ibeo_ecu_skips_a_message_over_max_message_bytes_by_its_size(ros, closing,
+                                                                              big):
+    """The installed ibeo_ecu, max_message_bytes 1 MiB, and a sensor sending a 0x2604, a big
+    message and a 0x2604: both fixes published, the big one counted once as oversized on the
+    link and logged with type, size and limit, no byte of it taken for garbage.  The big one:
+    a legal 0x2280 of 65,535 objects (11 MB, magic words inside), or a 0x2205 of 2 MB, above
+    its type's bound too (not a false sync for that)."""
     from ros_sim_bridge.tools.launcher import NodeProcess
-    from test_ibeo_false_sync import header, objects_2280_body
+    from test_ibeo_false_sync import header, objects_2280_body, scan_2205_over_its_bound
     port = free_tcp_port()
     fixes = ros.collect(NavSatFix, 'gps/fix', 100, matched=False)
     diag = Diag(ros)
-    body = objects_2280_body(65_535, magic_every=367)
+    if big == '0x2280':
+        body = objects_2280_body(65_535, magic_every=367)
+        message = header(0x2280, len(body)) + body
+    else:
+        message = scan_2205_over_its_bound()
     with NodeProcess('ibeo_ecu', parameters={'port': port, 'max_message_bytes': 1 << 20,
                                              'data_types': '', 'stamp_source': 'receive',
                                              **FAST}, quiet=True) as proc:
@@ -355,7 +363,7 @@ def test_installed_ibeo_ecu_skips_a_message_over_max_message_bytes_by_its_size(r
             return [round(f.latitude) for f in fixes.messages]
         # gps/fix is made on the first 0x2604: sent again until discovery has matched it
         assert wait_until(lambda: sensor.send(gps(1)) or latitudes(), timeout=20, interval=0.2)
-        sensor.send(header(0x2280, len(body)) + body + gps(2))
+        sensor.send(message + gps(2))
         assert wait_until(lambda: 52 in latitudes(), timeout=20), latitudes()
         assert set(latitudes()) == {51, 52}
         _, link = diag.wait('link tcp', lambda st, v: v.get('errors.oversized') == '1')
@@ -366,7 +374,7 @@ def test_installed_ibeo_ecu_skips_a_message_over_max_message_bytes_by_its_size(r
         log = proc.last_lines(50)
     assert proc.proc.returncode == 0
     line = next(line for line in log if 'oversized' in line)
-    assert '0x2280' in line and str(len(body)) in line and str(1 << 20) in line, line
+    assert big in line and str(len(message) - 24) in line and str(1 << 20) in line, line
 
 
 def test_types_the_emulator_does_not_send_scanner_frames_2204_2225_2281_2806_6705(
@@ -458,11 +466,12 @@ def test_objects_without_a_finite_centre_are_counted_and_get_no_box(ros, ecu_dri
 
 
 @pytest.mark.parametrize('stamp_source', ['receive', 'sensor'])
-def test_a_record_time_no_stamp_holds_is_counted_as_bad_input(ros, ecu_driver, closing,
-                                                              stamp_source):
-    """A fix whose NTP time is 2**31 + 5 s since power-up (no int32 stamp holds it; a time
-    no ECU reaches, so a corrupt one): counted as bad_value on its stream and logged, as
-    ``to-bag`` counts it, whatever the stamp source; the fixes around it are published."""
+def test_a_record_time_no_stamp_holds_is_an_invalid_record_time(ros, ecu_driver, closing,
+                                                                stamp_source):
+    """A fix whose own NTP time is 2**31 + 5 s since power-up (no int32 stamp holds it; a
+    time no ECU reaches, so a corrupt one) beside a valid header time of 2093: an invalid
+    record time, whatever the stamp source (counted on the link, not as bad input); the fix
+    is published, stamped with its header time (stamp_source sensor) or its receive time."""
     node, port = ecu_driver(data_types='', stamp_source=stamp_source)
     fixes = collect(ros, node, NavSatFix, 'gps/fix', 100)
     diag = Diag(ros)
@@ -472,10 +481,18 @@ def test_a_record_time_no_stamp_holds_is_counted_as_bad_input(ros, ecu_driver, c
     def gps(k, t):   # 0x2604 by the §22 table
         body = struct.pack('>IQB10d32xH', k, t, 7, math.radians(50.0 + k), 0.2, 34.0,
                            0.5, 0.5, 1.0, 0.0, 0.0, 0.0, 0.0, 1)
-        return encode_message(0x2604, body, ntp=good)
+        return encode_message(0x2604, body, ntp=good + k)
+    start_ns = time.time_ns()
     sensor.send(gps(1, good) + gps(2, bad) + gps(3, good))
-    got = fixes.wait_for(2, timeout=10)
-    assert [round(f.latitude) for f in got] == [51, 53]
-    _, g = diag.wait('(0x2604)', lambda st, v: v.get('errors.bad_value') == '1'
-                     and v.get('published') == '2')     # a status may fall between the two
-    assert '2147483653' in g['last_error']
+    got = fixes.wait_for(3, timeout=10)
+    assert [round(f.latitude) for f in got] == [51, 52, 53]
+    stamp = stamp_to_ns(got[1].header.stamp)
+    if stamp_source == 'sensor':
+        assert stamp == ntp64_to_unix_ns(good + 2)
+    else:
+        assert start_ns <= stamp <= time.time_ns()
+    _, link = diag.wait('link tcp', lambda st, v: v.get('invalid_record_times') == '1')
+    assert link['last_invalid_record_time'] == \
+        '0x2604 gps_wgs84 from device 0: -1.75e+09 s from its header time', link
+    _, g = diag.wait('(0x2604)', lambda st, v: v.get('published') == '3')
+    assert 'errors.bad_value' not in g, g

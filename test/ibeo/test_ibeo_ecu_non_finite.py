@@ -1,7 +1,8 @@
 """ECU records with NaN / ±Inf: no non-finite value reaches a transform, an odometry, an IMU or
 a twist; the rest of the record goes out (fixes NO_FIX, IbeoOdometry as sent, every point of
-a cloud, is_dense false when a point's x, y or z is not finite).  Through the installed
-``ibeo_ecu`` over real TCP (counted ``bad_value`` on the type's /diagnostics status) and the
+a cloud, is_dense false when a point's x, y or z is not finite, such points counted as
+``non_finite_points``).  Through the installed ``ibeo_ecu`` over real TCP (counted
+``bad_value`` on the type's /diagnostics status) and the
 installed ``ibeo_idc to-bag`` (counted in its summary, the bag read back with rosbags).
 
 Byte vectors by the spec's tables (ECU types big-endian): 0x2205 scan §9 (24-byte header,
@@ -134,6 +135,7 @@ def test_installed_ibeo_ecu_publishes_no_non_finite_pose_transform_or_twist(ros,
         assert 'errors.internal_error' not in v, (dt, v)
     clouds = subs['points'].wait_for(2)
     assert [(c.width, c.is_dense) for c in clouds] == [(3, False), (1, True)]  # no point dropped
+    assert statuses[0x2205]['non_finite_points'] == '2'   # z NaN, x +Inf: the decoder's count
     transforms = [t for m in tf.wait_for(1) for t in m.transforms]
     assert {t.child_frame_id for t in transforms} == {'ibeo_scanner_1'}
     assert [round(m.pose.pose.orientation.z, 4) for m in subs['odom'].wait_for(1)] == \

@@ -204,6 +204,26 @@ def test_oversized_message_cut_short_ends_the_skip_at_the_first_confirmed_messag
         assert [e.kind for e in events if isinstance(e, CodecError)] == [OVERSIZED, TRUNCATED]
 
 
+def scan_2205_over_its_bound() -> bytes:
+    """A 0x2205 (§9: 24-byte scan header, 148-byte scanner infos, 28-byte points) of 65,535
+    points and 2,000,000 body bytes: more than the most a 0x2205 can hold (255 scanner infos
+    and 65,535 points: 1,872,744 bytes) and more than a 1 MiB limit."""
+    body = struct.pack('>QIIHHB3x', 0, 80_000, 0x800, 1, 65_535, 1).ljust(2_000_000, b'\0')
+    return header(0x2205, len(body)) + body
+
+
+def test_a_2205_over_the_limit_and_its_types_bound_is_oversized_not_a_false_sync():
+    # the type's bound is not checked first: the limit's OVERSIZED, skipped by its size
+    stream = scan_msg(1) + scan_2205_over_its_bound() + scan_msg(2)
+    for step in (len(stream), 4096, 65_537):
+        f = make_framer(max_body=1 << 20)
+        events = [e for k in range(0, len(stream), step) for e in f.feed(stream[k:k + step])]
+        assert scan_numbers(events) == [1, 2], step
+        (err,) = [e for e in events if isinstance(e, CodecError)]
+        assert err.kind == OVERSIZED and '0x2205' in err.detail and '2000000' in err.detail
+        assert (f.garbage_bytes, f.false_syncs, f.buffered) == (0, 0, 0), step
+
+
 def test_oversized_header_out_of_sync_is_a_false_sync_not_skipped():
     # after garbage the header may be a magic word inside a payload: searched on from the
     # next byte, so the scan right after it survives

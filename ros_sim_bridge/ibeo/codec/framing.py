@@ -30,18 +30,19 @@ from .header import (DEFAULT_MAX_BODY, HEADER_SIZE, MAGIC_BYTES, PLAUSIBLE_TYPES
 NAME = 'ibeo_header'
 
 
-def check_plausible(header: IbeoHeader) -> None:
+def check_plausible(header: IbeoHeader, max_body: Optional[int] = None) -> None:
     """CodecError(BAD_VALUE) for a header no real peer sends (a false sync on payload bytes).
 
     Checks the data type range and, for registered types, the type's size limits.  Unknown
     types inside the range pass: the caller skips them by size (the framer refuses bodies
-    above its ``max_body`` as OVERSIZED).
+    above its ``max_body`` as OVERSIZED), and so does a size above ``max_body`` (when given)
+    whatever the type's bound: the framer's OVERSIZED, counted as such.
     """
     if header.data_type not in PLAUSIBLE_TYPES:
         raise CodecError(NAME, f'data type 0x{header.data_type:04X} outside the Ibeo range',
                          field='data_type', offset=14, kind=BAD_VALUE)
     limits = registry.size_limits(header.data_type)
-    if limits is not None:
+    if limits is not None and (max_body is None or header.size <= max_body):
         low, high = limits
         if header.size < low or (high is not None and header.size > high):
             raise CodecError(NAME, f'size {header.size} impossible for data type '
@@ -83,7 +84,7 @@ def make_framer(max_body: int = DEFAULT_MAX_BODY, *, name: str = 'ibeo',
     def body_size(raw: bytes) -> IbeoHeader:
         header = decode_header(raw)
         if plausibility:
-            check_plausible(header)
+            check_plausible(header, max_body)
         return header
 
     return MagicFramer(name, MAGIC_BYTES, HEADER_SIZE, body_size, max_body,

@@ -107,11 +107,16 @@ class EcuScan:
     scan_number: int
     scanners: np.ndarray = field(default_factory=lambda: np.zeros(0, INFO_2205_DTYPE))
     points: np.ndarray = field(default_factory=lambda: np.zeros(0, POINT_DTYPE))
-    #: True when no point has a NaN or infinite x, y or z, False when one has; None when not
-    #: known (counted by the compiled kernel while decoding, not by the numpy path)
-    dense: Optional[bool] = None
+    #: how many points have a NaN or infinite x, y or z (counted while decoding: by the
+    #: compiled kernel in its one pass); None when not known (a record made, not decoded)
+    non_finite: Optional[int] = None
 
     DATA_TYPE = SCAN_2205
+
+    @property
+    def dense(self) -> Optional[bool]:
+        """True when no point has a NaN or infinite x, y or z; None when not known."""
+        return None if self.non_finite is None else self.non_finite == 0
 
     @property
     def vehicle_coordinates(self) -> bool:
@@ -166,17 +171,18 @@ KERNEL = load_kernel(beside(__file__, LIBRARY), 'sim_bridge_ecu_points',
                      abi=ABI)
 
 
-def host_points(wire: np.ndarray, native: bool = True) -> tuple[np.ndarray, Optional[bool]]:
-    """(points in :data:`POINT_DTYPE`, dense) of the wire points: ``wire.astype`` with the
-    padding bytes zero (the clouds carry the array's bytes as they are, and a cloud must be the
-    same bytes each time it is made from the same message).  The hot path: one pass of the
-    compiled kernel, which also tells whether every x, y, z is finite; else numpy's word swaps
-    (dense None: not known)."""
+def host_points(wire: np.ndarray, native: bool = True) -> tuple[np.ndarray, int]:
+    """(points in :data:`POINT_DTYPE`, how many have a NaN or infinite x, y or z) of the wire
+    points: ``wire.astype`` with the padding bytes zero (the clouds carry the array's bytes as
+    they are, and a cloud must be the same bytes each time it is made from the same message).
+    The hot path: one pass of the compiled kernel, which counts them on the way; else numpy's
+    word swaps and a count of its own."""
     if KERNEL is None or not native or not wire.flags.c_contiguous:
-        return to_host_order(wire, POINT_DTYPE), None
+        out = to_host_order(wire, POINT_DTYPE)
+        finite = np.isfinite(out['x']) & np.isfinite(out['y']) & np.isfinite(out['z'])
+        return out, len(out) - int(np.count_nonzero(finite))
     out = np.empty(len(wire), POINT_DTYPE)
-    non_finite = KERNEL(wire.ctypes.data, len(wire), out.ctypes.data) if len(wire) else 0
-    return out, non_finite == 0
+    return out, KERNEL(wire.ctypes.data, len(wire), out.ctypes.data) if len(wire) else 0
 
 
 def decode_scan_2205(body, header=None) -> EcuScan:

@@ -6,6 +6,7 @@ stamped by ``stamp_source``, published, counted in its diagnostics stream.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from typing import Optional
@@ -16,7 +17,7 @@ from tf2_msgs.msg import TFMessage
 from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.core.framer import Rejected
 from ros_sim_bridge.core.ntp import CheckedTime
-from ros_sim_bridge.ibeo.codec import meta_information, registry, system_monitoring
+from ros_sim_bridge.ibeo.codec import meta_information, registry, scan_ecu, system_monitoring
 from ros_sim_bridge.ibeo.session import (BadMessage, InvalidTime, Message, Scan, UnpairedHalf,
                                          handled)
 from ros_sim_bridge.ibeo.ros import conversions as convert
@@ -216,11 +217,21 @@ class DataDispatch:
 
     # --- ECU / FUSION records: the converter of ibeo_idc to-bag ----------------------------
     def _on_ecu(self, ev: Message, now_ns: int, stats: StreamStats) -> None:
+        # the header time a record's own time is judged by: the header's when valid, a
+        # recording's replacement of an invalid one (as to-bag has it); none live (the message
+        # is stamped with its receive time, its record time not judged)
+        header, checked = ev.header, ev.time_valid or ev.neighbour_ntp is not None
+        if not ev.time_valid and checked:
+            header = dataclasses.replace(header, ntp=ev.neighbour_ntp)
         try:
-            pairs = self.ecu.convert(ev.header, ev.record)
+            pairs = self.ecu.convert(header, ev.record)
         except CodecError as exc:      # a time no ROS stamp holds (StampError): as to-bag does
             self.diagnostics.bad_input(stats, exc, now_ns)
             return
+        if self.ecu.invalid_time is not None and checked:
+            self._count_invalid_record_time(ev.header, self.ecu.invalid_time)
+        if isinstance(ev.record, scan_ecu.EcuScan) and ev.record.non_finite:
+            self._count_non_finite_points(ev, stats)
         for exc in self.ecu.refused:   # a transform, odometry, IMU or twist of NaN / ±Inf
             self.diagnostics.bad_input(stats, exc, now_ns)
         if not pairs and not self.ecu.refused:  # frame end, measurement list, index, ...
@@ -253,6 +264,29 @@ class DataDispatch:
             pub.publish(msg)
             published += 1
         stats.publish(published)
+
+    def _count_invalid_record_time(self, header, why: str) -> None:
+        """A record's own time was invalid beside its message's checked header time, which
+        stamped its messages instead: counted on the link and logged."""
+        what = (f'0x{header.data_type:04X} {registry.type_name(header.data_type)} from device '
+                f'{header.device_id}')
+        with self._lock:
+            self.invalid_record_times += 1
+            self.last_invalid_record_time = f'{what}: {why}'
+        self.diagnostics.log_limited('stamp', 'invalid_record_time',
+                                     f'{what}: invalid record time ({why}): its header time '
+                                     'used instead')
+
+    def _count_non_finite_points(self, ev: Message, stats: StreamStats) -> None:
+        """ECU scan points with a NaN or infinite x, y or z (the decoder's count): published,
+        the cloud not dense; counted and logged."""
+        n = ev.record.non_finite
+        with self._lock:
+            self.non_finite_points += n
+        stats.extra['non_finite_points'] = str(self.non_finite_points)
+        self.diagnostics.log_limited(
+            'ecu_scan', 'non_finite', f'0x{ev.header.data_type:04X} scan with {n} point(s) '
+            'whose x, y or z is NaN or infinite: published as sent, the cloud not dense')
 
     def _count_unplaced(self, msg, stats: StreamStats) -> None:
         """ECU objects without a finite box centre: published in the list as sent, drawn

@@ -34,7 +34,7 @@ from visualization_msgs.msg import MarkerArray
 
 from ros_sim_bridge.core import frames
 from ros_sim_bridge.core.binary import BAD_VALUE, CodecError
-from ros_sim_bridge.core.ntp import NTP_UNIX_OFFSET, ntp64_to_unix_ns
+from ros_sim_bridge.core.ntp import MAX_TIME_JUMP_S, NTP_UNIX_OFFSET, ntp64_to_unix_ns
 from ros_sim_bridge.ibeo.codec import can_message as cm
 from ros_sim_bridge.ibeo.codec import frame_end as fe
 from ros_sim_bridge.ibeo.codec import frame_index as fi
@@ -53,6 +53,7 @@ from ros_sim_bridge.ibeo.codec import system_monitoring as sm
 from ros_sim_bridge.ibeo.codec import typed_values as tv
 from ros_sim_bridge.ibeo.codec import registry, units
 from ros_sim_bridge.ibeo.codec import vehicle_state_ecu as ve
+from ros_sim_bridge.ibeo.record_times import checked_record_time
 from ros_sim_bridge.msg import (IbeoCanMessage, IbeoMeasurementList, IbeoObject,
                                 IbeoObjectAssociation, IbeoObjectList, IbeoObjectProperty,
                                 IbeoOdometry, IbeoScanInfo, IbeoScannerInfo)
@@ -684,13 +685,17 @@ class IbeoToRos:
     :data:`TOPICS` (relative ones under ``namespace``).  Types without one (frame end, IDC
     trailer, frame index, carriage ways, commands: :data:`NO_ROS_FORM`) give [].  With
     ``serialized`` the ECU clouds and the fixed-shape messages (:mod:`.ecu_cdr`) are
-    :class:`~ros_sim_bridge.ros.pointcloud_cdr.CdrMessage` (bytes, not rclpy messages)."""
+    :class:`~ros_sim_bridge.ros.pointcloud_cdr.CdrMessage` (bytes, not rclpy messages).  A
+    record's own time (:mod:`~ros_sim_bridge.ibeo.record_times`) stamps its messages when
+    valid within ``max_jump_s`` of the header time it is given (a checked one), else that
+    header time does."""
 
     def __init__(self, *, namespace: str = '', vehicle_frame: str = 'base_link',
                  scanner_frame: str = 'ibeo_scanner_{device_id}', odom_frame: str = 'odom',
                  gps_frame: str = 'gps', imu_frame: str = 'imu', camera_frame: str = 'camera',
                  lux_frame: str = 'laser', plane_frame: str = 'ibeo_plane',
-                 serialized: bool = False, status_prefix: str = 'ibeo: '):
+                 serialized: bool = False, status_prefix: str = 'ibeo: ',
+                 max_jump_s: float = MAX_TIME_JUMP_S):
         self.ns = namespace.rstrip('/')
         self.status_prefix = status_prefix   # of /diagnostics status names (live: the node's)
         self.vehicle_frame, self.scanner_frame = vehicle_frame, scanner_frame
@@ -698,6 +703,7 @@ class IbeoToRos:
         self.camera_frame, self.lux_frame = camera_frame, lux_frame
         self.plane_frame = plane_frame
         self.serialized = serialized
+        self.max_jump_s = max_jump_s
         self._cdr = None
         if serialized:
             from .ecu_cdr import EcuCdr
@@ -706,6 +712,9 @@ class IbeoToRos:
         self._lux_builder = None
         #: the messages the last :meth:`convert` left out for a non-finite value
         self.refused: list = []
+        #: why the last :meth:`convert`'s record's own time was invalid (its header time
+        #: stamped it), None when it was valid or it has none
+        self.invalid_time: str | None = None
 
     def topic(self, key: str) -> str:
         t = TOPICS[key]
@@ -725,11 +734,15 @@ class IbeoToRos:
 
     def convert(self, header, record) -> list:
         """[(topic, message)] of one record; :attr:`refused` holds a CodecError(BAD_VALUE) for
-        each message left out for a non-finite value (a transform, odometry, IMU or twist)."""
+        each message left out for a non-finite value (a transform, odometry, IMU or twist),
+        :attr:`invalid_time` why its own time was not used."""
         out: list = []
         self.refused = []
         h_ntp = header.ntp
         dev = header.device_id
+        own = checked_record_time(record, h_ntp, self.max_jump_s)
+        self.invalid_time = None if own is None else own.why
+        t = h_ntp if own is None else own.ntp      # the stamp of a record with a time of its own
         if isinstance(record, se.EcuScan):
             stamp = record.start_ntp or h_ntp
             clouds = scan_clouds(record, stamp_ntp=stamp, vehicle_frame=self.vehicle_frame,
@@ -760,7 +773,6 @@ class IbeoToRos:
                 markers = object_markers(objects)
             out += [(self.topic('objects'), objects), (self.topic('markers'), markers)]
         elif isinstance(record, (ve.EcuVehicleState2806, ve.EcuVehicleState2807)):
-            t = record.timestamp_ntp or h_ntp
             if self._finite(header, record, VEHICLE_ODOMETRY_FIELDS, 'odometry'):
                 out.append((self.topic('vehicle_odometry'),
                             self._cdr.vehicle_odometry(record, t, self.odom_frame,
@@ -768,21 +780,19 @@ class IbeoToRos:
                             vehicle_odometry(record, _header(t, self.odom_frame),
                                              child_frame=self.vehicle_frame)))
         elif isinstance(record, ve.EcuVehicleState2808):
-            hdr = _header(record.timestamp_ntp or h_ntp, self.gps_frame)
+            hdr = _header(t, self.gps_frame)
             out.append((self.topic('vehicle_fix'),
                         navsatfix(record.latitude_deg, record.longitude_deg, record.altitude,
                                   hdr, sigmas=(record.sigma_x, record.sigma_y, NAN))))
             if self._finite(header, record, VEHICLE_TWIST_FIELDS, 'twist'):
                 out.append((self.topic('vehicle_twist'),
                             twist(record.longitudinal_velocity, record.yaw_rate,
-                                  _header(record.timestamp_ntp or h_ntp, self.vehicle_frame))))
+                                  _header(t, self.vehicle_frame))))
         elif isinstance(record, gi.PositionWgs84):
-            t = record.timestamp_ntp or h_ntp
             out.append((self.topic('gps_fix'),
                         self._cdr.navsatfix(gps_fix_values(record), t, self.gps_frame)
                         if self._cdr else gps_fix(record, _header(t, self.gps_frame))))
         elif isinstance(record, gi.GpsImu):
-            t = record.measurement_time_ecu_ntp or h_ntp
             imu = self._finite(header, record, IMU_FIELDS, 'imu')
             if self._cdr:
                 out.append((self.topic('gps_imu_fix'),
@@ -795,8 +805,7 @@ class IbeoToRos:
                 if imu:
                     out.append((self.topic('imu'),
                                 gps_imu_imu(record, _header(t, self.imu_frame))))
-        elif isinstance(record, od.EcuOdometry):
-            t = record.measurement_time_ecu_ntp or h_ntp     # IbeoOdometry: NaN stays data
+        elif isinstance(record, od.EcuOdometry):         # IbeoOdometry: NaN stays data
             moving = self._finite(header, record, ODOMETRY_TWIST_FIELDS, 'twist')
             if self._cdr:
                 out.append((self.topic('odometry'),
@@ -812,7 +821,7 @@ class IbeoToRos:
                     out.append((self.topic('odometry_twist'),
                                 twist(record.velocity, record.yaw_rate, hdr)))
         elif isinstance(record, im.EcuImage):
-            msg = image(record, _header(record.timestamp_ntp or h_ntp, self.camera_frame))
+            msg = image(record, _header(t, self.camera_frame))
             if msg is not None:
                 key = 'image_compressed' if isinstance(msg, CompressedImage) else 'image'
                 out.append((self.topic(key), msg))

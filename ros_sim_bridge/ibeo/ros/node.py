@@ -271,7 +271,7 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
         return _LiveIbeoToRos(vehicle_frame=p.vehicle_frame_id, scanner_frame=p.scanner_frame_id,
                               odom_frame=p.odom_frame_id, gps_frame=p.gps_frame_id,
                               imu_frame=p.imu_frame_id, camera_frame=p.camera_frame_id,
-                              lux_frame=p.frame_id)
+                              lux_frame=p.frame_id, max_jump_s=p.max_time_jump)
 
     def _make_publishers(self) -> None:
         self.points_pub = self.create_publisher(PointCloud2, 'points', DATA)
@@ -328,6 +328,9 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
         self.dropped_objects = 0
         self.dropped_contour_points = 0
         self.unplaced_objects = 0                # ECU objects without a finite box centre
+        self.non_finite_points = 0               # ECU scan points with NaN / ±Inf x, y or z
+        self.invalid_record_times = 0            # ECU records' own times not used (why: last)
+        self.last_invalid_record_time = ''
         self.last_status: Optional[cmd.LuxStatus] = None
 
     def _make_services(self) -> None:

@@ -70,7 +70,9 @@ class StatusReports:
                     ('invalid_vehicle_states', str(self.invalid_vehicle_states)),
                     ('unpaired_mirror_sides', str(ss.unpaired_halves)),
                     ('invalid_header_times', str(ss.invalid_times)),
-                    ('last_invalid_header_time', ss.last_invalid_time)]
+                    ('last_invalid_header_time', ss.last_invalid_time),
+                    ('invalid_record_times', str(self.invalid_record_times)),
+                    ('last_invalid_record_time', self.last_invalid_record_time)]
 
     # --- diagnostics ---------------------------------------------------------------------
     def _link_status(self) -> list[DiagnosticStatus]:

@@ -1,0 +1,38 @@
+"""The time an ECU / FUSION record carries in its body (when it was measured or estimated),
+which stamps its ROS messages, and the rule for using it (ROS-free): it is used when
+:func:`~ros_sim_bridge.core.ntp.why_invalid_beside` finds it valid beside its message's
+checked header time (set, within ``max_jump_s`` of it), else the header time is, and the
+record time is counted as invalid (live, playback, ``ibeo_idc info`` and ``to-bag``).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from ros_sim_bridge.core.ntp import MAX_TIME_JUMP_S, CheckedTime, why_invalid_beside
+from .codec import gps_imu as gi
+from .codec import image as im
+from .codec import odometry as od
+from .codec import vehicle_state_ecu as ve
+
+#: record class → the field holding its own time (NTP64)
+RECORD_TIME_FIELDS = {
+    ve.EcuVehicleState2806: 'timestamp_ntp', ve.EcuVehicleState2807: 'timestamp_ntp',
+    ve.EcuVehicleState2808: 'timestamp_ntp', gi.PositionWgs84: 'timestamp_ntp',
+    im.EcuImage: 'timestamp_ntp', gi.GpsImu: 'measurement_time_ecu_ntp',
+    od.EcuOdometry: 'measurement_time_ecu_ntp',
+}
+#: the data types of those records
+RECORD_TIME_TYPES = frozenset(cls.DATA_TYPE for cls in RECORD_TIME_FIELDS)
+
+
+def checked_record_time(record, header_ntp: int, max_jump_s: float = MAX_TIME_JUMP_S
+                        ) -> Optional[CheckedTime]:
+    """None for a record without a time of its own; else the time to stamp it with (its own
+    when valid beside ``header_ntp``, else ``header_ntp``) and why its own is not used (None
+    when it is)."""
+    name = RECORD_TIME_FIELDS.get(type(record))
+    if name is None:
+        return None
+    ntp = getattr(record, name)
+    why = why_invalid_beside(ntp, header_ntp, max_jump_s)
+    return CheckedTime(ntp if why is None else header_ntp, why)

@@ -1,0 +1,289 @@
+"""The time an ECU record carries in its body (0x2807 / 0x2808 vehicle state, 0x2604 GPS,
+0x2403 image: their timestamp; 0x9001 GpsImu, 0x9002 odometry: measurementTimeECU) stamps its
+messages only when valid beside its message's checked header time (core.ntp's
+``why_invalid_beside``: not 0, not all ones, within ``max_time_jump`` of the header time);
+else the header time stamps them and the record time is counted: by the installed
+``ibeo_ecu`` over real TCP and playing a file (/diagnostics ``invalid_record_times``), by the
+installed ``ibeo_idc to-bag`` (its summary; the bag read back with rosbags) and ``info``.
+
+Byte vectors by the spec's tables (big-endian): the 24-byte data header (§2.4: magic
+0xAFFEC0C2, size of previous, body size, reserved, device id, data type, NTP64); 0x2807 §16
+(90 bytes: 4 reserved, NTP64 timestamp at 4, distances x/y INT32, …, longitudinal
+acceleration at 86); 0x2808 §17 (204 bytes, timestamp at 4); 0x2604 §22 (127 bytes: µs since
+start-up, NTP64 timestamp at 4, device id, 10 doubles, 32 reserved, source UINT16); 0x2403
+§14 (63-byte header: format, µs since power-on, NTP64 timestamp at 6, device id, mounting as 6
+floats, 2 opening angles, width, height, compressed size; then the image bytes); 0x9001 §33
+(413 bytes, the Timestamp block at 353, measurementTimeECU first); 0x9002 §34 (146 bytes, the
+Timestamp block at 88).
+"""
+from __future__ import annotations
+
+import math
+import struct
+import subprocess
+
+import pytest
+
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import CompressedImage, Imu, NavSatFix
+from std_srvs.srv import Trigger
+
+from ros_sim_bridge.core.ntp import ntp64_to_unix_ns, why_invalid_beside
+from ros_sim_bridge.ibeo.idc import IdcWriter
+from ros_sim_bridge.msg import IbeoOdometry
+from ros_sim_bridge.tools.launcher import NodeProcess, executable
+
+from conftest import free_tcp_port
+from test_ibeo_data_diagnostics import FAST, Diagnostics, connected, serving
+from test_ibeo_idc_play import call
+
+S = 1 << 32                                     # one second in NTP64
+NTP = 3_900_000_000 * S                         # 2023-08-03: a set clock
+ALL_ONES = (1 << 64) - 1
+YEARS = 5 * 365 * 86_400 * S
+
+
+def header(data_type: int, size: int, ntp: int) -> bytes:
+    """§2.4 data header, device id 1."""
+    return struct.pack('>IIIBBHQ', 0xAFFEC0C2, 0, size, 0, 1, data_type, ntp)
+
+
+def vehicle_2807(t: int) -> bytes:
+    """§16: timestamp, distances [1/10 mm], course angle, velocity, yaw rate, steering wheel
+    and front wheel angles, width, axle distances, steer ratio s0..s3, acceleration."""
+    return struct.pack('>4xQiiffff4xf2xf4xfff4xfffff', t, 10_000, -20_000, 0.5, 5.0, 0.1,
+                       0.0, 0.0, 1.8, 0.9, 2.7, 1.0, 1.0, 0.0, 0.0, 0.0, 0.2)
+
+
+def vehicle_2808(t: int) -> bytes:
+    """§17: timestamp, sources, latitude/longitude [deg], altitude (4 bytes), sigmas, …,
+    velocity and yaw rate at 124 / 132."""
+    return struct.pack('>4xQH2xd4xd4xf4x8xf8xf4x4xf4x4xffff16x10ff4xfff4xffff', t, 2,
+                       52.5, 13.4, 34.0, 0.5, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0,
+                       5.0, 0.1, 0.1, 0.01, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+                       1.8, 0.9, 2.7, 1.0, 1.0, 0.0, 0.0, 0.0)
+
+
+def gps_2604(t: int) -> bytes:
+    """§22: µs since start-up, timestamp, device id, latitude/longitude [rad], altitude,
+    their sigmas, course and yaw angles with sigmas, 32 reserved, source."""
+    return struct.pack('>IQB10d32xH', 1_000, t, 7, math.radians(50.0), math.radians(8.0),
+                       34.0, 0.5, 0.5, 1.0, 0.0, 0.0, 0.0, 0.0, 1)
+
+
+def image_2403(t: int) -> bytes:
+    """§14: JPEG, µs since power-on, timestamp, device id, mounting, opening angles, 640 ×
+    480, then 4 image bytes."""
+    jpeg = b'\xff\xd8\xff\xd9'
+    return struct.pack('>HIQB6fddHHI', 0, 1_000, t, 30, 0.0, 0.0, 0.0, 1.8, 0.0, 1.3, 1.0,
+                       0.6, 640, 480, len(jpeg)) + jpeg
+
+
+def gps_imu_9001(t: int) -> bytes:
+    """§33: 39 doubles (latitude, …, pitch rate sigma, GPS status), satellites, 5 DOPs, the
+    Timestamp block (measurementTimeECU ``t``), source, INS quality, 16 reserved."""
+    d = [0.1] * 39
+    d[0], d[2], d[4] = 0.9, 0.23, 34.0              # latitude, longitude [rad], altitude
+    return struct.pack('>39dB5d5QBBBB16x', *d, 9, 1.0, 1.0, 1.0, 1.0, 1.0,
+                       t, NTP, NTP, NTP, NTP, 0, 2, 1, 3)
+
+
+def odometry_9002(t: int) -> bytes:
+    """§34: 11 doubles (steering, wheel speeds, circumference, velocity, acceleration, yaw
+    rate), the Timestamp block (measurementTimeECU ``t``), 16 reserved."""
+    return struct.pack('>11d5QBB16x', 0.01, 0.2, 0.0, 5.0, 5.0, 5.0, 5.0, 1.9, 4.0, 0.3,
+                       0.05, t, NTP, NTP, NTP, NTP, 0, 2)
+
+
+#: data type, body maker, topic, message type, a valid record time and an invalid one as
+#: offsets from the header time (None: all ones; 'zero': 0)
+TYPES = [
+    (0x2807, vehicle_2807, 'vehicle_state/odometry', Odometry, S // 4, None),
+    (0x2808, vehicle_2808, 'vehicle_state/fix', NavSatFix, -S // 4, YEARS),
+    (0x2604, gps_2604, 'gps/fix', NavSatFix, 59 * S, 'zero'),
+    (0x2403, image_2403, 'image/compressed', CompressedImage, S // 2, -2 * 3600 * S),
+    (0x9001, gps_imu_9001, 'imu/data', Imu, -59 * S, 61 * S),
+    (0x9002, odometry_9002, 'odometry', IbeoOdometry, S // 8, -YEARS),
+]
+
+
+def record_time(header_ntp: int, offset) -> int:
+    """The record time an offset of :data:`TYPES` stands for."""
+    if offset is None:
+        return ALL_ONES
+    return 0 if offset == 'zero' else header_ntp + offset
+
+
+def sent() -> list:
+    """(data type, header time, record time, the stamp expected) of a valid and an invalid
+    record time per type, the header times 0.1 s apart."""
+    out = []
+    for k, (dt, _, _, _, good, bad) in enumerate(TYPES):
+        for j, offset in enumerate((good, bad)):
+            h = NTP + (2 * k + j) * S // 10
+            t = record_time(h, offset)
+            out.append((dt, h, t, t if j == 0 else h))
+    return out
+
+
+def message(dt: int, header_ntp: int, t: int) -> bytes:
+    body = dict((d, make) for d, make, *_ in TYPES)[dt](t)
+    return header(dt, len(body), header_ntp) + body
+
+
+def stamp_ns(msg) -> int:
+    return msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
+
+
+def expected_stamps(items) -> dict:
+    """topic → the stamps (ns) expected on it, in order."""
+    topic = {dt: t for dt, _, t, *_ in TYPES}
+    out: dict = {}
+    for dt, _, _, stamp in items:
+        out.setdefault(topic[dt], []).append(ntp64_to_unix_ns(stamp))
+    return out
+
+
+# --- the rule ------------------------------------------------------------------------------
+
+def test_a_record_time_is_valid_within_the_bound_of_its_header_time():
+    assert why_invalid_beside(NTP + 60 * S, NTP) is None           # the bound itself
+    assert why_invalid_beside(NTP - 60 * S, NTP) is None
+    assert why_invalid_beside(NTP + 60 * S + 1, NTP) == '+60 s from its header time'
+    assert why_invalid_beside(NTP - 2 * S, NTP, 1.0) == '-2 s from its header time'
+    assert 'time 0' in why_invalid_beside(0, NTP)
+    assert 'all ones' in why_invalid_beside(ALL_ONES, NTP)
+    assert why_invalid_beside(12 * S, 11 * S) is None               # a power-up clock: a time
+    with pytest.raises(ValueError):
+        why_invalid_beside(NTP, NTP, 0.0)
+
+
+def test_the_converter_stamps_with_the_header_time_and_says_why():
+    """IbeoToRos: each vector's messages carry its valid record time, or its header time when
+    the record time is not valid (``invalid_time`` says why); to-bag's CDR form equals the
+    node's rclpy messages (test_ibeo_ecu_cdr.check)."""
+    from ros_sim_bridge.ibeo import codec as ibeo
+    from ros_sim_bridge.ibeo.codec.header import decode_header
+    from ros_sim_bridge.ibeo.ros.ecu_conversions import IbeoToRos
+    from test_ibeo_ecu_cdr import check
+    fast, slow = IbeoToRos(serialized=True), IbeoToRos()
+    whys = []
+    for dt, h, t, stamp in sent():
+        raw = message(dt, h, t)
+        head, record = decode_header(raw), ibeo.decode_message(dt, raw[24:])
+        check(head, record, fast, slow)
+        assert fast.invalid_time == slow.invalid_time
+        pairs = slow.convert(head, record)
+        assert pairs and all(stamp_ns(m) == ntp64_to_unix_ns(stamp) for _, m in pairs), hex(dt)
+        whys.append(slow.invalid_time)
+    assert whys[0::2] == [None] * len(TYPES)
+    assert whys[1::2] == ['all ones (never written)', '+1.58e+08 s from its header time',
+                          'time 0 (clock not set)', '-7.2e+03 s from its header time',
+                          '+61 s from its header time', '-1.58e+08 s from its header time']
+
+
+# --- the installed driver and ibeo_idc ---------------------------------------------------------
+
+def collect_topics(ros, ns: str) -> dict:
+    return {topic: ros.collect(msg_type, f'{ns}/{topic}', 20) for _, _, topic, msg_type, *_
+            in TYPES}
+
+
+def check_stamps(subs: dict, items) -> None:
+    for topic, stamps in expected_stamps(items).items():
+        got = subs[topic].wait_for(len(stamps), timeout=15.0)
+        assert [stamp_ns(m) for m in got] == stamps, topic
+
+
+def test_installed_node_stamps_an_invalid_record_time_with_the_header_time(ros, closing):
+    """ibeo_ecu over TCP, stamp_source sensor: a valid record time (up to 59 s off its header
+    time) stamps its messages; all ones, 0, a jump of years, 2 h back or 61 s on does not, the
+    header time does, and /diagnostics counts the six (the last one named); no header time is
+    invalid."""
+    port = free_tcp_port()
+    diag = Diagnostics(ros)
+    items = sent()
+    with NodeProcess('ibeo_ecu', parameters={'port': port, 'data_types': '',
+                                             'stamp_source': 'sensor', **FAST},
+                     namespace='/rt', quiet=True) as proc:
+        sensor = serving(closing, port)
+        connected(diag)
+        subs = collect_topics(ros, '/rt')
+        sensor.send(b''.join(message(dt, h, t) for dt, h, t, _ in items))
+        check_stamps(subs, items)
+        _, link = diag.wait('link tcp', lambda st, v: v.get('invalid_record_times') == '6')
+        assert link['invalid_header_times'] == '0', link
+        assert link['last_invalid_record_time'] == \
+            '0x9002 odometry from device 1: -1.58e+08 s from its header time', link
+        assert proc.running()
+        proc.stop()
+        log = proc.last_lines(50)
+    assert proc.proc.returncode == 0
+    assert any('invalid record time' in line and 'header time used instead' in line
+               for line in log), log
+
+
+def recording(path) -> list:
+    """The vectors of :func:`sent` and, last, a 0x2604 whose header time is 0 and whose record
+    time is all ones, written to ``path``; (data type, header time, record time, the stamp
+    expected) of each (the last: the last valid header time, its replacement)."""
+    items = sent() + [(0x2604, 0, ALL_ONES, sent()[-1][1])]
+    with IdcWriter(path) as w:
+        for dt, h, t, _ in items:
+            body = message(dt, h, t)[24:]
+            w.write(dt, body, device_id=1, ntp=h)
+    return items
+
+
+def test_installed_node_playing_a_file_counts_as_to_bag_does(ros, tmp_path):
+    """ibeo_ecu, source:=file, as fast as possible: the same stamps as live, and a record time
+    judged by an invalid header time's replacement (all ones: counted too): 7 record times, 1
+    header time."""
+    items = recording(tmp_path / 'times.idc')
+    diag = Diagnostics(ros)
+    with NodeProcess('ibeo_ecu', parameters={'source': 'file',
+                                             'file': str(tmp_path / 'times.idc'),
+                                             'rate': 0.0, 'start_paused': True,
+                                             'stamp_source': 'sensor', **FAST},
+                     namespace='/rtf', quiet=True) as proc:
+        subs = collect_topics(ros, '/rtf')
+        assert call(ros, Trigger, '/rtf/ibeo_ecu/resume').success
+        check_stamps(subs, items)
+        _, link = diag.wait('link file', lambda st, v: v.get('state') == 'finished')
+        assert (link['invalid_record_times'], link['invalid_header_times']) == ('7', '1'), link
+        assert link['last_invalid_record_time'] == \
+            '0x2604 gps_wgs84 from device 1: all ones (never written)', link
+        assert proc.running()
+    assert proc.proc.returncode == 0
+
+
+def test_installed_to_bag_and_info_count_invalid_record_times(tmp_path):
+    """ibeo_idc to-bag: each message stamped as the node stamps it (the bag read back with
+    rosbags), the 7 invalid record times counted and the first named; info counts them too."""
+    from rosbags.highlevel import AnyReader
+    src = tmp_path / 'times.idc'
+    items = recording(src)
+    done = subprocess.run([str(executable('ibeo_idc')), 'to-bag', str(src), str(tmp_path / 'bag'),
+                           '--no-progress'], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and 'Traceback' not in done.stderr, done.stderr
+    with AnyReader([tmp_path / 'bag']) as reader:
+        got: dict = {}
+        for c, _, raw in reader.messages():
+            got.setdefault(c.topic, []).append(reader.deserialize(raw, c.msgtype))
+    for topic, stamps in expected_stamps(items).items():
+        assert [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec
+                for m in got[f'/ibeo/{topic}']] == stamps, topic
+    lines = [line.strip() for line in done.stdout.splitlines()]
+    count = ('7 messages with an invalid record time (0, all ones or more than 60 s from its '
+             'header time): stamped with their header time')
+    assert count in lines, done.stdout
+    assert '1 message with an invalid header time' in done.stdout, done.stdout
+    first = len(message(*sent()[0][:3]))            # the second message: after the first
+    assert lines[lines.index(count) + 1] == \
+        f'at byte {first}: 0x2807 ecu_vehicle_state_2807: all ones (never written)', done.stdout
+
+    info = subprocess.run([str(executable('ibeo_idc')), 'info', str(src)], capture_output=True,
+                          text=True, timeout=120)
+    assert info.returncode == 0, info.stderr
+    assert count in info.stdout and '1 message with an invalid header time' in info.stdout, \
+        info.stdout
