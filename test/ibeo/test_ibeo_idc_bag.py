@@ -205,18 +205,29 @@ def test_windows_change_nothing_but_the_work_order(recording, tmp_path, monkeypa
     still in file order, byte for byte what one message at a time gives (WINDOW 1), and the
     report (skipped messages and their offsets, counts) the same; whatever the window and the
     size up to which a message goes ahead."""
+    import dataclasses
     import ros_sim_bridge.ibeo.idc_cli as cli
+    src = tmp_path / 'bad_times.idc'             # two vehicle states with a record time unset
+    with IdcReader(recording) as r, IdcWriter(src) as w:
+        states = [e for e in r.entries if e.data_type == 0x2807]
+        for e in r.entries:
+            if e in (states[2], states[4]):
+                w.write_record(dataclasses.replace(r.decode(e), timestamp_ntp=2**64 - 1),
+                               device_id=e.device_id, ntp=e.ntp)
+            else:
+                w.write(e.data_type, r.body(e), device_id=e.device_id, ntp=e.ntp)
     results, default = [], cli.IN_ORDER_BYTES
     for window, in_order_bytes in ((1, 0), (cli.WINDOW, default), (7, 1 << 30)):
         monkeypatch.setattr(cli, 'WINDOW', window)
         monkeypatch.setattr(cli, 'IN_ORDER_BYTES', in_order_bytes)
         out = tmp_path / f'bag{window}'
-        with IdcReader(recording) as reader:
+        with IdcReader(src) as reader:
             report = convert(reader, out, namespace='/ibeo', progress=False)
         results.append((_file_order(out), vars(report)))
     one_at_a_time = results[0]
     assert len(one_at_a_time[0]) > 100 and one_at_a_time[1]['first_errors']   # errors too
-    with IdcReader(recording) as reader:                               # small and big ones
+    assert one_at_a_time[1]['invalid_record_times'] == 2
+    with IdcReader(src) as reader:                                     # small and big ones
         assert {e.size <= default for e in reader.entries} == {True, False}
     for other in results[1:]:
         assert other == one_at_a_time
