@@ -39,6 +39,7 @@ from ros_sim_bridge.core.cli import finite_number, run_tool, strip_ros_args
 from ros_sim_bridge.core.ntp import MAX_TIME_JUMP_S, NTP_UNIX_OFFSET
 from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.codec.header import DEFAULT_MAX_BODY
+from ros_sim_bridge.ibeo.codec.scan_ecu import EcuScan
 from ros_sim_bridge.ibeo.idc import IdcReader, IdcSummary, hex_messages
 
 
@@ -148,6 +149,8 @@ class ConversionReport:
         self.invalid_time_examples: list = []       # (offset, data type, why) of the first
         self.invalid_record_times = 0               # records' own times, likewise
         self.invalid_record_time_examples: list = []
+        self.non_finite_points = 0                  # ECU scan points with a NaN / ±Inf x, y, z
+        self.non_finite_scans = 0                   # the scans holding them
         self.interrupted = False
         self.stopped_at = 0          # bytes of the file converted (all of it when not interrupted)
 
@@ -197,7 +200,8 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
     report.invalid_time_examples = reader.invalid_time_examples(checked)
 
     def converted(entry, ntp):
-        """(pairs, refused, why its record time was not used) of a message, or the CodecError
+        """(pairs, refused, why its record time was not used, how many of a scan's points are
+        not finite) of a message, or the CodecError
         that refused it (a record the codec refuses, one no message holds, a time no stamp
         holds: StampError) or any other error, raised in its turn (the messages before it
         written)."""
@@ -205,8 +209,9 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
         if ntp != entry.ntp:            # an invalid header time: a valid neighbour's
             header = dataclasses.replace(header, ntp=ntp)
         try:
-            return (conv.convert(header, reader.decode(entry)), list(conv.refused),
-                    conv.invalid_time)
+            record = reader.decode(entry)
+            return (conv.convert(header, record), list(conv.refused), conv.invalid_time,
+                    record.non_finite if isinstance(record, EcuScan) else 0)
         except Exception as exc:
             return exc
 
@@ -231,9 +236,12 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
                 elif isinstance(result, Exception):
                     raise result
                 else:
-                    pairs, refused, invalid_time = result
+                    pairs, refused, invalid_time, non_finite = result
                     if invalid_time is not None:
                         report.invalid_record_time(entry, invalid_time)
+                    if non_finite:      # written as sent, the cloud not dense
+                        report.non_finite_points += non_finite
+                        report.non_finite_scans += 1
                     for exc in refused:  # a transform, odometry, IMU or twist of NaN / ±Inf
                         report.skipped(entry, exc)
                     if not pairs and not refused:
@@ -307,6 +315,9 @@ def cmd_to_bag(args, stops) -> int:
                                    report.invalid_record_time_examples, args.max_time_jump,
                                    RECORD_TIME_USE, 'record time'):
         print(f'  {line}')
+    if report.non_finite_points:
+        print(f'  {report.non_finite_points} point(s) of {report.non_finite_scans} scan(s) with '
+              'a NaN or infinite x, y or z: written as sent, those clouds not dense')
     if reader.damages:
         print(f'damage: {len(reader.damages)} region(s), '
               f'{sum(d.skipped for d in reader.damages)} bytes skipped')

@@ -172,6 +172,8 @@ def test_installed_to_bag_leaves_out_non_finite_poses_and_counts_them(tmp_path):
                  'skipped 1 × 0x9002 odometry (bad_value)'):
         assert line in out.stdout, out.stdout
     assert 'mounting_yaw: not a finite number: no transform for scanner 2' in out.stdout
+    assert '2 point(s) of 1 scan(s) with a NaN or infinite x, y or z: written as sent' \
+        in out.stdout
     assert [ln.strip() for ln in out.stdout.splitlines() if 'have no ROS form' in ln] == \
         ['1 × 0x6120 idc_trailer have no ROS form']      # a bad 0x2806 is no type without one
     with AnyReader([tmp_path / 'bag']) as reader:
