@@ -38,12 +38,13 @@ from typing import Iterable, Iterator, Optional, Union
 
 from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.core.ntp import (MAX_TIME_JUMP_S, NTP_UNIX_OFFSET, CheckedTimes,
-                                     check_ntp_times)
+                                     check_ntp_times, why_invalid_beside)
 from .codec import registry
 from .codec.framing import check_plausible, plausible_header
 from .codec.header import (DEFAULT_MAX_BODY, HEADER_SIZE, MAGIC_BYTES, IbeoHeader,
                            decode_header, encode_message)
-from .record_times import RECORD_TIME_TYPES, checked_record_time
+from .record_times import (RECORD_TIME_TYPES, TIME_FIRST, checked_record_time,
+                           leading_time)
 
 _U32 = struct.Struct('>I')
 IDC_TRAILER = 0x6120
@@ -335,12 +336,16 @@ class IdcReader:
         for e, ntp in zip(self.entries, checked.times):
             if e.data_type not in RECORD_TIME_TYPES:
                 continue
-            try:
-                own = checked_record_time(self.decode(e), ntp, max_jump_s)
-            except CodecError:
-                continue
-            if own.why is not None:
-                out.append((e.offset, e.data_type, own.why))
+            if e.data_type in TIME_FIRST:            # no need to decode a scan for it
+                own_ntp = leading_time(e.data_type, self.body(e))
+                why = None if own_ntp is None else why_invalid_beside(own_ntp, ntp, max_jump_s)
+            else:
+                try:
+                    why = checked_record_time(self.decode(e), ntp, max_jump_s).why
+                except CodecError:
+                    continue
+            if why is not None:
+                out.append((e.offset, e.data_type, why))
         return out
 
     def summary(self, max_jump_s: float = MAX_TIME_JUMP_S) -> IdcSummary:

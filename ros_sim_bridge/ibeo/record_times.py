@@ -11,7 +11,10 @@ from typing import Optional
 from ros_sim_bridge.core.ntp import MAX_TIME_JUMP_S, CheckedTime, why_invalid_beside
 from .codec import gps_imu as gi
 from .codec import image as im
+from .codec import objects_ecu as oe
 from .codec import odometry as od
+from .codec import registry
+from .codec import scan_ecu as se
 from .codec import vehicle_state_ecu as ve
 
 #: record class → the field holding its own time (NTP64)
@@ -20,9 +23,24 @@ RECORD_TIME_FIELDS = {
     ve.EcuVehicleState2808: 'timestamp_ntp', gi.PositionWgs84: 'timestamp_ntp',
     im.EcuImage: 'timestamp_ntp', gi.GpsImu: 'measurement_time_ecu_ntp',
     od.EcuOdometry: 'measurement_time_ecu_ntp',
+    se.EcuScan: 'start_ntp', se.EcuScan2204: 'start_ntp',
+    oe.EcuObjectList2225: 'mid_scan_ntp', oe.EcuObjectList2280: 'mid_scan_ntp',
+    oe.EcuObjectList2281: 'mid_scan_ntp', oe.ReferenceObjectList2291: 'mid_scan_ntp',
 }
 #: the data types of those records
 RECORD_TIME_TYPES = frozenset(cls.DATA_TYPE for cls in RECORD_TIME_FIELDS)
+#: data types whose time is their body's first 8 bytes (NTP64, big endian: scan start time
+#: §8/§9, mid-scan time §10-§12/§24): :func:`leading_time` reads it without decoding the rest
+#: (a scan's 1.7 MB)
+TIME_FIRST = frozenset(cls.DATA_TYPE for cls in RECORD_TIME_FIELDS
+                       if cls.__module__ in (se.__name__, oe.__name__))
+
+
+def leading_time(data_type: int, body) -> Optional[int]:
+    """The record time of a :data:`TIME_FIRST` type's body; None when the body is shorter than
+    the type's decoder takes (a message ``to-bag`` counts as undecodable)."""
+    least, _ = registry.size_limits(data_type)
+    return int.from_bytes(body[:8], 'big') if len(body) >= max(least, 8) else None
 
 
 def checked_record_time(record, header_ntp: int, max_jump_s: float = MAX_TIME_JUMP_S

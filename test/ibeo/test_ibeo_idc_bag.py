@@ -264,29 +264,36 @@ def test_an_error_met_ahead_is_raised_in_its_turn(recording, tmp_path, monkeypat
 @pytest.mark.parametrize('serialized', [True, False], ids=['cdr', 'rclpy'])
 def test_a_time_no_stamp_holds_is_counted_and_the_rest_converted(tmp_path, serialized):
     """A scan whose NTP start time is no ROS stamp (seconds since power-up past int32: 2**31 +
-    5 s) is counted as undecodable (bad_value) with its offset; the scans around it are in
-    the bag."""
+    5 s) next to a valid header time is an invalid record time: stamped with its header time
+    and counted.  A clock that itself runs past 2**31 s (header and start times alike) holds
+    no stamp: each such scan is counted as undecodable (bad_value) with its offset; the scans
+    around them are in the bag."""
     from rosbags.highlevel import AnyReader
     from ros_sim_bridge.ibeo.ros.ecu_conversions import IbeoToRos
     good, bad = 1_000 << 32, (2**31 + 5) << 32
     pts = np.zeros(3, se.POINT_DTYPE)
     pts['x'] = [1, 2, 3]
     src = tmp_path / 'stamps.idc'
-    with IdcWriter(src) as w:
-        for k, t in enumerate((good, bad, good + (1 << 31))):
-            w.write_record(se.EcuScan(t, 0, se.SCAN_FLAG_VEHICLE_COORDINATES, k,
-                                      se.make_scanners(1), pts), device_id=1, ntp=good)
+    with IdcWriter(src) as w:            # (scan start, header time)
+        for k, (start, t) in enumerate(((good, good), (bad, good + (1 << 30)),
+                                        (good + (1 << 31), good + (1 << 31)),
+                                        (bad, bad), (bad + (1 << 31), bad + (1 << 31)))):
+            w.write_record(se.EcuScan(start, 0, se.SCAN_FLAG_VEHICLE_COORDINATES, k,
+                                      se.make_scanners(1), pts), device_id=k // 3 + 1, ntp=t)
     with IdcReader(src) as r:
         report = convert(r, tmp_path / 'bag', progress=False,
                          converter=IbeoToRos(serialized=serialized))
-        bad_offset = r[1].offset
-    assert report.undecodable == {(0x2205, 'bad_value'): 1}
-    assert report.first_errors[0][0] == bad_offset and '2147483653' in report.first_errors[0][1]
+        offsets = [e.offset for e in r]
+    assert report.undecodable == {(0x2205, 'bad_value'): 2}
+    assert [offset for offset, _ in report.first_errors] == offsets[3:5]
+    assert '2147483653' in report.first_errors[0][1]
+    assert report.invalid_record_times == 1
+    assert report.invalid_record_time_examples[0][:2] == (offsets[1], 0x2205)
     with AnyReader([tmp_path / 'bag']) as reader:
         clouds = [reader.deserialize(raw, c.msgtype) for c, _, raw in reader.messages()
                   if c.msgtype == 'sensor_msgs/msg/PointCloud2']
     assert [(m.header.stamp.sec, m.header.stamp.nanosec) for m in clouds] == \
-        [(1000, 0), (1000, 500_000_000)]
+        [(1000, 0), (1000, 250_000_000), (1000, 500_000_000)]
 
 
 def test_installed_cli_info_and_to_bag_on_a_damaged_file(tmp_path):

@@ -1,5 +1,6 @@
 """The time an ECU record carries in its body (0x2807 / 0x2808 vehicle state, 0x2604 GPS,
-0x2403 image: their timestamp; 0x9001 GpsImu, 0x9002 odometry: measurementTimeECU) stamps its
+0x2403 image: their timestamp; 0x9001 GpsImu, 0x9002 odometry: measurementTimeECU; 0x2205
+scan: its start time; 0x2280 objects: the mid-scan time) stamps its
 messages only when valid beside its message's checked header time (core.ntp's
 ``why_invalid_beside``: not 0, not all ones, within ``max_time_jump`` of the header time);
 else the header time stamps them and the record time is counted: by the installed
@@ -14,7 +15,8 @@ start-up, NTP64 timestamp at 4, device id, 10 doubles, 32 reserved, source UINT1
 §14 (63-byte header: format, µs since power-on, NTP64 timestamp at 6, device id, mounting as 6
 floats, 2 opening angles, width, height, compressed size; then the image bytes); 0x9001 §33
 (413 bytes, the Timestamp block at 353, measurementTimeECU first); 0x9002 §34 (146 bytes, the
-Timestamp block at 88).
+Timestamp block at 88); 0x2205 §9 (scan start NTP64 first); 0x2280 §11 (mid-scan NTP64
+first).
 """
 from __future__ import annotations
 
@@ -25,12 +27,12 @@ import subprocess
 import pytest
 
 from nav_msgs.msg import Odometry
-from sensor_msgs.msg import CompressedImage, Imu, NavSatFix
+from sensor_msgs.msg import CompressedImage, Imu, NavSatFix, PointCloud2
 from std_srvs.srv import Trigger
 
 from ros_sim_bridge.core.ntp import ntp64_to_unix_ns, why_invalid_beside
 from ros_sim_bridge.ibeo.idc import IdcWriter
-from ros_sim_bridge.msg import IbeoOdometry
+from ros_sim_bridge.msg import IbeoObjectList, IbeoOdometry
 from ros_sim_bridge.tools.launcher import NodeProcess, executable
 
 from conftest import free_tcp_port
@@ -95,6 +97,27 @@ def odometry_9002(t: int) -> bytes:
                        0.05, t, NTP, NTP, NTP, NTP, 0, 2)
 
 
+def scan_2205(t: int) -> bytes:
+    """§9: the scan header (start time ``t``, end offset, flags: vehicle coordinates, number,
+    1 point, 1 scanner info), a scanner info (§9 table: device id, type, number, angles,
+    start/end times, frequency, tilt, flags, mounting, resolutions), a point."""
+    return (struct.pack('>QIIHHB3x', t, 80_000, 0x800, 1, 1, 1)
+            + struct.pack('>BBH4xff4QffI6f16f', 1, 6, 1, -1.0, 1.0, t, t, t, t, 12.5, 0.0, 0,
+                          0.0, 0.0, 0.0, 1.5, 0.0, 0.3, *[0.0] * 16)
+            + struct.pack('>4fBBBxIH2x', 10.0, 2.0, 0.5, 0.5, 1, 0, 0, 0, 0))
+
+
+def objects_2280(t: int) -> bytes:
+    """§11: mid-scan time ``t``, 1 object (170 bytes: id 7, class car at 18, box centre at 40,
+    box size at 56; no contour point)."""
+    obj = bytearray(170)
+    struct.pack_into('>H', obj, 0, 7)
+    obj[18] = 5
+    struct.pack_into('>ff', obj, 40, 12.0, -1.5)
+    struct.pack_into('>ff', obj, 56, 4.5, 1.8)
+    return struct.pack('>QH', t, 1) + bytes(obj)
+
+
 #: data type, body maker, topic, message type, a valid record time and an invalid one as
 #: offsets from the header time (None: all ones; 'zero': 0)
 TYPES = [
@@ -104,6 +127,8 @@ TYPES = [
     (0x2403, image_2403, 'image/compressed', CompressedImage, S // 2, -2 * 3600 * S),
     (0x9001, gps_imu_9001, 'imu/data', Imu, -59 * S, 61 * S),
     (0x9002, odometry_9002, 'odometry', IbeoOdometry, S // 8, -YEARS),
+    (0x2205, scan_2205, 'points', PointCloud2, -S // 10, 'zero'),
+    (0x2280, objects_2280, 'ecu/objects', IbeoObjectList, S // 20, 2 * 3600 * S),
 ]
 
 
@@ -174,12 +199,15 @@ def test_the_converter_stamps_with_the_header_time_and_says_why():
         check(head, record, fast, slow)
         assert fast.invalid_time == slow.invalid_time
         pairs = slow.convert(head, record)
-        assert pairs and all(stamp_ns(m) == ntp64_to_unix_ns(stamp) for _, m in pairs), hex(dt)
+        stamped = [m for _, msg in pairs for m in getattr(msg, 'markers', None)
+                   or getattr(msg, 'transforms', None) or [msg]]   # markers, transforms alike
+        assert pairs and all(stamp_ns(m) == ntp64_to_unix_ns(stamp) for m in stamped), hex(dt)
         whys.append(slow.invalid_time)
     assert whys[0::2] == [None] * len(TYPES)
     assert whys[1::2] == ['all ones (never written)', '+1.58e+08 s from its header time',
                           'time 0 (clock not set)', '-7.2e+03 s from its header time',
-                          '+61 s from its header time', '-1.58e+08 s from its header time']
+                          '+61 s from its header time', '-1.58e+08 s from its header time',
+                          'time 0 (clock not set)', '+7.2e+03 s from its header time']
 
 
 # --- the installed driver and ibeo_idc ---------------------------------------------------------
@@ -198,7 +226,7 @@ def check_stamps(subs: dict, items) -> None:
 def test_installed_node_stamps_an_invalid_record_time_with_the_header_time(ros, closing):
     """ibeo_ecu over TCP, stamp_source sensor: a valid record time (up to 59 s off its header
     time) stamps its messages; all ones, 0, a jump of years, 2 h back or 61 s on does not, the
-    header time does, and /diagnostics counts the six (the last one named); no header time is
+    header time does, and /diagnostics counts the eight (the last one named); no header time is
     invalid."""
     port = free_tcp_port()
     diag = Diagnostics(ros)
@@ -211,10 +239,10 @@ def test_installed_node_stamps_an_invalid_record_time_with_the_header_time(ros, 
         subs = collect_topics(ros, '/rt')
         sensor.send(b''.join(message(dt, h, t) for dt, h, t, _ in items))
         check_stamps(subs, items)
-        _, link = diag.wait('link tcp', lambda st, v: v.get('invalid_record_times') == '6')
+        _, link = diag.wait('link tcp', lambda st, v: v.get('invalid_record_times') == '8')
         assert link['invalid_header_times'] == '0', link
         assert link['last_invalid_record_time'] == \
-            '0x9002 odometry from device 1: -1.58e+08 s from its header time', link
+            '0x2280 ecu_objects_2280 from device 1: +7.2e+03 s from its header time', link
         assert proc.running()
         proc.stop()
         log = proc.last_lines(50)
@@ -237,7 +265,7 @@ def recording(path) -> list:
 
 def test_installed_node_playing_a_file_counts_as_to_bag_does(ros, tmp_path):
     """ibeo_ecu, source:=file, as fast as possible: the same stamps as live, and a record time
-    judged by an invalid header time's replacement (all ones: counted too): 7 record times, 1
+    judged by an invalid header time's replacement (all ones: counted too): 9 record times, 1
     header time."""
     items = recording(tmp_path / 'times.idc')
     diag = Diagnostics(ros)
@@ -250,7 +278,7 @@ def test_installed_node_playing_a_file_counts_as_to_bag_does(ros, tmp_path):
         assert call(ros, Trigger, '/rtf/ibeo_ecu/resume').success
         check_stamps(subs, items)
         _, link = diag.wait('link file', lambda st, v: v.get('state') == 'finished')
-        assert (link['invalid_record_times'], link['invalid_header_times']) == ('7', '1'), link
+        assert (link['invalid_record_times'], link['invalid_header_times']) == ('9', '1'), link
         assert link['last_invalid_record_time'] == \
             '0x2604 gps_wgs84 from device 1: all ones (never written)', link
         assert proc.running()
@@ -259,7 +287,7 @@ def test_installed_node_playing_a_file_counts_as_to_bag_does(ros, tmp_path):
 
 def test_installed_to_bag_and_info_count_invalid_record_times(tmp_path):
     """ibeo_idc to-bag: each message stamped as the node stamps it (the bag read back with
-    rosbags), the 7 invalid record times counted and the first named; info counts them too."""
+    rosbags), the 9 invalid record times counted and the first named; info counts them too."""
     from rosbags.highlevel import AnyReader
     src = tmp_path / 'times.idc'
     items = recording(src)
@@ -274,7 +302,7 @@ def test_installed_to_bag_and_info_count_invalid_record_times(tmp_path):
         assert [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec
                 for m in got[f'/ibeo/{topic}']] == stamps, topic
     lines = [line.strip() for line in done.stdout.splitlines()]
-    count = ('7 messages with an invalid record time (0, all ones or more than 60 s from its '
+    count = ('9 messages with an invalid record time (0, all ones or more than 60 s from its '
              'header time): stamped with their header time')
     assert count in lines, done.stdout
     assert '1 message with an invalid header time' in done.stdout, done.stdout

@@ -744,7 +744,7 @@ class IbeoToRos:
         self.invalid_time = None if own is None else own.why
         t = h_ntp if own is None else own.ntp      # the stamp of a record with a time of its own
         if isinstance(record, se.EcuScan):
-            stamp = record.start_ntp or h_ntp
+            stamp = t
             clouds = scan_clouds(record, stamp_ntp=stamp, vehicle_frame=self.vehicle_frame,
                                  scanner_frame=self.scanner_frame,
                                  serialized=self.serialized)
@@ -765,7 +765,6 @@ class IbeoToRos:
                     self._tf_sent[m[0]] = m
                 out.append((self.topic('tf_static'), TFMessage(transforms=new)))
         elif isinstance(record, oe.EcuObjectList):
-            t = record.mid_scan_ntp or h_ntp
             if self._cdr:
                 objects, markers = self._cdr.objects(record, t, self.vehicle_frame, dev)
             else:
