@@ -620,6 +620,30 @@ def test_command_timeout_and_not_connected(ros, driver, closing):
     assert not res.success and res.reply_id == 0x8020 and 'refused' in res.message
 
 
+def test_set_parameter_values_without_a_wire_form_are_refused(ros, driver, closing):
+    """A SetParameter request whose value has no 32-bit wire form (a raw ±Inf, a float32
+    parameter beyond the float32 range) is answered as refused, nothing is sent, and the node
+    goes on serving commands (the service callback raised OverflowError: the node died)."""
+    node, port = driver(**RAW, command_timeout=1.0)
+    sensor = RawSensor(port, answer=lambda c: C.ack(c.command_id))
+    closing.append(sensor)
+    sensor.wait_client()
+    assert wait_until(lambda: node.client.connected, 5)
+    for name, value, raw, why in (('scan frequency', math.inf, True, 'not a 32-bit wire value'),
+                                  ('scan frequency', -math.inf, True, 'not a 32-bit wire value'),
+                                  ('SteerRatioPoly0', 1e40, False, 'outside the float32 range'),
+                                  ('SteerRatioPoly1', -1e300, False,
+                                   'outside the float32 range')):
+        res = call(ros, LuxSetParameter, '/ibeo_lux/set_parameter',
+                   LuxSetParameter.Request(name=name, value=value, raw=raw))
+        assert res is not None, f'{name} = {value}: no answer'
+        assert not res.success and why in res.message, res.message
+    assert node.session.commands_sent == 0
+    res = call(ros, LuxSetParameter, '/ibeo_lux/set_parameter',
+               LuxSetParameter.Request(name='SteerRatioPoly0', value=1.5))
+    assert res.success and res.raw == 0x3FC00000, res.message
+
+
 # --- link: reconnect, bad input, vanishing mid-message ------------------------------------------
 
 def test_reconnects_when_the_sensor_restarts(ros, driver, closing):
