@@ -644,6 +644,44 @@ def test_set_parameter_values_without_a_wire_form_are_refused(ros, driver, closi
     assert res.success and res.raw == 0x3FC00000, res.message
 
 
+def probe_answers(case: str):
+    """A sensor's answers to the layer probe: DeviceType answered with another parameter's
+    value (an IP address), or 8 layers and BeamTilt answered with a float32 NaN."""
+    def answer(c):
+        if c.command_id != C.GET_PARAMETER:
+            return C.ack(c.command_id)
+        if c.parameter_index == C.DEVICE_TYPE:
+            return (C.parameter_reply(0x1000, 0x0A000001) if case == 'device type'
+                    else C.parameter_reply(C.DEVICE_TYPE, 0x18))
+        return C.parameter_reply(0x120C, 0x7FC00000)           # SteerRatioPoly0 = NaN
+    return answer
+
+
+@pytest.mark.parametrize('case', ['device type', 'beam tilt'])
+def test_layer_probe_takes_only_the_asked_parameters_value(ros, driver, closing, case):
+    """The probe on connect believes only a reply for the parameter it asked: another one's
+    value (an IP address for DeviceType: the probe's thread died with a traceback; a float32
+    NaN for BeamTilt: every 8-layer point was NaN) leaves 4 layers, resp. the configured beam
+    tilt, in force; the scans after it are published with finite points."""
+    node, port = driver(**{**RAW, 'layers': 0})
+    clouds = collect(ros, node, PointCloud2, 'points', 20)
+    sensor = RawSensor(port, answer=probe_answers(case))
+    closing.append(sensor)
+    sensor.wait_client()
+
+    def probing():
+        return any(t.name == 'ibeo-lux-connect' for t in threading.enumerate())
+    assert wait_until(lambda: node.session.commands_sent >= 1 and not probing(), 10)
+    assert node.session.detected_eight is (case == 'beam tilt')
+    assert node.session.beam_tilt == pytest.approx(S.DEFAULT_8_LAYER_BEAM_TILT_RAD)
+    pts = points([(0, 0, 0, 0, 1000, 50), (3, 0, 0, 800, 1500, 50)])
+    sensor.send(scan_msg(pts, 1, mirror=0) + scan_msg(pts, 2, mirror=1))
+    cloud = clouds.wait_for(1)[0]
+    xyz = from_pointcloud2(cloud)
+    assert cloud.is_dense and np.isfinite(xyz['z']).all()
+    assert len(xyz) == (4 if case == 'beam tilt' else 2)
+
+
 # --- link: reconnect, bad input, vanishing mid-message ------------------------------------------
 
 def test_reconnects_when_the_sensor_restarts(ros, driver, closing):

@@ -17,7 +17,7 @@ from ros_sim_bridge.ibeo.codec import commands as cmd
 from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.codec import set_filter as sf
 from ros_sim_bridge.ibeo.codec import units
-from ros_sim_bridge.ibeo.session import Reply, ReplyFailed
+from ros_sim_bridge.ibeo.session import Reply, ReplyFailed, answered_value
 from ros_sim_bridge.ibeo.ros import conversions as convert
 from ros_sim_bridge.ros.stamps import stamp_to_ns
 
@@ -80,11 +80,16 @@ class CommandServices:
         eight = s.apply_device_type(reply)
         if eight is None:
             log.warning(f'could not read DeviceType (0x{cmd.DEVICE_TYPE:04X}): '
-                        f'{err or "refused"}; assuming 4 layers (set the layers parameter)')
+                        f'{err or answered_value(reply, cmd.DEVICE_TYPE)[1]}; assuming 4 '
+                        'layers (set the layers parameter)')
             return
         if eight:
-            reply, _ = self._command(cmd.encode_get_parameter(cmd.BEAM_TILT), cmd.GET_PARAMETER)
-            s.apply_beam_tilt(reply)
+            reply, err = self._command(cmd.encode_get_parameter(cmd.BEAM_TILT),
+                                       cmd.GET_PARAMETER)
+            why = s.apply_beam_tilt(reply)
+            if why:
+                log.warning(f'could not read BeamTilt (0x{cmd.BEAM_TILT:04X}): {err or why}; '
+                            f'using the beam_tilt parameter, {s.beam_tilt:.4f} rad')
         log.info(f'device type 0x{s.device_type:02X} '
                  f'({cmd.DEVICE_TYPES.get(s.device_type, "unknown")}): '
                  f'{8 if eight else 4} layers' + (f', beam tilt {s.beam_tilt:.4f} rad'
