@@ -9,8 +9,10 @@ before DDS discovery is lost).
 from __future__ import annotations
 
 import math
+import signal
 import socket
 import struct
+import subprocess
 import threading
 import time
 
@@ -39,9 +41,9 @@ from ros_sim_bridge.msg import LuxObjectList, LuxScanInfo, LuxVehicleState
 from ros_sim_bridge.ibeo.ros.node import IbeoLuxNode
 from ros_sim_bridge.srv import (LuxCommand, LuxGetParameter, LuxGetStatus, LuxSetNtpTime,
                                 LuxSetParameter)
-from ros_sim_bridge.tools.launcher import NodeProcess, config_file
+from ros_sim_bridge.tools.launcher import NodeProcess, config_file, executable, ros_args
 
-from conftest import free_tcp_port, shared_path, wait_until
+from conftest import LOCAL_ENV, free_tcp_port, shared_path, wait_until
 
 FAST = {'diagnostics_period': 0.2, 'min_backoff': 0.05, 'max_backoff': 0.25}
 RAW = {**FAST, 'layers': 4, 'start_measure_on_connect': False}
@@ -703,6 +705,40 @@ def test_reconnects_when_the_sensor_restarts(ros, driver, closing):
     st, values = diag.wait('link tcp', lambda st, v: v['connects'] == '2'
                            and v['connected'] == 'true' and level(st) == OK)
     assert int(values['failures']) >= 1 and values['last_failure']
+
+
+def test_a_sensor_that_hangs_up_at_once_is_not_logged_on_every_attempt(closing, tmp_path):
+    """A peer that accepts and closes at once (a sensor whose service crashes, a forwarder
+    without its target) is connected about twice a second for as long as it does that: the
+    installed node logs the connect, the lost link and the failed Start Measure rate-limited
+    (with the count held back), not on every attempt (six lines a second before), and exits 0."""
+    listener = socket.create_server(('127.0.0.1', 0))
+    closing.append(listener)
+    accepts = []
+
+    def hang_up():
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            conn.close()
+            accepts.append(conn)
+    threading.Thread(target=hang_up, daemon=True).start()
+    log = tmp_path / 'ibeo_lux.log'
+    with open(log, 'w') as out:
+        proc = subprocess.Popen([str(executable('ibeo_lux')), *ros_args(parameters={
+            'port': listener.getsockname()[1], 'layers': 4})], env=LOCAL_ENV, stdout=out,
+            stderr=subprocess.STDOUT)
+        try:
+            assert wait_until(lambda: len(accepts) >= 16, 30)
+        finally:
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(10) == 0
+    text = log.read_text()
+    assert 'Traceback' not in text and 'more like it' in text
+    for line in ('connected to 127.0.0.1', 'lost: peer closed the connection', 'start measure:'):
+        assert 1 <= text.count(line) < len(accepts) / 2, (line, len(accepts), text)
 
 
 def test_a_sensor_told_to_stop_measuring_is_not_taken_for_a_silent_one(ros, driver, closing):
