@@ -62,6 +62,10 @@ SET_CLOCK_COMMANDS = frozenset((cmd.SET_NTP_SECONDS, cmd.SET_NTP_FRACTION,
                                 cmd.SET_NTP_TIMESTAMP_SYNC))
 #: The LUX data types (spec §3–§7); every other registered type (ECU / FUSION, §8 on) is a
 #: :class:`Message` too, unregistered types are skipped by size and counted.
+#: Unknown data types counted by name at most (:attr:`LuxSession.skipped`); the others under
+#: :data:`OTHER_TYPES`, so a stream of every type of the Ibeo range does not make 36,864 keys.
+MAX_SKIPPED_KINDS = 64
+OTHER_TYPES = 'other types'
 HANDLED_TYPES = (registry.SCAN, registry.OBJECTS, registry.VEHICLE_STATE,
                  registry.ERRORS_WARNINGS, registry.REPLY)
 
@@ -166,7 +170,8 @@ class BadMessage:
 
 @dataclass(frozen=True)
 class Skipped:
-    """A message of a type without a handler, skipped by size (``key``: '0x2209 name')."""
+    """A message of a type without a handler, skipped by size (``key``: '0x2209 name', or
+    :data:`OTHER_TYPES` once :data:`MAX_SKIPPED_KINDS` types are counted)."""
     header: IbeoHeader
     key: str
 
@@ -313,6 +318,8 @@ class LuxSession:
         dtype = header.data_type
         if not handled(dtype):
             key = f'0x{dtype:04X} {registry.type_name(dtype)}'
+            if key not in self.skipped and len(self.skipped) >= MAX_SKIPPED_KINDS:
+                key = OTHER_TYPES
             self.skipped[key] += 1
             return [Skipped(header, key)]
         if isinstance(event, Rejected):
@@ -378,6 +385,7 @@ class LuxSession:
         return [UnpairedHalf(half)]
 
 
-__all__ = ['LuxSession', 'answered_value', 'Scan', 'UnpairedHalf', 'Message', 'InvalidTime', 'Reply', 'ReplyFailed',
-           'BadMessage', 'Skipped', 'Event', 'NTP_2000', 'STAMP_SOURCES', 'HANDLED_TYPES',
-           'handled', 'sent_ns']
+__all__ = ['LuxSession', 'answered_value', 'Scan', 'UnpairedHalf', 'Message', 'InvalidTime',
+           'Reply', 'ReplyFailed', 'BadMessage', 'Skipped', 'Event', 'NTP_2000',
+           'MAX_SKIPPED_KINDS', 'OTHER_TYPES', 'STAMP_SOURCES', 'HANDLED_TYPES', 'handled',
+           'sent_ns']

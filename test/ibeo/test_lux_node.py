@@ -39,6 +39,7 @@ from ros_sim_bridge.ros.stamps import stamp_to_ns
 from ros_sim_bridge.ibeo.emulator import LuxScene, LuxServer, load_messages
 from ros_sim_bridge.msg import LuxObjectList, LuxScanInfo, LuxVehicleState
 from ros_sim_bridge.ibeo.ros.node import IbeoLuxNode
+from ros_sim_bridge.ibeo.session import handled
 from ros_sim_bridge.srv import (LuxCommand, LuxGetParameter, LuxGetStatus, LuxSetNtpTime,
                                 LuxSetParameter)
 from ros_sim_bridge.tools.launcher import NodeProcess, config_file, executable, ros_args
@@ -807,6 +808,25 @@ def test_bad_input_is_counted_and_no_complete_message_is_lost(ros, driver, closi
     _, scan = diag.wait('scan (0x2202)', lambda st, v: v.get('errors.truncated') == '1')
     assert 'point' in scan['last_error'] or scan['last_error']
     _, objs = diag.wait('objects (0x2221)', lambda st, v: v.get('errors.truncated') == '1')
+
+
+def test_every_unknown_data_type_does_not_grow_the_link_status_without_bound(ros, driver,
+                                                                            closing):
+    """A sensor sending each of the 36,864 data types of the Ibeo range no decoder knows (a
+    bare header each, 0.9 MB) made 36,864 ``skipped.<type>`` values on every /diagnostics
+    message: the first types are named, the rest counted together; the scan after them is
+    published and every skipped message counted."""
+    node, port = driver(**RAW)
+    infos = collect(ros, node, LuxScanInfo, 'scan_info')
+    diag = Diag(ros)
+    sensor = connected_sensor(port, closing)
+    unknown = [t for t in range(0x1000, 0xA000) if not handled(t)]
+    sensor.send(b''.join(encode_message(t, b'') for t in unknown) + numbered_scan(7))
+    assert infos.wait_for(1, timeout=20)[0].scan_number == 7
+    _, link = diag.wait('link tcp', lambda st, v: v.get('skipped_messages') == str(len(unknown)),
+                        timeout=20)
+    named = [k for k in link if k.startswith('skipped.')]
+    assert len(named) <= 65 and link['skipped.other types'] == str(len(unknown) - 64)
 
 
 # --- real captures and the installed executable ---------------------------------------------------
