@@ -62,6 +62,10 @@ SET_CLOCK_COMMANDS = frozenset((cmd.SET_NTP_SECONDS, cmd.SET_NTP_FRACTION,
                                 cmd.SET_NTP_TIMESTAMP_SYNC))
 #: The LUX data types (spec §3–§7); every other registered type (ECU / FUSION, §8 on) is a
 #: :class:`Message` too, unregistered types are skipped by size and counted.
+#: Unknown data types counted by name at most (:attr:`LuxSession.skipped`); the others under
+#: :data:`OTHER_TYPES`, so a stream of every type of the Ibeo range does not make 36,864 keys.
+MAX_SKIPPED_KINDS = 64
+OTHER_TYPES = 'other types'
 HANDLED_TYPES = (registry.SCAN, registry.OBJECTS, registry.VEHICLE_STATE,
                  registry.ERRORS_WARNINGS, registry.REPLY)
 
@@ -81,6 +85,19 @@ def sent_ns(event) -> Optional[int]:
     frame = event.frame if isinstance(event, Rejected) else event
     ntp = frame.parsed.ntp
     return None if ntp64_is_unset(ntp) else ntp64_to_unix_ns(ntp)
+
+
+def answered_value(reply: Optional[cmd.LuxReply], index: int) -> tuple[Any, str]:
+    """(value, '') of a GetParameter reply that answers parameter ``index``; (None, why not)
+    for no reply, a refusal, or a reply for another parameter (its value, an IP address or a
+    float32 NaN, is no answer to the question)."""
+    if reply is None:
+        return None, 'no reply'
+    if not reply.success or reply.parameter is None:
+        return None, f'refused (reply 0x{reply.reply_id:04X})'
+    if reply.parameter.index != index:
+        return None, f'the reply is for parameter 0x{reply.parameter.index:04X}'
+    return reply.parameter.value, ''
 
 
 # --- events -------------------------------------------------------------------------------
@@ -153,7 +170,8 @@ class BadMessage:
 
 @dataclass(frozen=True)
 class Skipped:
-    """A message of a type without a handler, skipped by size (``key``: '0x2209 name')."""
+    """A message of a type without a handler, skipped by size (``key``: '0x2209 name', or
+    :data:`OTHER_TYPES` once :data:`MAX_SKIPPED_KINDS` types are counted)."""
     header: IbeoHeader
     key: str
 
@@ -237,21 +255,26 @@ class LuxSession:
 
     def apply_device_type(self, reply: Optional[cmd.LuxReply]) -> Optional[bool]:
         """Use a GetParameter(DeviceType) reply: True/False for 8/4 layers, None (and 4
-        layers assumed) when the sensor did not answer with a value."""
-        if reply is None or not reply.success or reply.parameter is None:
+        layers assumed) when the sensor did not answer with its value (:func:`answered_value`)."""
+        value, _ = answered_value(reply, cmd.DEVICE_TYPE)
+        if value is None:
             self.detected_eight = False
             return None
-        self.device_type = int(reply.parameter.value)
+        self.device_type = int(value)
         self.detected_eight = self.device_type in cmd.EIGHT_LAYER_DEVICE_TYPES
         return self.detected_eight
 
-    def apply_beam_tilt(self, reply: Optional[cmd.LuxReply]) -> None:
+    def apply_beam_tilt(self, reply: Optional[cmd.LuxReply]) -> str:
         """Use a GetParameter(BeamTilt) reply (its table unit to rad with
-        :func:`units.parameter_to_si`); a missing or zero value keeps the configured tilt."""
-        if reply is not None and reply.success and reply.parameter is not None \
-                and reply.parameter.value:
-            p = cmd.parameter(reply.parameter.index)
-            self.beam_tilt = float(units.parameter_to_si(p, reply.parameter.value))
+        :func:`units.parameter_to_si`); a missing or zero value keeps the configured tilt.
+        Returns why the configured tilt stays ('' when the sensor's was taken)."""
+        value, why = answered_value(reply, cmd.BEAM_TILT)
+        if value is None:
+            return why
+        if not value:
+            return 'the sensor reports 0'
+        self.beam_tilt = float(units.parameter_to_si(cmd.parameter(cmd.BEAM_TILT), value))
+        return ''
 
     # --- time ----------------------------------------------------------------------------
     @staticmethod
@@ -295,6 +318,8 @@ class LuxSession:
         dtype = header.data_type
         if not handled(dtype):
             key = f'0x{dtype:04X} {registry.type_name(dtype)}'
+            if key not in self.skipped and len(self.skipped) >= MAX_SKIPPED_KINDS:
+                key = OTHER_TYPES
             self.skipped[key] += 1
             return [Skipped(header, key)]
         if isinstance(event, Rejected):
@@ -360,6 +385,7 @@ class LuxSession:
         return [UnpairedHalf(half)]
 
 
-__all__ = ['LuxSession', 'Scan', 'UnpairedHalf', 'Message', 'InvalidTime', 'Reply', 'ReplyFailed',
-           'BadMessage', 'Skipped', 'Event', 'NTP_2000', 'STAMP_SOURCES', 'HANDLED_TYPES',
-           'handled', 'sent_ns']
+__all__ = ['LuxSession', 'answered_value', 'Scan', 'UnpairedHalf', 'Message', 'InvalidTime',
+           'Reply', 'ReplyFailed', 'BadMessage', 'Skipped', 'Event', 'NTP_2000',
+           'MAX_SKIPPED_KINDS', 'OTHER_TYPES', 'STAMP_SOURCES', 'HANDLED_TYPES', 'handled',
+           'sent_ns']

@@ -9,8 +9,10 @@ before DDS discovery is lost).
 from __future__ import annotations
 
 import math
+import signal
 import socket
 import struct
+import subprocess
 import threading
 import time
 
@@ -37,11 +39,12 @@ from ros_sim_bridge.ros.stamps import stamp_to_ns
 from ros_sim_bridge.ibeo.emulator import LuxScene, LuxServer, load_messages
 from ros_sim_bridge.msg import LuxObjectList, LuxScanInfo, LuxVehicleState
 from ros_sim_bridge.ibeo.ros.node import IbeoLuxNode
+from ros_sim_bridge.ibeo.session import handled
 from ros_sim_bridge.srv import (LuxCommand, LuxGetParameter, LuxGetStatus, LuxSetNtpTime,
                                 LuxSetParameter)
-from ros_sim_bridge.tools.launcher import NodeProcess, config_file
+from ros_sim_bridge.tools.launcher import NodeProcess, config_file, executable, ros_args
 
-from conftest import free_tcp_port, shared_path, wait_until
+from conftest import LOCAL_ENV, free_tcp_port, shared_path, wait_until
 
 FAST = {'diagnostics_period': 0.2, 'min_backoff': 0.05, 'max_backoff': 0.25}
 RAW = {**FAST, 'layers': 4, 'start_measure_on_connect': False}
@@ -620,6 +623,68 @@ def test_command_timeout_and_not_connected(ros, driver, closing):
     assert not res.success and res.reply_id == 0x8020 and 'refused' in res.message
 
 
+def test_set_parameter_values_without_a_wire_form_are_refused(ros, driver, closing):
+    """A SetParameter request whose value has no 32-bit wire form (a raw ±Inf, a float32
+    parameter beyond the float32 range) is answered as refused, nothing is sent, and the node
+    goes on serving commands (the service callback raised OverflowError: the node died)."""
+    node, port = driver(**RAW, command_timeout=1.0)
+    sensor = RawSensor(port, answer=lambda c: C.ack(c.command_id))
+    closing.append(sensor)
+    sensor.wait_client()
+    assert wait_until(lambda: node.client.connected, 5)
+    for name, value, raw, why in (('scan frequency', math.inf, True, 'not a 32-bit wire value'),
+                                  ('scan frequency', -math.inf, True, 'not a 32-bit wire value'),
+                                  ('SteerRatioPoly0', 1e40, False, 'outside the float32 range'),
+                                  ('SteerRatioPoly1', -1e300, False,
+                                   'outside the float32 range')):
+        res = call(ros, LuxSetParameter, '/ibeo_lux/set_parameter',
+                   LuxSetParameter.Request(name=name, value=value, raw=raw))
+        assert res is not None, f'{name} = {value}: no answer'
+        assert not res.success and why in res.message, res.message
+    assert node.session.commands_sent == 0
+    res = call(ros, LuxSetParameter, '/ibeo_lux/set_parameter',
+               LuxSetParameter.Request(name='SteerRatioPoly0', value=1.5))
+    assert res.success and res.raw == 0x3FC00000, res.message
+
+
+def probe_answers(case: str):
+    """A sensor's answers to the layer probe: DeviceType answered with another parameter's
+    value (an IP address), or 8 layers and BeamTilt answered with a float32 NaN."""
+    def answer(c):
+        if c.command_id != C.GET_PARAMETER:
+            return C.ack(c.command_id)
+        if c.parameter_index == C.DEVICE_TYPE:
+            return (C.parameter_reply(0x1000, 0x0A000001) if case == 'device type'
+                    else C.parameter_reply(C.DEVICE_TYPE, 0x18))
+        return C.parameter_reply(0x120C, 0x7FC00000)           # SteerRatioPoly0 = NaN
+    return answer
+
+
+@pytest.mark.parametrize('case', ['device type', 'beam tilt'])
+def test_layer_probe_takes_only_the_asked_parameters_value(ros, driver, closing, case):
+    """The probe on connect believes only a reply for the parameter it asked: another one's
+    value (an IP address for DeviceType: the probe's thread died with a traceback; a float32
+    NaN for BeamTilt: every 8-layer point was NaN) leaves 4 layers, resp. the configured beam
+    tilt, in force; the scans after it are published with finite points."""
+    node, port = driver(**{**RAW, 'layers': 0})
+    clouds = collect(ros, node, PointCloud2, 'points', 20)
+    sensor = RawSensor(port, answer=probe_answers(case))
+    closing.append(sensor)
+    sensor.wait_client()
+
+    def probing():
+        return any(t.name == 'ibeo-lux-connect' for t in threading.enumerate())
+    assert wait_until(lambda: node.session.commands_sent >= 1 and not probing(), 10)
+    assert node.session.detected_eight is (case == 'beam tilt')
+    assert node.session.beam_tilt == pytest.approx(S.DEFAULT_8_LAYER_BEAM_TILT_RAD)
+    pts = points([(0, 0, 0, 0, 1000, 50), (3, 0, 0, 800, 1500, 50)])
+    sensor.send(scan_msg(pts, 1, mirror=0) + scan_msg(pts, 2, mirror=1))
+    cloud = clouds.wait_for(1)[0]
+    xyz = from_pointcloud2(cloud)
+    assert cloud.is_dense and np.isfinite(xyz['z']).all()
+    assert len(xyz) == (4 if case == 'beam tilt' else 2)
+
+
 # --- link: reconnect, bad input, vanishing mid-message ------------------------------------------
 
 def test_reconnects_when_the_sensor_restarts(ros, driver, closing):
@@ -641,6 +706,40 @@ def test_reconnects_when_the_sensor_restarts(ros, driver, closing):
     st, values = diag.wait('link tcp', lambda st, v: v['connects'] == '2'
                            and v['connected'] == 'true' and level(st) == OK)
     assert int(values['failures']) >= 1 and values['last_failure']
+
+
+def test_a_sensor_that_hangs_up_at_once_is_not_logged_on_every_attempt(closing, tmp_path):
+    """A peer that accepts and closes at once (a sensor whose service crashes, a forwarder
+    without its target) is connected about twice a second for as long as it does that: the
+    installed node logs the connect, the lost link and the failed Start Measure rate-limited
+    (with the count held back), not on every attempt (six lines a second before), and exits 0."""
+    listener = socket.create_server(('127.0.0.1', 0))
+    closing.append(listener)
+    accepts = []
+
+    def hang_up():
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            conn.close()
+            accepts.append(conn)
+    threading.Thread(target=hang_up, daemon=True).start()
+    log = tmp_path / 'ibeo_lux.log'
+    with open(log, 'w') as out:
+        proc = subprocess.Popen([str(executable('ibeo_lux')), *ros_args(parameters={
+            'port': listener.getsockname()[1], 'layers': 4})], env=LOCAL_ENV, stdout=out,
+            stderr=subprocess.STDOUT)
+        try:
+            assert wait_until(lambda: len(accepts) >= 16, 30)
+        finally:
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(10) == 0
+    text = log.read_text()
+    assert 'Traceback' not in text and 'more like it' in text
+    for line in ('connected to 127.0.0.1', 'lost: peer closed the connection', 'start measure:'):
+        assert 1 <= text.count(line) < len(accepts) / 2, (line, len(accepts), text)
 
 
 def test_a_sensor_told_to_stop_measuring_is_not_taken_for_a_silent_one(ros, driver, closing):
@@ -709,6 +808,25 @@ def test_bad_input_is_counted_and_no_complete_message_is_lost(ros, driver, closi
     _, scan = diag.wait('scan (0x2202)', lambda st, v: v.get('errors.truncated') == '1')
     assert 'point' in scan['last_error'] or scan['last_error']
     _, objs = diag.wait('objects (0x2221)', lambda st, v: v.get('errors.truncated') == '1')
+
+
+def test_every_unknown_data_type_does_not_grow_the_link_status_without_bound(ros, driver,
+                                                                            closing):
+    """A sensor sending each of the 36,864 data types of the Ibeo range no decoder knows (a
+    bare header each, 0.9 MB) made 36,864 ``skipped.<type>`` values on every /diagnostics
+    message: the first types are named, the rest counted together; the scan after them is
+    published and every skipped message counted."""
+    node, port = driver(**RAW)
+    infos = collect(ros, node, LuxScanInfo, 'scan_info')
+    diag = Diag(ros)
+    sensor = connected_sensor(port, closing)
+    unknown = [t for t in range(0x1000, 0xA000) if not handled(t)]
+    sensor.send(b''.join(encode_message(t, b'') for t in unknown) + numbered_scan(7))
+    assert infos.wait_for(1, timeout=20)[0].scan_number == 7
+    _, link = diag.wait('link tcp', lambda st, v: v.get('skipped_messages') == str(len(unknown)),
+                        timeout=20)
+    named = [k for k in link if k.startswith('skipped.')]
+    assert len(named) <= 65 and link['skipped.other types'] == str(len(unknown) - 64)
 
 
 # --- real captures and the installed executable ---------------------------------------------------

@@ -15,6 +15,7 @@ fraction separately, value at offset 6) decode too.
 """
 from __future__ import annotations
 
+import math
 import re
 import struct
 from dataclasses import dataclass
@@ -193,6 +194,9 @@ def raw_from_request(p: Parameter, value: float = 0.0, text: str = '', raw: bool
     or ValueError when it cannot be sent (an IP address given as a number, text not a number).
     SI requests go through ``ibeo/ros/conversions.parameter_request_raw``."""
     if raw:
+        if not math.isfinite(value):
+            raise CodecError(NAME_CMD, f'{value!r}: not a 32-bit wire value', field=p.name,
+                             kind=BAD_VALUE)
         return int(value) & 0xFFFFFFFF
     text = text.strip()
     if text:
@@ -215,7 +219,10 @@ def parameter_to_raw(p: Parameter, value) -> int:
         a, b, c, d = (int(x) for x in parts)
         return (a << 24) | (b << 16) | (c << 8) | d
     if p.kind == 'f32':
-        return struct.unpack('<I', struct.pack('<f', float(value)))[0]
+        try:
+            return struct.unpack('<I', struct.pack('<f', float(value)))[0]
+        except OverflowError:
+            raise bad('outside the float32 range') from None
     try:
         v = int(round(value / p.scale)) if p.scale is not None else int(value)
     except (TypeError, ValueError, OverflowError):

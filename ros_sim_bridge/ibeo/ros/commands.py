@@ -17,7 +17,7 @@ from ros_sim_bridge.ibeo.codec import commands as cmd
 from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.codec import set_filter as sf
 from ros_sim_bridge.ibeo.codec import units
-from ros_sim_bridge.ibeo.session import Reply, ReplyFailed
+from ros_sim_bridge.ibeo.session import Reply, ReplyFailed, answered_value
 from ros_sim_bridge.ibeo.ros import conversions as convert
 from ros_sim_bridge.ros.stamps import stamp_to_ns
 
@@ -59,36 +59,48 @@ class CommandServices:
             pending.error = f'malformed reply: {ev.error}'
             pending.event.set()
 
+    def _log_per_link(self, kind: str, text: str, level: str = 'warning') -> None:
+        """A line of what is done on each (re)connect: rate-limited per ``kind``, as a sensor
+        that hangs up at once is connected about twice a second."""
+        self.diagnostics.log_limited(self.link.name, kind, text, level)
+
     def _connected_tasks(self) -> None:
-        log = self.get_logger()
         if self.filter_ranges:
             self._send_filter(self.filter_ranges)
         if self.p.start_measure_on_connect:
             reply, err = self._command(cmd.encode_start_measure(), cmd.START_MEASURE)
             if reply is None or not reply.success:
-                log.warning(f'start measure: {err or "refused by the sensor"}')
+                self._log_per_link('start_measure',
+                                   f'start measure: {err or "refused by the sensor"}')
             else:
                 self._expect_data(True)
         if self.p.layers == 0:
-            self._probe_layers(log)
+            self._probe_layers()
 
-    def _probe_layers(self, log) -> None:
+    def _probe_layers(self) -> None:
         """Ask DeviceType (and BeamTilt on an 8-layer unit): the session decides the layers."""
         s = self.session
         reply, err = self._command(cmd.encode_get_parameter(cmd.DEVICE_TYPE),
                                    cmd.GET_PARAMETER)
         eight = s.apply_device_type(reply)
         if eight is None:
-            log.warning(f'could not read DeviceType (0x{cmd.DEVICE_TYPE:04X}): '
-                        f'{err or "refused"}; assuming 4 layers (set the layers parameter)')
+            self._log_per_link('device_type', f'could not read DeviceType '
+                               f'(0x{cmd.DEVICE_TYPE:04X}): '
+                               f'{err or answered_value(reply, cmd.DEVICE_TYPE)[1]}; assuming 4 '
+                               'layers (set the layers parameter)')
             return
         if eight:
-            reply, _ = self._command(cmd.encode_get_parameter(cmd.BEAM_TILT), cmd.GET_PARAMETER)
-            s.apply_beam_tilt(reply)
-        log.info(f'device type 0x{s.device_type:02X} '
-                 f'({cmd.DEVICE_TYPES.get(s.device_type, "unknown")}): '
-                 f'{8 if eight else 4} layers' + (f', beam tilt {s.beam_tilt:.4f} rad'
-                                                  if eight else ''))
+            reply, err = self._command(cmd.encode_get_parameter(cmd.BEAM_TILT),
+                                       cmd.GET_PARAMETER)
+            why = s.apply_beam_tilt(reply)
+            if why:
+                self._log_per_link('beam_tilt', f'could not read BeamTilt '
+                                   f'(0x{cmd.BEAM_TILT:04X}): {err or why}; using the '
+                                   f'beam_tilt parameter, {s.beam_tilt:.4f} rad')
+        self._log_per_link('layers', f'device type 0x{s.device_type:02X} '
+                           f'({cmd.DEVICE_TYPES.get(s.device_type, "unknown")}): '
+                           f'{8 if eight else 4} layers' + (f', beam tilt {s.beam_tilt:.4f} rad'
+                                                            if eight else ''), 'info')
 
     def _expect_data(self, measuring: bool) -> None:
         """The link's data timeout is on while the sensor measures, off while it was told
@@ -172,14 +184,15 @@ class CommandServices:
         reply, err = self._command(None, sf.SET_FILTER, name='set filter',
                                    message=lambda: self.session.send_set_filter(flt))
         self.filters_sent += 1
-        log = self.get_logger()
         if reply is not None and reply.success:
             self.filter_state = f'accepted: {text}'
-            log.info(f'set filter {text}: accepted by the device')
+            self._log_per_link('set_filter', f'set filter {text}: accepted by the device',
+                               'info')
         else:
             why = err or f'set filter: refused by the device (reply 0x{reply.reply_id:04X})'
             self.filter_state = f'failed: {text}: {why}'
-            log.warning(f'{why} (data types {text})')     # err starts with the command's name
+            # err starts with the command's name
+            self._log_per_link('set_filter_failed', f'{why} (data types {text})')
         return reply, err
 
     def _on_set_parameters(self, params) -> SetParametersResult:

@@ -361,8 +361,9 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
         self.session.connection_made()
         for stats in tuple(self.stats.values()):
             stats.link_up()
-        self.get_logger().info(f'connected to {self.p.host}:{self.p.port} '
-                               f'(connection {self.client.connects})')
+        self.diagnostics.log_limited(self.link.name, 'connected',
+                                     f'connected to {self.p.host}:{self.p.port} '
+                                     f'(connection {self.client.connects})', 'info')
         threading.Thread(target=self._connected_tasks, name='ibeo-lux-connect',
                          daemon=True).start()
 
@@ -372,12 +373,10 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
                                f'{self.p.reconnect_within:g} s)', throttle_duration_sec=10.0)
 
     def _on_disconnect(self, reason: str) -> None:
-        text = f'link to {self.p.host}:{self.p.port} lost: {reason}; reconnecting'
-        # a data timeout is logged rate-limited: a sensor that still accepts times out again
-        if self.client.silent:
-            self.diagnostics.log_limited(self.link.name, 'data_timeout', text)
-        else:
-            self.get_logger().warning(text)
+        # rate-limited per reason: a sensor that accepts and then hangs up or stays silent
+        # loses every link the same way, about twice a second
+        self.diagnostics.log_limited(self.link.name, f'lost: {reason}', f'link to '
+                                     f'{self.p.host}:{self.p.port} lost: {reason}; reconnecting')
         self._type_streams_down(reason)
         self._reply_failed_all(f'link lost: {reason}')
         for ev in self.session.connection_lost():
