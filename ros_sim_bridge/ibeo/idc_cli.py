@@ -170,8 +170,8 @@ class ConversionReport:
 #: :func:`convert` takes the file in windows of this many messages: the smaller ones of a
 #: window are decoded and converted first, grouped by data type (a type's code runs hot, not
 #: once per frame between scans that flush the caches: 30-75 % less time per message); the
-#: bigger ones (above :data:`IN_ORDER_BYTES` of body: scans, images) as they are written, so
-#: one of them at a time is held
+#: bigger ones (above :data:`IN_ORDER_BYTES` of body: scans, images) and those of the
+#: converter's ``STATEFUL_TYPES`` as they are written, so one big one at a time is held
 WINDOW = 256
 IN_ORDER_BYTES = 16 << 10
 
@@ -183,8 +183,9 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
     stops between two messages once ``should_stop()`` is true (the bag is closed either way).
     /diagnostics status names start with ``node_name: `` (live: the driver node's name).  An
     invalid header time (``max_jump_s``: :meth:`IdcReader.checked_times`) is replaced by a valid
-    neighbour's, as log time and in the header the converter reads.  The converter must give
-    the same for a message whatever it converted before (see :data:`WINDOW`)."""
+    neighbour's, as log time and in the header the converter reads.  The converter (an
+    :class:`IbeoToRos`) must give the same for a message whatever it converted before, but
+    for its ``STATEFUL_TYPES`` (see :data:`WINDOW`)."""
     from tqdm import tqdm
 
     from ros_sim_bridge.core.memory import reuse_freed_memory
@@ -201,10 +202,9 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
 
     def converted(entry, ntp):
         """(pairs, refused, why its record time was not used, how many of a scan's points are
-        not finite) of a message, or the CodecError
-        that refused it (a record the codec refuses, one no message holds, a time no stamp
-        holds: StampError) or any other error, raised in its turn (the messages before it
-        written)."""
+        not finite) of a message; else the error: a CodecError (a record the codec refuses,
+        one no message holds, a time no stamp holds: StampError), counted in its turn, or any
+        other, raised in its turn (the messages before it written)."""
         header = reader.header(entry)
         if ntp != entry.ntp:            # an invalid header time: a valid neighbour's
             header = dataclasses.replace(header, ntp=ntp)
@@ -224,7 +224,8 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
         for first in range(0, len(messages), WINDOW):
             window = messages[first:first + WINDOW]
             ahead = {k: converted(*window[k]) for k in sorted(
-                (k for k, (e, _) in enumerate(window) if e.size <= IN_ORDER_BYTES),
+                (k for k, (e, _) in enumerate(window)
+                 if e.size <= IN_ORDER_BYTES and e.data_type not in conv.STATEFUL_TYPES),
                 key=lambda k: window[k][0].data_type)}
             for k, (entry, ntp) in enumerate(window):
                 if should_stop():

@@ -233,6 +233,33 @@ def test_windows_change_nothing_but_the_work_order(recording, tmp_path, monkeypa
         assert other == one_at_a_time
 
 
+def test_small_scans_stay_in_file_order_for_their_transforms(tmp_path, monkeypatch):
+    """A scanner's /tf_static goes with the first scan that shows its mounting: scans are
+    converted in file order however small (here 100 points, far below the size that goes
+    ahead), so a big and a small scan of one scanner, its mounting changed between them, give
+    the bag one message at a time gives."""
+    import ros_sim_bridge.ibeo.idc_cli as cli
+    src = tmp_path / 'mounts.idc'
+    with IdcWriter(src) as w:
+        for k, (points, yaw) in enumerate(((3000, 0.1), (100, 0.1), (3000, 0.2), (100, 0.3))):
+            scanners = se.make_scanners(1)
+            scanners['device_id'], scanners['mounting_yaw'] = 1, yaw
+            pts = np.zeros(points, se.POINT_DTYPE)
+            w.write_record(se.EcuScan((1000 << 32) + (k << 28), 0,
+                                      se.SCAN_FLAG_VEHICLE_COORDINATES, k, scanners, pts),
+                           device_id=1, ntp=(1000 << 32) + (k << 28))
+    with IdcReader(src) as r:                  # one small enough to go ahead by its size
+        assert min(e.size for e in r.entries) <= cli.IN_ORDER_BYTES < max(e.size for e in r)
+    bags = []
+    for window in (1, cli.WINDOW):
+        monkeypatch.setattr(cli, 'WINDOW', window)
+        with IdcReader(src) as reader:
+            convert(reader, tmp_path / f'bag{window}', progress=False)
+        bags.append(_file_order(tmp_path / f'bag{window}'))
+    assert [topic for topic, *_ in bags[0]].count('/tf_static') == 3       # 0.1, 0.2, 0.3
+    assert bags[1] == bags[0]
+
+
 def test_an_error_met_ahead_is_raised_in_its_turn(recording, tmp_path, monkeypatch):
     """A converter that fails (not a CodecError) on a message converted ahead of its turn:
     the messages before it are still written, the error raised when its turn comes, the bag

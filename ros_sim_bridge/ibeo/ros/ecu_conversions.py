@@ -690,6 +690,11 @@ class IbeoToRos:
     valid within ``max_jump_s`` of the header time it is given (a checked one), else that
     header time does."""
 
+    #: data types whose conversion depends on those converted before (a scanner's transform
+    #: is sent by the first scan that shows its mounting): ``ibeo_idc to-bag`` converts them in
+    #: file order, whatever their size
+    STATEFUL_TYPES = frozenset({se.SCAN_2204, se.SCAN_2205})
+
     def __init__(self, *, namespace: str = '', vehicle_frame: str = 'base_link',
                  scanner_frame: str = 'ibeo_scanner_{device_id}', odom_frame: str = 'odom',
                  gps_frame: str = 'gps', imu_frame: str = 'imu', camera_frame: str = 'camera',
