@@ -624,9 +624,10 @@ def test_command_timeout_and_not_connected(ros, driver, closing):
 
 
 def test_set_parameter_values_without_a_wire_form_are_refused(ros, driver, closing):
-    """A SetParameter request whose value has no 32-bit wire form (a raw ±Inf, a float32
-    parameter beyond the float32 range) is answered as refused, nothing is sent, and the node
-    goes on serving commands (the service callback raised OverflowError: the node died)."""
+    """A SetParameter request whose value has no 32-bit wire form (a raw ±Inf, a raw value
+    that is no whole number or beyond 32 bits, which was cut to one; a float32 parameter NaN or
+    beyond the float32 range) is answered as refused, nothing is sent, and the node goes on
+    serving commands (the service callback raised OverflowError: the node died)."""
     node, port = driver(**RAW, command_timeout=1.0)
     sensor = RawSensor(port, answer=lambda c: C.ack(c.command_id))
     closing.append(sensor)
@@ -636,7 +637,14 @@ def test_set_parameter_values_without_a_wire_form_are_refused(ros, driver, closi
                                   ('scan frequency', -math.inf, True, 'not a 32-bit wire value'),
                                   ('SteerRatioPoly0', 1e40, False, 'outside the float32 range'),
                                   ('SteerRatioPoly1', -1e300, False,
-                                   'outside the float32 range')):
+                                   'outside the float32 range'),
+                                  ('scan frequency', 5e9, True, 'not a 32-bit wire value'),
+                                  ('scan frequency', 2.0**32, True, 'not a 32-bit wire value'),
+                                  ('scan frequency', -2.0**31 - 1, True,
+                                   'not a 32-bit wire value'),
+                                  ('scan frequency', 1.7, True, 'not a 32-bit wire value'),
+                                  ('SteerRatioPoly0', math.nan, False, 'not a finite number'),
+                                  ('SteerRatioPoly0', -math.inf, False, 'not a finite number')):
         res = call(ros, LuxSetParameter, '/ibeo_lux/set_parameter',
                    LuxSetParameter.Request(name=name, value=value, raw=raw))
         assert res is not None, f'{name} = {value}: no answer'
@@ -645,6 +653,9 @@ def test_set_parameter_values_without_a_wire_form_are_refused(ros, driver, closi
     res = call(ros, LuxSetParameter, '/ibeo_lux/set_parameter',
                LuxSetParameter.Request(name='SteerRatioPoly0', value=1.5))
     assert res.success and res.raw == 0x3FC00000, res.message
+    res = call(ros, LuxSetParameter, '/ibeo_lux/set_parameter',      # the signed limit
+               LuxSetParameter.Request(name='SteerRatioPoly0', value=-2.0**31, raw=True))
+    assert res.success and res.raw == 0x80000000, res.message
 
 
 def probe_answers(case: str):

@@ -193,10 +193,10 @@ def raw_from_request(p: Parameter, value: float = 0.0, text: str = '', raw: bool
     otherwise) or ``value``, in the table's unit, typed by :func:`parameter_to_raw`.  CodecError
     or ValueError when it cannot be sent (an IP address given as a number, text not a number).
     SI requests go through ``ibeo/ros/conversions.parameter_request_raw``."""
-    if raw:
-        if not math.isfinite(value):
-            raise CodecError(NAME_CMD, f'{value!r}: not a 32-bit wire value', field=p.name,
-                             kind=BAD_VALUE)
+    if raw:                  # a whole number a 32-bit word holds, signed or not
+        if not (math.isfinite(value) and value == int(value) and -2**31 <= value < 2**32):
+            raise CodecError(NAME_CMD, f'{value!r}: not a 32-bit wire value (a whole number '
+                             'from -2^31 to 2^32 - 1)', field=p.name, kind=BAD_VALUE)
         return int(value) & 0xFFFFFFFF
     text = text.strip()
     if text:
@@ -219,6 +219,8 @@ def parameter_to_raw(p: Parameter, value) -> int:
         a, b, c, d = (int(x) for x in parts)
         return (a << 24) | (b << 16) | (c << 8) | d
     if p.kind == 'f32':
+        if not math.isfinite(float(value)):
+            raise bad('not a finite number')
         try:
             return struct.unpack('<I', struct.pack('<f', float(value)))[0]
         except OverflowError:
