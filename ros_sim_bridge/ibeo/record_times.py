@@ -13,7 +13,6 @@ from .codec import gps_imu as gi
 from .codec import image as im
 from .codec import objects_ecu as oe
 from .codec import odometry as od
-from .codec import registry
 from .codec import scan_ecu as se
 from .codec import vehicle_state_ecu as ve
 
@@ -29,18 +28,16 @@ RECORD_TIME_FIELDS = {
 }
 #: the data types of those records
 RECORD_TIME_TYPES = frozenset(cls.DATA_TYPE for cls in RECORD_TIME_FIELDS)
-#: data types whose time is their body's first 8 bytes (NTP64, big endian: scan start time
-#: §8/§9, mid-scan time §10-§12/§24): :func:`leading_time` reads it without decoding the rest
-#: (a scan's 1.7 MB)
-TIME_FIRST = frozenset(cls.DATA_TYPE for cls in RECORD_TIME_FIELDS
-                       if cls.__module__ in (se.__name__, oe.__name__))
+#: data types whose record time is their body's first 8 bytes (the scan start time, NTP64
+#: big endian, §8/§9): :func:`leading_time` reads it without decoding the scan's points
+TIME_FIRST = frozenset({se.SCAN_2204, se.SCAN_2205})
 
 
 def leading_time(data_type: int, body) -> Optional[int]:
-    """The record time of a :data:`TIME_FIRST` type's body; None when the body is shorter than
-    the type's decoder takes (a message ``to-bag`` counts as undecodable)."""
-    least, _ = registry.size_limits(data_type)
-    return int.from_bytes(body[:8], 'big') if len(body) >= max(least, 8) else None
+    """The record time of a :data:`TIME_FIRST` type's body; None when the decoder would refuse
+    the body (shorter than its header's counts need: ``to-bag`` counts it as undecodable)."""
+    need = se.declared_body_size(data_type, body)
+    return int.from_bytes(body[:8], 'big') if need is not None and need <= len(body) else None
 
 
 def checked_record_time(record, header_ntp: int, max_jump_s: float = MAX_TIME_JUMP_S

@@ -315,3 +315,27 @@ def test_installed_to_bag_and_info_count_invalid_record_times(tmp_path):
     assert info.returncode == 0, info.stderr
     assert count in info.stdout and '1 message with an invalid header time' in info.stdout, \
         info.stdout
+
+
+def test_info_and_to_bag_count_a_damaged_scan_alike(tmp_path):
+    """A 0x2205 whose start time is 0 but whose point count needs more bytes than its body has
+    is undecodable: to-bag counts it as such, not its record time, and info (which reads a
+    scan's start time without decoding its points) leaves its time out too; the whole scan
+    after it, start time 0 as well, is counted by both."""
+    src = tmp_path / 'damaged.idc'
+    cut = bytearray(scan_2205(0))
+    cut[18:20] = struct.pack('>H', 500)                 # 500 points declared, 1 sent
+    with IdcWriter(src) as w:
+        w.write(0x2205, bytes(cut), device_id=1, ntp=NTP)
+        w.write(0x2205, scan_2205(0), device_id=1, ntp=NTP + S // 10)
+    lines = {}
+    for command in ('info', 'to-bag'):
+        args = [str(src)] + ([str(tmp_path / 'bag'), '--no-progress'] if command == 'to-bag'
+                             else [])
+        done = subprocess.run([str(executable('ibeo_idc')), command, *args],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        lines[command] = [ln.strip() for ln in done.stdout.splitlines()
+                          if 'invalid record time' in ln]
+    assert lines['info'] == lines['to-bag'] and lines['info'][0].startswith(
+        '1 message with an invalid record time'), lines

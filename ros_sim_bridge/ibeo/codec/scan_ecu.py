@@ -185,6 +185,17 @@ def host_points(wire: np.ndarray, native: bool = True) -> tuple[np.ndarray, int]
     return out, KERNEL(wire.ctypes.data, len(wire), out.ctypes.data) if len(wire) else 0
 
 
+def declared_body_size(data_type: int, body) -> Optional[int]:
+    """The body size a 0x2204 / 0x2205 scan header's counts need (header, scanner infos,
+    points): the decoder takes a body of at least that; None when the body is shorter than the
+    header."""
+    if len(body) < HEADER_SIZE:
+        return None
+    *_, n_points, n_infos = _HEADER.unpack_from(body, 0)
+    return (HEADER_SIZE + n_infos * _INFO[data_type][0].itemsize
+            + n_points * WIRE_POINT_DTYPE.itemsize)
+
+
 def decode_scan_2205(body, header=None) -> EcuScan:
     """Decode a 0x2205 body (§9); TRUNCATED (field ``scanner_infos`` / ``points``, with the
     offset) when the counts need more bytes than the body has."""
