@@ -9,8 +9,10 @@ from __future__ import annotations
 from typing import Optional
 
 from ros_sim_bridge.core.ntp import MAX_TIME_JUMP_S, CheckedTime, why_invalid_beside
+from .codec import can_message as cm
 from .codec import gps_imu as gi
 from .codec import image as im
+from .codec import measurement_list as ml
 from .codec import objects_ecu as oe
 from .codec import odometry as od
 from .codec import scan_ecu as se
@@ -25,6 +27,7 @@ RECORD_TIME_FIELDS = {
     se.EcuScan: 'start_ntp', se.EcuScan2204: 'start_ntp',
     oe.EcuObjectList2225: 'mid_scan_ntp', oe.EcuObjectList2280: 'mid_scan_ntp',
     oe.EcuObjectList2281: 'mid_scan_ntp', oe.ReferenceObjectList2291: 'mid_scan_ntp',
+    ml.MeasurementList: 'ntp', cm.CanMessage: 'receive_ntp',
 }
 #: the data types of those records
 RECORD_TIME_TYPES = frozenset(cls.DATA_TYPE for cls in RECORD_TIME_FIELDS)

@@ -1,6 +1,7 @@
 """The time an ECU record carries in its body (0x2807 / 0x2808 vehicle state, 0x2604 GPS,
 0x2403 image: their timestamp; 0x9001 GpsImu, 0x9002 odometry: measurementTimeECU; 0x2205
-scan: its start time; 0x2280 objects: the mid-scan time) stamps its
+scan: its start time; 0x2280 objects: the mid-scan time; 0x2821 measurement list: its time;
+0x1002 CAN: its receive time) stamps its
 messages only when valid beside its message's checked header time (core.ntp's
 ``why_invalid_beside``: not 0, not all ones, within ``max_time_jump`` of the header time);
 else the header time stamps them and the record time is counted: by the installed
@@ -16,7 +17,7 @@ start-up, NTP64 timestamp at 4, device id, 10 doubles, 32 reserved, source UINT1
 floats, 2 opening angles, width, height, compressed size; then the image bytes); 0x9001 §33
 (413 bytes, the Timestamp block at 353, measurementTimeECU first); 0x9002 §34 (146 bytes, the
 Timestamp block at 88); 0x2205 §9 (scan start NTP64 first); 0x2280 §11 (mid-scan NTP64
-first).
+first); 0x2821 §21 (µs, NTP seconds, fraction, names); 0x1002 §30 (receive NTP64 in the tail).
 """
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ from std_srvs.srv import Trigger
 
 from ros_sim_bridge.core.ntp import ntp64_to_unix_ns, why_invalid_beside
 from ros_sim_bridge.ibeo.idc import IdcWriter
-from ros_sim_bridge.msg import IbeoObjectList, IbeoOdometry
+from ros_sim_bridge.msg import (IbeoCanMessage, IbeoMeasurementList, IbeoObjectList,
+                                IbeoOdometry)
 from ros_sim_bridge.tools.launcher import NodeProcess, executable
 
 from conftest import free_tcp_port
@@ -118,6 +120,18 @@ def objects_2280(t: int) -> bytes:
     return struct.pack('>QH', t, 1) + bytes(obj)
 
 
+def measurements_2821(t: int) -> bytes:
+    """§21: µs since power-on, the list's NTP64 time ``t`` (seconds, fraction), list and group
+    names (NUL-terminated), 0 measurements."""
+    return struct.pack('>III', 1_000, t >> 32, t & 0xFFFFFFFF) + b'ecu\0status\0' + b'\0\0'
+
+
+def can_1002(t: int) -> bytes:
+    """§30: version and length (high nibble), 2 data bytes, message type, identifier (bit 15
+    set: standard), device time [µs], receive time ``t`` (NTP64), device id."""
+    return bytes([0x21, 0xAB, 0xCD]) + struct.pack('>BHIQB', 0, 0x8123, 1_000, t, 4)
+
+
 #: data type, body maker, topic, message type, a valid record time and an invalid one as
 #: offsets from the header time (None: all ones; 'zero': 0)
 TYPES = [
@@ -129,7 +143,13 @@ TYPES = [
     (0x9002, odometry_9002, 'odometry', IbeoOdometry, S // 8, -YEARS),
     (0x2205, scan_2205, 'points', PointCloud2, -S // 10, 'zero'),
     (0x2280, objects_2280, 'ecu/objects', IbeoObjectList, S // 20, 2 * 3600 * S),
+    (0x2821, measurements_2821, 'measurements', IbeoMeasurementList, S // 5, 'zero'),
+    (0x1002, can_1002, 'can', IbeoCanMessage, -S // 5, -61 * S),
 ]
+#: the types whose topics the node makes at start (a measurement list's and a CAN message's
+#: publisher is made on first use, which a subscriber would miss): the live and playback
+#: checks take these, the converter and to-bag all
+LIVE_TYPES = [t for t in TYPES if t[0] not in (0x2821, 0x1002)]
 
 
 def record_time(header_ntp: int, offset) -> int:
@@ -139,11 +159,11 @@ def record_time(header_ntp: int, offset) -> int:
     return 0 if offset == 'zero' else header_ntp + offset
 
 
-def sent() -> list:
+def sent(types=TYPES) -> list:
     """(data type, header time, record time, the stamp expected) of a valid and an invalid
     record time per type, the header times 0.1 s apart."""
     out = []
-    for k, (dt, _, _, _, good, bad) in enumerate(TYPES):
+    for k, (dt, _, _, _, good, bad) in enumerate(types):
         for j, offset in enumerate((good, bad)):
             h = NTP + (2 * k + j) * S // 10
             t = record_time(h, offset)
@@ -207,14 +227,15 @@ def test_the_converter_stamps_with_the_header_time_and_says_why():
     assert whys[1::2] == ['all ones (never written)', '+1.58e+08 s from its header time',
                           'time 0 (clock not set)', '-7.2e+03 s from its header time',
                           '+61 s from its header time', '-1.58e+08 s from its header time',
-                          'time 0 (clock not set)', '+7.2e+03 s from its header time']
+                          'time 0 (clock not set)', '+7.2e+03 s from its header time',
+                          'time 0 (clock not set)', '-61 s from its header time']
 
 
 # --- the installed driver and ibeo_idc ---------------------------------------------------------
 
 def collect_topics(ros, ns: str) -> dict:
     return {topic: ros.collect(msg_type, f'{ns}/{topic}', 20) for _, _, topic, msg_type, *_
-            in TYPES}
+            in LIVE_TYPES}
 
 
 def check_stamps(subs: dict, items) -> None:
@@ -230,7 +251,7 @@ def test_installed_node_stamps_an_invalid_record_time_with_the_header_time(ros, 
     invalid."""
     port = free_tcp_port()
     diag = Diagnostics(ros)
-    items = sent()
+    items = sent(LIVE_TYPES)
     with NodeProcess('ibeo_ecu', parameters={'port': port, 'data_types': '',
                                              'stamp_source': 'sensor', **FAST},
                      namespace='/rt', quiet=True) as proc:
@@ -251,11 +272,11 @@ def test_installed_node_stamps_an_invalid_record_time_with_the_header_time(ros, 
                for line in log), log
 
 
-def recording(path) -> list:
+def recording(path, types=TYPES) -> list:
     """The vectors of :func:`sent` and, last, a 0x2604 whose header time is 0 and whose record
     time is all ones, written to ``path``; (data type, header time, record time, the stamp
     expected) of each (the last: the last valid header time, its replacement)."""
-    items = sent() + [(0x2604, 0, ALL_ONES, sent()[-1][1])]
+    items = sent(types) + [(0x2604, 0, ALL_ONES, sent(types)[-1][1])]
     with IdcWriter(path) as w:
         for dt, h, t, _ in items:
             body = message(dt, h, t)[24:]
@@ -267,7 +288,7 @@ def test_installed_node_playing_a_file_counts_as_to_bag_does(ros, tmp_path):
     """ibeo_ecu, source:=file, as fast as possible: the same stamps as live, and a record time
     judged by an invalid header time's replacement (all ones: counted too): 9 record times, 1
     header time."""
-    items = recording(tmp_path / 'times.idc')
+    items = recording(tmp_path / 'times.idc', LIVE_TYPES)
     diag = Diagnostics(ros)
     with NodeProcess('ibeo_ecu', parameters={'source': 'file',
                                              'file': str(tmp_path / 'times.idc'),
@@ -287,7 +308,7 @@ def test_installed_node_playing_a_file_counts_as_to_bag_does(ros, tmp_path):
 
 def test_installed_to_bag_and_info_count_invalid_record_times(tmp_path):
     """ibeo_idc to-bag: each message stamped as the node stamps it (the bag read back with
-    rosbags), the 9 invalid record times counted and the first named; info counts them too."""
+    rosbags), the 11 invalid record times counted and the first named; info counts them too."""
     from rosbags.highlevel import AnyReader
     src = tmp_path / 'times.idc'
     items = recording(src)
@@ -302,7 +323,7 @@ def test_installed_to_bag_and_info_count_invalid_record_times(tmp_path):
         assert [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec
                 for m in got[f'/ibeo/{topic}']] == stamps, topic
     lines = [line.strip() for line in done.stdout.splitlines()]
-    count = ('9 messages with an invalid record time (0, all ones or more than 60 s from its '
+    count = ('11 messages with an invalid record time (0, all ones or more than 60 s from its '
              'header time): stamped with their header time')
     assert count in lines, done.stdout
     assert '1 message with an invalid header time' in done.stdout, done.stdout

@@ -43,6 +43,11 @@ class MeasurementList:
     def stamp_ns(self) -> int:
         return ntp_to_unix_ns(self.ntp_seconds, self.ntp_fraction)
 
+    @property
+    def ntp(self) -> int:
+        """The list's time as one NTP64 (seconds in the high word)."""
+        return (self.ntp_seconds << 32) | self.ntp_fraction
+
     def key_name(self, key: int) -> str:
         return KEYS.get(key, f'key_{key}')
 

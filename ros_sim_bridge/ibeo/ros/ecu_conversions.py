@@ -836,12 +836,11 @@ class IbeoToRos:
                                         status=[status(record, device_id=dev,
                                                       prefix=self.status_prefix)])))
         elif isinstance(record, ml.MeasurementList):
-            t = h_ntp if not record.ntp_seconds else (record.ntp_seconds << 32) | record.ntp_fraction
             out.append((self.topic('measurements'),
                         measurement_list(record, _header(t, self.vehicle_frame), device_id=dev)))
         elif isinstance(record, cm.CanMessage):
             out.append((self.topic('can'),
-                        can_message(record, _header(record.receive_ntp or h_ntp, ''),
+                        can_message(record, _header(t, ''),
                                     source_device_id=dev)))
         elif isinstance(record, oa.ObjectAssociation):
             out.append((self.topic('object_association'),
