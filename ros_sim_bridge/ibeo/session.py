@@ -60,12 +60,13 @@ STAMP_SOURCES = ('receive', 'sensor')
 #: Commands that set the sensor clock (§7.1.9): the header times step once they succeeded.
 SET_CLOCK_COMMANDS = frozenset((cmd.SET_NTP_SECONDS, cmd.SET_NTP_FRACTION,
                                 cmd.SET_NTP_TIMESTAMP_SYNC))
-#: The LUX data types (spec §3–§7); every other registered type (ECU / FUSION, §8 on) is a
-#: :class:`Message` too, unregistered types are skipped by size and counted.
-#: Unknown data types counted by name at most (:attr:`LuxSession.skipped`); the others under
-#: :data:`OTHER_TYPES`, so a stream of every type of the Ibeo range does not make 36,864 keys.
+#: At most this many unknown data types are counted by name (:attr:`LuxSession.skipped`); the
+#: others together under :data:`OTHER_TYPES`, so a stream of every type of the Ibeo range does
+#: not make 36,864 keys.
 MAX_SKIPPED_KINDS = 64
 OTHER_TYPES = 'other types'
+#: The LUX data types (spec §3–§7); every other registered type (ECU / FUSION, §8 on) is a
+#: :class:`Message` too, unregistered types are skipped by size and counted.
 HANDLED_TYPES = (registry.SCAN, registry.OBJECTS, registry.VEHICLE_STATE,
                  registry.ERRORS_WARNINGS, registry.REPLY)
 
