@@ -43,8 +43,7 @@ from .codec import registry
 from .codec.framing import check_plausible, plausible_header
 from .codec.header import (DEFAULT_MAX_BODY, HEADER_SIZE, MAGIC_BYTES, IbeoHeader,
                            decode_header, encode_message)
-from .record_times import (RECORD_TIME_TYPES, TIME_FIRST, checked_record_time,
-                           leading_time)
+from .record_times import BODY_TIME_AT, RECORD_TIME_TYPES, body_time, checked_record_time
 
 _U32 = struct.Struct('>I')
 IDC_TRAILER = 0x6120
@@ -336,8 +335,8 @@ class IdcReader:
         for e, ntp in zip(self.entries, checked.times):
             if e.data_type not in RECORD_TIME_TYPES:
                 continue
-            if e.data_type in TIME_FIRST:            # no need to decode a scan for it
-                own_ntp = leading_time(e.data_type, self.body(e))
+            if e.data_type in BODY_TIME_AT:          # no need to decode a scan for it
+                own_ntp = body_time(e.data_type, self.body(e))
                 why = None if own_ntp is None else why_invalid_beside(own_ntp, ntp, max_jump_s)
             else:
                 try:

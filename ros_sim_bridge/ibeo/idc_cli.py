@@ -14,8 +14,9 @@ header time that is invalid (:func:`~ros_sim_bridge.core.ntp.check_ntp_times`: 0
 more than ``--max-time-jump`` s from its neighbours) is counted and replaced by the last valid
 one (the first for leading ones), in ``info``'s span as in the bag; the message is written.
 A record's own time (:mod:`~ros_sim_bridge.ibeo.record_times`: vehicle state, GPS, image,
-GpsImu, odometry) that is 0, all ones or more than ``--max-time-jump`` s from its header time
-is counted, and the header time stamps its messages.  Ctrl-C / SIGTERM close the bag cleanly
+GpsImu, odometry, scan and object list times, the LUX types' too) that is 0, all ones or
+more than ``--max-time-jump`` s from its header time is counted, and the header time stamps
+its messages.  Ctrl-C / SIGTERM close the bag cleanly
 (exit 0).
 
 A file that cannot be used (missing, empty, no Ibeo message in it, an output folder whose

@@ -1,5 +1,5 @@
-"""The time an ECU / FUSION record carries in its body (when it was measured or estimated),
-which stamps its ROS messages, and the rule for using it (ROS-free): it is used when
+"""The time an ECU / FUSION or LUX record carries in its body (when it was measured or
+estimated), which stamps its ROS messages, and the rule for using it (ROS-free): it is used when
 :func:`~ros_sim_bridge.core.ntp.why_invalid_beside` finds it valid beside its message's
 checked header time (set, within ``max_jump_s`` of it), else the header time is, and the
 record time is counted as invalid (live, playback, ``ibeo_idc info`` and ``to-bag``).
@@ -12,9 +12,12 @@ from ros_sim_bridge.core.ntp import MAX_TIME_JUMP_S, CheckedTime, why_invalid_be
 from .codec import gps_imu as gi
 from .codec import image as im
 from .codec import objects_ecu as oe
+from .codec import objects as lux_objects
 from .codec import odometry as od
 from .codec import registry
+from .codec import scan as lux_scan
 from .codec import scan_ecu as se
+from .codec import vehicle_state as lux_vs
 from .codec import vehicle_state_ecu as ve
 
 #: record class → the field holding its own time (NTP64)
@@ -26,21 +29,28 @@ RECORD_TIME_FIELDS = {
     se.EcuScan: 'start_ntp', se.EcuScan2204: 'start_ntp',
     oe.EcuObjectList2225: 'mid_scan_ntp', oe.EcuObjectList2280: 'mid_scan_ntp',
     oe.EcuObjectList2281: 'mid_scan_ntp', oe.ReferenceObjectList2291: 'mid_scan_ntp',
+    lux_scan.LuxScan: 'start_ntp', lux_objects.LuxObjectList: 'scan_start_ntp',
+    lux_vs.LuxVehicleState: 'timestamp_ntp',
 }
 #: the data types of those records
 RECORD_TIME_TYPES = frozenset(cls.DATA_TYPE for cls in RECORD_TIME_FIELDS)
-#: data types whose time is their body's first 8 bytes (NTP64, big endian: scan start time
-#: §8/§9, mid-scan time §10-§12/§24): :func:`leading_time` reads it without decoding the rest
-#: (a scan's 1.7 MB)
-TIME_FIRST = frozenset(cls.DATA_TYPE for cls in RECORD_TIME_FIELDS
-                       if cls.__module__ in (se.__name__, oe.__name__))
+#: data type → (offset, byte order) of the NTP64 record time in the body of the scans and
+#: object lists (ECU: big endian, first, §8-§12/§24; LUX: little endian, the scan start time
+#: at 6 of 0x2202 §3, first in 0x2221 §4) and the LUX vehicle state (first, §5):
+#: :func:`body_time` reads it without decoding the rest (a scan's 1.7 MB)
+BODY_TIME_AT = {**{cls.DATA_TYPE: (0, 'big') for cls in RECORD_TIME_FIELDS
+                   if cls.__module__ in (se.__name__, oe.__name__)},
+                lux_scan.DATA_TYPE: (6, 'little'), lux_objects.DATA_TYPE: (0, 'little'),
+                lux_vs.DATA_TYPE: (0, 'little')}
 
 
-def leading_time(data_type: int, body) -> Optional[int]:
-    """The record time of a :data:`TIME_FIRST` type's body; None when the body is shorter than
-    the type's decoder takes (a message ``to-bag`` counts as undecodable)."""
+def body_time(data_type: int, body) -> Optional[int]:
+    """The record time of a :data:`BODY_TIME_AT` type's body; None when the body is shorter
+    than the type's decoder takes (a message ``to-bag`` counts as undecodable)."""
     least, _ = registry.size_limits(data_type)
-    return int.from_bytes(body[:8], 'big') if len(body) >= max(least, 8) else None
+    offset, order = BODY_TIME_AT[data_type]
+    end = offset + 8
+    return int.from_bytes(body[offset:end], order) if len(body) >= max(least, end) else None
 
 
 def checked_record_time(record, header_ntp: int, max_jump_s: float = MAX_TIME_JUMP_S
