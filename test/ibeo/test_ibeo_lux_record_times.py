@@ -156,10 +156,12 @@ def test_installed_lux_node_stamps_an_invalid_record_time_with_the_header_time(r
 
 
 def recording(path) -> list:
-    """The vectors of :func:`sent` and, last, a 0x2805 whose header time is 0 and whose record
-    time is all ones, written to ``path``; (data type, header time, record time, the stamp
-    expected) of each (the last: the last valid header time, its replacement)."""
-    items = sent() + [(0x2805, 0, ALL_ONES, sent()[-1][1])]
+    """The vectors of :func:`sent` and, last, two whose header time is 0, written to
+    ``path``: a 0x2202 whose record time is valid beside the header time's replacement (the
+    last valid one; the stamp) and a 0x2805 whose record time is all ones (the replacement the
+    stamp); (data type, header time, record time, the stamp expected) of each."""
+    last = sent()[-1][1]
+    items = sent() + [(0x2202, 0, last + S // 10, last + S // 10), (0x2805, 0, ALL_ONES, last)]
     with IdcWriter(path) as w:
         for dt, h, t, _ in items:
             w.write(dt, message(dt, h, t)[24:], device_id=1, ntp=h)
@@ -167,9 +169,10 @@ def recording(path) -> list:
 
 
 def test_installed_lux_node_playing_a_file_counts_as_to_bag_does(ros, tmp_path):
-    """ibeo_lux, source:=file, as fast as possible: the same stamps as live, and a record time
-    judged by an invalid header time's replacement (all ones: counted too): 4 record times, 1
-    header time."""
+    """ibeo_lux, source:=file, as fast as possible: the same stamps as live, and the record
+    times of messages whose header time is invalid judged by its replacement (a valid one
+    stamps its messages, as to-bag stamps them; all ones is counted too): 4 record times, 2
+    header times."""
     items = recording(tmp_path / 'lux_times.idc')
     diag = Diagnostics(ros)
     with NodeProcess('ibeo_lux', parameters={'source': 'file', 'layers': 4,
@@ -181,7 +184,7 @@ def test_installed_lux_node_playing_a_file_counts_as_to_bag_does(ros, tmp_path):
         assert call(ros, Trigger, '/lrtf/ibeo_lux/resume').success
         check_stamps(subs, items)
         _, link = diag.wait('link file', lambda st, v: v.get('state') == 'finished')
-        assert (link['invalid_record_times'], link['invalid_header_times']) == ('4', '1'), link
+        assert (link['invalid_record_times'], link['invalid_header_times']) == ('4', '2'), link
         assert link['last_invalid_record_time'] == \
             f'0x2805 lux_vehicle_state from device 1: {WHYS[2]}', link
         assert proc.running()
@@ -209,7 +212,7 @@ def test_installed_to_bag_and_info_count_invalid_lux_record_times(tmp_path):
     count = ('4 messages with an invalid record time (0, all ones or more than 60 s from its '
              'header time): stamped with their header time')
     assert count in lines, done.stdout
-    assert '1 message with an invalid header time' in done.stdout, done.stdout
+    assert '2 messages with an invalid header time' in done.stdout, done.stdout
     first = len(message(*sent()[0][:3]))            # the second message: after the first
     assert lines[lines.index(count) + 1] == f'at byte {first}: 0x2202 lux_scan: {WHYS[0]}', \
         done.stdout
@@ -217,5 +220,5 @@ def test_installed_to_bag_and_info_count_invalid_lux_record_times(tmp_path):
     info = subprocess.run([str(executable('ibeo_idc')), 'info', str(src)], capture_output=True,
                           text=True, timeout=120)
     assert info.returncode == 0, info.stderr
-    assert count in info.stdout and '1 message with an invalid header time' in info.stdout, \
+    assert count in info.stdout and '2 messages with an invalid header time' in info.stdout, \
         info.stdout

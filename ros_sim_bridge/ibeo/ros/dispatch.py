@@ -92,11 +92,12 @@ class DataDispatch:
                                          f'{where.name}: failed to handle a message: {exc!r}',
                                          'error')
 
-    def _stamp(self, ntp: int, now_ns: int, ev):
+    def _stamp(self, ntp: int, now_ns: int, ev, checked: bool = False):
         """The stamp of event ``ev`` whose sensor time is ``ntp`` (:meth:`LuxSession.
-        stamp_ns`)."""
-        ns, fell_back = self.session.stamp_ns(ntp, now_ns, self.p.stamp_source, ev.time_valid,
-                                              ev.neighbour_ntp)
+        stamp_ns`); ``checked``: ``ntp`` was judged beside the checked header time (a
+        recording's replacement of an invalid one too) and is used as it is."""
+        ns, fell_back = self.session.stamp_ns(ntp, now_ns, self.p.stamp_source,
+                                              checked or ev.time_valid, ev.neighbour_ntp)
         if fell_back:
             self.stamp_fallbacks += 1
             self.diagnostics.log_limited('stamp', 'unset_clock', 'stamp_source is sensor but the '
@@ -113,7 +114,7 @@ class DataDispatch:
         own = checked_record_time(record, header_ntp, self.p.max_time_jump)
         if own.why is not None:
             self._count_invalid_record_time(ev.header, own.why)
-        return self._stamp(own.ntp, now_ns, ev)
+        return self._stamp(own.ntp, now_ns, ev, checked=True)
 
     # --- session events → conversions → publishers ---------------------------------------
     def _on_invalid_time(self, ev: InvalidTime, now_ns: int) -> None:
@@ -321,11 +322,13 @@ class DataDispatch:
         return pub
 
     def _ecu_restamp(self, ev: Message, now_ns: int):
-        """None: keep the converter's stamps (the messages' NTP times, as in ``to-bag``); else
+        """None: keep the converter's stamps (the messages' NTP times judged beside the checked
+        header time, a recording's replacement of an invalid one too, as in ``to-bag``); else
         the stamp to put on every message (:meth:`_stamp` of the header time: the receive
-        time, or an invalid one's neighbour's)."""
-        if self.p.stamp_source == 'sensor' and ev.time_valid \
-                and self.session.clock_is_set(ev.header.ntp):
+        time)."""
+        checked = _checked_header_ntp(ev)
+        if self.p.stamp_source == 'sensor' and checked is not None \
+                and self.session.clock_is_set(checked):
             return None
         return self._stamp(ev.header.ntp, now_ns, ev)
 
