@@ -159,7 +159,9 @@ class TcpClient(SupervisedLoop):
         self._thread.join(timeout=3.0)
 
     def send(self, data: bytes) -> bool:
-        """Send all of ``data``; False (never an exception) when not connected or it fails."""
+        """Send all of ``data``; False (never an exception) when not connected or it fails
+        (``last_failure`` says why: 'send: the link was lost' when the receive thread closed
+        the socket meanwhile, the peer having dropped)."""
         sock = self._sock
         if sock is None or not self.connected:
             return False
@@ -168,7 +170,9 @@ class TcpClient(SupervisedLoop):
                 sock.sendall(data)
             return True
         except OSError as exc:
-            self.last_failure = f'send: {exc}'
+            lost = self._sock is not sock           # closed by _drop_link: not the send's fault
+            self.last_failure = ('send: the link was lost' if lost
+                                 else f'send: {exc.strerror or exc}')
             return False
 
     def _drop_link(self) -> None:

@@ -15,8 +15,9 @@ more than ``--max-time-jump`` s from its neighbours) is counted and replaced by 
 one (the first for leading ones), in ``info``'s span as in the bag; the message is written.
 A record's own time (:mod:`~ros_sim_bridge.ibeo.record_times`: scan start, object list
 mid-scan time, vehicle state, GPS, image, GpsImu, odometry, measurement list, CAN receive
-time) that is 0, all ones or more than ``--max-time-jump`` s from its header time is counted,
-and the header time stamps its messages.  Ctrl-C / SIGTERM close the bag cleanly
+time, the LUX types' too) that is 0, all ones or more than ``--max-time-jump`` s from its
+header time is counted, and the header time stamps its messages.  Ctrl-C / SIGTERM close the
+bag cleanly
 (exit 0).
 
 A file that cannot be used (missing, empty, no Ibeo message in it, an output folder whose

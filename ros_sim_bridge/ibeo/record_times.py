@@ -1,5 +1,5 @@
-"""The time an ECU / FUSION record carries in its body (when it was measured or estimated),
-which stamps its ROS messages, and the rule for using it (ROS-free): it is used when
+"""The time an ECU / FUSION or LUX record carries in its body (when it was measured or
+estimated), which stamps its ROS messages, and the rule for using it (ROS-free): it is used when
 :func:`~ros_sim_bridge.core.ntp.why_invalid_beside` finds it valid beside its message's
 checked header time (set, within ``max_jump_s`` of it), else the header time is, and the
 record time is counted as invalid (live, playback, ``ibeo_idc info`` and ``to-bag``).
@@ -14,8 +14,11 @@ from .codec import gps_imu as gi
 from .codec import image as im
 from .codec import measurement_list as ml
 from .codec import objects_ecu as oe
+from .codec import objects as lux_objects
 from .codec import odometry as od
+from .codec import scan as lux_scan
 from .codec import scan_ecu as se
+from .codec import vehicle_state as lux_vs
 from .codec import vehicle_state_ecu as ve
 
 #: record class → the field holding its own time (NTP64)
@@ -28,6 +31,8 @@ RECORD_TIME_FIELDS = {
     oe.EcuObjectList2225: 'mid_scan_ntp', oe.EcuObjectList2280: 'mid_scan_ntp',
     oe.EcuObjectList2281: 'mid_scan_ntp', oe.ReferenceObjectList2291: 'mid_scan_ntp',
     ml.MeasurementList: 'ntp', cm.CanMessage: 'receive_ntp',
+    lux_scan.LuxScan: 'start_ntp', lux_objects.LuxObjectList: 'scan_start_ntp',
+    lux_vs.LuxVehicleState: 'timestamp_ntp',
 }
 #: the data types of those records
 RECORD_TIME_TYPES = frozenset(cls.DATA_TYPE for cls in RECORD_TIME_FIELDS)

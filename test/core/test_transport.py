@@ -120,6 +120,34 @@ def test_tcp_send_when_disconnected_is_false_not_an_exception():
     assert client.send(b'x') is False
 
 
+def test_tcp_send_overtaken_by_the_peer_dropping_says_the_link_was_lost():
+    """A send whose socket the receive thread closes (the peer dropped) between the send's
+    connected check and its write is False, and ``last_failure`` (which the ibeo command
+    services quote) says the link was lost, not a raw '[Errno 9] Bad file descriptor'."""
+    port = free_tcp_port()
+    server = Server(port)
+    client = TcpClient('127.0.0.1', port, framer(), lambda e, t: None, min_backoff=30.0,
+                       max_backoff=30.0, reconnect_within=0.0)     # no reconnect meanwhile
+    client.start()
+    sent = []
+    try:
+        conn = server.accept()
+        assert wait_until(lambda: client.connected)
+        with client._send_lock:         # the send passes its check, then waits to write
+            sender = threading.Thread(target=lambda: sent.append(client.send(b'command')))
+            sender.start()
+            sender.join(0.3)
+            assert sender.is_alive()
+            conn.close()                # the peer drops: the receive thread closes the socket
+            assert wait_until(lambda: client.last_failure == 'peer closed the connection')
+        sender.join(5.0)
+    finally:
+        client.stop()
+        server.close()
+    assert sent == [False]
+    assert client.last_failure == 'send: the link was lost'
+
+
 def test_file_source_reads_and_paces(tmp_path):
     path = tmp_path / 'rec.bin'
     path.write_bytes(b'\x00' + msg(b'a', 0) + msg(b'b', 100_000_000) + msg(b'c', 200_000_000))

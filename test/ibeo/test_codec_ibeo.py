@@ -434,10 +434,25 @@ def test_errors_golden_multi_and_round_trip():
     assert E.encode_errors(E.errors_from_names('W-Sync', 'E-SP')) == \
         hx('0100 0000 8000 0000 0000 0000 0000 0000')
     reserved = E.decode_errors(hx('0000 0000 0000 0080 0000 0000 0000 0000'))
-    assert reserved.warning_names == ['reserved_bit_15']
+    assert reserved.warning_names == ['warning_register_2.reserved_bit_15']
     with pytest.raises(CodecError) as e:
         E.decode_errors(body[:15])
     assert e.value.kind == TRUNCATED
+
+
+def test_reserved_bits_are_named_by_their_register():
+    """Bits 14 and 15 are reserved in all four registers (§6.1-6.4): each register's get its
+    own names (one name for two registers' bits listed the name twice in the sensor-error log
+    and added their counts in /diagnostics)."""
+    m = E.decode_errors(hx('00C0 00C0 00C0 00C0 0000 0000 0000 0000'))
+    assert m.error_names == ['error_register_1.reserved_bit_14',
+                             'error_register_1.reserved_bit_15',
+                             'error_register_2.reserved_bit_14',
+                             'error_register_2.reserved_bit_15']
+    assert m.warning_names == ['warning_register_1.reserved_bit_14',
+                               'warning_register_1.reserved_bit_15',
+                               'warning_register_2.reserved_bit_14',
+                               'warning_register_2.reserved_bit_15']
 
 
 # --- §7 commands 0x2010 and replies 0x2020 ------------------------------------------------------

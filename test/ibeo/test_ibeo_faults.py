@@ -163,3 +163,30 @@ def test_garbage_storm_with_valid_scans_interleaved_loses_none(ros, lux):
         assert int(values['errors.bad_magic']) > 0
     finally:
         sensor.power_off()
+
+
+def test_reserved_error_bits_of_two_registers_are_logged_and_counted_apart(ros, closing):
+    """A 0x2030 with bit 14 set in both error registers and bit 15 in both warning registers
+    (§6: reserved in each): the installed ibeo_lux's sensor-error log line names each once, by
+    its register, and /diagnostics counts each register's bit on its own (one name for both
+    listed it twice and gave one count of 2)."""
+    from test_ibeo_data_diagnostics import Diagnostics, connected, installed, serving
+    port = free_tcp_port()
+    diag = Diagnostics(ros)
+    with installed('ibeo_lux', port) as proc:
+        sensor = serving(closing, port)
+        connected(diag)
+        sensor.send(encode_message(registry.ERRORS_WARNINGS, E.encode_errors(
+            E.LuxErrorsWarnings(0x4000, 0x4000, 0x8000, 0x8000))))
+        _, errors = diag.wait('sensor errors', lambda st, v: 'age_s' in v)
+        _, warnings = diag.wait('sensor warnings', lambda st, v: 'age_s' in v)
+        proc.stop()
+        log = [line for line in proc.last_lines(50) if 'sensor errors:' in line]
+    assert proc.proc.returncode == 0
+    assert {k: v for k, v in errors.items() if k.startswith('seen.')} == {
+        'seen.error_register_1.reserved_bit_14': '1', 'seen.error_register_2.reserved_bit_14': '1'}
+    assert {k: v for k, v in warnings.items() if k.startswith('seen.')} == {
+        'seen.warning_register_1.reserved_bit_15': '1',
+        'seen.warning_register_2.reserved_bit_15': '1'}
+    assert len(log) == 1 and log[0].endswith(
+        'sensor errors: error_register_1.reserved_bit_14, error_register_2.reserved_bit_14'), log

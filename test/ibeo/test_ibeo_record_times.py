@@ -273,10 +273,13 @@ def test_installed_node_stamps_an_invalid_record_time_with_the_header_time(ros, 
 
 
 def recording(path, types=TYPES) -> list:
-    """The vectors of :func:`sent` and, last, a 0x2604 whose header time is 0 and whose record
-    time is all ones, written to ``path``; (data type, header time, record time, the stamp
-    expected) of each (the last: the last valid header time, its replacement)."""
-    items = sent(types) + [(0x2604, 0, ALL_ONES, sent(types)[-1][1])]
+    """The vectors of :func:`sent` and, last, two whose header time is 0, written to
+    ``path``: a 0x2807 whose record time is valid beside the header time's replacement (the
+    last valid one; the stamp) and a 0x2604 whose record time is all ones (the replacement the
+    stamp); (data type, header time, record time, the stamp expected) of each."""
+    last = sent(types)[-1][1]
+    items = sent(types) + [(0x2807, 0, last + S // 4, last + S // 4),
+                           (0x2604, 0, ALL_ONES, last)]
     with IdcWriter(path) as w:
         for dt, h, t, _ in items:
             body = message(dt, h, t)[24:]
@@ -285,9 +288,10 @@ def recording(path, types=TYPES) -> list:
 
 
 def test_installed_node_playing_a_file_counts_as_to_bag_does(ros, tmp_path):
-    """ibeo_ecu, source:=file, as fast as possible: the same stamps as live, and a record time
-    judged by an invalid header time's replacement (all ones: counted too): 9 record times, 1
-    header time."""
+    """ibeo_ecu, source:=file, as fast as possible: the same stamps as live, and the record
+    times of messages whose header time is invalid judged by its replacement (a valid one
+    stamps its messages, as to-bag stamps them; all ones is counted too): 9 record times, 2
+    header times."""
     items = recording(tmp_path / 'times.idc', LIVE_TYPES)
     diag = Diagnostics(ros)
     with NodeProcess('ibeo_ecu', parameters={'source': 'file',
@@ -299,7 +303,7 @@ def test_installed_node_playing_a_file_counts_as_to_bag_does(ros, tmp_path):
         assert call(ros, Trigger, '/rtf/ibeo_ecu/resume').success
         check_stamps(subs, items)
         _, link = diag.wait('link file', lambda st, v: v.get('state') == 'finished')
-        assert (link['invalid_record_times'], link['invalid_header_times']) == ('9', '1'), link
+        assert (link['invalid_record_times'], link['invalid_header_times']) == ('9', '2'), link
         assert link['last_invalid_record_time'] == \
             '0x2604 gps_wgs84 from device 1: all ones (never written)', link
         assert proc.running()
@@ -326,7 +330,7 @@ def test_installed_to_bag_and_info_count_invalid_record_times(tmp_path):
     count = ('11 messages with an invalid record time (0, all ones or more than 60 s from its '
              'header time): stamped with their header time')
     assert count in lines, done.stdout
-    assert '1 message with an invalid header time' in done.stdout, done.stdout
+    assert '2 messages with an invalid header time' in done.stdout, done.stdout
     first = len(message(*sent()[0][:3]))            # the second message: after the first
     assert lines[lines.index(count) + 1] == \
         f'at byte {first}: 0x2807 ecu_vehicle_state_2807: all ones (never written)', done.stdout
@@ -334,7 +338,7 @@ def test_installed_to_bag_and_info_count_invalid_record_times(tmp_path):
     info = subprocess.run([str(executable('ibeo_idc')), 'info', str(src)], capture_output=True,
                           text=True, timeout=120)
     assert info.returncode == 0, info.stderr
-    assert count in info.stdout and '1 message with an invalid header time' in info.stdout, \
+    assert count in info.stdout and '2 messages with an invalid header time' in info.stdout, \
         info.stdout
 
 

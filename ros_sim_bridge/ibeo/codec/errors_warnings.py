@@ -1,8 +1,10 @@
 """ibeo LUX errors and warnings, data type 0x2030 (spec §6; little-endian, 16 bytes).
 
 Four 16-bit registers (error 1, error 2, warning 1, warning 2) and four reserved words.  Every
-named bit of §6.1–6.4 decodes to its spec name and description.  E-Temp (error register 1,
-bits 8–9) is a 2-bit field: 01 under temperature, 10 over temperature, 11 sensor defect.
+named bit of §6.1–6.4 decodes to its spec name and description, a reserved bit that is set to
+its register's name and number (``error_register_2.reserved_bit_14``: each register's own).
+E-Temp (error register 1, bits 8–9) is a 2-bit field: 01 under temperature, 10 over
+temperature, 11 sensor defect.
 """
 from __future__ import annotations
 
@@ -81,7 +83,8 @@ def mask_for(name: str) -> tuple[str, int]:
     raise KeyError(name)
 
 
-def _decode_register(value: int, table) -> list[tuple[str, str]]:
+def _decode_register(register: str, value: int, table) -> list[tuple[str, str]]:
+    """(name, description) of the bits set in ``value`` of the register named ``register``."""
     out = [(name, text) for mask, name, text in table if value & mask]
     known = 0
     for mask, _, _ in table:
@@ -89,7 +92,7 @@ def _decode_register(value: int, table) -> list[tuple[str, str]]:
     rest = value & ~known & 0xFFFF
     for bit in range(16):
         if rest & (1 << bit):
-            out.append((f'reserved_bit_{bit}', 'reserved'))
+            out.append((f'{register}.reserved_bit_{bit}', 'reserved'))
     return out
 
 
@@ -106,17 +109,22 @@ class LuxErrorsWarnings:
 
     @property
     def errors(self) -> list[tuple[str, str]]:
-        """(name, description) of every error bit set (reserved bits as ``reserved_bit_n``)."""
+        """(name, description) of every error bit set (reserved bits as
+        ``error_register_<k>.reserved_bit_<n>``)."""
         temp = self.error_register_1 & E_TEMP_MASK
-        out = _decode_register(self.error_register_1 & ~E_TEMP_MASK, ERROR_REGISTER_1)
+        out = _decode_register('error_register_1', self.error_register_1 & ~E_TEMP_MASK,
+                               ERROR_REGISTER_1)
         if temp:
             out.insert(0, ('E-Temp', E_TEMP[temp]))
-        return out + _decode_register(self.error_register_2, ERROR_REGISTER_2)
+        return out + _decode_register('error_register_2', self.error_register_2,
+                                      ERROR_REGISTER_2)
 
     @property
     def warnings(self) -> list[tuple[str, str]]:
-        return (_decode_register(self.warning_register_1, WARNING_REGISTER_1)
-                + _decode_register(self.warning_register_2, WARNING_REGISTER_2))
+        return (_decode_register('warning_register_1', self.warning_register_1,
+                                 WARNING_REGISTER_1)
+                + _decode_register('warning_register_2', self.warning_register_2,
+                                   WARNING_REGISTER_2))
 
     @property
     def error_names(self) -> list[str]:

@@ -2,7 +2,9 @@
 TCP read or one played message go through the session; each decoded record goes to its
 handler (LUX 0x2202 / 0x2221 / 0x2805 / 0x2030 through :mod:`.conversions`, every ECU / FUSION
 type through :class:`~.ecu_conversions.IbeoToRos`, the converter of ``ibeo_idc to-bag``),
-stamped by ``stamp_source``, published, counted in its diagnostics stream.
+stamped by ``stamp_source`` (a record's own time judged beside its header time, as ``to-bag``
+judges it: :mod:`~ros_sim_bridge.ibeo.record_times`), published, counted in its diagnostics
+stream.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.core.framer import Rejected
 from ros_sim_bridge.core.ntp import CheckedTime
 from ros_sim_bridge.ibeo.codec import meta_information, registry, scan_ecu, system_monitoring
+from ros_sim_bridge.ibeo.record_times import checked_record_time
 from ros_sim_bridge.ibeo.session import (BadMessage, InvalidTime, Message, Scan, UnpairedHalf,
                                          handled)
 from ros_sim_bridge.ibeo.ros import conversions as convert
@@ -89,16 +92,29 @@ class DataDispatch:
                                          f'{where.name}: failed to handle a message: {exc!r}',
                                          'error')
 
-    def _stamp(self, ntp: int, now_ns: int, ev):
+    def _stamp(self, ntp: int, now_ns: int, ev, checked: bool = False):
         """The stamp of event ``ev`` whose sensor time is ``ntp`` (:meth:`LuxSession.
-        stamp_ns`)."""
-        ns, fell_back = self.session.stamp_ns(ntp, now_ns, self.p.stamp_source, ev.time_valid,
-                                              ev.neighbour_ntp)
+        stamp_ns`); ``checked``: ``ntp`` was judged beside the checked header time (a
+        recording's replacement of an invalid one too) and is used as it is."""
+        ns, fell_back = self.session.stamp_ns(ntp, now_ns, self.p.stamp_source,
+                                              checked or ev.time_valid, ev.neighbour_ntp)
         if fell_back:
             self.stamp_fallbacks += 1
             self.diagnostics.log_limited('stamp', 'unset_clock', 'stamp_source is sensor but the '
                                          'sensor clock is unset: using the receive time')
         return ns_to_stamp(ns)
+
+    def _record_stamp(self, record, now_ns: int, ev):
+        """The stamp of a LUX record with a time of its own (scan, object list, vehicle state):
+        that time when valid beside its message's checked header time, else the header time,
+        and the record time counted (as :meth:`_on_ecu` counts an ECU record's)."""
+        header_ntp = _checked_header_ntp(ev)
+        if header_ntp is None:                     # live, an invalid header time: not judged
+            return self._stamp(ev.header.ntp, now_ns, ev)
+        own = checked_record_time(record, header_ntp, self.p.max_time_jump)
+        if own.why is not None:
+            self._count_invalid_record_time(ev.header, own.why)
+        return self._stamp(own.ntp, now_ns, ev, checked=True)
 
     # --- session events → conversions → publishers ---------------------------------------
     def _on_invalid_time(self, ev: InvalidTime, now_ns: int) -> None:
@@ -118,7 +134,7 @@ class DataDispatch:
 
     def _on_scan(self, ev: Scan, now_ns: int) -> None:
         scan, wire = ev.scan, ev.wire
-        hdr = Header(stamp=self._stamp(scan.start_ntp, now_ns, ev),
+        hdr = Header(stamp=self._record_stamp(scan, now_ns, ev),
                      frame_id=self.p.frame_id)
         if ev.pairing == 'single':
             cloud = self.builder.build_wire(scan, wire, eight_layer=ev.eight_layer,
@@ -157,7 +173,7 @@ class DataDispatch:
 
     def _on_objects(self, ev: Message, now_ns: int, stats: StreamStats) -> None:
         lst = ev.record
-        hdr = Header(stamp=self._stamp(lst.scan_start_ntp, now_ns, ev),
+        hdr = Header(stamp=self._record_stamp(lst, now_ns, ev),
                      frame_id=self.p.frame_id)
         lst = convert.cap_objects(lst, self.object_caps)
         if lst.truncated:
@@ -186,7 +202,7 @@ class DataDispatch:
 
     def _on_vehicle_state(self, ev: Message, now_ns: int, stats: StreamStats) -> None:
         vs = ev.record
-        hdr = Header(stamp=self._stamp(vs.timestamp_ntp, now_ns, ev),
+        hdr = Header(stamp=self._record_stamp(vs, now_ns, ev),
                      frame_id=self.p.vehicle_frame_id)
         self.vehicle_pub.publish(convert.vehicle_state(vs, hdr, device_id=ev.header.device_id))
         if vs.valid:
@@ -217,18 +233,15 @@ class DataDispatch:
 
     # --- ECU / FUSION records: the converter of ibeo_idc to-bag ----------------------------
     def _on_ecu(self, ev: Message, now_ns: int, stats: StreamStats) -> None:
-        # the header time a record's own time is judged by: the header's when valid, a
-        # recording's replacement of an invalid one (as to-bag has it); none live (the message
-        # is stamped with its receive time, its record time not judged)
-        header, checked = ev.header, ev.time_valid or ev.neighbour_ntp is not None
-        if not ev.time_valid and checked:
-            header = dataclasses.replace(header, ntp=ev.neighbour_ntp)
+        header, checked = ev.header, _checked_header_ntp(ev)
+        if checked is not None and checked != header.ntp:
+            header = dataclasses.replace(header, ntp=checked)
         try:
             pairs = self.ecu.convert(header, ev.record)
         except CodecError as exc:      # a time no ROS stamp holds (StampError): as to-bag does
             self.diagnostics.bad_input(stats, exc, now_ns)
             return
-        if self.ecu.invalid_time is not None and checked:
+        if self.ecu.invalid_time is not None and checked is not None:
             self._count_invalid_record_time(ev.header, self.ecu.invalid_time)
         if isinstance(ev.record, scan_ecu.EcuScan) and ev.record.non_finite:
             self._count_non_finite_points(ev, stats)
@@ -309,11 +322,13 @@ class DataDispatch:
         return pub
 
     def _ecu_restamp(self, ev: Message, now_ns: int):
-        """None: keep the converter's stamps (the messages' NTP times, as in ``to-bag``); else
+        """None: keep the converter's stamps (the messages' NTP times judged beside the checked
+        header time, a recording's replacement of an invalid one too, as in ``to-bag``); else
         the stamp to put on every message (:meth:`_stamp` of the header time: the receive
-        time, or an invalid one's neighbour's)."""
-        if self.p.stamp_source == 'sensor' and ev.time_valid \
-                and self.session.clock_is_set(ev.header.ntp):
+        time)."""
+        checked = _checked_header_ntp(ev)
+        if self.p.stamp_source == 'sensor' and checked is not None \
+                and self.session.clock_is_set(checked):
             return None
         return self._stamp(ev.header.ntp, now_ns, ev)
 
@@ -324,6 +339,13 @@ class _LiveIbeoToRos(ecu.IbeoToRos):
 
     def topic(self, key: str) -> str:
         return ecu.TOPICS[key]
+
+
+def _checked_header_ntp(ev) -> Optional[int]:
+    """The header time a record's own time is judged by: the header's when valid, a
+    recording's replacement of an invalid one (as ``to-bag`` has it); None live for an invalid
+    one (the message is stamped with its receive time, its record time not judged)."""
+    return ev.header.ntp if ev.time_valid else ev.neighbour_ntp
 
 
 def _restamp(msg, stamp) -> None:

@@ -861,11 +861,12 @@ class IbeoToRos:
         elif isinstance(record, tuple(NO_ROS_FORM)):
             pass
         else:
-            out += self._lux(header, record)
+            out += self._lux(header, record, t)
         return out
 
-    def _lux(self, header, record) -> list:
-        """LUX types through the existing conversions (read-only use)."""
+    def _lux(self, header, record, t: int) -> list:
+        """LUX types through the existing conversions (read-only use); ``t``: the stamp of a
+        record with a time of its own (its own or its header time, :meth:`convert`)."""
         from ros_sim_bridge.ibeo.codec import errors_warnings as lux_ew
         from ros_sim_bridge.ibeo.codec import objects as lux_objects
         from ros_sim_bridge.ibeo.codec import scan as lux_scan
@@ -875,19 +876,19 @@ class IbeoToRos:
         if isinstance(record, lux_scan.LuxScan):
             if self._lux_builder is None:
                 self._lux_builder = lux.CloudBuilder()
-            hdr = _header(record.start_ntp or header.ntp, self.lux_frame)
+            hdr = _header(t, self.lux_frame)
             cloud = self._lux_builder.build(record)
             return [(self.topic('points'), to_pointcloud2(cloud, hdr,
                                                           is_dense=lux.is_dense(cloud))),
                     (self.topic('lux_scan_info'),
                      lux.scan_info(record, hdr, device_id=dev, published_points=len(cloud)))]
         if isinstance(record, lux_objects.LuxObjectList):
-            hdr = _header(record.scan_start_ntp or header.ntp, self.lux_frame)
+            hdr = _header(t, self.lux_frame)
             si = lux.objects_to_si(record)
             return [(self.topic('lux_objects'), lux.object_list(si, hdr, device_id=dev)),
                     (self.topic('markers'), MarkerArray(markers=lux.object_markers(si, hdr)))]
         if isinstance(record, lux_vs.LuxVehicleState):
-            hdr = _header(record.timestamp_ntp or header.ntp, self.vehicle_frame)
+            hdr = _header(t, self.vehicle_frame)
             out = [(self.topic('lux_vehicle_state'), lux.vehicle_state(record, hdr,
                                                                        device_id=dev))]
             if record.valid:

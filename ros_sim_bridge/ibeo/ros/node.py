@@ -329,7 +329,7 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
         self.dropped_contour_points = 0
         self.unplaced_objects = 0                # ECU objects without a finite box centre
         self.non_finite_points = 0               # ECU scan points with NaN / ±Inf x, y or z
-        self.invalid_record_times = 0            # ECU records' own times not used (why: last)
+        self.invalid_record_times = 0            # records' own times not used (why: last)
         self.last_invalid_record_time = ''
         self.last_status: Optional[cmd.LuxStatus] = None
 
