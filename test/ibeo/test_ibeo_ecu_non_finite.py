@@ -155,6 +155,36 @@ def test_installed_ibeo_ecu_publishes_no_non_finite_pose_transform_or_twist(ros,
             name, 1), name
 
 
+def scan_2204(xyz) -> bytes:
+    """§8: scan header (as §9's), one 40-byte scanner info (device id 1, angles, mounting),
+    one point per (x, y, z); vehicle coordinates."""
+    body = struct.pack('>QIIHHB3x', NTP, 80_000, 0x800, 1, len(xyz), 1)
+    body += struct.pack('>BBH4xff6f', 1, 6, 1, -1.0, 1.0, *GOOD_MOUNT)
+    for x, y, z in xyz:
+        body += struct.pack('>4fBBBxIH2x', x, y, z, 0.5, 1, 0, 0, 0, 0)
+    return body
+
+
+def test_installed_ibeo_ecu_counts_non_finite_points_per_scan_type(ros, closing):
+    """A 0x2204 with one point of NaN y and a 0x2205 with two of non-finite x / z: each scan
+    type's status counts its own (was the node's total on each)."""
+    port = free_tcp_port()
+    diag = Diagnostics(ros)
+    with NodeProcess('ibeo_ecu', parameters={'port': port, 'data_types': '', 'layers': 4,
+                                             'start_measure_on_connect': False,
+                                             'stamp_source': 'receive', **FAST},
+                     namespace='/nfs', quiet=True) as proc:
+        sensor = serving(closing, port)
+        connected(diag)
+        sensor.send(encode_message(0x2204, scan_2204([(1.0, NAN, 0.5), (2.0, 1.0, 0.5)]),
+                                   ntp=NTP)
+                    + encode_message(0x2205, RECORDS[0][1], ntp=NTP))
+        got = {dt: diag.wait(f'(0x{dt:04X})', lambda st, v: 'non_finite_points' in v)[1]
+               for dt in (0x2204, 0x2205)}
+        assert proc.running()
+    assert (got[0x2204]['non_finite_points'], got[0x2205]['non_finite_points']) == ('1', '2')
+
+
 def test_installed_to_bag_leaves_out_non_finite_poses_and_counts_them(tmp_path):
     from rosbags.highlevel import AnyReader
     src = tmp_path / 'bad.idc'

@@ -280,40 +280,44 @@ class DataDispatch:
 
     def _count_invalid_record_time(self, header, why: str) -> None:
         """A record's own time was invalid beside its message's checked header time, which
-        stamped its messages instead: counted on the link and logged."""
+        stamped its messages instead (with stamp_source sensor; receive: the receive time did
+        anyway): counted on the link and logged."""
         what = (f'0x{header.data_type:04X} {registry.type_name(header.data_type)} from device '
                 f'{header.device_id}')
         with self._lock:
             self.invalid_record_times += 1
             self.last_invalid_record_time = f'{what}: {why}'
+        stamp = ('its header time used instead' if self.p.stamp_source == 'sensor'
+                 else 'stamped with the receive time (stamp_source receive)')
         self.diagnostics.log_limited('stamp', 'invalid_record_time',
-                                     f'{what}: invalid record time ({why}): its header time '
-                                     'used instead')
+                                     f'{what}: invalid record time ({why}): {stamp}')
+
+    def _count_on_stream(self, stats: StreamStats, key: str, n: int, text: str) -> None:
+        """``n`` more of ``key`` on the stream ``stats`` (its /diagnostics status shows that
+        stream's total) and a rate-limited warning ``text``."""
+        with self._lock:
+            total = self.stream_counts[(stats.name, key)] = \
+                self.stream_counts.get((stats.name, key), 0) + n
+        stats.extra[key] = str(total)
+        self.diagnostics.log_limited(stats.name, key, text)
 
     def _count_non_finite_points(self, ev: Message, stats: StreamStats) -> None:
         """ECU scan points with a NaN or infinite x, y or z (the decoder's count): published,
         the cloud not dense; counted and logged."""
         n = ev.record.non_finite
-        with self._lock:
-            self.non_finite_points += n
-        stats.extra['non_finite_points'] = str(self.non_finite_points)
-        self.diagnostics.log_limited(
-            'ecu_scan', 'non_finite', f'0x{ev.header.data_type:04X} scan with {n} point(s) '
-            'whose x, y or z is NaN or infinite: published as sent, the cloud not dense')
+        self._count_on_stream(stats, 'non_finite_points', n,
+                              f'0x{ev.header.data_type:04X} scan with {n} point(s) whose x, y '
+                              'or z is NaN or infinite: published as sent, the cloud not dense')
 
     def _count_unplaced(self, msg, stats: StreamStats) -> None:
         """ECU objects without a finite box centre: published in the list as sent, drawn
         without box and label (their contour only); counted and logged."""
         n = sum(1 for o in msg.objects
                 if not (math.isfinite(o.box_center_x) and math.isfinite(o.box_center_y)))
-        if not n:
-            return
-        with self._lock:
-            self.unplaced_objects += n
-        stats.extra['objects_without_centre'] = str(self.unplaced_objects)
-        self.diagnostics.log_limited(
-            'ecu_objects', 'no_centre', f'{n} ECU object(s) without a finite box centre: in '
-            'the object list as sent, no box or label marker')
+        if n:
+            self._count_on_stream(stats, 'objects_without_centre', n,
+                                  f'{n} ECU object(s) without a finite box centre: in the '
+                                  'object list as sent, no box or label marker')
 
     def _ecu_publisher(self, topic: str, msg_type):
         """The publisher of an ECU output topic, made now (/tf_static latched)."""

@@ -327,8 +327,7 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
         self.truncated_lists = 0
         self.dropped_objects = 0
         self.dropped_contour_points = 0
-        self.unplaced_objects = 0                # ECU objects without a finite box centre
-        self.non_finite_points = 0               # ECU scan points with NaN / ±Inf x, y or z
+        self.stream_counts: dict = {}            # (stream, key) → total (_count_on_stream)
         self.invalid_record_times = 0            # records' own times not used (why: last)
         self.last_invalid_record_time = ''
         self.last_status: Optional[cmd.LuxStatus] = None
