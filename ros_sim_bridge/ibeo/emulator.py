@@ -835,8 +835,12 @@ class LuxServer:
         return self.scene.measuring and c.replay_index < len(self.replay)
 
     def _replay_tick(self, now: float) -> None:
+        """Each client the messages due, one pass over the recording at most: an unpaced loop
+        (replay_speed 0) still lets commands and new clients in between."""
         for c in list(self._clients):
-            while self._replay_pending(c) and c.replay_due <= now:
+            for _ in range(len(self.replay)):
+                if not (self._replay_pending(c) and c.replay_due <= now):
+                    break
                 if not self._send(c, self.replay[c.replay_index]):
                     break
                 self.messages_sent += 1

@@ -266,6 +266,27 @@ def test_data_types_parameter_sent_after_every_connect(ros, ecu_driver, closing)
     assert server2.filters[-1].ranges == ((0x2205, 0x2205),) and len(server2.filters) == 2
 
 
+def test_each_filter_asked_for_is_logged_with_its_answer(ros, ecu_driver, closing):
+    """A data_types set at run time and a set_filter call each log the device's answer, even
+    right after the (rate-limited) line of the filter sent on connect."""
+    from rcl_interfaces.msg import Log
+    logs = ros.collect(Log, '/rosout', 1000, matched=False)
+    node, port = ecu_driver(data_types='0x2280')
+    diag = Diag(ros)
+    ecu_server(port, closing)
+    diag.wait('link tcp', lambda st, v: v.get('set_filter') == 'accepted: 0x2280')
+    assert node.set_parameters([Parameter('data_types', value='0x2205')])[0].successful
+    res = call(ros, IbeoSetFilter, '/ibeo_ecu/set_filter', IbeoSetFilter.Request(data_types='0x9001'))
+    assert res.success, res.message
+
+    def answers():
+        return [m.msg for m in list(logs.messages)
+                if m.name == 'ibeo_ecu' and m.msg.startswith('set filter 0x')]
+    assert wait_until(lambda: len(answers()) == 3, 10), answers()
+    assert answers() == [f'set filter 0x{t}: accepted by the device'
+                         for t in ('2280', '2205', '9001')]
+
+
 def test_refused_or_unanswered_filter_is_reported(ros, ecu_driver, closing):
     node, port = ecu_driver(data_types='0x2205', command_timeout=0.5)
     diag = Diag(ros)

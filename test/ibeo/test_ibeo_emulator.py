@@ -414,6 +414,22 @@ def test_replay_real_captures_end_to_end():
         c.close()
 
 
+def test_unpaced_looping_replay_still_answers_commands_and_serves_every_client():
+    """--replay-speed 0 --loop (the README's example) streams without end: the server still
+    reads commands and accepts a second client between its passes over the recording."""
+    scene = sim.LuxScene()
+    msgs = [m.to_bytes() for _ in range(2) for m in scene.step()]
+    with sim.LuxServer(port=0, replay=msgs, replay_speed=0, replay_loop=True) as srv:
+        a = Client(srv.port)
+        a.pump(lambda c: len(c.raw) > len(msgs))          # looping
+        assert a.ask(C.encode_start_measure()).success
+        b = Client(srv.port)
+        b.pump(lambda c: len(c.raw) > len(msgs))
+        assert b.raw[:len(msgs)] == msgs
+        a.close()
+        b.close()
+
+
 def test_replay_pauses_on_stop_measure():
     scene = sim.LuxScene()
     msgs = [m.to_bytes() for _ in range(40) for m in scene.step()]

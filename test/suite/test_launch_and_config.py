@@ -55,3 +55,12 @@ def test_config_parameters_are_declared_with_their_types(path):
                 f'{path.name}: {key} is {type(value).__name__}, declared {type(default).__name__}'
             if isinstance(default, list) and default and value:
                 assert type(value[0]) is type(default[0]), f'{path.name}: {key} element type'
+
+
+def test_ibeo_config_lists_every_ibeo_lux_parameter():
+    """config/ibeo.yaml is the full list of ibeo_lux's parameters: config/ibeo_ecu.yaml refers to
+    it for the rest, and ros_sim_bridge_run --set calls a name it does not list a typo."""
+    params = yaml.safe_load((REPO / 'config' / 'ibeo.yaml').read_text())
+    listed = params['/**/ibeo_lux']['ros__parameters']
+    declared = importlib.import_module(EXECUTABLES['ibeo_lux']).PARAMETERS
+    assert sorted(set(declared) - set(listed)) == []

@@ -19,6 +19,7 @@ from ros_sim_bridge.ibeo.codec import set_filter as sf
 from ros_sim_bridge.ibeo.codec import units
 from ros_sim_bridge.ibeo.session import Reply, ReplyFailed, answered_value
 from ros_sim_bridge.ibeo.ros import conversions as convert
+from ros_sim_bridge.ros.diagnostics import log
 from ros_sim_bridge.ros.stamps import stamp_to_ns
 
 class PendingCommand:
@@ -177,8 +178,17 @@ class CommandServices:
             self._expect_data(MEASURING_AFTER[command_id])
         return res
 
-    def _send_filter(self, ranges: tuple) -> tuple[Optional[cmd.LuxReply], str]:
-        """Send the ECU Set Filter, check and log its answer (spec §20)."""
+    def _send_filter(self, ranges: tuple, asked: bool = False
+                     ) -> tuple[Optional[cmd.LuxReply], str]:
+        """Send the ECU Set Filter, check and log its answer (spec §20): rate-limited when
+        sent on (re)connect; every time when ``asked`` (the service, a run-time data_types),
+        one line per user request."""
+        def log_line(kind: str, text: str, level: str = 'warning') -> None:
+            if asked:
+                log(self.get_logger(), level, text)
+            else:
+                self._log_per_link(kind, text, level)
+
         text = sf.format_ranges(ranges)
         flt = sf.SetFilter(tuple(ranges))
         reply, err = self._command(None, sf.SET_FILTER, name='set filter',
@@ -186,13 +196,12 @@ class CommandServices:
         self.filters_sent += 1
         if reply is not None and reply.success:
             self.filter_state = f'accepted: {text}'
-            self._log_per_link('set_filter', f'set filter {text}: accepted by the device',
-                               'info')
+            log_line('set_filter', f'set filter {text}: accepted by the device', 'info')
         else:
             why = err or f'set filter: refused by the device (reply 0x{reply.reply_id:04X})'
             self.filter_state = f'failed: {text}: {why}'
             # err starts with the command's name
-            self._log_per_link('set_filter_failed', f'{why} (data types {text})')
+            log_line('set_filter_failed', f'{why} (data types {text})')
         return reply, err
 
     def _on_set_parameters(self, params) -> SetParametersResult:
@@ -208,7 +217,7 @@ class CommandServices:
                 return SetParametersResult(successful=False, reason=str(exc))
             self.filter_ranges = ranges
             if ranges and self.client.connected:
-                threading.Thread(target=self._send_filter, args=(ranges,),
+                threading.Thread(target=self._send_filter, args=(ranges, True),
                                  name='ibeo-set-filter', daemon=True).start()
         return SetParametersResult(successful=True)
 
@@ -228,7 +237,7 @@ class CommandServices:
             res.success, res.message = False, str(exc)
             return res
         res.data_types = sf.format_ranges(ranges)
-        reply, err = self._send_filter(ranges)
+        reply, err = self._send_filter(ranges, asked=True)
         res.reply_id = reply.reply_id if reply is not None else 0
         if self._result(res, reply, err, f'set filter {res.data_types}'):
             self.filter_ranges = ranges           # sent again after every reconnect
