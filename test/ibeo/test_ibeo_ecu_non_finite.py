@@ -17,7 +17,6 @@ import subprocess
 
 import pytest
 
-from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import TwistStamped
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import Imu, NavSatFix, NavSatStatus, PointCloud2
