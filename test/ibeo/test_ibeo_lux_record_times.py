@@ -17,7 +17,6 @@ points); 0x2805 §5 (46 bytes, timestamp NTP64 at 0).
 from __future__ import annotations
 
 import struct
-import subprocess
 
 from sensor_msgs.msg import PointCloud2
 from std_srvs.srv import Trigger
@@ -25,14 +24,14 @@ from std_srvs.srv import Trigger
 from ros_sim_bridge.core.ntp import ntp64_to_unix_ns
 from ros_sim_bridge.ibeo import codec as ibeo
 from ros_sim_bridge.ibeo.codec.header import decode_header
-from ros_sim_bridge.ibeo.idc import IdcWriter
 from ros_sim_bridge.msg import LuxObjectList, LuxVehicleState
-from ros_sim_bridge.tools.launcher import NodeProcess, executable
+from ros_sim_bridge.tools.launcher import NodeProcess
 
 from conftest import free_tcp_port
 from test_ibeo_data_diagnostics import FAST, Diagnostics, connected, serving
 from test_ibeo_idc_play import call
-from test_ibeo_record_times import ALL_ONES, NTP, S, header, record_time, stamp_ns
+from test_ibeo_record_times import (S, check_stamps, check_to_bag_and_info, collect_topics,
+                                   message, recording, sent, stamp_ns)
 
 
 def scan_2202(t: int) -> bytes:
@@ -72,43 +71,6 @@ WHYS = ['time 0 (clock not set)', '+7.2e+03 s from its header time',
         'all ones (never written)']
 
 
-def sent() -> list:
-    """(data type, header time, record time, the stamp expected) of a valid and an invalid
-    record time per type, the header times 0.1 s apart."""
-    out = []
-    for k, (dt, _, _, _, good, bad) in enumerate(TYPES):
-        for j, offset in enumerate((good, bad)):
-            h = NTP + (2 * k + j) * S // 10
-            t = record_time(h, offset)
-            out.append((dt, h, t, t if j == 0 else h))
-    return out
-
-
-def message(dt: int, header_ntp: int, t: int) -> bytes:
-    body = dict((d, make) for d, make, *_ in TYPES)[dt](t)
-    return header(dt, len(body), header_ntp) + body
-
-
-def expected_stamps(items) -> dict:
-    """topic → the stamps (ns) expected on it, in order."""
-    topic = {dt: t for dt, _, t, *_ in TYPES}
-    out: dict = {}
-    for dt, _, _, stamp in items:
-        out.setdefault(topic[dt], []).append(ntp64_to_unix_ns(stamp))
-    return out
-
-
-def collect_topics(ros, ns: str) -> dict:
-    return {topic: ros.collect(msg_type, f'{ns}/{topic}', 20) for _, _, topic, msg_type, *_
-            in TYPES}
-
-
-def check_stamps(subs: dict, items) -> None:
-    for topic, stamps in expected_stamps(items).items():
-        got = subs[topic].wait_for(len(stamps), timeout=15.0)
-        assert [stamp_ns(m) for m in got] == stamps, topic
-
-
 def test_the_converter_stamps_lux_records_with_the_header_time_and_says_why():
     """IbeoToRos (to-bag's converter): each LUX vector's messages (cloud and scan info, object
     list and markers, vehicle state and twist) carry its valid record time, or its header time
@@ -116,8 +78,8 @@ def test_the_converter_stamps_lux_records_with_the_header_time_and_says_why():
     from ros_sim_bridge.ibeo.ros.ecu_conversions import IbeoToRos
     conv = IbeoToRos()
     whys = []
-    for dt, h, t, stamp in sent():
-        raw = message(dt, h, t)
+    for dt, h, t, stamp in sent(TYPES):
+        raw = message(dt, h, t, TYPES)
         pairs = conv.convert(decode_header(raw), ibeo.decode_message(dt, raw[24:]))
         stamped = [m for _, msg in pairs for m in getattr(msg, 'markers', None) or [msg]]
         assert len(pairs) >= 2 and all(stamp_ns(m) == ntp64_to_unix_ns(stamp)
@@ -132,16 +94,16 @@ def test_installed_lux_node_stamps_an_invalid_record_time_with_the_header_time(r
     /diagnostics counts the three (the last one named), logged once (rate-limited)."""
     port = free_tcp_port()
     diag = Diagnostics(ros)
-    items = sent()
+    items = sent(TYPES)
     with NodeProcess('ibeo_lux', parameters={'port': port, 'data_types': '', 'layers': 4,
                                              'start_measure_on_connect': False,
                                              'stamp_source': 'sensor', **FAST},
                      namespace='/lrt', quiet=True) as proc:
         sensor = serving(closing, port)
         connected(diag)
-        subs = collect_topics(ros, '/lrt')
-        sensor.send(b''.join(message(dt, h, t) for dt, h, t, _ in items))
-        check_stamps(subs, items)
+        subs = collect_topics(ros, '/lrt', TYPES)
+        sensor.send(b''.join(message(dt, h, t, TYPES) for dt, h, t, _ in items))
+        check_stamps(subs, items, TYPES)
         _, link = diag.wait('link tcp', lambda st, v: v.get('invalid_record_times') == '3')
         assert link['invalid_header_times'] == '0', link
         assert link['last_invalid_record_time'] == \
@@ -155,34 +117,21 @@ def test_installed_lux_node_stamps_an_invalid_record_time_with_the_header_time(r
         'used instead'), log
 
 
-def recording(path) -> list:
-    """The vectors of :func:`sent` and, last, two whose header time is 0, written to
-    ``path``: a 0x2202 whose record time is valid beside the header time's replacement (the
-    last valid one; the stamp) and a 0x2805 whose record time is all ones (the replacement the
-    stamp); (data type, header time, record time, the stamp expected) of each."""
-    last = sent()[-1][1]
-    items = sent() + [(0x2202, 0, last + S // 10, last + S // 10), (0x2805, 0, ALL_ONES, last)]
-    with IdcWriter(path) as w:
-        for dt, h, t, _ in items:
-            w.write(dt, message(dt, h, t)[24:], device_id=1, ntp=h)
-    return items
-
-
 def test_installed_lux_node_playing_a_file_counts_as_to_bag_does(ros, tmp_path):
     """ibeo_lux, source:=file, as fast as possible: the same stamps as live, and the record
     times of messages whose header time is invalid judged by its replacement (a valid one
     stamps its messages, as to-bag stamps them; all ones is counted too): 4 record times, 2
     header times."""
-    items = recording(tmp_path / 'lux_times.idc')
+    items = recording(tmp_path / 'lux_times.idc', TYPES, valid_type=0x2202, ones_type=0x2805)
     diag = Diagnostics(ros)
     with NodeProcess('ibeo_lux', parameters={'source': 'file', 'layers': 4,
                                              'file': str(tmp_path / 'lux_times.idc'),
                                              'rate': 0.0, 'start_paused': True,
                                              'stamp_source': 'sensor', **FAST},
                      namespace='/lrtf', quiet=True) as proc:
-        subs = collect_topics(ros, '/lrtf')
+        subs = collect_topics(ros, '/lrtf', TYPES)
         assert call(ros, Trigger, '/lrtf/ibeo_lux/resume').success
-        check_stamps(subs, items)
+        check_stamps(subs, items, TYPES)
         _, link = diag.wait('link file', lambda st, v: v.get('state') == 'finished')
         assert (link['invalid_record_times'], link['invalid_header_times']) == ('4', '2'), link
         assert link['last_invalid_record_time'] == \
@@ -192,33 +141,8 @@ def test_installed_lux_node_playing_a_file_counts_as_to_bag_does(ros, tmp_path):
 
 
 def test_installed_to_bag_and_info_count_invalid_lux_record_times(tmp_path):
-    """ibeo_idc to-bag: each LUX message stamped as the node stamps it (the bag read back
-    with rosbags), the 4 invalid record times counted and the first named; info counts them
-    too (reading them from the bodies)."""
-    from rosbags.highlevel import AnyReader
-    src = tmp_path / 'lux_times.idc'
-    items = recording(src)
-    done = subprocess.run([str(executable('ibeo_idc')), 'to-bag', str(src), str(tmp_path / 'bag'),
-                           '--no-progress'], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0 and 'Traceback' not in done.stderr, done.stderr
-    with AnyReader([tmp_path / 'bag']) as reader:
-        got: dict = {}
-        for c, _, raw in reader.messages():
-            got.setdefault(c.topic, []).append(reader.deserialize(raw, c.msgtype))
-    for topic, stamps in expected_stamps(items).items():
-        assert [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec
-                for m in got[f'/ibeo/{topic}']] == stamps, topic
-    lines = [line.strip() for line in done.stdout.splitlines()]
-    count = ('4 messages with an invalid record time (0, all ones or more than 60 s from its '
-             'header time): stamped with their header time')
-    assert count in lines, done.stdout
-    assert '2 messages with an invalid header time' in done.stdout, done.stdout
-    first = len(message(*sent()[0][:3]))            # the second message: after the first
-    assert lines[lines.index(count) + 1] == f'at byte {first}: 0x2202 lux_scan: {WHYS[0]}', \
-        done.stdout
-
-    info = subprocess.run([str(executable('ibeo_idc')), 'info', str(src)], capture_output=True,
-                          text=True, timeout=120)
-    assert info.returncode == 0, info.stderr
-    assert count in info.stdout and '2 messages with an invalid header time' in info.stdout, \
-        info.stdout
+    """ibeo_idc to-bag and info on the LUX vectors: 4 invalid record times (reading them from
+    the bodies for info)."""
+    items = recording(tmp_path / 'times.idc', TYPES, valid_type=0x2202, ones_type=0x2805)
+    assert sum(1 for _, _, t, stamp in items if stamp != t) == 4
+    check_to_bag_and_info(tmp_path / 'times.idc', items, TYPES, f'0x2202 lux_scan: {WHYS[0]}')

@@ -171,8 +171,8 @@ def sent(types=TYPES) -> list:
     return out
 
 
-def message(dt: int, header_ntp: int, t: int) -> bytes:
-    body = dict((d, make) for d, make, *_ in TYPES)[dt](t)
+def message(dt: int, header_ntp: int, t: int, types=TYPES) -> bytes:
+    body = dict((d, make) for d, make, *_ in types)[dt](t)
     return header(dt, len(body), header_ntp) + body
 
 
@@ -180,9 +180,9 @@ def stamp_ns(msg) -> int:
     return msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
 
 
-def expected_stamps(items) -> dict:
+def expected_stamps(items, types=TYPES) -> dict:
     """topic → the stamps (ns) expected on it, in order."""
-    topic = {dt: t for dt, _, t, *_ in TYPES}
+    topic = {dt: t for dt, _, t, *_ in types}
     out: dict = {}
     for dt, _, _, stamp in items:
         out.setdefault(topic[dt], []).append(ntp64_to_unix_ns(stamp))
@@ -233,13 +233,13 @@ def test_the_converter_stamps_with_the_header_time_and_says_why():
 
 # --- the installed driver and ibeo_idc ---------------------------------------------------------
 
-def collect_topics(ros, ns: str) -> dict:
+def collect_topics(ros, ns: str, types=LIVE_TYPES) -> dict:
     return {topic: ros.collect(msg_type, f'{ns}/{topic}', 20) for _, _, topic, msg_type, *_
-            in LIVE_TYPES}
+            in types}
 
 
-def check_stamps(subs: dict, items) -> None:
-    for topic, stamps in expected_stamps(items).items():
+def check_stamps(subs: dict, items, types=TYPES) -> None:
+    for topic, stamps in expected_stamps(items, types).items():
         got = subs[topic].wait_for(len(stamps), timeout=15.0)
         assert [stamp_ns(m) for m in got] == stamps, topic
 
@@ -272,18 +272,18 @@ def test_installed_node_stamps_an_invalid_record_time_with_the_header_time(ros, 
                for line in log), log
 
 
-def recording(path, types=TYPES) -> list:
+def recording(path, types=TYPES, valid_type: int = 0x2807, ones_type: int = 0x2604) -> list:
     """The vectors of :func:`sent` and, last, two whose header time is 0, written to
-    ``path``: a 0x2807 whose record time is valid beside the header time's replacement (the
-    last valid one; the stamp) and a 0x2604 whose record time is all ones (the replacement the
-    stamp); (data type, header time, record time, the stamp expected) of each."""
+    ``path``: a ``valid_type`` whose record time is valid beside the header time's replacement
+    (the last valid one; the stamp) and a ``ones_type`` whose record time is all ones (the
+    replacement the stamp); (data type, header time, record time, the stamp expected) of
+    each."""
     last = sent(types)[-1][1]
-    items = sent(types) + [(0x2807, 0, last + S // 4, last + S // 4),
-                           (0x2604, 0, ALL_ONES, last)]
+    items = sent(types) + [(valid_type, 0, last + S // 4, last + S // 4),
+                           (ones_type, 0, ALL_ONES, last)]
     with IdcWriter(path) as w:
         for dt, h, t, _ in items:
-            body = message(dt, h, t)[24:]
-            w.write(dt, body, device_id=1, ntp=h)
+            w.write(dt, message(dt, h, t, types)[24:], device_id=1, ntp=h)
     return items
 
 
@@ -310,36 +310,43 @@ def test_installed_node_playing_a_file_counts_as_to_bag_does(ros, tmp_path):
     assert proc.proc.returncode == 0
 
 
-def test_installed_to_bag_and_info_count_invalid_record_times(tmp_path):
-    """ibeo_idc to-bag: each message stamped as the node stamps it (the bag read back with
-    rosbags), the 11 invalid record times counted and the first named; info counts them too."""
+def check_to_bag_and_info(src, items, types, first: str) -> None:
+    """The installed ``to-bag`` and ``info`` on ``src``, the file of ``items``
+    (:func:`recording`, two of its header times 0): each message stamped as the node stamps it
+    (the bag read back with rosbags), the record times not used counted and ``first`` named
+    first; ``info`` counts alike."""
     from rosbags.highlevel import AnyReader
-    src = tmp_path / 'times.idc'
-    items = recording(src)
-    done = subprocess.run([str(executable('ibeo_idc')), 'to-bag', str(src), str(tmp_path / 'bag'),
+    done = subprocess.run([str(executable('ibeo_idc')), 'to-bag', str(src), str(src.parent / 'bag'),
                            '--no-progress'], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and 'Traceback' not in done.stderr, done.stderr
-    with AnyReader([tmp_path / 'bag']) as reader:
+    with AnyReader([src.parent / 'bag']) as reader:
         got: dict = {}
         for c, _, raw in reader.messages():
             got.setdefault(c.topic, []).append(reader.deserialize(raw, c.msgtype))
-    for topic, stamps in expected_stamps(items).items():
-        assert [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec
-                for m in got[f'/ibeo/{topic}']] == stamps, topic
+    for topic, stamps in expected_stamps(items, types).items():
+        assert [stamp_ns(m) for m in got[f'/ibeo/{topic}']] == stamps, topic
     lines = [line.strip() for line in done.stdout.splitlines()]
-    count = ('11 messages with an invalid record time (0, all ones or more than 60 s from its '
-             'header time): stamped with their header time')
+    invalid = sum(1 for _, _, t, stamp in items if stamp != t)     # record times not used
+    count = (f'{invalid} messages with an invalid record time (0, all ones or more than 60 s '
+             'from its header time): stamped with their header time')
     assert count in lines, done.stdout
     assert '2 messages with an invalid header time' in done.stdout, done.stdout
-    first = len(message(*sent()[0][:3]))            # the second message: after the first
-    assert lines[lines.index(count) + 1] == \
-        f'at byte {first}: 0x2807 ecu_vehicle_state_2807: all ones (never written)', done.stdout
+    at = len(message(*items[0][:3], types))             # the second message: after the first
+    assert lines[lines.index(count) + 1] == f'at byte {at}: {first}', done.stdout
 
     info = subprocess.run([str(executable('ibeo_idc')), 'info', str(src)], capture_output=True,
                           text=True, timeout=120)
     assert info.returncode == 0, info.stderr
     assert count in info.stdout and '2 messages with an invalid header time' in info.stdout, \
         info.stdout
+
+
+def test_installed_to_bag_and_info_count_invalid_record_times(tmp_path):
+    """ibeo_idc to-bag and info on the ECU vectors: 11 invalid record times."""
+    items = recording(tmp_path / 'times.idc')
+    assert sum(1 for _, _, t, stamp in items if stamp != t) == 11
+    check_to_bag_and_info(tmp_path / 'times.idc', items, TYPES,
+                          '0x2807 ecu_vehicle_state_2807: all ones (never written)')
 
 
 def test_info_and_to_bag_count_a_damaged_scan_alike(tmp_path):
