@@ -34,7 +34,7 @@ import os
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import NamedTuple, Optional, Sequence
 
 from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.core.cli import finite_number, run_tool, strip_ros_args
@@ -169,6 +169,20 @@ class ConversionReport:
             self.first_errors.append((entry.offset, str(exc)))
 
 
+class _Converted(NamedTuple):
+    """A message through :func:`convert`'s converter: its (topic, message) pairs, the
+    CodecErrors of the messages left out (:attr:`IbeoToRos.refused`), why its record time was
+    not used, how many of a scan's points are not finite; or ``error``, what refused it (a
+    CodecError: a record the codec refuses, one no message holds, a time no stamp holds,
+    counted in its turn) or failed (any other, raised in its turn: the messages before it
+    written), with ``invalid_time`` still when the record decoded."""
+    pairs: list = []
+    refused: list = []
+    invalid_time: Optional[str] = None
+    non_finite: int = 0
+    error: Optional[Exception] = None
+
+
 #: :func:`convert` takes the file in windows of this many messages: the smaller ones of a
 #: window are decoded and converted first, grouped by data type (a type's code runs hot, not
 #: once per frame between scans that flush the caches: 30-75 % less time per message); the
@@ -202,20 +216,20 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
     report.invalid_times = len(checked.invalid)
     report.invalid_time_examples = reader.invalid_time_examples(checked)
 
-    def converted(entry, ntp):
-        """(pairs, refused, why its record time was not used, how many of a scan's points are
-        not finite) of a message; else the error: a CodecError (a record the codec refuses,
-        one no message holds, a time no stamp holds: StampError), counted in its turn, or any
-        other, raised in its turn (the messages before it written)."""
+    def converted(entry, ntp) -> _Converted:
         header = reader.header(entry)
         if ntp != entry.ntp:            # an invalid header time: a valid neighbour's
             header = dataclasses.replace(header, ntp=ntp)
         try:
             record = reader.decode(entry)
-            return (conv.convert(header, record), list(conv.refused), conv.invalid_time,
-                    record.non_finite if isinstance(record, EcuScan) else 0)
         except Exception as exc:
-            return exc
+            return _Converted(error=exc)
+        try:
+            pairs = conv.convert(header, record)
+        except Exception as exc:        # its record time was judged before any stamp was made
+            return _Converted(invalid_time=conv.invalid_time, error=exc)
+        return _Converted(pairs, list(conv.refused), conv.invalid_time,
+                          record.non_finite if isinstance(record, EcuScan) else 0)
 
     bag = writer or BagWriter(out)
     bar = tqdm(total=reader.file_size, unit='B', unit_scale=True, disable=not progress,
@@ -234,23 +248,22 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
                     report.interrupted = True
                     break
                 result = ahead.pop(k) if k in ahead else converted(entry, ntp)
-                if isinstance(result, CodecError):
-                    report.skipped(entry, result)
-                elif isinstance(result, Exception):
-                    raise result
+                if result.invalid_time is not None:
+                    report.invalid_record_time(entry, result.invalid_time)
+                if isinstance(result.error, CodecError):
+                    report.skipped(entry, result.error)
+                elif result.error is not None:
+                    raise result.error
                 else:
-                    pairs, refused, invalid_time, non_finite = result
-                    if invalid_time is not None:
-                        report.invalid_record_time(entry, invalid_time)
-                    if non_finite:      # written as sent, the cloud not dense
-                        report.non_finite_points += non_finite
+                    if result.non_finite:   # written as sent, the cloud not dense
+                        report.non_finite_points += result.non_finite
                         report.non_finite_scans += 1
-                    for exc in refused:  # a transform, odometry, IMU or twist of NaN / ±Inf
+                    for exc in result.refused:  # a transform, odometry, IMU, twist of NaN / ±Inf
                         report.skipped(entry, exc)
-                    if not pairs and not refused:
+                    if not result.pairs and not result.refused:
                         report.without_ros_form[entry.data_type] += 1
                     t_ns = ntp_to_ns(ntp)
-                    for topic, msg in pairs:
+                    for topic, msg in result.pairs:
                         if isinstance(msg, CdrMessage):   # made for this write: handed over
                             bag.write(topic, t_ns, msg.parts, msg.type_name, handed_over=True)
                         else:

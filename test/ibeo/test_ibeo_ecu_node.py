@@ -270,7 +270,10 @@ def test_each_filter_asked_for_is_logged_with_its_answer(ros, ecu_driver, closin
     """A data_types set at run time and a set_filter call each log the device's answer, even
     right after the (rate-limited) line of the filter sent on connect."""
     from rcl_interfaces.msg import Log
-    logs = ros.collect(Log, '/rosout', 1000, matched=False)
+    from rclpy.qos import DurabilityPolicy, QoSProfile
+    # /rosout keeps its last lines for late joiners: none is lost to a slow discovery
+    logs = ros.collect(Log, '/rosout', QoSProfile(
+        depth=1000, durability=DurabilityPolicy.TRANSIENT_LOCAL), matched=False)
     node, port = ecu_driver(data_types='0x2280')
     diag = Diag(ros)
     ecu_server(port, closing)

@@ -371,3 +371,25 @@ def test_info_and_to_bag_count_a_damaged_scan_alike(tmp_path):
                           if 'invalid record time' in ln]
     assert lines['info'] == lines['to-bag'] and lines['info'][0].startswith(
         '1 message with an invalid record time'), lines
+
+
+def test_a_record_time_is_counted_even_when_no_stamp_can_be_made(tmp_path):
+    """A clock past 2^31 s since power-up holds no ROS stamp: its scans are refused as
+    bad_value; one whose start time is 0 beside such a header time is an invalid record time
+    as well, counted by to-bag as by info (which judges it without converting)."""
+    bad = (2**31 + 5) * S
+    src = tmp_path / 'clock.idc'
+    with IdcWriter(src) as w:
+        for start, ntp in ((bad, bad), (0, bad + S // 4), (bad + S // 2, bad + S // 2)):
+            w.write(0x2205, scan_2205(start), device_id=1, ntp=ntp)
+    out = {}
+    for command in ('info', 'to-bag'):
+        args = [str(src)] + ([str(tmp_path / 'bag'), '--no-progress'] if command == 'to-bag'
+                             else [])
+        done = subprocess.run([str(executable('ibeo_idc')), command, *args],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        out[command] = done.stdout
+    assert 'skipped 3 × 0x2205 ecu_scan_2205 (bad_value)' in out['to-bag'], out['to-bag']
+    for command, text in out.items():
+        assert '1 message with an invalid record time' in text, (command, text)

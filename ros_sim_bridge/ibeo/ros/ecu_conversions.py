@@ -740,7 +740,8 @@ class IbeoToRos:
     def convert(self, header, record) -> list:
         """[(topic, message)] of one record; :attr:`refused` holds a CodecError(BAD_VALUE) for
         each message left out for a non-finite value (a transform, odometry, IMU or twist),
-        :attr:`invalid_time` why its own time was not used."""
+        :attr:`invalid_time` why its own time was not used (judged first: set as well when a
+        stamp then cannot be made, StampError)."""
         out: list = []
         self.refused = []
         h_ntp = header.ntp
