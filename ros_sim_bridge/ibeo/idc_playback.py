@@ -10,7 +10,9 @@ is not played.  A damaged region (:class:`~ros_sim_bridge.ibeo.idc.Damage`) is r
 when play first reaches it (``on_damage``); play goes on after it.
 
 Times: ``t`` seconds from the recording's first message time; a negative ``t`` counts from
-its last message time.  The header times are judged once, the file read whole
+its latest message time.  A file's times need not rise (an ECU forwards devices with clocks
+of their own, a clock stepped back): a time is sought as the first message in file order at or
+after it.  The header times are judged once, the file read whole
 (:meth:`~ros_sim_bridge.ibeo.idc.IdcReader.checked_times`), and each message is handed out
 with that verdict (:class:`~ros_sim_bridge.core.ntp.CheckedTime`), which the driver uses
 instead of a live check at whatever rate it plays.  An invalid header time (0, all ones, a
@@ -20,6 +22,7 @@ has its valid neighbour's time (the verdict's, for seeking and the span).
 from __future__ import annotations
 
 import bisect
+import itertools
 from pathlib import Path
 from typing import Callable, Optional, Union
 
@@ -66,8 +69,10 @@ class IdcPlayer:
         self._ntp = [checked.times[i] for i in played]
         self._times = [ntp64_to_unix_ns(t) for t in self._ntp]
         self._why = {k: checked.why[i] for k, i in enumerate(played) if i in checked.why}
+        # the latest time up to each message: rises whatever the clocks do (what seeks search)
+        self._latest = list(itertools.accumulate(self._times, max))
         self.first_ns = self._times[0] if self._times else 0
-        self.last_ns = self._times[-1] if self._times else 0
+        self.last_ns = self._latest[-1] if self._times else 0
         # each damaged region is reported before the first message after it (or at the end)
         offsets = [e.offset for e in self.entries]
         self._damage_at: dict[int, list[Damage]] = {}
@@ -93,10 +98,11 @@ class IdcPlayer:
         return (self._times[index] - self.first_ns) / 1e9
 
     def index_at(self, t: float) -> int:
-        """Index of the first message at or after ``t`` s (negative: from the end)."""
+        """Index of the first message (in file order) at or after ``t`` s (negative: from the
+        end)."""
         t = self.duration_s + t if t < 0 else t
         t = min(max(t, 0.0), self.duration_s)
-        return bisect.bisect_left(self._times, self.first_ns + round(t * 1e9))
+        return bisect.bisect_left(self._latest, self.first_ns + round(t * 1e9))
 
     # --- controls -----------------------------------------------------------------------
     def start(self) -> None:

@@ -193,6 +193,65 @@ def test_a_recording_of_two_devices_hours_apart_checks_each_clock(tmp_path):
     assert summary.invalid_times == 2
 
 
+def write_clock_behind(path, t0: int) -> list:
+    """0x2604s of two devices interleaved, device 1 first, device 2's clock 3 h behind device
+    1's (every time valid: each device's clock is checked on its own); their times."""
+    times = [t0 - dev * (3 * 3600 << 32) + k * (1 << 32) // 10 for k in range(8)
+             for dev in (0, 1)]
+    with IdcWriter(path) as w:
+        for k, t in enumerate(times):
+            w.write(0x2604, gps_body(t), device_id=1 + k % 2, ntp=t)
+    return times
+
+
+def test_playback_of_a_clock_behind_plays_from_the_first_message(tmp_path):
+    """IdcPlayer: a recording whose times do not rise (a second device's clock 3 h behind the
+    first's) plays from its first message (not from wherever a search of unsorted times
+    ended: the third of 16), every message once; a time is sought as the first message in file
+    order at or after it, the span runs to the latest time."""
+    import threading
+    from ros_sim_bridge.ibeo.idc_playback import IdcPlayer
+    t0 = 3_900_000_000 << 32
+    times = write_clock_behind(tmp_path / 'behind.idc', t0)
+    played, ended = [], threading.Event()
+    player = IdcPlayer(tmp_path / 'behind.idc', lambda raw, entry, checked:
+                       played.append(entry.ntp), rate=0.0,
+                       on_end=lambda looping: ended.set())
+    try:
+        assert player.start_index == 0
+        assert player.duration_s == pytest.approx(0.7)
+        assert player.index_at(0.0) == 0 and player.index_at(0.25) == 6
+        assert player.index_at(-0.05) == 14
+        player.start()
+        assert ended.wait(10.0)
+        assert played == times
+    finally:
+        player.close()
+
+
+def test_installed_node_plays_every_message_of_a_clock_behind(ros, tmp_path):
+    """ibeo_ecu, source:=file: the recording of two devices whose second clock is 3 h behind
+    the first is played whole (16 fixes, 16 played on /diagnostics), each stamped with its
+    own device's time."""
+    t0 = unix_ns_to_ntp64(time.time_ns() - 86_400 * 10**9)
+    times = write_clock_behind(tmp_path / 'behind.idc', t0)
+    diag = Diagnostics(ros)
+    with NodeProcess('ibeo_ecu', parameters={'source': 'file',
+                                             'file': str(tmp_path / 'behind.idc'),
+                                             'rate': 0.0, 'start_paused': True,
+                                             'stamp_source': 'sensor', **FAST},
+                     namespace='/behind', quiet=True) as proc:
+        got = ros.collect(NavSatFix, '/behind/gps/fix', 100)
+        assert call(ros, Trigger, '/behind/ibeo_ecu/resume').success
+        _, link = diag.wait('link file', lambda st, v: v.get('state') == 'finished')
+        assert link['messages_played'] == '16', link
+        msgs = got.wait_for(len(times), timeout=30.0)
+        assert [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in msgs] == \
+            [ntp64_to_unix_ns(t) for t in times]
+        assert proc.running()
+    assert proc.proc.returncode == 0
+
+
 def test_all_ones_gives_no_receive_time_spacing():
     """sent_ns (core.receive_times' sender time of a framed message): None for 0 and all
     ones, as for no time at all."""
