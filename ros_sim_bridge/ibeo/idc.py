@@ -28,6 +28,7 @@ messages after it are kept; messages nested wholly inside a body are payload.
 from __future__ import annotations
 
 import bisect
+import itertools
 import mmap
 import os
 import struct
@@ -288,10 +289,11 @@ class IdcReader:
         return self.entries[i]
 
     def index_at_time(self, ntp: int) -> int:
-        """Index of the first message whose NTP time is ≥ ``ntp`` (times as recorded; files are
-        in time order, ties keep file order)."""
+        """Index of the first message (in file order) by which the recording's NTP times have
+        reached ``ntp``: the latest time up to each message is searched, so times that go back
+        (a device whose clock is behind another's, a clock set back) do not mislead it."""
         if self._times is None:
-            self._times = [e.ntp for e in self.entries]
+            self._times = list(itertools.accumulate((e.ntp for e in self.entries), max))
         return bisect.bisect_left(self._times, ntp)
 
     def index_of_offset(self, offset: int) -> int:

@@ -57,6 +57,19 @@ def write(path, msgs, trailer=True) -> list[bytes]:
     return raws
 
 
+def test_seek_by_time_on_a_file_whose_times_go_back(tmp_path):
+    """Times of two devices, the second's clock behind: a seek by time finds the first message
+    by which the recording's times reached it (here the second), not a later one."""
+    path = tmp_path / 'back.idc'
+    s = 1 << 32
+    write(path, [(0x1100, FE.LAYOUT_1100.encode(FE.FrameEndSeparator(frame_id=k)), dev, t * s)
+                 for k, (dev, t) in enumerate(((1, 10), (1, 20), (2, 5), (1, 30)))],
+          trailer=False)
+    with IdcReader(path) as r:
+        assert len(r) == 4 and not r.damages
+        assert [r.index_at_time(t * s) for t in (0, 10, 15, 20, 25, 31)] == [0, 0, 1, 1, 3, 4]
+
+
 def test_write_index_decode_and_seek(tmp_path):
     path = tmp_path / 'a.idc'
     msgs = messages()
