@@ -247,18 +247,22 @@ class Diagnostics:
         self.log_limited(endpoint.name, type(exc).__name__,
                          f'{endpoint.name}: receive failed: {exc!r}', 'error')
 
-    def log_limited(self, key: str, kind: str, text: str, level: str = 'warning') -> None:
+    def log_limited(self, key: str, kind: str, text: str, level: str = 'warning') -> bool:
+        """Log ``text`` unless a line of this (key, kind) was logged in the last
+        :attr:`log_interval` s (then it is counted, and named with the next one logged);
+        whether it was logged."""
         now = time.monotonic()
         with self._log_lock:
             last = self._last_log.get((key, kind))
             if last is not None and now - last < self.log_interval:
                 self._suppressed[(key, kind)] += 1
-                return
+                return False
             self._last_log[(key, kind)] = now
             suppressed = self._suppressed.pop((key, kind), 0)
         if suppressed:
             text += f' (+{suppressed} more like it in the last {self.log_interval:.0f} s)'
         log(self.node.get_logger(), level, text)
+        return True
 
     def publish(self) -> None:
         now = time.time_ns()

@@ -753,6 +753,42 @@ def test_a_sensor_that_hangs_up_at_once_is_not_logged_on_every_attempt(closing, 
         assert 1 <= text.count(line) < len(accepts) / 2, (line, len(accepts), text)
 
 
+def test_a_link_back_soon_after_its_loss_is_logged(closing, tmp_path):
+    """A sensor that drops the link 0.3 s after the connect and takes the next one: the
+    reconnect is logged although it comes within the connect line's rate limit, so the log's
+    last word on the link is not that it was lost."""
+    listener = socket.create_server(('127.0.0.1', 0))
+    closing.append(listener)
+    accepted = []
+
+    def serve():
+        for hold in (0.3, 30.0):
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            accepted.append(conn)
+            time.sleep(hold)
+            conn.close()
+    threading.Thread(target=serve, daemon=True).start()
+    log = tmp_path / 'ibeo_lux.log'
+    with open(log, 'w') as out:
+        proc = subprocess.Popen([str(executable('ibeo_lux')), *ros_args(parameters={
+            'port': listener.getsockname()[1], 'layers': 4, 'start_measure_on_connect': False,
+            'data_timeout': 0.0})], env=LOCAL_ENV, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            assert wait_until(lambda: len(accepted) == 2, 15)
+            assert wait_until(lambda: '(connection 2)' in log.read_text(), 5), log.read_text()
+        finally:
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(10) == 0
+    link = [line for line in log.read_text().splitlines()
+            if 'connected to' in line or ' lost: ' in line]
+    assert len(link) == 3 and link[1].endswith('lost: peer closed the connection; '
+                                               'reconnecting'), link
+    assert link[2].endswith('(connection 2)'), link
+
+
 def test_a_sensor_told_to_stop_measuring_is_not_taken_for_a_silent_one(ros, driver, closing):
     """Stop Measure silences a LUX on purpose: the data timeout waits until Start Measure
     (a reconnect would send Start Measure again on its own), then watches again."""

@@ -237,6 +237,7 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
             return
         # messages of one read: receive times spaced by their header NTP times (core.receive_times)
         self.read_times = ReadTimes(sent_ns)
+        self._loss_logged = False       # the last link line logged says the link was lost
         self.client = TcpClient(p.host, p.port, self.session.framer, self._on_event,
                                 receive_times=self.read_times,
                                 name='ibeo-lux-tcp', on_connect=self._on_connect,
@@ -360,9 +361,12 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
         self.session.connection_made()
         for stats in tuple(self.stats.values()):
             stats.link_up()
-        self.diagnostics.log_limited(self.link.name, 'connected',
-                                     f'connected to {self.p.host}:{self.p.port} '
-                                     f'(connection {self.client.connects})', 'info')
+        text = f'connected to {self.p.host}:{self.p.port} (connection {self.client.connects})'
+        if self._loss_logged:          # the log's last word on the link was its loss: always
+            self._loss_logged = False  # (else rate-limited: a peer that hangs up at once)
+            self.get_logger().info(text)
+        else:
+            self.diagnostics.log_limited(self.link.name, 'connected', text, 'info')
         threading.Thread(target=self._connected_tasks, name='ibeo-lux-connect',
                          daemon=True).start()
 
@@ -374,8 +378,9 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
     def _on_disconnect(self, reason: str) -> None:
         # rate-limited per reason: a sensor that accepts and then hangs up or stays silent
         # loses every link the same way, about twice a second
-        self.diagnostics.log_limited(self.link.name, f'lost: {reason}', f'link to '
-                                     f'{self.p.host}:{self.p.port} lost: {reason}; reconnecting')
+        self._loss_logged = self.diagnostics.log_limited(
+            self.link.name, f'lost: {reason}',
+            f'link to {self.p.host}:{self.p.port} lost: {reason}; reconnecting')
         self._type_streams_down(reason)
         self._reply_failed_all(f'link lost: {reason}')
         for ev in self.session.connection_lost():
