@@ -17,8 +17,7 @@ A record's own time (:mod:`~ros_sim_bridge.ibeo.record_times`: scan start, objec
 mid-scan time, vehicle state, GPS, image, GpsImu, odometry, measurement list, CAN receive
 time, the LUX types' too) that is 0, all ones or more than ``--max-time-jump`` s from its
 header time is counted, and the header time stamps its messages.  Ctrl-C / SIGTERM close the
-bag cleanly
-(exit 0).
+bag cleanly (exit 0).
 
 A file that cannot be used (missing, empty, no Ibeo message in it, an output folder whose
 parent does not exist, a value out of range) is one line on stderr and exit code 2; output
@@ -200,8 +199,9 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
     /diagnostics status names start with ``node_name: `` (live: the driver node's name).  An
     invalid header time (``max_jump_s``: :meth:`IdcReader.checked_times`) is replaced by a valid
     neighbour's, as log time and in the header the converter reads.  The converter (an
-    :class:`IbeoToRos`) must give the same for a message whatever it converted before, but
-    for its ``STATEFUL_TYPES`` (see :data:`WINDOW`)."""
+    :class:`IbeoToRos`; a given one judges record times by its own ``max_jump_s``) must give
+    the same for a message whatever it converted before, but for its ``STATEFUL_TYPES`` (see
+    :data:`WINDOW`)."""
     from tqdm import tqdm
 
     from ros_sim_bridge.core.memory import reuse_freed_memory

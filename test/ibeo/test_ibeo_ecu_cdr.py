@@ -109,8 +109,9 @@ def test_scan_info_of_each_layout(cls, infos, flags):
 
 
 def object_list(kind: str, n: int):
-    """An object list of each ECU type with contours of 0, 1 and more points, a NaN box, ids
-    past 2^31, every class, and (0x2281) properties of each value type."""
+    """An object list of each ECU type with contours of 0 (a plain empty list), 1 and more
+    points, a NaN box, ids past 2^31, every class, and (0x2281) properties of each value
+    type."""
     rng = np.random.default_rng(n)
     o = oe.make_objects(n, int(kind, 16))
     for name in o.dtype.names:
@@ -124,7 +125,8 @@ def object_list(kind: str, n: int):
         for name in ('box_size_x', 'course_angle', 'box_center_x'):
             if name in o.dtype.names:
                 o[name][0] = np.nan
-    contours = [rng.normal(0, 5, (i % 4, 2)).astype(np.float32) for i in range(n)]
+    contours = [rng.normal(0, 5, (i % 4, 2)).astype(np.float32) if i % 4 else []   # as built
+                for i in range(n)]                                             # by a user
     if kind == '2225':
         return oe.EcuObjectList2225(NTP, o, contours)
     if kind == '2280':

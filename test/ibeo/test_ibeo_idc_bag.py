@@ -202,7 +202,7 @@ def _file_order(bag_dir):
 
 def test_windows_change_nothing_but_the_work_order(recording, tmp_path, monkeypatch):
     """``convert`` converts the small messages of a window ahead, grouped by type: the bag is
-    still in file order, byte for byte what one message at a time gives (WINDOW 1), and the
+    still in file order, field for field what one message at a time gives (WINDOW 1), and the
     report (skipped messages and their offsets, counts) the same; whatever the window and the
     size up to which a message goes ahead."""
     import dataclasses

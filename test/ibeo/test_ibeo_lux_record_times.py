@@ -141,8 +141,7 @@ def test_installed_lux_node_playing_a_file_counts_as_to_bag_does(ros, tmp_path):
 
 
 def test_installed_to_bag_and_info_count_invalid_lux_record_times(tmp_path):
-    """ibeo_idc to-bag and info on the LUX vectors: 4 invalid record times (reading them from
-    the bodies for info)."""
+    """ibeo_idc to-bag and info on the LUX vectors: 4 invalid record times."""
     items = recording(tmp_path / 'times.idc', TYPES, valid_type=0x2202, ones_type=0x2805)
     assert sum(1 for _, _, t, stamp in items if stamp != t) == 4
     check_to_bag_and_info(tmp_path / 'times.idc', items, TYPES, f'0x2202 lux_scan: {WHYS[0]}')

@@ -8,8 +8,8 @@
  * The reserved bytes come out zero, so equal points give equal bytes.
  *
  * On x86-64 CPUs with AVX2 (checked at run time), 8 points at a time by byte shuffles, the rest
- * by plain C (all other hosts and compilers): about as fast as np.copyto of the same bytes, a
- * quarter less time than one point at a time (bench/bench_ecu_points.py).
+ * by plain C (all other hosts and compilers): about as fast as np.copyto of the same bytes
+ * (bench/bench_ecu_points.py).
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -120,9 +120,10 @@ class DataDispatch:
     def _on_invalid_time(self, ev: InvalidTime, now_ns: int) -> None:
         """A data message with an invalid header time follows: counted by the session (link
         status), logged here; the message is published, stamped with its receive time (a
-        recording's with stamp_source sensor: a valid neighbour's time)."""
+        recording's with stamp_source sensor: its record time when valid beside a valid
+        neighbour's time, else that time)."""
         h = ev.header
-        stamp = ("a valid neighbour's time" if ev.neighbour_ntp is not None
+        stamp = ("its record time or a valid neighbour's time" if ev.neighbour_ntp is not None
                  and self.p.stamp_source == 'sensor' else 'its receive time')
         self.diagnostics.log_limited(
             'stamp', 'invalid_time', f'0x{h.data_type:04X} {registry.type_name(h.data_type)} '

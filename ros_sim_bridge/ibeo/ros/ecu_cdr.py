@@ -197,6 +197,7 @@ class EcuCdr:
 
 def _contours_xyz(contours: list) -> list:
     """(k, 3) float64 points (z = 0) of (k, 2) contours: views of one array made at once."""
+    contours = [np.asarray(c, np.float64).reshape(-1, 2) for c in contours]
     counts = [len(c) for c in contours]
     xyz = np.zeros((sum(counts), 3))
     if len(xyz):
