@@ -238,13 +238,13 @@ class DataDispatch:
         if checked is not None and checked != header.ntp:
             header = dataclasses.replace(header, ntp=checked)
         try:
-            pairs, refused = self.ecu.convert(header, ev.record), None
+            pairs, error = self.ecu.convert(header, ev.record), None
         except CodecError as exc:      # a time no ROS stamp holds (StampError): as to-bag does
-            pairs, refused = [], exc
+            pairs, error = [], exc
         if self.ecu.invalid_time is not None and checked is not None:   # judged before that
             self._count_invalid_record_time(ev.header, self.ecu.invalid_time)
-        if refused is not None:
-            self.diagnostics.bad_input(stats, refused, now_ns)
+        if error is not None:
+            self.diagnostics.bad_input(stats, error, now_ns)
             return
         if isinstance(ev.record, scan_ecu.EcuScan) and ev.record.non_finite:
             self._count_non_finite_points(ev, stats)
