@@ -11,8 +11,9 @@ when play first reaches it (``on_damage``); play goes on after it.
 
 Times: ``t`` seconds from the recording's first message time; a negative ``t`` counts from
 its latest message time.  A file's times need not rise (an ECU forwards devices with clocks
-of their own, a clock stepped back): a time is sought as the first message in file order at or
-after it.  The header times are judged once, the file read whole
+of their own, a clock stepped back): a device whose clock is another (hours off the first
+device's) is paced and sought on the first device's clock (:func:`one_clock`), and a time is
+sought as the first message in file order at or after it.  The header times are judged once, the file read whole
 (:meth:`~ros_sim_bridge.ibeo.idc.IdcReader.checked_times`), and each message is handed out
 with that verdict (:class:`~ros_sim_bridge.core.ntp.CheckedTime`), which the driver uses
 instead of a live check at whatever rate it plays.  An invalid header time (0, all ones, a
@@ -30,6 +31,23 @@ from ros_sim_bridge.core.file_source import Playback
 from ros_sim_bridge.core.ntp import MAX_TIME_JUMP_S, CheckedTime, ntp64_to_unix_ns
 from .codec.header import DEFAULT_MAX_BODY
 from .idc import IDC_TRAILER, Damage, IdcEntry, IdcReader
+
+
+def one_clock(times_ns: list, devices: list, max_jump_s: float = MAX_TIME_JUMP_S) -> list:
+    """The times of a recording's messages on one clock, for pacing and seeking: a device whose
+    first time is more than ``max_jump_s`` from the latest time before it in the file (another
+    clock: one counting from its power-up, one hours off) has all its times moved by that
+    difference; the others, and a clock step within a device, stay as recorded."""
+    bound = max_jump_s * 1e9
+    shift: dict = {}
+    latest, out = None, []
+    for t, device in zip(times_ns, devices):
+        if device not in shift:
+            shift[device] = t - latest if latest is not None and abs(t - latest) > bound else 0
+        t -= shift[device]
+        latest = t if latest is None else max(latest, t)
+        out.append(t)
+    return out
 
 
 class IdcPlayer:
@@ -65,9 +83,11 @@ class IdcPlayer:
         self._on_error = on_error
         self.damages = list(self.reader.damages)
         self.chain_breaks = list(self.reader.chain_breaks)
-        # time of each message (an invalid one's: its neighbour's); paced by the valid ones
+        # time of each message (an invalid one's: its neighbour's) on the first device's clock;
+        # paced by the valid ones
         self._ntp = [checked.times[i] for i in played]
-        self._times = [ntp64_to_unix_ns(t) for t in self._ntp]
+        self._times = one_clock([ntp64_to_unix_ns(t) for t in self._ntp],
+                                [e.device_id for e in self.entries], max_jump_s)
         self._why = {k: checked.why[i] for k, i in enumerate(played) if i in checked.why}
         # the latest time up to each message: rises whatever the clocks do (what seeks search)
         self._latest = list(itertools.accumulate(self._times, max))

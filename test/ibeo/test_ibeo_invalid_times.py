@@ -229,6 +229,36 @@ def test_playback_of_a_clock_behind_plays_from_the_first_message(tmp_path):
         player.close()
 
 
+def test_one_clock_moves_only_a_device_whose_clock_is_another():
+    """one_clock: a device whose first time is hours off the latest time before it is moved
+    onto the first device's clock; a device that joins later on the same clock, and a clock
+    step within a device, are not."""
+    from ros_sim_bridge.ibeo.idc_playback import one_clock
+    s, h = 10**9, 3600 * 10**9
+    times = [0, -3 * h, s, -3 * h + s, 30 * s, 2 * h, 2 * h + s]
+    devices = [1, 2, 1, 2, 3, 1, 3]
+    assert one_clock(times, devices) == [0, 0, s, s, 30 * s, 2 * h, 2 * h + s]
+
+
+def test_playback_of_a_clock_behind_is_paced_on_one_clock(tmp_path):
+    """IdcPlayer at rate 2: the 0.7 s of two devices whose second clock is 3 h behind take
+    about 0.35 s, not a burst (each switch between the clocks was a jump re-anchoring the
+    pacing, so nothing was waited for)."""
+    import threading
+    from ros_sim_bridge.ibeo.idc_playback import IdcPlayer
+    write_clock_behind(tmp_path / 'behind.idc', 3_900_000_000 << 32)
+    played, ended = [], threading.Event()
+    player = IdcPlayer(tmp_path / 'behind.idc', lambda raw, entry, checked:
+                       played.append(time.monotonic()), rate=2.0,
+                       on_end=lambda looping: ended.set())
+    try:
+        player.start()
+        assert ended.wait(10.0)
+    finally:
+        player.close()
+    assert len(played) == 16 and 0.25 < played[-1] - played[0] < 5.0, played[-1] - played[0]
+
+
 def test_installed_node_plays_every_message_of_a_clock_behind(ros, tmp_path):
     """ibeo_ecu, source:=file: the recording of two devices whose second clock is 3 h behind
     the first is played whole (16 fixes, 16 played on /diagnostics), each stamped with its
