@@ -750,23 +750,22 @@ class IbeoToRos:
         self.invalid_time = None if own is None else own.why
         t = h_ntp if own is None else own.ntp      # the stamp of a record with a time of its own
         if isinstance(record, se.EcuScan):
-            stamp = t
-            clouds = scan_clouds(record, stamp_ntp=stamp, vehicle_frame=self.vehicle_frame,
+            clouds = scan_clouds(record, stamp_ntp=t, vehicle_frame=self.vehicle_frame,
                                  scanner_frame=self.scanner_frame,
                                  serialized=self.serialized)
             out += [(self.topic('points'), cloud) for _, cloud in clouds]
             frame = clouds[0][0] if clouds else ''
             out.append((self.topic('scan_info'),
-                        self._cdr.scan_info(record, stamp, frame, dev) if self._cdr else
-                        scan_info(record, _header(stamp, frame), device_id=dev)))
+                        self._cdr.scan_info(record, t, frame, dev) if self._cdr else
+                        scan_info(record, _header(t, frame), device_id=dev)))
             mounts = [m for m in record.scanners[['device_id', *MOUNTING_FIELDS]].tolist()
                       if self._finite(header, dict(zip(MOUNTING_FIELDS, m[1:])),
                                       MOUNTING_FIELDS, f'transform for scanner {m[0]}')]
             if any(self._tf_sent.get(m[0]) != m for m in mounts):   # new or moved scanners
-                new = [t for t, m in zip(scanner_transforms(record, stamp_ntp=stamp,
-                                                            vehicle_frame=self.vehicle_frame,
-                                                            scanner_frame=self.scanner_frame),
-                                         mounts) if self._tf_sent.get(m[0]) != m]
+                new = [tf for tf, m in zip(scanner_transforms(record, stamp_ntp=t,
+                                                              vehicle_frame=self.vehicle_frame,
+                                                              scanner_frame=self.scanner_frame),
+                                           mounts) if self._tf_sent.get(m[0]) != m]
                 for m in mounts:
                     self._tf_sent[m[0]] = m
                 out.append((self.topic('tf_static'), TFMessage(transforms=new)))
