@@ -310,35 +310,41 @@ def test_installed_node_playing_a_file_counts_as_to_bag_does(ros, tmp_path):
     assert proc.proc.returncode == 0
 
 
+def info_and_to_bag(src) -> dict:
+    """The standard output of the installed ``ibeo_idc info`` and ``to-bag`` (into a ``bag``
+    folder beside it) on ``src``, by command; each exits 0 without a traceback."""
+    out = {}
+    for command, args in (('info', []), ('to-bag', [str(src.parent / 'bag'), '--no-progress'])):
+        done = subprocess.run([str(executable('ibeo_idc')), command, str(src), *args],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and 'Traceback' not in done.stderr, (command, done.stderr)
+        out[command] = done.stdout
+    return out
+
+
 def check_to_bag_and_info(src, items, types, first: str) -> None:
     """The installed ``to-bag`` and ``info`` on ``src``, the file of ``items``
     (:func:`recording`, two of its header times 0): each message stamped as the node stamps it
     (the bag read back with rosbags), the record times not used counted and ``first`` named
     first; ``info`` counts alike."""
     from rosbags.highlevel import AnyReader
-    done = subprocess.run([str(executable('ibeo_idc')), 'to-bag', str(src), str(src.parent / 'bag'),
-                           '--no-progress'], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0 and 'Traceback' not in done.stderr, done.stderr
+    out = info_and_to_bag(src)
     with AnyReader([src.parent / 'bag']) as reader:
         got: dict = {}
         for c, _, raw in reader.messages():
             got.setdefault(c.topic, []).append(reader.deserialize(raw, c.msgtype))
     for topic, stamps in expected_stamps(items, types).items():
         assert [stamp_ns(m) for m in got[f'/ibeo/{topic}']] == stamps, topic
-    lines = [line.strip() for line in done.stdout.splitlines()]
+    lines = [line.strip() for line in out['to-bag'].splitlines()]
     invalid = sum(1 for _, _, t, stamp in items if stamp != t)     # record times not used
     count = (f'{invalid} messages with an invalid record time (0, all ones or more than 60 s '
              'from its header time): stamped with their header time')
-    assert count in lines, done.stdout
-    assert '2 messages with an invalid header time' in done.stdout, done.stdout
+    assert count in lines, out['to-bag']
+    assert '2 messages with an invalid header time' in out['to-bag'], out['to-bag']
     at = len(message(*items[0][:3], types))             # the second message: after the first
-    assert lines[lines.index(count) + 1] == f'at byte {at}: {first}', done.stdout
-
-    info = subprocess.run([str(executable('ibeo_idc')), 'info', str(src)], capture_output=True,
-                          text=True, timeout=120)
-    assert info.returncode == 0, info.stderr
-    assert count in info.stdout and '2 messages with an invalid header time' in info.stdout, \
-        info.stdout
+    assert lines[lines.index(count) + 1] == f'at byte {at}: {first}', out['to-bag']
+    assert count in out['info'] and '2 messages with an invalid header time' in out['info'], \
+        out['info']
 
 
 def test_installed_to_bag_and_info_count_invalid_record_times(tmp_path):
@@ -360,15 +366,8 @@ def test_info_and_to_bag_count_a_damaged_scan_alike(tmp_path):
     with IdcWriter(src) as w:
         w.write(0x2205, bytes(cut), device_id=1, ntp=NTP)
         w.write(0x2205, scan_2205(0), device_id=1, ntp=NTP + S // 10)
-    lines = {}
-    for command in ('info', 'to-bag'):
-        args = [str(src)] + ([str(tmp_path / 'bag'), '--no-progress'] if command == 'to-bag'
-                             else [])
-        done = subprocess.run([str(executable('ibeo_idc')), command, *args],
-                              capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0, done.stderr
-        lines[command] = [ln.strip() for ln in done.stdout.splitlines()
-                          if 'invalid record time' in ln]
+    lines = {command: [ln.strip() for ln in text.splitlines() if 'invalid record time' in ln]
+             for command, text in info_and_to_bag(src).items()}
     assert lines['info'] == lines['to-bag'] and lines['info'][0].startswith(
         '1 message with an invalid record time'), lines
 
@@ -382,14 +381,7 @@ def test_a_record_time_is_counted_even_when_no_stamp_can_be_made(tmp_path):
     with IdcWriter(src) as w:
         for start, ntp in ((bad, bad), (0, bad + S // 4), (bad + S // 2, bad + S // 2)):
             w.write(0x2205, scan_2205(start), device_id=1, ntp=ntp)
-    out = {}
-    for command in ('info', 'to-bag'):
-        args = [str(src)] + ([str(tmp_path / 'bag'), '--no-progress'] if command == 'to-bag'
-                             else [])
-        done = subprocess.run([str(executable('ibeo_idc')), command, *args],
-                              capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0, done.stderr
-        out[command] = done.stdout
+    out = info_and_to_bag(src)
     assert 'skipped 3 × 0x2205 ecu_scan_2205 (bad_value)' in out['to-bag'], out['to-bag']
     for command, text in out.items():
         assert '1 message with an invalid record time' in text, (command, text)
