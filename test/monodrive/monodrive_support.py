@@ -55,7 +55,12 @@ def connects(port: int) -> bool:
 
 def sensors_file(tmp_path, kinds=('State', 'Lidar', 'Camera', 'IMU', 'GPS'), extra=()):
     """A sensor list JSON file with one sensor per kind on free ports: (path, {kind: port})."""
-    ports = {k: free_tcp_port() for k in kinds}
+    ports: dict = {}
+    for kind in kinds:                  # distinct: a port let go may be handed out again
+        port = free_tcp_port()
+        while port in ports.values():
+            port = free_tcp_port()
+        ports[kind] = port
     sensors = []
     for kind, port in ports.items():
         s = {'type': kind, 'listen_port': port, 'description': kind.lower(),
