@@ -271,9 +271,11 @@ def test_each_filter_asked_for_is_logged_with_its_answer(ros, ecu_driver, closin
     right after the (rate-limited) line of the filter sent on connect."""
     from rcl_interfaces.msg import Log
     from rclpy.qos import DurabilityPolicy, QoSProfile
-    # /rosout keeps its last lines for late joiners: none is lost to a slow discovery
+    # /rosout keeps its last lines for late joiners: none is lost to a slow discovery; the
+    # lines of the nodes before this one (the same process's logger) are told by their time
     logs = ros.collect(Log, '/rosout', QoSProfile(
         depth=1000, durability=DurabilityPolicy.TRANSIENT_LOCAL), matched=False)
+    start_ns = time.time_ns()
     node, port = ecu_driver(data_types='0x2280')
     diag = Diag(ros)
     ecu_server(port, closing)
@@ -285,7 +287,8 @@ def test_each_filter_asked_for_is_logged_with_its_answer(ros, ecu_driver, closin
 
     def answers():
         return [m.msg for m in list(logs.messages)
-                if m.name == 'ibeo_ecu' and m.msg.startswith('set filter 0x')]
+                if m.name == 'ibeo_ecu' and m.msg.startswith('set filter 0x')
+                and stamp_to_ns(m.stamp) >= start_ns]
     assert wait_until(lambda: len(answers()) == 3, 10), answers()
     # the parameter's filter is sent by a thread of its own, the service's by its callback:
     # the two may be answered in either order
