@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import itertools
 import math
 import os
 import sys
@@ -217,20 +218,30 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
     report.invalid_times = len(checked.invalid)
     report.invalid_time_examples = reader.invalid_time_examples(checked)
 
-    def converted(entry, ntp) -> _Converted:
-        header = reader.header(entry)
-        if ntp != entry.ntp:            # an invalid header time: a valid neighbour's
-            header = dataclasses.replace(header, ntp=ntp)
-        try:
-            record = reader.decode(entry)
-        except Exception as exc:
-            return _Converted(error=exc)
-        try:
-            pairs = conv.convert(header, record)
-        except Exception as exc:        # its record time was judged before any stamp was made
-            return _Converted(invalid_time=conv.invalid_time, error=exc)
-        return _Converted(pairs, list(conv.refused), conv.invalid_time,
-                          record.non_finite if isinstance(record, EcuScan) else 0)
+    def converted(batch: list) -> list:
+        """A :class:`_Converted` of each (entry, checked time) of ``batch`` (of one data type:
+        converted together where the converter can)."""
+        records = []
+        for entry, ntp in batch:
+            header = reader.header(entry)
+            if ntp != entry.ntp:        # an invalid header time: a valid neighbour's
+                header = dataclasses.replace(header, ntp=ntp)
+            try:
+                records.append((header, reader.decode(entry)))
+            except Exception as exc:
+                records.append((header, exc))
+        made = iter(conv.convert_many([(h, r) for h, r in records
+                                       if not isinstance(r, Exception)]))
+        out = []
+        for _, record in records:
+            if isinstance(record, Exception):
+                out.append(_Converted(error=record))
+                continue
+            c = next(made)
+            out.append(_Converted(c.pairs, c.refused, c.invalid_time,
+                                  record.non_finite if isinstance(record, EcuScan) and
+                                  c.error is None else 0, c.error))
+        return out
 
     bag = writer or BagWriter(out)
     bar = tqdm(total=reader.file_size, unit='B', unit_scale=True, disable=not progress,
@@ -240,15 +251,18 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
     try:
         for first in range(0, len(messages), WINDOW):
             window = messages[first:first + WINDOW]
-            ahead = {k: converted(*window[k]) for k in sorted(
-                (k for k, (e, _) in enumerate(window)
-                 if e.size <= IN_ORDER_BYTES and e.data_type not in conv.STATEFUL_TYPES),
-                key=lambda k: window[k][0].data_type)}
+            ahead = {}
+            for _, ks in itertools.groupby(sorted(
+                    (k for k, (e, _) in enumerate(window)
+                     if e.size <= IN_ORDER_BYTES and e.data_type not in conv.STATEFUL_TYPES),
+                    key=lambda k: window[k][0].data_type), key=lambda k: window[k][0].data_type):
+                ks = list(ks)
+                ahead.update(zip(ks, converted([window[k] for k in ks])))
             for k, (entry, ntp) in enumerate(window):
                 if should_stop():
                     report.interrupted = True
                     break
-                result = ahead.pop(k) if k in ahead else converted(entry, ntp)
+                result = ahead.pop(k) if k in ahead else converted([(entry, ntp)])[0]
                 if result.invalid_time is not None:
                     report.invalid_record_time(entry, result.invalid_time)
                 if isinstance(result.error, CodecError):

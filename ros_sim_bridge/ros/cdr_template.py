@@ -286,38 +286,86 @@ class ElementTemplates:
 
 
 def with_elements(head, elements) -> memoryview:
-    """A message whose last field is a sequence of messages: ``head`` is the message with that
-    sequence empty (its bytes end with the count 0), ``elements`` yields, for each element,
-    (a function phase → the element's :func:`build` template at that phase, its slot values).
-    Each element is placed after the previous one, its alignment from the template of its
-    phase; the count is set.  For elements whose shape varies (strings, inner sequences): a
-    template per shape and phase, cached by the caller.  One buffer for the whole message:
-    each element's bytes are copied in and its slots filled through one view per element
-    type of the whole payload."""
-    placed, end = [], len(head) - 4                 # the payload offset of the next element
-    for template_at, values in elements:
-        tmpl = template_at(end % 8)
-        placed.append((tmpl, end, values))
-        end += len(tmpl.element)
-    out = np.empty(8 + end, np.uint8)               # the payload at out[8:]: 8-aligned
-    out[4:4 + len(head)] = np.frombuffer(head, np.uint8)
-    payload, views = out[8:], {}
-    for tmpl, at, values in placed:
-        out[8 + at:8 + at + len(tmpl.element)] = tmpl.element
-        origin = at - tmpl.phase                    # where the template's payload starts
+    """A message whose last field is a sequence of messages: :func:`messages_with_elements` of
+    one message."""
+    return messages_with_elements([head], [elements])[0]
+
+
+def messages_with_elements(heads, element_lists) -> list:
+    """Messages whose last field is a sequence of messages, in one buffer (a memoryview of
+    each).  ``heads[j]`` is message j with that sequence empty (its bytes end with the count
+    0); ``element_lists[j]`` gives, for each of its elements, (a function phase → the
+    element's :func:`build` template at that phase, ``values``, ``row``): the element's slot
+    values are ``values[name]`` when ``row`` is None, else row ``row`` of ``values[name]``
+    (an array of rows, or a function (rows, m) → those rows' values for a slot on m fields:
+    e.g. m points of ragged contours).  Each element is placed after the previous one, its
+    alignment from the template of its phase; the count is set.  For elements whose shape
+    varies (strings, inner sequences): a template per shape and phase, cached by the caller.
+    The elements of one template and one ``values`` of rows are filled together, one
+    assignment per slot for all of them, whatever the message they are in."""
+    groups: dict = {}               # (template, id(values)) → [template, values, origins, rows]
+    singles, spans = [], []
+    base = 8                        # the buffer offset of the next message's payload
+    for head, elements in zip(heads, element_lists):
+        end = len(head) - 4         # the payload offset of the next element
+        count = 0
+        for template_at, values, row in elements:
+            tmpl = template_at(end % 8)
+            origin = base + end - tmpl.phase        # where the template's payload starts
+            if row is None:
+                singles.append((tmpl, origin, values))
+            else:
+                group = groups.get((tmpl, id(values)))
+                if group is None:
+                    group = groups[(tmpl, id(values))] = [tmpl, values, [], []]
+                group[2].append(origin)
+                group[3].append(row)
+            end += len(tmpl.element)
+            count += 1
+        spans.append((head, base, end, count))
+        base = -(-(base + end + 4) // 8) * 8
+    out = np.empty(base, np.uint8)
+    for head, at, end, count in spans:
+        out[at - 4:at + len(head) - 4] = np.frombuffer(head, np.uint8)
+        struct.pack_into('<I', out, at + len(head) - 8, count)
+    views: dict = {}
+
+    def view_of(dtype):
+        view = views.get(dtype)
+        if view is None:
+            view = views[dtype] = out[:len(out) // dtype.itemsize * dtype.itemsize].view(dtype)
+        return view
+    for tmpl, values, origins, rows in groups.values():
+        if len(rows) == 1:                     # one element: filled as one with its row
+            row, own = rows[0], {}
+            for name, (_, index) in tmpl.slots.items():
+                got = values[name]
+                own[name] = got([row], index.shape[0])[0] if callable(got) else got[row]
+            singles.append((tmpl, origins[0], own))
+            continue
+        origins, size = np.asarray(origins), len(tmpl.element)
+        out[(origins + tmpl.phase)[:, None] + np.arange(size)] = tmpl.element
+        rows = np.asarray(rows)
         for dtype, _, slots in tmpl.plan:
-            view = views.get(dtype)
-            if view is None:
-                view = views[dtype] = payload[:end // dtype.itemsize * dtype.itemsize
-                                              ].view(dtype)
-            shift = origin // dtype.itemsize
+            view, shifts = view_of(dtype), (origins // dtype.itemsize)[:, None]
+            for name, index in slots:
+                flat, m = ((np.arange(index.start, index.stop), 1) if type(index) is slice
+                           else (index.reshape(-1), index.shape[0]))
+                got = values[name]
+                got = got(rows, m) if callable(got) else got[rows]
+                view[shifts + flat] = np.reshape(got, (len(rows), -1))
+    for tmpl, origin, values in singles:
+        at = origin + tmpl.phase
+        out[at:at + len(tmpl.element)] = tmpl.element
+        for dtype, _, slots in tmpl.plan:
+            view, shift = view_of(dtype), origin // dtype.itemsize
             for name, index in slots:
                 if type(index) is slice:
                     view[index.start + shift:index.stop + shift] = values[name]
                 else:
                     view[index + shift] = values[name]
-    struct.pack_into('<I', out, len(head), len(placed))
-    return memoryview(out)[4:]
+    whole = memoryview(out)
+    return [whole[at - 4:at + end] for _, at, end, _ in spans]
 
 
 def serialize(type_name: str, value) -> bytes:

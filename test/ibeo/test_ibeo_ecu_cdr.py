@@ -145,3 +145,30 @@ def test_object_lists_and_markers(kind, n):
     for _ in range(2):                                   # the second time from cached templates
         assert check(header(lst.DATA_TYPE), lst, fast, ec.IbeoToRos()) == {
             '/ecu/objects', '/objects/markers'}
+
+
+@pytest.mark.parametrize('kind', ['2225', '2280', '2281'])
+def test_object_lists_converted_together_equal_one_at_a_time(kind):
+    """``convert_many`` makes the object lists of one type at once (one table, one buffer,
+    the elements of a template filled together across lists): each list's messages equal the
+    rclpy ones of it alone, with lists of 0, 1 and 9 objects, their own stamps and devices, and
+    one whose record time is invalid among them."""
+    import dataclasses
+    lists = [object_list(kind, n) for n in (9, 0, 1, 9, 3)]
+    lists[2] = dataclasses.replace(lists[2], mid_scan_ntp=0)              # unset: header time
+    headers = [IbeoHeader(data_type=lst.DATA_TYPE, size=0, device_id=3 + k,
+                          ntp=NTP + (k << 30)) for k, lst in enumerate(lists)]
+    fast, slow = ec.IbeoToRos(serialized=True), ec.IbeoToRos()
+    fast.convert = None                         # not one at a time: an error if it falls back
+    made = fast.convert_many(list(zip(headers, lists)))
+    assert [c.invalid_time is not None for c in made] == [False, False, True, False, False]
+    for h, lst, c in zip(headers, lists, made):
+        assert c.error is None and c.refused == []
+        want = slow.convert(h, lst)
+        assert [t for t, _ in c.pairs] == [t for t, _ in want] == ['/ecu/objects',
+                                                                  '/objects/markers']
+        for (_, a), (_, b) in zip(c.pairs, want):
+            published = serialize_message(b)
+            assert message_differences(deserialize_message(a.data, type(b)),
+                                       deserialize_message(published, type(b))) == []
+            assert len(a.data) == len(published)

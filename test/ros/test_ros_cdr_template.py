@@ -11,7 +11,8 @@ from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ros_sim_bridge.msg import CarlaActor
-from ros_sim_bridge.ros.cdr_template import Slot, build, serialize, with_elements
+from ros_sim_bridge.ros.cdr_template import (Slot, build, messages_with_elements, serialize,
+                                             with_elements)
 
 
 def roundtrip(msg):
@@ -132,12 +133,24 @@ def test_elements_of_varying_shape_appended_at_every_phase():
                       color=[0, 0, 0, 0.25 * (i % 4)])
         if k:
             values['points'] = [0.5 * i, 0.0, 0.0]
-        items.append((template_at, values))
+        items.append((template_at, values, None))
     head = serialize('visualization_msgs/msg/MarkerArray', {'markers': []})
     ours = bytes(with_elements(head, items))
     assert len(ours) == len(serialize_message(want))
     assert deserialize_message(ours, MarkerArray) == roundtrip(want)
     assert len({phase for _, phase in cache}) >= 3        # elements really did start at odd places
+
+    # the same markers in three messages made at once, their values as rows of shared arrays
+    # (points ragged: a function of the rows), the elements of a template filled together
+    rows = {name: np.array([np.broadcast_to(v.get(name, 0.0), np.shape(items[0][1][name]))
+                            for _, v, _ in items]) for name in ('stamp', 'id', 'pose', 'color')}
+    rows['points'] = lambda r, k: np.stack([[items[i][1]['points']] * k for i in r])
+    parts = [slice(0, 3), slice(3, 3), slice(3, 8)]
+    made = messages_with_elements([head] * 3, [[(at, rows, i) for i, (at, _, _) in
+                                                enumerate(items)][p] for p in parts])
+    for part, msg in zip(parts, made):
+        assert deserialize_message(bytes(msg), MarkerArray) == roundtrip(
+            MarkerArray(markers=want.markers[part]))
     one = build('visualization_msgs/msg/Marker', {'id': Slot('id')}, phase=4)
     assert [r.tobytes() for r in one.fill_rows(2, id=[[[1]], [[2]]])] == \
         [bytes(one.fill(id=1)), bytes(one.fill(id=2))]

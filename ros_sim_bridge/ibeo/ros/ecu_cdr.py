@@ -8,12 +8,15 @@ numbers come from the same functions the rclpy forms use (``*_rows``, ``*_values
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ros_sim_bridge.msg import IbeoOdometry
 from ros_sim_bridge.ros import markers as mk
-from ros_sim_bridge.ros.cdr_template import ElementTemplates, Slot, build, with_elements
-from ros_sim_bridge.ros.markers_cdr import MarkerCdr, marker_array
+from ros_sim_bridge.ros.cdr_template import (ElementTemplates, Slot, build,
+                                             messages_with_elements)
+from ros_sim_bridge.ros.markers_cdr import MarkerCdr, marker_arrays
 from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
 from ros_sim_bridge.ros.stamps import ns_to_sec_nanosec
 from . import ecu_conversions as ec
@@ -45,18 +48,22 @@ def _column(values, dtype=None) -> np.ndarray:
 
 
 class EcuCdr:
-    """CDR builders with their templates, cached by shape (one instance per conversion)."""
+    """CDR builders with their templates, cached by shape and shared by every instance of the
+    process (a template depends on nothing else)."""
 
-    def __init__(self):
-        self._templates: dict = {}
-        self._objects = ElementTemplates('ros_sim_bridge/msg/IbeoObject')
-        self._markers = MarkerCdr()
-        self._life = mk.duration(ec.MARKER_LIFETIME_S)
+    _templates: dict = {}
+    _objects = ElementTemplates('ros_sim_bridge/msg/IbeoObject')
+    _markers = MarkerCdr()
+    _life = mk.duration(ec.MARKER_LIFETIME_S)
 
-    def _fill(self, key: tuple, type_name: str, value, **slots) -> CdrMessage:
+    def _template(self, key: tuple, type_name: str, value):
         tmpl = self._templates.get(key)
         if tmpl is None:
             tmpl = self._templates[key] = build(type_name, value())
+        return tmpl
+
+    def _fill(self, key: tuple, type_name: str, value, **slots) -> CdrMessage:
+        tmpl = self._template(key, type_name, value)
         return CdrMessage(tmpl.type_name, (tmpl.fill(**slots),))
 
     def vehicle_odometry(self, s, ntp: int, frame: str, child_frame: str) -> CdrMessage:
@@ -145,37 +152,48 @@ class EcuCdr:
     def objects(self, lst, ntp: int, frame: str, device_id: int) -> tuple:
         """(IbeoObjectList, MarkerArray) of an ECU object list: :func:`.ecu_conversions.
         object_list` and :func:`.ecu_conversions.object_markers`."""
-        t = ec.object_table(lst)
-        n, stamp = len(t), _stamp(ntp)
-        f = ec.list_fields(lst, device_id)
-        head = self._fill(('object_list', frame), _OBJECT_LIST,
-                          lambda: {'header': _header(frame), 'objects': [],
-                                   **{k: Slot({'uint8': 'u1', 'uint16': 'u2', 'uint64': 'u8',
-                                               'boolean': 'u1'}[v])
-                                      for k, v in _LIST_TYPES.items()}},
-                          stamp=stamp, u2=_column([f['data_type'],
-                                                   f['device_interface_version']], 'u2'),
-                          u1=_column([f['device_id'], f['object_list_id'], f['device_type'],
-                                      f['post_processed']], 'u1'),
-                          u8=np.uint64(f['mid_scan_ntp']))
-        cols = {d.str: a[:, :, None] for d, a in t.by_dtype.items()}     # slot name: dtype
-        contours = _contours_xyz(t.contours)
-        items = []
-        for i in range(n):
-            contour, props = contours[i], t.properties[i]
-            values = {k: a[i] for k, a in cols.items()}
-            if len(contour):
-                values['contour'] = contour
-            items.append((self._objects.at((t.names[i], len(contour), repr(props)),
-                                           _object_value(t.names[i], len(contour), props)),
-                          values))
-        objects = CdrMessage(_OBJECT_LIST, (bytes(with_elements(head.parts[0], items)),))
-        return objects, marker_array(self._object_markers(t, contours, stamp, frame))
+        return self.objects_many([lst], [ntp], frame, [device_id])[0]
 
-    def _object_markers(self, t: ec.ObjectTable, contours: list, stamp: tuple,
-                        frame: str) -> list:
-        if not len(t):
-            return []
+    def objects_many(self, lists: list, ntps: list, frame: str, device_ids: list) -> list:
+        """:meth:`objects` of each of ``lists``, object lists of one data type (stamps
+        ``ntps``, devices ``device_ids``), made at once: the objects of all in one table, the
+        elements of all in one buffer."""
+        counts = np.array([len(lst.objects) for lst in lists], np.intp)
+        ends = np.cumsum(counts)
+        starts = ends - counts
+        t = ec.object_table(_joined(lists))
+        stamps = np.array([_stamp(ntp) for ntp in ntps], np.int64).reshape(-1, 2)
+        fields = [ec.list_fields(lst, dev) for lst, dev in zip(lists, device_ids)]
+        head = self._template(('object_list', frame), _OBJECT_LIST,
+                              lambda: {'header': _header(frame), 'objects': [],
+                                       **{k: Slot(_LIST_SLOT[v]) for k, v in _LIST_TYPES.items()}})
+        heads = head.fill_rows(len(lists), stamp=stamps[:, None],
+                               u2=[[[f['data_type']], [f['device_interface_version']]]
+                                   for f in fields],
+                               u1=[[[f['device_id']], [f['object_list_id']], [f['device_type']],
+                                    [int(f['post_processed'])]] for f in fields],
+                               u8=np.array([f['mid_scan_ntp'] for f in fields],
+                                           np.uint64)[:, None, None])
+        values = {d.str: a[:, :, None] for d, a in t.by_dtype.items()}     # slot name: dtype
+        xyz, lengths = _contours_xyz(t.contours)
+        first = np.cumsum(lengths) - lengths
+        values['contour'] = lambda rows, k: xyz[first[rows][:, None] + np.arange(k)]
+        items = [(self._objects.at((name, k, repr(props)), _object_value(name, k, props)),
+                  values, i)
+                 for i, (name, k, props) in enumerate(zip(t.names, lengths.tolist(),
+                                                          t.properties))]
+        objects = messages_with_elements(heads, [items[a:b] for a, b in zip(starts, ends)])
+        outlines = [xyz[a:a + k] for a, k in zip(first.tolist(), lengths.tolist()) if k]
+        markers = marker_arrays(self._object_markers(t, outlines, lengths,
+                                                     np.repeat(stamps, counts, axis=0),
+                                                     frame, starts, ends))
+        return [(CdrMessage(_OBJECT_LIST, (o,)), m) for o, m in zip(objects, markers)]
+
+    def _object_markers(self, t: ec.ObjectTable, outlines: list, lengths: np.ndarray,
+                        stamps: np.ndarray, frame: str, starts, ends) -> list:
+        """The marker items of each list (its objects: rows ``starts[j]:ends[j]`` of ``t``),
+        every object stamped with its row of ``stamps``; ``outlines`` the (k, 3) contours of
+        those with ``lengths`` k > 0."""
         num = t.numbers
         r = ec.object_marker_rows(num['id'], np.column_stack(
             [num[k] for k in ('box_center_x', 'box_center_y', 'box_size_x', 'box_size_y',
@@ -183,30 +201,58 @@ class EcuCdr:
         ns_box, ns_contour, ns_label = ec.OBJECT_MARKER_NS
         life, m = self._life, self._markers
         placed = r['placed']
-        out = m.boxes(stamp, frame, ns_box, r['ids'][placed], r['centers'], r['sizes'],
-                      yaw=r['yaw'], colors=r['box_rgba'], min_size=0.05, lifetime=life)
-        outlined = [i for i, c in enumerate(contours) if len(c)]
-        out += m.line_strips(stamp, frame, ns_contour, r['ids'][outlined],
-                             [contours[i] for i in outlined], width=0.05,
-                             colors=r['contour_rgba'][outlined], lifetime=life)
+        outlined = np.flatnonzero(lengths)
+        boxes = m.boxes(stamps[placed], frame, ns_box, r['ids'][placed], r['centers'],
+                        r['sizes'], yaw=r['yaw'], colors=r['box_rgba'], min_size=0.05,
+                        lifetime=life)
+        strips = m.line_strips(stamps[outlined], frame, ns_contour, r['ids'][outlined],
+                               outlines, width=0.05,
+                               colors=r['contour_rgba'][outlined], lifetime=life)
         ids = num['id'].tolist()
-        out += m.labels(stamp, frame, ns_label, r['ids'][placed], r['label_positions'],
-                        [f'{ids[i]} {t.names[i]}' for i in placed.tolist()], lifetime=life)
-        return out
+        labels = m.labels(stamps[placed], frame, ns_label, r['ids'][placed],
+                          r['label_positions'],
+                          [f'{ids[i]} {t.names[i]}' for i in placed.tolist()], lifetime=life)
+        b0, b1 = np.searchsorted(placed, starts), np.searchsorted(placed, ends)
+        s0, s1 = np.searchsorted(outlined, starts), np.searchsorted(outlined, ends)
+        return [boxes[a:b] + strips[c:d] + labels[a:b]
+                for a, b, c, d in zip(b0.tolist(), b1.tolist(), s0.tolist(), s1.tolist())]
 
 
-def _contours_xyz(contours: list) -> list:
-    """(k, 3) float64 points (z = 0) of (k, 2) contours: views of one array made at once."""
+def _joined(lists: list):
+    """One object list of the objects, contours and properties of ``lists`` (of one data
+    type), for :func:`.ecu_conversions.object_table` of all at once; ValueError unless every
+    list has a contour (and properties, where any) per object."""
+    contours, properties = [], []
+    for lst in lists:
+        n = len(lst.objects)
+        if len(lst.contours) < n or len(lst.properties) not in (0, n):
+            raise ValueError('an object list without a contour or properties per object')
+        contours += lst.contours[:n]
+        properties += list(lst.properties) or [[] for _ in range(n)]
+    if len(lists) == 1:
+        return lists[0]
+    dtype = lists[0].objects.dtype
+    if any(lst.objects.dtype != dtype for lst in lists):
+        raise ValueError('object lists of different layouts')
+    objects = np.concatenate([np.ascontiguousarray(lst.objects).view(np.uint8)
+                              for lst in lists]).view(dtype)     # bytes: no field promotion
+    return dataclasses.replace(lists[0], objects=objects, contours=contours,
+                               properties=properties)
+
+
+def _contours_xyz(contours: list) -> tuple:
+    """The (k, 2) contours as one (K, 3) float64 array of points (z = 0), and each one's k."""
     contours = [np.asarray(c, np.float64).reshape(-1, 2) for c in contours]
-    counts = [len(c) for c in contours]
-    xyz = np.zeros((sum(counts), 3))
+    lengths = np.array([len(c) for c in contours], np.intp)
+    xyz = np.zeros((int(lengths.sum()), 3))
     if len(xyz):
         xyz[:, :2] = np.concatenate(contours)
-    return np.split(xyz, np.cumsum(counts)[:-1]) if contours else []
+    return xyz, lengths
 
 
 _LIST_TYPES = {n: t for n, t in ec.IbeoObjectList.get_fields_and_field_types().items()
                if n not in ('header', 'objects')}
+_LIST_SLOT = {'uint8': 'u1', 'uint16': 'u2', 'uint64': 'u8', 'boolean': 'u1'}
 
 
 def _object_value(name: str, k: int, props):

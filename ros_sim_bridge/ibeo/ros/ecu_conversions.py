@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple, Optional
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -680,6 +681,16 @@ NO_ROS_FORM = {
 }
 
 
+class Conversion(NamedTuple):
+    """One record through :meth:`IbeoToRos.convert_many`: what :meth:`IbeoToRos.convert` gave
+    (its pairs, :attr:`~IbeoToRos.refused`, :attr:`~IbeoToRos.invalid_time`), or ``error``, what
+    it raised (``invalid_time`` still set when judged before)."""
+    pairs: list = []
+    refused: list = []
+    invalid_time: Optional[str] = None
+    error: Optional[Exception] = None
+
+
 class IbeoToRos:
     """(IbeoHeader, record) → [(topic, message)] for every type with a ROS form.  Topics per
     :data:`TOPICS` (relative ones under ``namespace``).  Types without one (frame end, IDC
@@ -863,6 +874,36 @@ class IbeoToRos:
         else:
             out += self._lux(header, record, t)
         return out
+
+    def convert_many(self, items: list) -> list:
+        """A :class:`Conversion` of each (header, record) of ``items``, as :meth:`convert` one
+        by one gives; serialised ECU object lists of one data type are made at once, not
+        through :meth:`convert` (when one of them fails, each is converted on its own)."""
+        if (self._cdr is not None and len(items) > 1 and len({type(r) for _, r in items}) == 1
+                and isinstance(items[0][1], oe.EcuObjectList)):
+            try:
+                return self._object_lists(items)
+            except Exception:      # one that fails: each on its own, for its own answer
+                pass
+        out = []
+        for header, record in items:
+            try:
+                out.append(Conversion(self.convert(header, record), self.refused,
+                                      self.invalid_time))
+            except Exception as exc:
+                out.append(Conversion(invalid_time=self.invalid_time, error=exc))
+        return out
+
+    def _object_lists(self, items: list) -> list:
+        """:meth:`convert` of serialised object lists of one data type, made at once."""
+        owns = [checked_record_time(r, h.ntp, self.max_jump_s) for h, r in items]
+        made = self._cdr.objects_many([r for _, r in items],
+                                      [h.ntp if own is None else own.ntp
+                                       for (h, _), own in zip(items, owns)],
+                                      self.vehicle_frame, [h.device_id for h, _ in items])
+        objects, markers = self.topic('objects'), self.topic('markers')
+        return [Conversion([(objects, o), (markers, m)], [], None if own is None else own.why)
+                for (o, m), own in zip(made, owns)]
 
     def _lux(self, header, record, t: int) -> list:
         """LUX types through the existing conversions (read-only use); ``t``: the stamp of a
