@@ -477,3 +477,18 @@ def test_recorder_keeps_the_publishers_qos_for_replay(ros, tmp_path):
     assert qos['/recorder_qos/origin'].reliability == QosReliability.RELIABLE
     assert qos['/recorder_qos/fast'].durability == QosDurability.VOLATILE
     assert qos['/recorder_qos/fast'].reliability == QosReliability.BEST_EFFORT
+
+
+def test_metadata_yaml_reads_back_as_written():
+    """The bag's own YAML writer: every string reads back as itself (YAML's words for
+    booleans and null, numbers, quotes, colons, non-ASCII, line breaks quoted), lists of
+    mappings and empty ones as PyYAML lays them out."""
+    from ros_sim_bridge.ros.bag import _yaml
+    tricky = ['', 'true', 'No', 'null', '~', '1.5', '1e5', '0x10', '.inf', "it's", 'a b',
+              'ü', '-x', 'x: y', '#c', 'two\nlines', 'tab\there', '\u2028', '/ns/topic_1',
+              'RIHS01_ab', 'ros_sim_bridge/msg/IbeoObject']
+    data = {'strings': tricky, 'map': {s: s for s in tricky}, 'empty': {}, 'none': [],
+            'items': [{'a': 1, 'b': [{'c': False, 'd': None}]}, {}, 2, []]}
+    assert yaml.safe_load(_yaml(data)) == data
+    assert yaml.safe_load(_yaml([{'x': 1}, {'y': 'z'}])) == [{'x': 1}, {'y': 'z'}]
+    assert _yaml({'b': [{'c': 1, 'd': 2}], 'a': ''}) == "a: ''\nb:\n- c: 1\n  d: 2\n"
