@@ -9,6 +9,7 @@ numbers come from the same functions the rclpy forms use (``*_rows``, ``*_values
 from __future__ import annotations
 
 import dataclasses
+from functools import lru_cache
 
 import numpy as np
 
@@ -133,21 +134,16 @@ class EcuCdr:
                     'scan_end_offset_us': Slot('u32'), 'flags': Slot('u32'),
                     'scan_number': Slot('u16'), 'scan_points': Slot('u32'),
                     'scanners': [scanner] * n}
-        f4 = [name for name in _SCANNER_F4 if full or name not in ('frequency', 'beam_tilt')]
-        slots = dict(stamp=_stamp(ntp), u16=_column([scan.DATA_TYPE, scan.scan_number], 'u2'),
-                     u8=int(device_id), u64=np.uint64(scan.start_ntp),
-                     u32=_column([scan.end_offset_us, scan.flags, len(scan.points)], 'u4'),
-                     s_u8=np.column_stack([sc['device_id'], sc['scanner_type']]).reshape(-1, 1),
-                     s_u16=_column(sc['scan_number']),
-                     s_f4=np.column_stack([sc[name] for name in f4]).reshape(-1, 1))
-        if full:
-            slots.update(s_u64=np.column_stack([sc[name] for name in _SCANNER_NTP]
-                                               ).reshape(-1, 1),
-                         s_u32=_column(sc['scan_flags']),
-                         res=np.stack([sc['resolutions']['start_angle'],
-                                       sc['resolutions']['resolution']], 1).reshape(-1, 8))
+        index, columns = _scanner_gather(sc.dtype)
+        rows = np.ascontiguousarray(sc).view(np.uint8).reshape(n, -1).take(index, axis=1)
+        slots = {slot: rows[:, a:b].view(dtype).reshape(-1, width)
+                 for slot, (a, b, dtype, width) in columns.items()}
         return self._fill(('scan_info', frame, n, full), 'ros_sim_bridge/msg/IbeoScanInfo',
-                          value, **slots)
+                          value, stamp=_stamp(ntp),
+                          u16=_column([scan.DATA_TYPE, scan.scan_number], 'u2'),
+                          u8=int(device_id), u64=np.uint64(scan.start_ntp),
+                          u32=_column([scan.end_offset_us, scan.flags, len(scan.points)], 'u4'),
+                          **slots)
 
     def objects(self, lst, ntp: int, frame: str, device_id: int) -> tuple:
         """(IbeoObjectList, MarkerArray) of an ECU object list: :func:`.ecu_conversions.
@@ -238,6 +234,36 @@ def _joined(lists: list):
                               for lst in lists]).view(dtype)     # bytes: no field promotion
     return dataclasses.replace(lists[0], objects=objects, contours=contours,
                                properties=properties)
+
+
+@lru_cache(maxsize=None)
+def _scanner_gather(info: np.dtype) -> tuple:
+    """How :meth:`EcuCdr.scan_info` takes the slots of every scanner info (of dtype ``info``)
+    at once: the byte indices of a row of slot columns in an info, and per slot its columns
+    (first, end byte), dtype and values per row of the slot's values (the 16 resolution
+    numbers are two rows of 8)."""
+    full = 'resolutions' in info.names
+    slots = {'s_u8': ['device_id', 'scanner_type'], 's_u16': ['scan_number'],
+             's_f4': [n for n in _SCANNER_F4 if full or n not in ('frequency', 'beam_tilt')]}
+    if full:
+        sectors = info.fields['resolutions'][0]
+        slots.update(s_u64=list(_SCANNER_NTP), s_u32=['scan_flags'],
+                     res=[('resolutions', k, part) for part in ('start_angle', 'resolution')
+                          for k in range(sectors.shape[0])])
+    index, columns = [], {}
+    for slot, fields in slots.items():
+        start = len(index)
+        for f in fields:
+            if isinstance(f, tuple):          # one part of one sector
+                name, k, part = f
+                sector = info.fields[name][0].base
+                dtype, at = sector.fields[part][:2]
+                at += info.fields[name][1] + k * sector.itemsize
+            else:
+                dtype, at = info.fields[f][:2]
+            index += range(at, at + dtype.itemsize)
+        columns[slot] = (start, len(index), dtype, 8 if slot == 'res' else 1)
+    return np.array(index, np.intp), columns
 
 
 def _contours_xyz(contours: list) -> tuple:

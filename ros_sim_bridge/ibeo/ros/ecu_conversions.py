@@ -770,8 +770,9 @@ class IbeoToRos:
                         self._cdr.scan_info(record, t, frame, dev) if self._cdr else
                         scan_info(record, _header(t, frame), device_id=dev)))
             mounts = [m for m in record.scanners[['device_id', *MOUNTING_FIELDS]].tolist()
-                      if self._finite(header, dict(zip(MOUNTING_FIELDS, m[1:])),
-                                      MOUNTING_FIELDS, f'transform for scanner {m[0]}')]
+                      if all(map(math.isfinite, m[1:])) or   # else named and left out:
+                      self._finite(header, dict(zip(MOUNTING_FIELDS, m[1:])),
+                                   MOUNTING_FIELDS, f'transform for scanner {m[0]}')]
             if any(self._tf_sent.get(m[0]) != m for m in mounts):   # new or moved scanners
                 new = [tf for tf, m in zip(scanner_transforms(record, stamp_ntp=t,
                                                               vehicle_frame=self.vehicle_frame,
