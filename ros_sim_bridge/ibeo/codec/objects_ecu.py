@@ -219,9 +219,10 @@ def _decode(data_type: int, body) -> EcuObjectList:
         wire = raw[offsets[:, None] + np.arange(size)].reshape(-1).view(wire_dt)
         starts = np.repeat(offsets + size, counts)
         within = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
-        pts = raw[(starts + 8 * within)[:, None] + np.arange(8)].reshape(-1).view(_POINT)
-        xy = np.stack([pts['x'], pts['y']], 1).astype(np.float32)
-        contours = np.split(xy, np.cumsum(counts)[:-1])
+        xy = raw[(starts + 8 * within)[:, None] + np.arange(8)].view(
+            _POINT.fields['x'][0]).astype(np.float32)          # (x, y) rows: _POINT's fields
+        bounds = np.cumsum(counts).tolist()
+        contours = [xy[a:b] for a, b in zip([0] + bounds, bounds)]
     else:
         wire, contours = np.zeros(0, wire_dt), []
     objects = wire.astype(host_dt)
