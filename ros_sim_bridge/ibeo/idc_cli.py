@@ -11,8 +11,9 @@ listed in the README) and writes them with the suite's
 :class:`~ros_sim_bridge.ros.bag.BagWriter`, log time = the Ibeo header's NTP time.  Damaged
 regions and messages that do not decode are reported and skipped; the conversion goes on.  A
 header time that is invalid (:func:`~ros_sim_bridge.core.ntp.check_ntp_times`: 0, all ones,
-more than ``--max-time-jump`` s from its neighbours) is counted and replaced by the last valid
-one (the first for leading ones), in ``info``'s span as in the bag; the message is written.
+more than ``--max-time-jump`` s from its neighbours, an excursion the clock came back from) is
+counted and replaced by the last valid one (the first for leading ones), in ``info``'s span as
+in the bag; the message is written.
 A record's own time (:mod:`~ros_sim_bridge.ibeo.record_times`: scan start, object list
 mid-scan time, vehicle state, GPS, image, GpsImu, odometry, measurement list, CAN receive
 time, the LUX types' too) that is 0, all ones or more than ``--max-time-jump`` s from its
