@@ -4,7 +4,6 @@ device :class:`DeviceNtpTimeChecks`, a whole recording :func:`check_ntp_times`),
 second time a message carries beside its header time too (:func:`why_invalid_beside`)."""
 from __future__ import annotations
 
-import collections
 import itertools
 import math
 from dataclasses import dataclass
@@ -43,6 +42,11 @@ NTP64_ALL_ONES = (1 << 64) - 1
 #: Default bound of :class:`NtpTimeCheck`: a sensor stream sends several messages a second,
 #: so consecutive valid times lie milliseconds apart; a minute leaves room for stalls.
 MAX_TIME_JUMP_S = 60.0
+#: A clock step needs its agreeing times to span this much time (:class:`NtpTimeCheck`): a
+#: running clock's times advance, one bad frame's (its messages µs apart) do not.
+MIN_STEP_S = 0.5
+_MIN_STEP = int(MIN_STEP_S * (1 << 32))          # in NTP64 units
+_MIN_STEP_NS = int(MIN_STEP_S * 1e9)
 
 
 def ntp64_is_unset(value: int) -> bool:
@@ -75,12 +79,14 @@ class NtpTimeCheck:
     Invalid: :func:`ntp64_is_unset` (0, all ones), and a time more than ``max_jump_s`` before
     or after the last valid one (a device without time sync, a corrupt header), after it by
     the receive time elapsed since then in addition when the caller gives receive times (a
-    live link that was silent).  ``confirm``
-    consecutive such times within ``max_jump_s`` of each other are a clock step (set, reset,
-    recordings joined), not corruption: the last of them is valid and the new time base with
-    it; after :meth:`expect_step` (the caller set the clock) the first one is, until the
-    next valid time.  The first time is taken as it is unless ``anchor`` (a time known valid)
-    is given.
+    live link that was silent).  Consecutive such times, each within ``max_jump_s`` of the one
+    before, are a clock step (set, reset, recordings joined), not corruption, once they are
+    ``confirm`` or more and have advanced :data:`MIN_STEP_S` of their own time (and of receive
+    time when given): the one that makes it is valid and the new time base with it.  So the
+    messages of one frame whose header time is bad (µs apart, one read) never are, however
+    many agree.  After :meth:`expect_step` (the caller set the clock) the first one is, until
+    the next valid time.  The first time is taken as it is unless ``anchor`` (a time known
+    valid) is given.
     """
 
     def __init__(self, max_jump_s: float = MAX_TIME_JUMP_S, *, confirm: int = 3,
@@ -93,10 +99,13 @@ class NtpTimeCheck:
         """A new stream (a reconnect, a seek): no valid time seen yet (or ``anchor``)."""
         self.last, self.last_at = anchor, None   # last valid time, its receive time (ns)
         self._jumps, self._jumped = 0, 0         # consecutive agreeing jumped times, last one
+        self._run_from = (0, None)               # the first of them and its receive time
         self._step_expected = False
         #: after a valid answer: how many of the times just before it it confirmed as a
         #: clock step (invalid when they came; a caller that can look back may take them)
         self.stepped = 0
+        #: after a valid answer that stepped the clock: the last valid time of the old base
+        self.stepped_from: int | None = None
 
     def expect_step(self) -> None:
         """The clock was set: a time beyond the bound starts a new time base at once, until
@@ -108,20 +117,31 @@ class NtpTimeCheck:
         unset = _why_unset(ntp)
         if unset is not None:
             return unset
-        last, stepped = self.last, 0
+        last, stepped, stepped_from = self.last, 0, None
         if last is not None:
             ahead = self.max_jump
             if now_ns is not None and self.last_at is not None:
                 ahead += ((now_ns - self.last_at) << 32) // 1_000_000_000
             if not -self.max_jump <= ntp - last <= ahead:
-                agrees = self._jumps and abs(ntp - self._jumped) <= self.max_jump
-                self._jumps, self._jumped = (self._jumps + 1 if agrees else 1), ntp
-                if self._jumps < self.confirm and not self._step_expected:
+                if not (self._jumps and abs(ntp - self._jumped) <= self.max_jump):
+                    self._jumps, self._run_from = 0, (ntp, now_ns)     # a new run
+                self._jumps, self._jumped = self._jumps + 1, ntp
+                if not (self._step_expected or self._run_is_step(ntp, now_ns)):
                     return f'{(ntp - last) / _FRAC:+.3g} s from the last valid time'
-                stepped = self._jumps - 1
-        self.last, self.last_at, self._jumps, self.stepped = ntp, now_ns, 0, stepped
+                stepped, stepped_from = self._jumps - 1, last
+        self.last, self.last_at, self._jumps = ntp, now_ns, 0
+        self.stepped, self.stepped_from = stepped, stepped_from
         self._step_expected = False              # the clock's time after the set has come
         return None
+
+    def _run_is_step(self, ntp: int, now_ns: int | None) -> bool:
+        """The agreeing jumped times up to ``ntp`` (received at ``now_ns``) are a clock step:
+        ``confirm`` of them, over :data:`MIN_STEP_S` of their own time and, when both ends'
+        receive times are known, of receive time."""
+        first, first_at = self._run_from
+        if self._jumps < self.confirm or ntp - first < _MIN_STEP:
+            return False
+        return now_ns is None or first_at is None or now_ns - first_at >= _MIN_STEP_NS
 
 
 def _jump_bound(max_jump_s: float) -> int:
@@ -192,18 +212,28 @@ class CheckedTimes:
         return list(itertools.islice(self.why.items(), 10))
 
 
+def _returns(old_last: int, away_first: int, away_last: int, back: int, bound: int) -> bool:
+    """A clock that left the base whose last valid time is ``old_last`` for times from
+    ``away_first`` to ``away_last``, then stepped to ``back``, came back to that base: ``back``
+    is where it would have gone on to, ``old_last`` plus the time away, up to ``bound`` later
+    (gaps) and :data:`MIN_STEP_S` earlier (a reset clock counting from power-up again, or one
+    set anew, lands elsewhere)."""
+    return -_MIN_STEP <= back - old_last - (away_last - away_first) <= bound
+
+
 def check_ntp_times(times: Sequence[int | None], max_jump_s: float = MAX_TIME_JUMP_S,
                     devices: Sequence[int] | None = None) -> CheckedTimes:
     """The NTP64 times of a whole recording through one :class:`NtpTimeCheck` per device
     (``devices``: each message's device id; None: one device), each anchored at the median of
     its device's first five times that are not :func:`ntp64_is_unset` (a leading outlier is
-    outvoted); the times of a confirmed clock step are valid from its first one.  An invalid
-    time is replaced by the last valid time before it (leading ones: the first valid one), so
-    the times stay monotonic where the valid ones are, unless that time is another clock's
-    (more than ``max_jump_s`` from its device's last valid time, leading: first): then by
-    that one of its device.  None (a message without a time, e.g. a file trailer) is filled
-    likewise, not checked; without any valid time, every time is 0."""
-    devices = itertools.repeat(0) if devices is None else devices
+    outvoted); the times of a confirmed clock step are valid from its first one, unless a
+    later step returns to the base it left (:func:`_returns`): then that excursion is
+    invalid.  An invalid time is replaced by the last valid time before it (leading ones: the
+    first valid one), so the times stay monotonic where the valid ones are, unless that time
+    is another clock's (more than ``max_jump_s`` from its device's last valid time, leading:
+    first): then by that one of its device.  None (a message without a time, e.g. a file
+    trailer) is filled likewise, not checked; without any valid time, every time is 0."""
+    devices = [0] * len(times) if devices is None else devices
     first: dict[int, list] = {}                  # device → its first five set times
     for t, d in zip(times, devices):
         if t is not None and not ntp64_is_unset(t) and len(first.setdefault(d, [])) < 5:
@@ -212,8 +242,9 @@ def check_ntp_times(times: Sequence[int | None], max_jump_s: float = MAX_TIME_JU
     checks = {d: NtpTimeCheck(max_jump_s, anchor=sorted(f)[len(f) // 2])
               for d, f in first.items()}
     unset = NtpTimeCheck(max_jump_s)             # a device whose times are all unset
-    jumped = {d: collections.deque(maxlen=unset.confirm) for d in checks}
-    invalid: dict[int, str] = {}                 # index → why, in file order
+    jumped: dict[int, list] = {d: [] for d in checks}
+    left: dict[int, tuple] = {}                  # device → (old base's last time, step index)
+    invalid: dict[int, str] = {}                 # index → why
     for i, (t, d) in enumerate(zip(times, devices)):
         if t is None:
             continue
@@ -224,9 +255,22 @@ def check_ntp_times(times: Sequence[int | None], max_jump_s: float = MAX_TIME_JU
             if not ntp64_is_unset(t):
                 jumped[d].append(i)
             continue
-        for _ in range(check.stepped):           # the start of a clock step: valid after all
-            del invalid[jumped[d].pop()]
+        start = jumped[d][-check.stepped] if check.stepped else i
+        for k in jumped[d][len(jumped[d]) - check.stepped:]:   # a clock step: valid after all
+            del invalid[k]
         jumped[d].clear()
+        if check.stepped_from is None:
+            continue
+        old = left.pop(d, None)
+        if old is not None and _returns(old[0], times[old[1]], check.stepped_from,
+                                        times[start], bound):
+            for k in range(old[1], start):       # the excursion: invalid after all
+                if devices[k] == d and times[k] is not None and k not in invalid:
+                    invalid[k] = (f'{(times[k] - old[0]) / _FRAC:+.3g} s from the last valid '
+                                  'time (its clock came back to that)')
+            invalid = dict(sorted(invalid.items()))
+        else:
+            left[d] = (check.stepped_from, start)
     first_valid: dict[int, int] = {}             # device → its first valid time
     for i, (t, d) in enumerate(zip(times, devices)):
         if t is not None and i not in invalid and d not in first_valid:

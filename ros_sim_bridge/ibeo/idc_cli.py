@@ -10,9 +10,12 @@ form through :class:`~ros_sim_bridge.ibeo.ros.ecu_conversions.IbeoToRos` (the to
 listed in the README) and writes them with the suite's
 :class:`~ros_sim_bridge.ros.bag.BagWriter`, log time = the Ibeo header's NTP time.  Damaged
 regions and messages that do not decode are reported and skipped; the conversion goes on.  A
-header time that is invalid (:func:`~ros_sim_bridge.core.ntp.check_ntp_times`: 0, all ones,
-more than ``--max-time-jump`` s from its neighbours) is counted and replaced by the last valid
-one (the first for leading ones), in ``info``'s span as in the bag; the message is written.
+ROS message left out of a record for a NaN or ±Inf (a transform, odometry, IMU, twist) is
+counted apart, the record's other messages written.  A header time that is invalid
+(:func:`~ros_sim_bridge.core.ntp.check_ntp_times`: 0, all ones, more than
+``--max-time-jump`` s from its neighbours, an excursion the clock came back from) is counted
+and replaced by the last valid one (the first for leading ones), in ``info``'s span as in the
+bag; the message is written.
 A record's own time (:mod:`~ros_sim_bridge.ibeo.record_times`: scan start, object list
 mid-scan time, vehicle state, GPS, image, GpsImu, odometry, measurement list, CAN receive
 time, the LUX types' too) that is 0, all ones or more than ``--max-time-jump`` s from its
@@ -147,6 +150,10 @@ class ConversionReport:
         self.undecodable: Counter = Counter()      # (data type, kind) → count
         self.without_ros_form: Counter = Counter()
         self.first_errors: list = []
+        #: (data type, whether another message of the record was written) → [records,
+        #: messages left out for a NaN / ±Inf]; (offset, why) of the first ten
+        self.left_out: dict = {}
+        self.left_out_examples: list = []
         self.invalid_times = 0
         self.invalid_time_examples: list = []       # (offset, data type, why) of the first
         self.invalid_record_times = 0               # records' own times, likewise
@@ -167,6 +174,16 @@ class ConversionReport:
         self.undecodable[(entry.data_type, exc.kind)] += 1
         if len(self.first_errors) < 10:
             self.first_errors.append((entry.offset, str(exc)))
+
+    def left_out_of(self, entry, refused: list, written: bool) -> None:
+        """The ROS messages of a record left out for a NaN / ±Inf (``refused``: a transform,
+        odometry, IMU or twist), its others ``written`` or none to write: counted by data type,
+        the first ten named."""
+        counts = self.left_out.setdefault((entry.data_type, written), [0, 0])
+        counts[0] += 1
+        counts[1] += len(refused)
+        room = 10 - len(self.left_out_examples)
+        self.left_out_examples += [(entry.offset, str(exc)) for exc in refused[:max(room, 0)]]
 
 
 class _Converted(NamedTuple):
@@ -273,8 +290,8 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
                     if result.non_finite:   # written as sent, the cloud not dense
                         report.non_finite_points += result.non_finite
                         report.non_finite_scans += 1
-                    for exc in result.refused:  # a transform, odometry, IMU, twist of NaN / ±Inf
-                        report.skipped(entry, exc)
+                    if result.refused:      # a transform, odometry, IMU, twist of NaN / ±Inf
+                        report.left_out_of(entry, result.refused, bool(result.pairs))
                     if not result.pairs and not result.refused:
                         report.without_ros_form[entry.data_type] += 1
                     t_ns = ntp_to_ns(ntp)
@@ -296,6 +313,19 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
         if writer is None:
             bag.close()
     return report
+
+
+def left_out_lines(report: ConversionReport) -> list:
+    """The lines that count the ROS messages left out of written records (a NaN / ±Inf: the
+    record's other messages written, or it had none other) and name the first."""
+    lines = []
+    for (dt, written), (records, n) in sorted(report.left_out.items()):
+        rest = "the record's other messages written" if written else \
+            'the record has no other: not written'
+        lines.append(f'{n} message{"s" * (n != 1)} left out of {records} × 0x{dt:04X} '
+                     f'{registry.type_name(dt)} for a NaN or infinite value ({rest})')
+    lines += [f'  at byte {offset}: {text}' for offset, text in report.left_out_examples]
+    return lines
 
 
 def live_node_name(reader: IdcReader) -> str:
@@ -338,6 +368,8 @@ def cmd_to_bag(args, stops) -> int:
         print(f'  {n} × 0x{dt:04X} {registry.type_name(dt)} have no ROS form')
     for offset, text in report.first_errors:
         print(f'  at byte {offset}: {text}')
+    for line in left_out_lines(report):
+        print(f'  {line}')
     for line in invalid_time_lines(report.invalid_times, report.invalid_time_examples,
                                    args.max_time_jump, 'given the last valid time (the '
                                    'first for leading ones)'):

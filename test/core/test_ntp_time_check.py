@@ -164,3 +164,78 @@ def test_an_expected_step_ends_with_the_next_valid_time():
     assert check.why_invalid(ntp_of(header_bytes(3_900_000_000 + 5 * 3600))) is not None
     assert check.why_invalid(ntp_of(header_bytes(3_900_000_001))) is None
     assert check.why_invalid(ntp_of(header_bytes(3_900_000_001, 1 << 31))) is None
+
+
+# --- a clock step needs agreement over time -------------------------------------------------
+
+US = S // 1_000_000                          # one microsecond in NTP64
+
+
+def test_one_frame_of_agreeing_times_years_off_is_no_step():
+    """The attack: one ECU frame whose header time is 5 years off carries 7 messages
+    microseconds apart: they agree with each other, but span no time, so all 7 are invalid and
+    the next frame's time (on the old base) is valid, the old base kept."""
+    check = NtpTimeCheck(60.0)
+    assert check.why_invalid(T0) is None
+    assert [check.why_invalid(T0 + YEARS + k * US) is None for k in range(7)] == [False] * 7
+    assert check.why_invalid(T0 + S // 10) is None
+    assert check.why_invalid(T0 + YEARS + S) is not None           # the old base still holds
+
+
+def test_live_a_step_needs_its_receive_times_to_advance_as_well():
+    """Live: jumped times that advance 0.6 s with each other but arrive in one burst are no
+    step; the same times arriving 0.3 s apart are (from the one that makes 0.5 s of both)."""
+    now = 1_700_000_000 * 10**9
+    burst, spread = NtpTimeCheck(60.0), NtpTimeCheck(60.0)
+    for check in (burst, spread):
+        assert check.why_invalid(T0, now) is None
+    jumped = [T0 + YEARS + k * 3 * S // 10 for k in range(3)]
+    assert [burst.why_invalid(t, now + 10**6) is None for t in jumped] == [False] * 3
+    assert [spread.why_invalid(t, now + k * 3 * 10**8) is None for k, t in enumerate(jumped)] \
+        == [False, False, True]
+    assert spread.stepped == 2 and spread.why_invalid(T0, now + 7 * 10**8) is not None
+
+
+def test_agreeing_times_that_do_not_advance_are_no_step():
+    """A header time stuck at one value years off (received over seconds) never becomes the
+    time base: its times do not advance with each other."""
+    check = NtpTimeCheck(60.0)
+    now = 1_700_000_000 * 10**9
+    assert check.why_invalid(T0, now) is None
+    assert all(check.why_invalid(T0 + YEARS, now + k * 10**9) is not None for k in range(1, 6))
+
+
+def test_a_frame_years_off_in_a_recording_is_invalid_not_its_span():
+    """check_ntp_times: frames of 7 messages 40 ms apart, one of them 5 years off (its
+    messages µs apart): those 7 invalid and given the last valid time, nothing else."""
+    times = [T0 + f * S // 25 + k * US for f in range(20) for k in range(7)]
+    bad = range(10 * 7, 11 * 7)
+    for i in bad:
+        times[i] += YEARS
+    got = check_ntp_times(times, 60.0)
+    assert got.invalid == list(bad)
+    assert max(got.times) - min(got.times) < S
+    assert all(got.times[i] == times[bad[0] - 1] for i in bad)
+
+
+def test_an_excursion_the_clock_returns_from_is_invalid():
+    """A recording's clock jumps 5 years on for a second (long enough to be a step), then
+    comes back to its old base about a second on: the excursion is invalid, every time of the
+    old base valid (also the first ones of its return)."""
+    times = [T0 + k * S // 10 for k in range(10)]
+    times += [T0 + YEARS + k * S // 10 for k in range(10)]          # 1 s, 5 years off
+    times += [T0 + 2 * S + k * S // 10 for k in range(10)]         # back, a second on
+    got = check_ntp_times(times, 60.0)
+    assert got.invalid == list(range(10, 20))
+    assert all('from the last valid time' in why for why in got.why.values())
+    assert max(got.times) - min(got.times) < 3 * S
+
+
+def test_a_clock_set_then_reset_to_power_up_stays_valid():
+    """Power-up clock (12 s …), set to a date for 10 s, then reset (power-up clock from 0
+    again): two steps, no excursion — the old base does not go on where it would have."""
+    times = [(12 << 32) + k * S // 10 for k in range(10)]
+    times += [T0 + k * S // 10 for k in range(100)]
+    times += [k * S // 10 for k in range(1, 11)]
+    got = check_ntp_times(times, 60.0)
+    assert got.invalid == []

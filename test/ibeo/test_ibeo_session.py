@@ -128,10 +128,13 @@ def test_sensor_clock_rule_and_stamps():
     assert s.time_offset_s == pytest.approx((800_000_000 + 946_684_800) - NOW / 1e9, abs=1e-3)
     assert s.stamp_ns(SENSOR_NTP, NOW, 'sensor') == ((800_000_000 + 946_684_800) * 10**9, False)
     powered_up = 1234 << 32                                   # 1234 s since power-up
-    events = s.receive_data(b''.join(scan(k, ntp=powered_up + k) for k in (2, 3, 4)), NOW)
+    # the clock reset: scans 0.25 s apart, by their times and received so
+    events = [e for k in (2, 3, 4)
+              for e in s.receive_data(scan(k, ntp=powered_up + k * (1 << 30)),
+                                      NOW + k * 250_000_000)]
     assert kinds(events) == ['InvalidTime', 'Scan', 'InvalidTime', 'Scan', 'Scan']
     assert [e.time_valid for e in events if isinstance(e, Scan)] == [False, False, True]
-    assert s.invalid_times == 2       # a step of the clock: taken from its third time on
+    assert s.invalid_times == 2       # a step of the clock: taken once 3 times span 0.5 s
     assert s.sensor_clock_set is False
     assert s.stamp_ns(powered_up, NOW, 'sensor') == (NOW, True)
     assert s.stamp_ns(SENSOR_NTP, NOW, 'receive') == (NOW, False)

@@ -322,13 +322,17 @@ def test_time_policy_sensor_and_receive(ros, driver, closing):
     recv = r_info.wait_for(1)[0]
     assert abs(stamp_to_ns(recv.header.stamp) - time.time_ns()) < 30e9
     # an unset sensor clock (seconds since power-up): sensor policy falls back to receive time;
-    # the clock's step back is taken at its third time (the first two: invalid header times)
+    # the clock's step back is taken at its third time, 0.5 s after the first by its times
+    # and its receive times (the first two: invalid header times)
     for k in (2, 3, 4):
-        sensors[port_s].send(scan_msg(points([(0, 0, 0, 0, 100, 1)]), k, ntp=(141 << 32) + k))
+        if k > 2:
+            time.sleep(0.3)
+        sensors[port_s].send(scan_msg(points([(0, 0, 0, 0, 100, 1)]), k,
+                                      ntp=(141 << 32) + k * (1 << 30)))
     unset = s_info.wait_for(4)[1:]
     for msg in unset:
         assert abs(stamp_to_ns(msg.header.stamp) - time.time_ns()) < 30e9
-    assert unset[0].scan_start_sensor_time == pytest.approx(141.0)
+    assert unset[0].scan_start_sensor_time == pytest.approx(141.5)
     _, values = diag.wait(f'link tcp 127.0.0.1:{port_s}',
                           lambda st, v: v.get('stamp_fallbacks') == '1'
                           and v.get('invalid_header_times') == '2')
