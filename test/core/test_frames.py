@@ -90,3 +90,19 @@ def test_quat_from_yaw_is_quat_from_euler_about_z():
     with np.errstate(invalid='ignore'):
         q = frames.quat_from_yaw(np.array([np.nan, np.inf]))
     assert np.isnan(q[:, [0, 3]]).all() and (q[:, 1:3] == 0).all()
+
+
+def test_quat_from_euler_of_one_rotation_is_its_array_form():
+    """Three floats take a path of their own (math, not numpy): the same quaternion as the
+    same angles as arrays, NaN and ±Inf alike."""
+    rng = np.random.default_rng(3)
+    angles = np.concatenate([rng.uniform(-10, 10, (200, 3)),
+                             [[np.nan, 0.0, 1.0], [np.inf, 0.5, 0.0], [0.0, 0.0, 0.0]]])
+    with np.errstate(invalid='ignore'):                 # cos(±Inf): NaN
+        arrays = frames.quat_from_euler(angles[:, 0], angles[:, 1], angles[:, 2])
+    for (roll, pitch, yaw), want in zip(angles.tolist()[:-3], arrays):
+        np.testing.assert_allclose(frames.quat_from_euler(roll, pitch, yaw), want,
+                                   rtol=0, atol=4e-16)
+    with np.errstate(invalid='ignore'):
+        for (roll, pitch, yaw), want in zip(angles.tolist()[-3:], arrays[-3:]):
+            np.testing.assert_array_equal(frames.quat_from_euler(roll, pitch, yaw), want)
