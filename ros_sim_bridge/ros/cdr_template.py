@@ -262,26 +262,36 @@ def build(type_name: str, value, *, phase: Optional[int] = None) -> CdrTemplate:
 
 class ElementTemplates:
     """Element templates of one message type, built on first use and kept by (shape key,
-    phase); :meth:`at` gives the phase → template function :func:`with_elements` takes.  The
-    key must name everything the value tree bakes in (strings, inner sequence lengths); at
-    ``max_templates`` the cache starts again (e.g. labels of ever new ids)."""
+    phase); :meth:`at` gives the phase → template function :func:`with_elements` takes (the
+    same function for the same key).  The key must name everything the value tree bakes in
+    (strings, inner sequence lengths); at ``max_templates`` the cache starts again (e.g.
+    labels of ever new ids)."""
 
     def __init__(self, type_name: str, max_templates: int = 4096):
         self.type_name = type_name
         self._cache: dict = {}
+        self._at: dict = {}
         self._max = max_templates
 
     def at(self, key, value):
         """``value``: the element's value tree (see the module), or a function returning it
         (called only when a template is built)."""
+        template_at = self._at.get(key)
+        if template_at is not None:
+            return template_at
+
         def template_at(phase: int) -> CdrTemplate:
             tmpl = self._cache.get((key, phase))
             if tmpl is None:
                 if len(self._cache) >= self._max:
                     self._cache.clear()
+                    self._at.clear()
                 tmpl = self._cache[(key, phase)] = build(
                     self.type_name, value() if callable(value) else value, phase=phase)
             return tmpl
+        if len(self._at) >= self._max:
+            self._at.clear()
+        self._at[key] = template_at
         return template_at
 
 
@@ -305,12 +315,15 @@ def messages_with_elements(heads, element_lists) -> list:
     assignment per slot for all of them, whatever the message they are in."""
     groups: dict = {}               # (template, id(values)) → [template, values, origins, rows]
     singles, spans = [], []
+    known: dict = {}                # (template function, phase) → template
     base = 8                        # the buffer offset of the next message's payload
     for head, elements in zip(heads, element_lists):
         end = len(head) - 4         # the payload offset of the next element
         count = 0
         for template_at, values, row in elements:
-            tmpl = template_at(end % 8)
+            tmpl = known.get((template_at, end % 8))
+            if tmpl is None:
+                tmpl = known[(template_at, end % 8)] = template_at(end % 8)
             origin = base + end - tmpl.phase        # where the template's payload starts
             if row is None:
                 singles.append((tmpl, origin, values))
