@@ -251,7 +251,7 @@ class _Writer:
 def build(type_name: str, value, *, phase: Optional[int] = None) -> CdrTemplate:
     """The template of a ``pkg/msg/Name`` message described by ``value`` (see the module);
     with ``phase`` (0..7) the template of one element of a sequence of such messages, placed
-    at a payload offset ≡ ``phase`` (mod 8) (see :func:`with_elements`)."""
+    at a payload offset ≡ ``phase`` (mod 8) (see :func:`messages_with_elements`)."""
     w = _Writer()
     w.buf += bytes(phase or 0)
     w.message(message_class(type_name), value)
@@ -262,10 +262,10 @@ def build(type_name: str, value, *, phase: Optional[int] = None) -> CdrTemplate:
 
 class ElementTemplates:
     """Element templates of one message type, built on first use and kept by (shape key,
-    phase); :meth:`at` gives the phase → template function :func:`with_elements` takes (the
-    same function for the same key).  The key must name everything the value tree bakes in
-    (strings, inner sequence lengths); at ``max_templates`` the cache starts again (e.g.
-    labels of ever new ids)."""
+    phase); :meth:`at` gives the phase → template function :func:`messages_with_elements`
+    takes (the same function for the same key).  The key must name everything the value tree
+    bakes in (strings, inner sequence lengths); at ``max_templates`` the cache starts again
+    (e.g. labels of ever new ids)."""
 
     def __init__(self, type_name: str, max_templates: int = 4096):
         self.type_name = type_name
@@ -293,12 +293,6 @@ class ElementTemplates:
             self._at.clear()
         self._at[key] = template_at
         return template_at
-
-
-def with_elements(head, elements) -> memoryview:
-    """A message whose last field is a sequence of messages: :func:`messages_with_elements` of
-    one message."""
-    return messages_with_elements([head], [elements])[0]
 
 
 def messages_with_elements(heads, element_lists) -> list:

@@ -11,8 +11,7 @@ from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ros_sim_bridge.msg import CarlaActor
-from ros_sim_bridge.ros.cdr_template import (Slot, build, messages_with_elements, serialize,
-                                             with_elements)
+from ros_sim_bridge.ros.cdr_template import Slot, build, messages_with_elements, serialize
 
 
 def roundtrip(msg):
@@ -135,7 +134,7 @@ def test_elements_of_varying_shape_appended_at_every_phase():
             values['points'] = [0.5 * i, 0.0, 0.0]
         items.append((template_at, values, None))
     head = serialize('visualization_msgs/msg/MarkerArray', {'markers': []})
-    ours = bytes(with_elements(head, items))
+    ours = bytes(messages_with_elements([head], [items])[0])
     assert len(ours) == len(serialize_message(want))
     assert deserialize_message(ours, MarkerArray) == roundtrip(want)
     assert len({phase for _, phase in cache}) >= 3        # elements really did start at odd places
