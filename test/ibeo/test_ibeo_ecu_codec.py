@@ -811,3 +811,68 @@ def test_carriage_way_6970_golden():
     with pytest.raises(CodecError) as e:
         CW.decode_carriage_ways(body[:-1])
     assert e.value.kind == TRUNCATED and 'lanes[1].segments' in e.value.field
+
+
+def scan_body(n: int, seed: int) -> bytes:
+    """A 0x2205 body of two scanner infos and ``n`` random points (some NaN / ±Inf)."""
+    rng = np.random.default_rng(seed)
+    head = bytearray(golden_2205()[:24 + 2 * 148])
+    put(head, 18, 'H', n)
+    return bytes(head) + rng.integers(0, 256, 28 * n, dtype=np.uint8).tobytes()
+
+
+@needs_kernel
+def test_scan_decoded_beside_the_caller_equals_decoded_at_once():
+    """ScanAhead (points converted on the kernel library's thread while the caller goes on)
+    gives what decode_scan_2205 gives, many at once and in any order of asking; a body cut
+    short raises the decoder's own error when asked; one dropped unasked leaves nothing
+    behind; without the thread (KERNEL_START missing) it decodes when asked."""
+    assert S.KERNEL_START is not None and S.KERNEL_FINISH is not None
+    bodies = [scan_body(n, n) for n in (0, 1, 9, 1000, 60_001)] * 3
+    ahead = [S.ScanAhead(S.SCAN_2205, memoryview(b)) for b in bodies]
+    for k in (3, 0, 14, 7, 1, 2, 4, 5, 6, 8, 9, 10, 11, 12, 13):
+        got, want = ahead[k].result(), S.decode_scan_2205(bodies[k])
+        assert got.points.tobytes() == want.points.tobytes()
+        assert got.non_finite == want.non_finite
+        assert all(np.array_equal(got.scanners[f], want.scanners[f])
+                   for f in want.scanners.dtype.names)
+        assert (got.start_ntp, got.scan_number) == (want.start_ntp, want.scan_number)
+        assert ahead[k].result() is got                     # asked again: the same record
+    assert sum(a.result().non_finite for a in ahead) > 0
+    with pytest.raises(CodecError) as err:
+        S.ScanAhead(S.SCAN_2205, bodies[4][:-5]).result()
+    with pytest.raises(CodecError) as want:
+        S.decode_scan_2205(bodies[4][:-5])
+    assert (err.value.kind, err.value.field, err.value.offset) == \
+        (want.value.kind, want.value.field, want.value.offset) == (TRUNCATED, 'points',
+                                                                   want.value.offset)
+    for _ in range(50):                                     # started, never asked, dropped
+        S.ScanAhead(S.SCAN_2205, bytearray(bodies[4]))
+    import gc
+    gc.collect()
+    kernel = S.KERNEL_START
+    try:
+        S.KERNEL_START = None
+        alone = S.ScanAhead(S.SCAN_2205, bodies[3])
+        assert alone._job is None and alone.result().points.tobytes() == \
+            S.decode_scan_2205(bodies[3]).points.tobytes()
+    finally:
+        S.KERNEL_START = kernel
+
+
+@needs_kernel
+@pytest.mark.skipif(not hasattr(__import__('os'), 'fork'), reason='no fork')
+def test_scan_decoded_beside_the_caller_in_a_forked_child():
+    """A child forked after the kernel's thread started has no thread of its own: its first
+    ScanAhead makes one (no deadlock on the parent's lock) and decodes right."""
+    import multiprocessing
+    body = scan_body(5000, 1)
+    S.ScanAhead(S.SCAN_2205, body).result()                 # the parent's thread exists
+    ctx = multiprocessing.get_context('fork')
+    with ctx.Pool(1) as pool:
+        points = pool.apply_async(_decode_beside, (body,)).get(timeout=60)
+    assert points == S.decode_scan_2205(body).points.tobytes()
+
+
+def _decode_beside(body: bytes) -> bytes:
+    return S.ScanAhead(S.SCAN_2205, body).result().points.tobytes()
