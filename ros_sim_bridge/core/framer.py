@@ -4,7 +4,8 @@ Used for TCP protocols (ibeo data header, monoDrive control channel).  The frame
 partial data between ``feed`` calls, so a header or magic word split across two reads survives.
 It never raises: garbage, implausible headers and oversized frames come back as
 :class:`~ros_sim_bridge.core.binary.CodecError` values in the event list, in stream order, and
-the framer resynchronises on the next magic word (searching from the byte after a false sync).
+the framer resynchronises on the next magic word (searching from the byte after a false sync;
+the bytes skipped up to it belong to that false sync: one error, counted in ``false_syncs``).
 
 Two optional checks find false syncs that a plausible header alone does not show (a message
 cut short by its sender, whose declared body swallows the valid messages after it; issue #10
@@ -105,8 +106,10 @@ class MagicFramer:
         self._window_from = 0       # where the window search goes on in _buf
         self._in_sync = True        # _buf starts where the previous message ended
         self._skip_left = 0         # body bytes of an oversized message still to drop
+        self._false_sync_bytes = False  # bytes up to the next magic: a reported false sync
         self.garbage_bytes = 0   # bytes skipped while searching for the magic word
-        self.false_syncs = 0     # messages given up as false syncs (window or check_body)
+        # headers and messages given up as false syncs (implausible, cut short, rejected)
+        self.false_syncs = 0
 
     def reset(self) -> None:
         """Forget partial data (after a reconnect the old stream's tail is meaningless)."""
@@ -115,6 +118,7 @@ class MagicFramer:
         self._window_from = 0
         self._in_sync = True
         self._skip_left = 0
+        self._false_sync_bytes = False
 
     @property
     def buffered(self) -> int:
@@ -164,7 +168,7 @@ class MagicFramer:
                     size, parsed = self._parse(header)
                 except CodecError as err:
                     events.append(err)
-                    self._drop(1)            # false sync: search on from the next byte
+                    self._false_sync()       # search on from the next byte
                     continue
                 if self.skip_oversized and self._in_sync and size > self.max_body:
                     events.append(CodecError(
@@ -178,7 +182,7 @@ class MagicFramer:
                     events.append(CodecError(self.name, f'header announces {size} body bytes '
                                              f'(limit {self.max_body}); resynchronising',
                                              field='size', offset=0, kind=OVERSIZED))
-                    self._drop(1)
+                    self._false_sync()
                     continue
                 self._pending = (header, size, parsed)
                 # the window starts after the magic word: a header cut short by its sender
@@ -340,10 +344,13 @@ class MagicFramer:
         return None if end + hs > len(buf) else self._plausible_size(end) is not None
 
     def _false_sync(self) -> None:
-        """Give up the message being collected: search again from the byte after its magic."""
+        """Give up the message at the buffer's start (its header implausible, or its message
+        cut short or rejected; already reported): search again from the byte after its magic.
+        The bytes skipped up to the next magic word are part of it, not another error."""
         self.false_syncs += 1
         self._pending = None
         self._drop(1)
+        self._false_sync_bytes = True
 
     def _sync(self, events: list[Event]) -> bool:
         """Drop bytes before the next magic word; True once a whole header is buffered."""
@@ -361,11 +368,13 @@ class MagicFramer:
             return False
         if at:
             self._skip_garbage(at, events)
+        self._false_sync_bytes = False
         return len(self._buf) >= self.header_size
 
     def _skip_garbage(self, n: int, events: list[Event]) -> None:
-        events.append(CodecError(self.name, f'{n} bytes before the magic word skipped',
-                                 kind=BAD_MAGIC))
+        if not self._false_sync_bytes:
+            events.append(CodecError(self.name, f'{n} bytes before the magic word skipped',
+                                     kind=BAD_MAGIC))
         self._drop(n)
 
     def _drop(self, n: int) -> None:

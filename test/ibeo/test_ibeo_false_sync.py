@@ -2,17 +2,21 @@
 (issue #10 defect 5; spec §2.4 "to resync just search for the magic word", SUPPLEMENT §3.3).
 
 The streams are built by hand from the spec's tables: the 24-byte big-endian data header
-(§2.4) in front of little-endian bodies.
+(§2.4) in front of little-endian (LUX) or big-endian (ECU) bodies.  The framer alone, and the
+installed ``ibeo_ecu`` over real TCP, read on real /diagnostics.
 """
 import struct
 
 import numpy as np
 
-from ros_sim_bridge.core.binary import OVERSIZED, TRUNCATED, CodecError
+from ros_sim_bridge.core.binary import BAD_VALUE, OVERSIZED, TRUNCATED, CodecError
 from ros_sim_bridge.core.framer import Frame, Rejected
 from ros_sim_bridge.ibeo.codec import objects as O
 from ros_sim_bridge.ibeo.codec import scan as S
 from ros_sim_bridge.ibeo.codec.framing import make_framer
+
+from conftest import free_tcp_port
+from test_ibeo_data_diagnostics import Diagnostics, connected, gps, installed, serving
 
 
 def header(data_type: int, size: int, ntp: int = 0, previous: int = 0) -> bytes:
@@ -269,3 +273,35 @@ def test_oversized_message_cut_short_inside_a_message_that_runs_past_its_end():
     for how, events in feeds(stream, 1000):
         assert scan_numbers(events) == [2, 3, 4], how
         assert [e.kind for e in events if isinstance(e, CodecError)] == [OVERSIZED, TRUNCATED], how
+
+
+def test_a_header_of_a_type_outside_the_ibeo_range_is_one_false_sync():
+    # the README: a false sync, one error (not a bad value and bad magic too); the bytes skipped
+    # to the next magic word are part of it
+    stream = scan_msg(1) + header(0x0042, 16) + bytes(16) + scan_msg(2)
+    for step in (1, 7, len(stream)):
+        f = make_framer()
+        events = [e for k in range(0, len(stream), step) for e in f.feed(stream[k:k + step])]
+        assert scan_numbers(events) == [1, 2], step
+        (err,) = [e for e in events if isinstance(e, CodecError)]
+        assert err.kind == BAD_VALUE and 'outside the Ibeo range' in err.detail, step
+        assert (f.false_syncs, f.garbage_bytes) == (1, 40), step
+
+
+# --- the installed ibeo_ecu over TCP ----------------------------------------------------------
+
+def test_installed_ecu_counts_a_header_outside_the_ibeo_range_once_as_a_false_sync(ros,
+                                                                                closing):
+    port = free_tcp_port()
+    diag = Diagnostics(ros)
+    with installed('ibeo_ecu', port, stamp_source='receive') as proc:
+        sensor = serving(closing, port)
+        connected(diag)
+        sensor.send(gps(1) + header(0x0042, 16) + bytes(16) + gps(2))
+        diag.wait('(0x2604)', lambda st, v: v['published'] == '2')
+        _, link = diag.wait('link tcp', lambda st, v: v['false_syncs'] != '0')
+        assert (link['errors.bad_value'], link['decode_errors'], link['false_syncs'],
+                link['garbage_bytes']) == ('1', '1', '1', '40'), link
+        assert 'outside the Ibeo range' in link['last_error'], link
+        assert proc.running()
+    assert proc.proc.returncode == 0
