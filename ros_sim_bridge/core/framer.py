@@ -4,23 +4,28 @@ Used for TCP protocols (ibeo data header, monoDrive control channel).  The frame
 partial data between ``feed`` calls, so a header or magic word split across two reads survives.
 It never raises: garbage, implausible headers and oversized frames come back as
 :class:`~ros_sim_bridge.core.binary.CodecError` values in the event list, in stream order, and
-the framer resynchronises on the next magic word (searching from the byte after a false sync).
+the framer resynchronises on the next magic word (searching from the byte after a false sync;
+the bytes skipped up to it belong to that false sync: one error, counted in ``false_syncs``).
 
 Two optional checks find false syncs that a plausible header alone does not show (a message
 cut short by its sender, whose declared body swallows the valid messages after it; issue #10
 defect 5): ``check_body`` decodes each complete body (a :class:`Rejected` event when it fails)
-and ``search_window`` looks inside a declared body for a plausible header whose message runs
-past the body's end.  Either way, when a message may start inside the failed one the search
-resumes at the byte after the failed message's magic word, so the messages inside the window
-are framed and nothing valid is lost; a failed message without one is skipped whole (a
-well-framed message with a bad body: one error, its bytes are no garbage).
+and ``search_window`` looks inside a declared body, as it arrives, for a plausible header whose
+message runs past the body's end, and for a message nested in it that is confirmed (see
+below): the message being collected was cut short, and the messages after it are framed at
+once, not when its declared size has arrived.  When a message may start inside the failed one
+the search resumes at the confirmed message, or else at the byte after the failed message's
+magic word, so the messages inside the window are framed and nothing valid is lost; a failed
+message without one is skipped whole (a well-framed message with a bad body: one error, its
+bytes are no garbage).
 
 A well-framed message above ``max_body`` (its header arrives where the previous message ended)
 is, with ``skip_oversized``, skipped by its declared size: one OVERSIZED event, its body dropped
 as it arrives, never buffered or searched for magic words byte by byte.  Only a message that
 starts inside that body and is confirmed (its body decodes, or a plausible header follows it;
 one running past the body's end only when no plausible header stands at that end) shows the
-header was wrong or the message cut short: the skip ends there.
+header was wrong or the message cut short: the skip ends there.  The same rule, with the same
+code (:meth:`MagicFramer._confirmed_inside`), finds a message nested in a body being collected.
 """
 from __future__ import annotations
 
@@ -73,8 +78,9 @@ class MagicFramer:
     ``search_window`` (optional): while a body is being collected, a plausible header inside it
     whose message would end beyond the body's end, or a plausible header starting inside the
     header's own bytes after its magic word (a header cut short by its sender), marks a false
-    sync (CodecError TRUNCATED, resync from the byte after the magic); a plausible header
-    nested wholly inside the body is payload and left alone.
+    sync (CodecError TRUNCATED, resync from the byte after the magic); a message nested wholly
+    inside the body is payload unless it is confirmed as in an oversized body, when the body
+    was cut short (CodecError TRUNCATED, resync at that message).
     ``skip_oversized`` (optional): a header above ``max_body`` that comes in sync (at the
     stream's start or where the previous message ended) is one OVERSIZED event and its body is
     dropped by its declared size (:meth:`_skip_oversized`); out of sync it is a false sync
@@ -105,8 +111,10 @@ class MagicFramer:
         self._window_from = 0       # where the window search goes on in _buf
         self._in_sync = True        # _buf starts where the previous message ended
         self._skip_left = 0         # body bytes of an oversized message still to drop
+        self._false_sync_bytes = False  # bytes up to the next magic: a reported false sync
         self.garbage_bytes = 0   # bytes skipped while searching for the magic word
-        self.false_syncs = 0     # messages given up as false syncs (window or check_body)
+        # headers and messages given up as false syncs (implausible, cut short, rejected)
+        self.false_syncs = 0
 
     def reset(self) -> None:
         """Forget partial data (after a reconnect the old stream's tail is meaningless)."""
@@ -115,10 +123,22 @@ class MagicFramer:
         self._window_from = 0
         self._in_sync = True
         self._skip_left = 0
+        self._false_sync_bytes = False
 
     @property
     def buffered(self) -> int:
         return len(self._buf)
+
+    @property
+    def awaiting(self) -> str:
+        """The message whose declared body is being collected or skipped and how much of it
+        arrived ('' between messages); safe to read from another thread."""
+        pending, left = self._pending, self._skip_left
+        if pending is not None:
+            got = min(pending[1], max(0, len(self._buf) - self.header_size))
+            return (f'{self.describe(pending[2])} message: {pending[1]:,} body bytes, '
+                    f'{got:,} arrived')
+        return f'the oversized message\'s last {left:,} body bytes (skipped)' if left else ''
 
     def cut_short(self) -> Optional[CodecError]:
         """Call when the stream ended (the peer closed): the message it ended inside, as a
@@ -164,7 +184,7 @@ class MagicFramer:
                     size, parsed = self._parse(header)
                 except CodecError as err:
                     events.append(err)
-                    self._drop(1)            # false sync: search on from the next byte
+                    self._false_sync()       # search on from the next byte
                     continue
                 if self.skip_oversized and self._in_sync and size > self.max_body:
                     events.append(CodecError(
@@ -178,7 +198,7 @@ class MagicFramer:
                     events.append(CodecError(self.name, f'header announces {size} body bytes '
                                              f'(limit {self.max_body}); resynchronising',
                                              field='size', offset=0, kind=OVERSIZED))
-                    self._drop(1)
+                    self._false_sync()
                     continue
                 self._pending = (header, size, parsed)
                 # the window starts after the magic word: a header cut short by its sender
@@ -186,8 +206,12 @@ class MagicFramer:
                 self._window_from = len(self.magic)
             header, size, parsed = self._pending
             end = hs + size
-            if self.search_window and self._false_sync_in_window(end, events):
-                continue
+            if self.search_window:
+                cut = self._search_window(end, events)
+                if cut:
+                    continue
+                if cut is None:                  # a message inside it is not decided yet
+                    return events
             if len(self._buf) < end:
                 return events
             with memoryview(self._buf) as view:   # one copy of the body, not two
@@ -243,9 +267,13 @@ class MagicFramer:
         return next((k for k in range(max(start, len(buf) - len(magic) + 1), min(end, len(buf)))
                      if magic.startswith(bytes(buf[k:]))), None)
 
-    def _false_sync_in_window(self, end: int, events: list[Event]) -> bool:
-        """True (and resynchronised) when a plausible header inside the declared body
-        announces a message that runs past the body's end."""
+    def _search_window(self, end: int, events: list[Event]) -> Optional[bool]:
+        """True (and resynchronised) when the declared body shows that the message being
+        collected was cut short: a plausible header inside its header's bytes or announcing a
+        message that runs past the body's end (resumed after its magic word), or a message
+        nested in the body and confirmed (:meth:`_confirmed_inside`; resumed at it).  None
+        while a nested one waits for the bytes that decide it; else False.  Incremental: each
+        byte of the body is searched once, however the body arrives."""
         hs = self.header_size
         # a magic word that starts inside the body counts, even if it ends beyond it
         stop = min(end + len(self.magic) - 1, len(self._buf))
@@ -270,7 +298,19 @@ class MagicFramer:
                     field='size', offset=at, kind=TRUNCATED))
                 self._false_sync()
                 return True
-            self._window_from = at + 1           # payload (nested wholly inside): go on
+            if size is not None:                 # nested wholly inside: payload unless
+                confirmed = self._confirmed_inside(at, end)
+                if confirmed is None:
+                    self._window_from = at
+                    return None
+                if confirmed:
+                    _, declared, parsed = self._pending
+                    self._resume_at(at, events, f'{self.describe(parsed)} message declaring '
+                                    f'{declared} body bytes was cut short after {at - hs} of them '
+                                    f'(a message confirmed at its byte {at}); resynchronising '
+                                    'there')
+                    return True
+            self._window_from = at + 1           # payload: go on
 
     def _skip_oversized(self, events: list[Event]) -> bool:
         """Drop the oversized body being skipped as far as it is in; True when it is over (or
@@ -286,14 +326,9 @@ class MagicFramer:
                 drop = at                        # undecided: wait with its bytes
                 break
             if confirmed:
-                events.append(CodecError(
-                    self.name, f'a message confirmed at byte {at} of the remaining oversized '
-                    f'body ({left} bytes): the oversized header was wrong or its message cut '
-                    'short; resynchronising there', field='size', offset=at, kind=TRUNCATED))
-                self.false_syncs += 1
-                del buf[:at]
-                self._skip_left = 0
-                self._in_sync = False
+                self._resume_at(at, events, f'a message confirmed at byte {at} of the '
+                                f'remaining oversized body ({left} bytes): the oversized header '
+                                'was wrong or its message cut short; resynchronising there')
                 return True
             at = buf.find(self.magic, at + 1, stop)
         else:
@@ -305,12 +340,13 @@ class MagicFramer:
         return self._skip_left == 0
 
     def _confirmed_inside(self, at: int, left: int) -> Optional[bool]:
-        """Whether the magic word at ``at`` inside an oversized body that ends at ``left``
-        starts a real message (True) or is payload (False); None until the bytes to tell have
-        arrived (never more than one maximal message).  Confirmed: its body decodes to a
-        record (a body that fails: payload), or a plausible header follows it.  One running
-        past the body's end is not decoded, and is payload when a plausible header stands at
-        the body's end (a real boundary), as in ``IdcReader._run_past``."""
+        """Whether the magic word at ``at`` inside a body (oversized and skipped, or being
+        collected) that ends at ``left`` in the buffer starts a real message (True) or is
+        payload (False); None until the bytes to tell have arrived (never more than one
+        maximal message).  Confirmed: its body decodes to a record (a body that fails:
+        payload), or a plausible header follows it.  One running past the body's end is not
+        decoded, and is payload when a plausible header stands at the body's end (a real
+        boundary), as in ``IdcReader._run_past``."""
         hs, buf = self.header_size, self._buf
         if at + hs > len(buf):
             return None
@@ -339,11 +375,29 @@ class MagicFramer:
                 return False                     # the body's end is a real boundary
         return None if end + hs > len(buf) else self._plausible_size(end) is not None
 
+    def _resume_at(self, at: int, events: list[Event], text: str) -> None:
+        """A message confirmed at ``at`` in the buffer ends the message being collected or
+        skipped (``text`` says which): one TRUNCATED error, a false sync, and framing goes on
+        at that message.  A collected message's bytes before it are given up (garbage); a
+        skipped one's are part of the oversized message."""
+        events.append(CodecError(self.name, text, field='size', offset=at, kind=TRUNCATED))
+        self.false_syncs += 1
+        if self._pending is not None:
+            self._pending = None
+            self._drop(at)
+        else:
+            del self._buf[:at]
+            self._in_sync = False
+        self._skip_left = 0
+
     def _false_sync(self) -> None:
-        """Give up the message being collected: search again from the byte after its magic."""
+        """Give up the message at the buffer's start (its header implausible, or its message
+        cut short or rejected; already reported): search again from the byte after its magic.
+        The bytes skipped up to the next magic word are part of it, not another error."""
         self.false_syncs += 1
         self._pending = None
         self._drop(1)
+        self._false_sync_bytes = True
 
     def _sync(self, events: list[Event]) -> bool:
         """Drop bytes before the next magic word; True once a whole header is buffered."""
@@ -361,11 +415,13 @@ class MagicFramer:
             return False
         if at:
             self._skip_garbage(at, events)
+        self._false_sync_bytes = False
         return len(self._buf) >= self.header_size
 
     def _skip_garbage(self, n: int, events: list[Event]) -> None:
-        events.append(CodecError(self.name, f'{n} bytes before the magic word skipped',
-                                 kind=BAD_MAGIC))
+        if not self._false_sync_bytes:
+            events.append(CodecError(self.name, f'{n} bytes before the magic word skipped',
+                                     kind=BAD_MAGIC))
         self._drop(n)
 
     def _drop(self, n: int) -> None:
