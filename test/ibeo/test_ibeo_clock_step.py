@@ -11,7 +11,6 @@ time equal to its header time.
 """
 from __future__ import annotations
 
-import subprocess
 import time
 
 import yaml
@@ -22,11 +21,11 @@ from sensor_msgs.msg import NavSatFix
 from ros_sim_bridge.core.ntp import ntp64_to_unix_ns, unix_ns_to_ntp64
 from ros_sim_bridge.ibeo.idc import IdcWriter
 from ros_sim_bridge.msg import IbeoOdometry
-from ros_sim_bridge.tools.launcher import NodeProcess, executable
+from ros_sim_bridge.tools.launcher import NodeProcess
 
 from conftest import free_tcp_port
 from test_ibeo_data_diagnostics import FAST, Diagnostics, connected, serving
-from test_ibeo_record_times import NTP, S, YEARS, message, stamp_ns
+from test_ibeo_record_times import NTP, S, YEARS, info_and_to_bag, message, stamp_ns
 
 US = S // 1_000_000                             # one microsecond in NTP64
 #: the records of one ECU frame, their header times a microsecond apart
@@ -86,14 +85,9 @@ def write_frames(path, frames) -> None:
 
 
 def info_and_bag_duration(src) -> tuple:
-    """The installed ``info``'s and ``to-bag``'s output on ``src`` and the duration (s) in
-    the bag's metadata.yaml; each exits 0 without a traceback."""
-    out = {}
-    for command, args in (('info', []), ('to-bag', [str(src.parent / 'bag'), '--no-progress'])):
-        done = subprocess.run([str(executable('ibeo_idc')), command, str(src), *args],
-                              capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0 and 'Traceback' not in done.stderr, (command, done.stderr)
-        out[command] = done.stdout
+    """The installed ``info``'s and ``to-bag``'s output on ``src`` (:func:`info_and_to_bag`)
+    and the duration (s) in the bag's metadata.yaml."""
+    out = info_and_to_bag(src)
     meta = yaml.safe_load((src.parent / 'bag' / 'metadata.yaml').read_text())
     return out, meta['rosbag2_bagfile_information']['duration']['nanoseconds'] / 1e9
 
