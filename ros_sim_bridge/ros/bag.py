@@ -18,7 +18,6 @@ the spec), as rosbags writes them.  Memory stays bounded: one chunk plus one ind
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import struct
@@ -115,8 +114,18 @@ def _scalar(value) -> str:
     if isinstance(value, str):
         if _PLAIN.fullmatch(value) and value.lower() not in _RESERVED:
             return value
-        return "''" if not value else json.dumps(value)     # JSON's strings are YAML's
+        return "''" if not value else _quoted(value)
     raise TypeError(f'no YAML scalar for {type(value).__name__}')
+
+
+def _quoted(text: str) -> str:
+    """``text`` double-quoted: printable ASCII as it is, every other character escaped."""
+    out = []
+    for ch in text:
+        code = ord(ch)
+        out.append('\\' + ch if ch in '"\\' else ch if 0x20 <= code < 0x7F else
+                   f'\\u{code:04X}' if code <= 0xFFFF else f'\\U{code:08X}')
+    return f'"{"".join(out)}"'
 
 
 def _yaml_lines(data: dict, indent: str, out: list) -> None:

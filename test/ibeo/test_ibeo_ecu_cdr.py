@@ -3,6 +3,7 @@ the rclpy message the node publishes for the same record (every field, floats bi
 and is as long as ``serialize_message`` of it — on
 a whole generated recording and on the records that take the other branches (no fix, unknown
 covariance, 0x2204 scanner infos, scanner-frame clouds, NTP times past 2^63)."""
+import dataclasses
 import math
 
 import numpy as np
@@ -106,6 +107,9 @@ def test_scan_info_of_each_layout(cls, infos, flags):
     record = scan(cls, infos, flags)
     assert check(header(record.DATA_TYPE), record, ec.IbeoToRos(serialized=True),
                  ec.IbeoToRos()) == {'/ecu/scan_info'}
+    alone = dataclasses.replace(record, scanners=record.scanners[:0])   # no scanner info
+    assert check(header(record.DATA_TYPE), alone, ec.IbeoToRos(serialized=True),
+                 ec.IbeoToRos()) == {'/ecu/scan_info'}
 
 
 def object_list(kind: str, n: int):
@@ -153,7 +157,6 @@ def test_object_lists_converted_together_equal_one_at_a_time(kind):
     the elements of a template filled together across lists): each list's messages equal the
     rclpy ones of it alone, with lists of 0, 1 and 9 objects, their own stamps and devices, and
     one whose record time is invalid among them."""
-    import dataclasses
     lists = [object_list(kind, n) for n in (9, 0, 1, 9, 3)]
     lists[2] = dataclasses.replace(lists[2], mid_scan_ntp=0)              # unset: header time
     headers = [IbeoHeader(data_type=lst.DATA_TYPE, size=0, device_id=3 + k,

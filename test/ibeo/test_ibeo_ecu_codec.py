@@ -872,7 +872,22 @@ def test_scan_decoded_beside_the_caller_in_a_forked_child():
     with ctx.Pool(1) as pool:
         points = pool.apply_async(_decode_beside, (body,)).get(timeout=60)
     assert points == S.decode_scan_2205(body).points.tobytes()
+    # forked with scans in flight: the child finishes what it inherited (no thread runs them)
+    global _INHERITED
+    bodies = [scan_body(60_001, k) for k in range(3)]       # ~3 ms of jobs queued: some
+    _INHERITED = [S.ScanAhead(S.SCAN_2205, bodies[k % 3]) for k in range(30)]   # left
+    with ctx.Pool(1) as pool:
+        counts = pool.apply_async(_finish_inherited).get(timeout=60)
+    assert counts == [a.result().non_finite for a in _INHERITED]
+    _INHERITED = None
+
+
+_INHERITED = None
 
 
 def _decode_beside(body: bytes) -> bytes:
     return S.ScanAhead(S.SCAN_2205, body).result().points.tobytes()
+
+
+def _finish_inherited() -> list:
+    return [a.result().non_finite for a in _INHERITED]

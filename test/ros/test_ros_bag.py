@@ -486,9 +486,21 @@ def test_metadata_yaml_reads_back_as_written():
     from ros_sim_bridge.ros.bag import _yaml
     tricky = ['', 'true', 'No', 'null', '~', '1.5', '1e5', '0x10', '.inf', "it's", 'a b',
               'ü', '-x', 'x: y', '#c', 'two\nlines', 'tab\there', '\u2028', '/ns/topic_1',
-              'RIHS01_ab', 'ros_sim_bridge/msg/IbeoObject']
+              'RIHS01_ab', 'ros_sim_bridge/msg/IbeoObject', 'drive_\U0001F600', '\U0010FFFF',
+              'a\\ud83d\\ude00b', '"q"\\', '\x7f\x85\ufeff']
     data = {'strings': tricky, 'map': {s: s for s in tricky}, 'empty': {}, 'none': [],
             'items': [{'a': 1, 'b': [{'c': False, 'd': None}]}, {}, 2, []]}
     assert yaml.safe_load(_yaml(data)) == data
     assert yaml.safe_load(_yaml([{'x': 1}, {'y': 'z'}])) == [{'x': 1}, {'y': 'z'}]
     assert _yaml({'b': [{'c': 1, 'd': 2}], 'a': ''}) == "a: ''\nb:\n- c: 1\n  d: 2\n"
+
+
+def test_bag_in_a_folder_named_beyond_the_basic_plane_reads_back(tmp_path):
+    """A folder (so the MCAP's name in metadata.yaml) with a character beyond U+FFFF: rosbags
+    finds the file and reads the message."""
+    from rosbags.highlevel import AnyReader
+    bag = tmp_path / 'drive_\U0001F600'
+    with BagWriter(bag) as writer:
+        writer.write_msg('/tf', 7, TFMessage())
+    with AnyReader([bag]) as reader:
+        assert [(c.topic, t) for c, t, _ in reader.messages()] == [('/tf', 7)]

@@ -159,6 +159,7 @@ struct job {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t queued = PTHREAD_COND_INITIALIZER, finished = PTHREAD_COND_INITIALIZER;
 static struct job *first, *last;          /* started, not yet taken by the thread */
+static struct job *current;               /* taken, being converted */
 static int running;                       /* the thread exists (in this process) */
 
 static void *work(void *unused)
@@ -168,7 +169,7 @@ static void *work(void *unused)
     for (;;) {
         while (!first)
             pthread_cond_wait(&queued, &lock);
-        struct job *job = first;
+        struct job *job = current = first;
         first = job->next;
         if (!first)
             last = NULL;
@@ -177,18 +178,26 @@ static void *work(void *unused)
         pthread_mutex_lock(&lock);
         job->non_finite = non_finite;
         job->done = 1;
+        current = NULL;
         pthread_cond_broadcast(&finished);
     }
     return NULL;
 }
 
-/* fork: the child has no thread and no jobs of its own; the lock is taken across the fork so
- * the child never inherits it held */
+/* fork: the lock is taken across it, so the child never inherits it held.  The child has no
+ * thread: the jobs it inherits (the one being converted, those queued) are converted in it now,
+ * so finishing them there returns (the buffers are the child's copies); its next start makes a
+ * thread of its own. */
 static void before_fork(void) { pthread_mutex_lock(&lock); }
 static void after_fork_parent(void) { pthread_mutex_unlock(&lock); }
 static void after_fork_child(void)
 {
-    first = last = NULL;
+    for (struct job *job = current ? current : first; job;
+         job = job == current ? first : job->next) {
+        job->non_finite = sim_bridge_ecu_points(job->wire, job->n, job->out);
+        job->done = 1;
+    }
+    first = last = current = NULL;
     running = 0;
     pthread_mutex_unlock(&lock);
 }

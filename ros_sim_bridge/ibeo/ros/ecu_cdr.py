@@ -135,7 +135,8 @@ class EcuCdr:
                     'scan_number': Slot('u16'), 'scan_points': Slot('u32'),
                     'scanners': [scanner] * n}
         index, columns = _scanner_gather(sc.dtype)
-        rows = np.ascontiguousarray(sc).view(np.uint8).reshape(n, -1).take(index, axis=1)
+        rows = np.ascontiguousarray(sc).view(np.uint8).reshape(n, sc.dtype.itemsize).take(
+            index, axis=1)
         slots = {slot: rows[:, a:b].view(dtype).reshape(-1, width)
                  for slot, (a, b, dtype, width) in columns.items()}
         return self._fill(('scan_info', frame, n, full), 'ros_sim_bridge/msg/IbeoScanInfo',
