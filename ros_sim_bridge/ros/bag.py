@@ -584,7 +584,7 @@ class BagWriter:
         if self._mcap is None:
             return
         self._mcap.flush()
-        text = _yaml(self.metadata())           # dumped once: PyYAML takes ~1.4 ms a dump
+        text = _yaml(self.metadata())           # once: the file and the MCAP record
         self._mcap.close({'serialized_metadata': text.strip()})
         self._mcap = None
         tmp = self.path / 'metadata.yaml.tmp'     # the same mapping, one level down
