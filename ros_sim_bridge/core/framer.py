@@ -216,19 +216,40 @@ class MagicFramer:
                 return events
             with memoryview(self._buf) as view:   # one copy of the body, not two
                 body = bytes(view[hs:end])
-            frame = Frame(header, body, parsed)
-            if self.check_body is not None:
-                try:
-                    frame = Frame(header, body, parsed, self.check_body(frame))
-                except CodecError as err:
-                    events.append(Rejected(frame, err))
-                    if self._may_hold_message(end):
-                        self._false_sync()
-                    else:
-                        self._consume(end)
-                    continue
-            events.append(frame)
-            self._consume(end)
+            event = self._checked(Frame(header, body, parsed))
+            events.append(event)
+            if isinstance(event, Rejected) and self._may_hold_message(end):
+                self._false_sync()
+            else:
+                self._consume(end)
+
+    def _checked(self, frame: Frame) -> Event:
+        """``frame`` with what ``check_body`` made of its body, or Rejected by it."""
+        if self.check_body is None:
+            return frame
+        try:
+            return Frame(frame.header, frame.body, frame.parsed, self.check_body(frame))
+        except CodecError as err:
+            return Rejected(frame, err)
+
+    def whole(self, data: bytes) -> list[Event]:
+        """The events of ``data``, one message whose bounds its source decided (a recording's
+        index, :class:`~ros_sim_bridge.ibeo.idc.IdcReader`): as :meth:`feed` between messages
+        gives, but its body is not searched (whatever it holds is its payload), and a body that
+        ``check_body`` refuses is skipped whole.  Anything else (not exactly one message with a
+        plausible header, or a stream being framed) goes through :meth:`feed`."""
+        hs = self.header_size
+        if (self._buf or self._skip_left or len(data) < hs
+                or not any(bytes(data[:len(m)]) == m for m in self.magics)):
+            return self.feed(data)
+        header = bytes(data[:hs])
+        try:
+            size, parsed = self._parse(header)
+        except CodecError:
+            return self.feed(data)
+        if size != len(data) - hs or size > self.max_body:
+            return self.feed(data)
+        return [self._checked(Frame(header, bytes(data[hs:]), parsed))]
 
     def _consume(self, end: int) -> None:
         """The message being collected (``end`` bytes) is handled: drop it."""

@@ -263,3 +263,45 @@ def test_loops_after_the_first_are_not_logged_at_info(ros, tmp_path):
     lines = looping()
     assert len(lines) == 1 and 'loop 1' in lines[0].msg, [m.msg for m in lines]
     assert lines[0].level == Log.INFO
+
+
+def test_a_played_message_is_framed_as_the_recording_frames_it(ros, tmp_path):
+    """A 0x2205 scan whose points hold a complete, decodable 0x2807 message (header and body):
+    the recording's index frames the scan whole, and so does playback (it does not search the
+    body as a live stream's framer must): the cloud with every point and the two real vehicle
+    states are published, nothing counted as cut short; to-bag's reader agrees."""
+    from ros_sim_bridge.ibeo.codec import encode_message
+    from ros_sim_bridge.ibeo.codec import scan_ecu as se
+    from ros_sim_bridge.ibeo.codec import vehicle_state_ecu as ve
+    from ros_sim_bridge.ibeo.ros.ecu_node import IbeoEcuNode
+    from ros_sim_bridge.core.ntp import unix_ns_to_ntp64
+    t0 = unix_ns_to_ntp64(time.time_ns())
+    state = lambda k: registry.encode_record(ve.EcuVehicleState2807(   # noqa: E731
+        timestamp_ntp=t0 + (k << 28), distance_x=k, longitudinal_velocity=1.0))[1]
+    inner = encode_message(ve.VEHICLE_STATE_2807, state(9), ntp=t0)
+    n = 2000
+    scanners = se.make_scanners(1)
+    scanners['device_id'] = 1
+    body = bytearray(se.encode_scan(se.EcuScan(t0 + (1 << 28), 0,
+                                               se.SCAN_FLAG_VEHICLE_COORDINATES, 7, scanners,
+                                               np.zeros(n, se.POINT_DTYPE))))
+    at = len(body) - 28 * (n // 2)              # mid-points: payload of the scan
+    body[at:at + len(inner)] = inner
+    path = tmp_path / 'nested.idc'
+    with IdcWriter(path) as w:
+        w.write(ve.VEHICLE_STATE_2807, state(0), device_id=1, ntp=t0)
+        w.write(se.SCAN_2205, bytes(body), device_id=1, ntp=t0 + (1 << 28))
+        w.write(ve.VEHICLE_STATE_2807, state(2), device_id=1, ntp=t0 + (2 << 28))
+    with IdcReader(path) as r:
+        assert [e.data_type for e in r.entries][:3] == [0x2807, 0x2205, 0x2807]
+        assert not r.damages and r.entries[1].size == len(body)
+    node = ros.start(IbeoEcuNode, {**FAST, 'source': 'file', 'file': str(path), 'rate': 0.0,
+                                   'start_paused': True}, namespace='/nest')
+    clouds = collect(ros, node, PointCloud2, 'points')
+    assert call(ros, Trigger, '/nest/ibeo_ecu/resume').success
+    link = file_status(ros, lambda v: v.get('state') == 'finished')
+    (cloud,) = clouds.wait_for(1, 10.0)
+    assert cloud.width * cloud.height == n
+    assert not [k for k in link if k.startswith('errors.')], link
+    assert node.session.framer.false_syncs == 0
+    assert node.stats[ve.VEHICLE_STATE_2807].published == 2

@@ -67,9 +67,10 @@ class FilePlayback:
 
     def _on_file_message(self, raw: bytes, entry, checked) -> None:
         """One recorded message, on the playback thread: the bytes a TCP read would give,
-        with the player's verdict on its header time (the session checks no time again)."""
+        framed as the recording's index framed them (what ``ibeo_idc to-bag`` converts), with
+        the player's verdict on its header time (the session checks no time again)."""
         now_ns = time.time_ns()
-        for event in self.session.framer.feed(raw):
+        for event in self.session.framer.whole(raw):
             self._on_event(event, now_ns, checked)
 
     def _on_jump(self) -> None:
