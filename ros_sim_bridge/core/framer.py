@@ -10,22 +10,18 @@ the bytes skipped up to it belong to that false sync: one error, counted in ``fa
 Two optional checks find false syncs that a plausible header alone does not show (a message
 cut short by its sender, whose declared body swallows the valid messages after it; issue #10
 defect 5): ``check_body`` decodes each complete body (a :class:`Rejected` event when it fails)
-and ``search_window`` looks inside a declared body, as it arrives, for a plausible header whose
-message runs past the body's end, and for a message nested in it that is confirmed (see
-below): the message being collected was cut short, and the messages after it are framed at
-once, not when its declared size has arrived.  When a message may start inside the failed one
-the search resumes at the confirmed message, or else at the byte after the failed message's
-magic word, so the messages inside the window are framed and nothing valid is lost; a failed
-message without one is skipped whole (a well-framed message with a bad body: one error, its
-bytes are no garbage).
+and ``search_window`` looks inside a declared body for a plausible header whose message runs
+past the body's end.  Either way, when a message may start inside the failed one the search
+resumes at the byte after the failed message's magic word, so the messages inside the window
+are framed and nothing valid is lost; a failed message without one is skipped whole (a
+well-framed message with a bad body: one error, its bytes are no garbage).
 
 A well-framed message above ``max_body`` (its header arrives where the previous message ended)
 is, with ``skip_oversized``, skipped by its declared size: one OVERSIZED event, its body dropped
 as it arrives, never buffered or searched for magic words byte by byte.  Only a message that
 starts inside that body and is confirmed (its body decodes, or a plausible header follows it;
 one running past the body's end only when no plausible header stands at that end) shows the
-header was wrong or the message cut short: the skip ends there.  The same rule, with the same
-code (:meth:`MagicFramer._confirmed_inside`), finds a message nested in a body being collected.
+header was wrong or the message cut short: the skip ends there.
 """
 from __future__ import annotations
 
@@ -78,9 +74,8 @@ class MagicFramer:
     ``search_window`` (optional): while a body is being collected, a plausible header inside it
     whose message would end beyond the body's end, or a plausible header starting inside the
     header's own bytes after its magic word (a header cut short by its sender), marks a false
-    sync (CodecError TRUNCATED, resync from the byte after the magic); a message nested wholly
-    inside the body is payload unless it is confirmed as in an oversized body, when the body
-    was cut short (CodecError TRUNCATED, resync at that message).
+    sync (CodecError TRUNCATED, resync from the byte after the magic); a plausible header
+    nested wholly inside the body is payload and left alone.
     ``skip_oversized`` (optional): a header above ``max_body`` that comes in sync (at the
     stream's start or where the previous message ended) is one OVERSIZED event and its body is
     dropped by its declared size (:meth:`_skip_oversized`); out of sync it is a false sync
@@ -128,17 +123,6 @@ class MagicFramer:
     @property
     def buffered(self) -> int:
         return len(self._buf)
-
-    @property
-    def awaiting(self) -> str:
-        """The message whose declared body is being collected or skipped and how much of it
-        arrived ('' between messages); safe to read from another thread."""
-        pending, left = self._pending, self._skip_left
-        if pending is not None:
-            got = min(pending[1], max(0, len(self._buf) - self.header_size))
-            return (f'{self.describe(pending[2])} message: {pending[1]:,} body bytes, '
-                    f'{got:,} arrived')
-        return f'the oversized message\'s last {left:,} body bytes (skipped)' if left else ''
 
     def cut_short(self) -> Optional[CodecError]:
         """Call when the stream ended (the peer closed): the message it ended inside, as a
@@ -206,12 +190,8 @@ class MagicFramer:
                 self._window_from = len(self.magic)
             header, size, parsed = self._pending
             end = hs + size
-            if self.search_window:
-                cut = self._search_window(end, events)
-                if cut:
-                    continue
-                if cut is None:                  # a message inside it is not decided yet
-                    return events
+            if self.search_window and self._false_sync_in_window(end, events):
+                continue
             if len(self._buf) < end:
                 return events
             with memoryview(self._buf) as view:   # one copy of the body, not two
@@ -288,13 +268,9 @@ class MagicFramer:
         return next((k for k in range(max(start, len(buf) - len(magic) + 1), min(end, len(buf)))
                      if magic.startswith(bytes(buf[k:]))), None)
 
-    def _search_window(self, end: int, events: list[Event]) -> Optional[bool]:
-        """True (and resynchronised) when the declared body shows that the message being
-        collected was cut short: a plausible header inside its header's bytes or announcing a
-        message that runs past the body's end (resumed after its magic word), or a message
-        nested in the body and confirmed (:meth:`_confirmed_inside`; resumed at it).  None
-        while a nested one waits for the bytes that decide it; else False.  Incremental: each
-        byte of the body is searched once, however the body arrives."""
+    def _false_sync_in_window(self, end: int, events: list[Event]) -> bool:
+        """True (and resynchronised) when a plausible header inside the declared body
+        announces a message that runs past the body's end."""
         hs = self.header_size
         # a magic word that starts inside the body counts, even if it ends beyond it
         stop = min(end + len(self.magic) - 1, len(self._buf))
@@ -319,19 +295,7 @@ class MagicFramer:
                     field='size', offset=at, kind=TRUNCATED))
                 self._false_sync()
                 return True
-            if size is not None:                 # nested wholly inside: payload unless
-                confirmed = self._confirmed_inside(at, end)
-                if confirmed is None:
-                    self._window_from = at
-                    return None
-                if confirmed:
-                    _, declared, parsed = self._pending
-                    self._resume_at(at, events, f'{self.describe(parsed)} message declaring '
-                                    f'{declared} body bytes was cut short after {at - hs} of them '
-                                    f'(a message confirmed at its byte {at}); resynchronising '
-                                    'there')
-                    return True
-            self._window_from = at + 1           # payload: go on
+            self._window_from = at + 1           # payload (nested wholly inside): go on
 
     def _skip_oversized(self, events: list[Event]) -> bool:
         """Drop the oversized body being skipped as far as it is in; True when it is over (or
@@ -347,9 +311,14 @@ class MagicFramer:
                 drop = at                        # undecided: wait with its bytes
                 break
             if confirmed:
-                self._resume_at(at, events, f'a message confirmed at byte {at} of the '
-                                f'remaining oversized body ({left} bytes): the oversized header '
-                                'was wrong or its message cut short; resynchronising there')
+                events.append(CodecError(
+                    self.name, f'a message confirmed at byte {at} of the remaining oversized '
+                    f'body ({left} bytes): the oversized header was wrong or its message cut '
+                    'short; resynchronising there', field='size', offset=at, kind=TRUNCATED))
+                self.false_syncs += 1
+                del buf[:at]
+                self._skip_left = 0
+                self._in_sync = False
                 return True
             at = buf.find(self.magic, at + 1, stop)
         else:
@@ -361,13 +330,12 @@ class MagicFramer:
         return self._skip_left == 0
 
     def _confirmed_inside(self, at: int, left: int) -> Optional[bool]:
-        """Whether the magic word at ``at`` inside a body (oversized and skipped, or being
-        collected) that ends at ``left`` in the buffer starts a real message (True) or is
-        payload (False); None until the bytes to tell have arrived (never more than one
-        maximal message).  Confirmed: its body decodes to a record (a body that fails:
-        payload), or a plausible header follows it.  One running past the body's end is not
-        decoded, and is payload when a plausible header stands at the body's end (a real
-        boundary), as in ``IdcReader._run_past``."""
+        """Whether the magic word at ``at`` inside an oversized body that ends at ``left``
+        starts a real message (True) or is payload (False); None until the bytes to tell have
+        arrived (never more than one maximal message).  Confirmed: its body decodes to a
+        record (a body that fails: payload), or a plausible header follows it.  One running
+        past the body's end is not decoded, and is payload when a plausible header stands at
+        the body's end (a real boundary), as in ``IdcReader._run_past``."""
         hs, buf = self.header_size, self._buf
         if at + hs > len(buf):
             return None
@@ -395,21 +363,6 @@ class MagicFramer:
             if self._plausible_size(left) is not None:
                 return False                     # the body's end is a real boundary
         return None if end + hs > len(buf) else self._plausible_size(end) is not None
-
-    def _resume_at(self, at: int, events: list[Event], text: str) -> None:
-        """A message confirmed at ``at`` in the buffer ends the message being collected or
-        skipped (``text`` says which): one TRUNCATED error, a false sync, and framing goes on
-        at that message.  A collected message's bytes before it are given up (garbage); a
-        skipped one's are part of the oversized message."""
-        events.append(CodecError(self.name, text, field='size', offset=at, kind=TRUNCATED))
-        self.false_syncs += 1
-        if self._pending is not None:
-            self._pending = None
-            self._drop(at)
-        else:
-            del self._buf[:at]
-            self._in_sync = False
-        self._skip_left = 0
 
     def _false_sync(self) -> None:
         """Give up the message at the buffer's start (its header implausible, or its message

@@ -655,9 +655,8 @@ def test_magic_word_inside_payload():
     pts = [(0xF, 0xA, 0xFE, struct.unpack('<h', b'\xc0\xc2')[0], 500, 9)]
     scan_msg = wire(0x2202, golden_scan_body(pts))
     assert scan_msg[24:].find(hx('AFFEC0C2')) > 0
-    # An unknown type whose payload holds a complete fake message of another type without a
-    # decoder that no plausible header follows: not confirmed, so payload.
-    fake = wire(0x7100, wire(0x7101, hx('2100')) + b'tail')
+    # An unknown type whose payload holds a complete fake header announcing 5 bytes.
+    fake = wire(0x7100, wire(0x2020, hx('2100')) + b'tail')
     events = make_framer().feed(scan_msg + fake + wire(0x2030, bytes(16)))
     assert not errors(events)
     fs = frames(events)

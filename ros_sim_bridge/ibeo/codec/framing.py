@@ -13,9 +13,7 @@ SUPPLEMENT §3.3).
   that message's magic word;
 * gives up a message whose declared body holds a plausible header of a message running past
   the body's end (a message cut short by its sender), resuming the same way, so the complete
-  messages inside that window are not lost (issue #10, defect 5); or, as its body arrives, a
-  confirmed message (its body decodes, or a plausible header follows it), resuming there, so
-  a legal size cut short (a 0x2205 declaring 1.8 MB) does not hold back the messages after it;
+  messages inside that window are not lost (issue #10, defect 5);
 * skips a well-framed message above ``max_body`` (e.g. a legal 0x2280 of 65,535 objects, about
   11 MB) by its declared size: one OVERSIZED event naming its type, size and the limit.
 """
