@@ -124,6 +124,19 @@ class MagicFramer:
     def buffered(self) -> int:
         return len(self._buf)
 
+    @property
+    def awaiting(self) -> str:
+        """The message whose declared body is being collected or skipped and how much of it
+        arrived ('' between messages), for diagnostics (a legal size cut short by its sender
+        holds the messages after it until that much has come); safe to read from another
+        thread."""
+        pending, left = self._pending, self._skip_left
+        if pending is not None:
+            got = min(pending[1], max(0, len(self._buf) - self.header_size))
+            return (f'{self.describe(pending[2])} message: {pending[1]:,} body bytes, '
+                    f'{got:,} arrived')
+        return f"the oversized message's last {left:,} body bytes (skipped)" if left else ''
+
     def cut_short(self) -> Optional[CodecError]:
         """Call when the stream ended (the peer closed): the message it ended inside, as a
         TRUNCATED CodecError saying how much of it arrived; None when it ended between

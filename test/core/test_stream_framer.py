@@ -70,3 +70,16 @@ def test_truncated_message_waits_then_reset_drops_it():
     assert frames(f.feed(msg(b'complete')[:-2])) == []
     f.reset()  # e.g. the link dropped mid-message
     assert frames(f.feed(msg(b'next'))) == [b'next']
+
+
+def test_awaiting_names_the_body_being_collected_or_skipped():
+    f = framer(max_body=100)
+    f.skip_oversized = True
+    assert f.awaiting == ''
+    f.feed(msg(b'x' * 50)[:30])
+    assert f.awaiting == 'a message: 50 body bytes, 21 arrived'
+    assert frames(f.feed(msg(b'x' * 50)[30:])) == [b'x' * 50] and f.awaiting == ''
+    f.feed(msg(b'y' * 300)[:100])
+    assert f.awaiting == "the oversized message's last 209 body bytes (skipped)"
+    f.feed(msg(b'y' * 300)[100:])
+    assert f.awaiting == ''

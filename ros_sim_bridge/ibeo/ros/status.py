@@ -91,7 +91,8 @@ class StatusReports:
         counters = self._data_counters(sum(n for _, n in skipped)) + [
             ('commands_sent', str(ss.commands_sent)),
             ('unsolicited_replies', str(ss.unsolicited_replies)),
-            ('false_syncs', str(ss.framer.false_syncs))]
+            ('false_syncs', str(ss.framer.false_syncs)),
+            ('awaiting', ss.framer.awaiting)]
         eight = ss.eight_layer
         values = [
             ('connected', str(c.connected).lower()), ('connects', str(c.connects)),
