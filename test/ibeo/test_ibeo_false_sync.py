@@ -16,7 +16,7 @@ from ros_sim_bridge.ibeo.codec import scan as S
 from ros_sim_bridge.ibeo.codec.framing import make_framer
 
 from conftest import free_tcp_port
-from test_ibeo_data_diagnostics import Diagnostics, connected, gps, installed, serving
+from test_ibeo_data_diagnostics import NTP, Diagnostics, connected, gps, installed, serving
 
 
 def header(data_type: int, size: int, ntp: int = 0, previous: int = 0) -> bytes:
@@ -305,3 +305,27 @@ def test_installed_ecu_counts_a_header_outside_the_ibeo_range_once_as_a_false_sy
         assert 'outside the Ibeo range' in link['last_error'], link
         assert proc.running()
     assert proc.proc.returncode == 0
+
+
+def test_a_real_scan_holding_a_whole_decodable_message_is_not_cut():
+    """A 60,000-point 0x2205 whose points hold a complete 0x2604 (it decodes) is one scan, in
+    one read, in 64 KiB reads and in 1460-byte reads: a live stream cannot tell payload from a
+    cut-short message before the declared end, so it waits for it (a reverted change cut
+    such a scan there and published the GPS fix inside it)."""
+    from ros_sim_bridge.ibeo.codec import scan_ecu as E
+    n = 60_000
+    rng = np.random.default_rng(4)
+    pts = np.zeros(n, E.POINT_DTYPE)
+    pts['x'], pts['y'] = rng.normal(0, 30, n), rng.normal(0, 30, n)
+    scanners = E.make_scanners(1)
+    body = bytearray(E.encode_scan(E.EcuScan(NTP, 0, E.SCAN_FLAG_VEHICLE_COORDINATES, 1,
+                                             scanners, pts)))
+    inner = gps(1)
+    body[len(body) // 2:len(body) // 2 + len(inner)] = inner
+    stream = header(0x2205, len(body), NTP) + bytes(body) + gps(2)
+    for step in (len(stream), 1 << 16, 1460):
+        f = make_framer()
+        events = [e for i in range(0, len(stream), step) for e in f.feed(stream[i:i + step])]
+        assert [(type(e).__name__, getattr(getattr(e, 'parsed', None), 'data_type', None))
+                for e in events] == [('Frame', 0x2205), ('Frame', 0x2604)], step
+        assert len(events[0].body) == len(body) and f.false_syncs == 0
