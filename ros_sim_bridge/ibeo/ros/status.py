@@ -67,6 +67,7 @@ class StatusReports:
         ss = self.session
         with self._lock:
             return [('skipped_messages', str(skipped)),
+                    ('false_syncs', str(ss.framer.false_syncs)),
                     ('invalid_vehicle_states', str(self.invalid_vehicle_states)),
                     ('unpaired_mirror_sides', str(ss.unpaired_halves)),
                     ('invalid_header_times', str(ss.invalid_times)),
@@ -91,7 +92,6 @@ class StatusReports:
         counters = self._data_counters(sum(n for _, n in skipped)) + [
             ('commands_sent', str(ss.commands_sent)),
             ('unsolicited_replies', str(ss.unsolicited_replies)),
-            ('false_syncs', str(ss.framer.false_syncs)),
             ('awaiting', ss.framer.awaiting)]
         eight = ss.eight_layer
         values = [
