@@ -233,7 +233,7 @@ class MagicFramer:
         plausible header, or a stream being framed) goes through :meth:`feed`."""
         hs = self.header_size
         if (self._buf or self._skip_left or len(data) < hs
-                or not any(bytes(data[:len(m)]) == m for m in self.magics)):
+                or bytes(data[:len(self.magic)]) not in self.magics):
             return self.feed(data)
         header = bytes(data[:hs])
         try:

@@ -37,14 +37,13 @@ import os
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import NamedTuple, Optional, Sequence
+from typing import Optional, Sequence
 
 from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.core.cli import finite_number, run_tool, strip_ros_args
 from ros_sim_bridge.core.ntp import MAX_TIME_JUMP_S, NTP_UNIX_OFFSET
 from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.codec.header import DEFAULT_MAX_BODY
-from ros_sim_bridge.ibeo.codec.scan_ecu import EcuScan
 from ros_sim_bridge.ibeo.idc import IdcReader, IdcSummary, hex_messages
 
 
@@ -186,20 +185,6 @@ class ConversionReport:
         self.left_out_examples += [(entry.offset, str(exc)) for exc in refused[:max(room, 0)]]
 
 
-class _Converted(NamedTuple):
-    """A message through :func:`convert`'s converter: its (topic, message) pairs, the
-    CodecErrors of the messages left out (:attr:`IbeoToRos.refused`), why its record time was
-    not used, how many of a scan's points are not finite; or ``error``, what refused it (a
-    CodecError: a record the codec refuses, one no message holds, a time no stamp holds,
-    counted in its turn) or failed (any other, raised in its turn: the messages before it
-    written), with ``invalid_time`` still when the record decoded."""
-    pairs: list = []
-    refused: list = []
-    invalid_time: Optional[str] = None
-    non_finite: int = 0
-    error: Optional[Exception] = None
-
-
 #: :func:`convert` takes the file in windows of this many messages: the smaller ones of a
 #: window are decoded and converted first, grouped by data type (a type's code runs hot, not
 #: once per frame between scans that flush the caches: on bench_idc's file the conversion's
@@ -225,7 +210,7 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
     from tqdm import tqdm
 
     from ros_sim_bridge.core.memory import reuse_freed_memory
-    from ros_sim_bridge.ibeo.ros.ecu_conversions import IbeoToRos, ntp_to_ns
+    from ros_sim_bridge.ibeo.ros.ecu_conversions import Conversion, IbeoToRos, ntp_to_ns
     from ros_sim_bridge.ros.bag import BagWriter
     from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
     reuse_freed_memory()                # each scan's points: a new array of up to 1.8 MB
@@ -237,8 +222,10 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
     report.invalid_time_examples = reader.invalid_time_examples(checked)
 
     def converted(batch: list, decoding=None) -> list:
-        """A :class:`_Converted` of each (entry, checked time) of ``batch`` (of one data type:
-        converted together where the converter can); ``decoding``: the one entry's
+        """A :class:`~ros_sim_bridge.ibeo.ros.ecu_conversions.Conversion` of each (entry,
+        checked time) of ``batch`` (of one data type: converted together where the converter
+        can; a record that does not decode: its error, a CodecError counted in its turn, any
+        other raised in its turn); ``decoding``: the one entry's
         :meth:`IdcReader.decode_ahead`, begun before."""
         records = []
         for entry, ntp in batch:
@@ -252,16 +239,8 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
                 records.append((header, exc))
         made = iter(conv.convert_many([(h, r) for h, r in records
                                        if not isinstance(r, Exception)]))
-        out = []
-        for _, record in records:
-            if isinstance(record, Exception):
-                out.append(_Converted(error=record))
-                continue
-            c = next(made)
-            out.append(_Converted(c.pairs, c.refused, c.invalid_time,
-                                  record.non_finite if isinstance(record, EcuScan) and
-                                  c.error is None else 0, c.error))
-        return out
+        return [Conversion(error=r) if isinstance(r, Exception) else next(made)
+                for _, r in records]
 
     bag = writer or BagWriter(out)
     bar = tqdm(total=reader.file_size, unit='B', unit_scale=True, disable=not progress,

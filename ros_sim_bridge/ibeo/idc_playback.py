@@ -13,10 +13,10 @@ Times: ``t`` seconds from the recording's first message time; a negative ``t`` c
 its latest message time.  A file's times need not rise (an ECU forwards devices with clocks
 of their own, a clock stepped back): a device whose clock is another (hours off the first
 device's) is paced and sought on the first device's clock (:func:`one_clock`), and a time is
-sought as the first message in file order at or after it.  The header times are judged once, the file read whole
-(:meth:`~ros_sim_bridge.ibeo.idc.IdcReader.checked_times`), and each message is handed out
-with that verdict (:class:`~ros_sim_bridge.core.ntp.CheckedTime`), which the driver uses
-instead of a live check at whatever rate it plays.  An invalid header time (0, all ones, a
+sought as the first message in file order at or after it.  The header times are judged once,
+the file read whole (:meth:`~ros_sim_bridge.ibeo.idc.IdcReader.checked_times`), and each
+message is handed out with that verdict (:class:`~ros_sim_bridge.core.ntp.CheckedTime`), which
+the driver uses instead of a live check at whatever rate it plays.  An invalid header time (0, all ones, a
 jump of more than ``max_jump_s``) is not waited for: the message goes out at once, and it
 has its valid neighbour's time (the verdict's, for seeking and the span).
 """

@@ -683,11 +683,13 @@ NO_ROS_FORM = {
 
 class Conversion(NamedTuple):
     """One record through :meth:`IbeoToRos.convert_many`: what :meth:`IbeoToRos.convert` gave
-    (its pairs, :attr:`~IbeoToRos.refused`, :attr:`~IbeoToRos.invalid_time`), or ``error``, what
-    it raised (``invalid_time`` still set when judged before)."""
+    (its pairs, :attr:`~IbeoToRos.refused`, :attr:`~IbeoToRos.invalid_time`) and how many of a
+    scan's points are not finite (written as sent); or ``error``, what refused or failed it
+    (``invalid_time`` still set when judged before)."""
     pairs: list = []
     refused: list = []
     invalid_time: Optional[str] = None
+    non_finite: int = 0
     error: Optional[Exception] = None
 
 
@@ -890,7 +892,9 @@ class IbeoToRos:
         for header, record in items:
             try:
                 out.append(Conversion(self.convert(header, record), self.refused,
-                                      self.invalid_time))
+                                      self.invalid_time,
+                                      (record.non_finite or 0)
+                                      if isinstance(record, se.EcuScan) else 0))
             except Exception as exc:
                 out.append(Conversion(invalid_time=self.invalid_time, error=exc))
         return out
