@@ -16,11 +16,9 @@ from typing import Callable, Optional, Sequence
 
 
 def load_kernel(path: str, symbol: str, argtypes: Sequence, restype,
-                abi: Optional[int] = None, abi_of: Optional[str] = None
-                ) -> Optional[Callable]:
+                abi: Optional[int] = None) -> Optional[Callable]:
     """The C function ``symbol`` of the library at ``path`` with its ctypes signature; None
-    where it cannot be used (see the module).  ``abi`` is asked of ``<abi_of>_abi()``
-    (``abi_of``: one version for several functions of a library; default ``symbol``)."""
+    where it cannot be used (see the module)."""
     if sys.byteorder != 'little' or not os.path.exists(path):
         return None
     try:
@@ -28,7 +26,7 @@ def load_kernel(path: str, symbol: str, argtypes: Sequence, restype,
     except OSError:                 # not loadable here (another architecture, a broken file)
         return None
     if abi is not None:
-        version = getattr(lib, f'{abi_of or symbol}_abi', None)
+        version = getattr(lib, f'{symbol}_abi', None)
         if version is None:
             return None
         version.argtypes, version.restype = [], ctypes.c_int

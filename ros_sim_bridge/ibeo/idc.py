@@ -40,7 +40,7 @@ from typing import Iterable, Iterator, Optional, Union
 from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.core.ntp import (MAX_TIME_JUMP_S, NTP_UNIX_OFFSET, CheckedTimes,
                                      check_ntp_times, why_invalid_beside)
-from .codec import registry, scan_ecu
+from .codec import registry
 from .codec.framing import check_plausible, plausible_header
 from .codec.header import (DEFAULT_MAX_BODY, HEADER_SIZE, MAGIC_BYTES, IbeoHeader,
                            decode_header, encode_message)
@@ -69,17 +69,6 @@ class IdcEntry:
     @property
     def end(self) -> int:
         return self.offset + HEADER_SIZE + self.size
-
-
-class _DecodeLater:
-    """:meth:`IdcReader.decode_ahead` of a record decoded when asked for."""
-    __slots__ = ('reader', 'entry')
-
-    def __init__(self, reader: 'IdcReader', entry: IdcEntry):
-        self.reader, self.entry = reader, entry
-
-    def result(self):
-        return self.reader.decode(self.entry)
 
 
 @dataclass(frozen=True)
@@ -292,14 +281,6 @@ class IdcReader:
     def decode(self, entry: IdcEntry):
         """The typed record of ``entry``; CodecError (e.g. UNKNOWN_LAYOUT) when it has none."""
         return registry.decode_message(entry.data_type, self.body(entry), self.header(entry))
-
-    def decode_ahead(self, entry: IdcEntry):
-        """:meth:`decode` of ``entry`` begun now, its record (or error) from ``.result()``: an
-        ECU scan's points are converted beside the caller meanwhile
-        (:class:`~.codec.scan_ecu.ScanAhead`); any other record is decoded by ``result()``."""
-        if entry.data_type in (scan_ecu.SCAN_2204, scan_ecu.SCAN_2205):
-            return scan_ecu.ScanAhead(entry.data_type, self.body(entry))
-        return _DecodeLater(self, entry)
 
     def __iter__(self) -> Iterator[IdcEntry]:
         return iter(self.entries)

@@ -191,7 +191,6 @@ class ConversionReport:
 #: main-thread CPU went from 46.7 to 41.1 ms); the
 #: bigger ones (above :data:`IN_ORDER_BYTES` of body: scans, images) and those of the
 #: converter's ``STATEFUL_TYPES`` as they are written, so one big one at a time is held
-#: (and the next one, its points being converted beside the writing)
 WINDOW = 256
 IN_ORDER_BYTES = 16 << 10
 
@@ -221,20 +220,18 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
     report.invalid_times = len(checked.invalid)
     report.invalid_time_examples = reader.invalid_time_examples(checked)
 
-    def converted(batch: list, decoding=None) -> list:
+    def converted(batch: list) -> list:
         """A :class:`~ros_sim_bridge.ibeo.ros.ecu_conversions.Conversion` of each (entry,
         checked time) of ``batch`` (of one data type: converted together where the converter
         can; a record that does not decode: its error, a CodecError counted in its turn, any
-        other raised in its turn); ``decoding``: the one entry's
-        :meth:`IdcReader.decode_ahead`, begun before."""
+        other raised in its turn)."""
         records = []
         for entry, ntp in batch:
             header = reader.header(entry)
             if ntp != entry.ntp:        # an invalid header time: a valid neighbour's
                 header = dataclasses.replace(header, ntp=ntp)
             try:
-                records.append((header, decoding.result() if decoding else
-                                reader.decode(entry)))
+                records.append((header, reader.decode(entry)))
             except Exception as exc:
                 records.append((header, exc))
         made = iter(conv.convert_many([(h, r) for h, r in records
@@ -246,19 +243,14 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
     bar = tqdm(total=reader.file_size, unit='B', unit_scale=True, disable=not progress,
                desc=Path(reader.path).name)
     messages = list(zip(reader.entries, checked.times))
-    # in file order (the rest of a window goes ahead): each one's decoding begun at the turn
-    # of the one before (a scan's points converted meanwhile, beside this thread)
-    in_order = [i for i, (e, _) in enumerate(messages)
-                if e.size > IN_ORDER_BYTES or e.data_type in conv.STATEFUL_TYPES]
-    following = dict(zip(in_order, in_order[1:] + [None]))
-    decoding: dict = {}                 # index → IdcReader.decode_ahead begun
     done = 0
     try:
         for first in range(0, len(messages), WINDOW):
             window = messages[first:first + WINDOW]
             ahead = {}
             for _, ks in itertools.groupby(sorted(
-                    (k for k in range(len(window)) if first + k not in following),
+                    (k for k, (e, _) in enumerate(window)
+                     if e.size <= IN_ORDER_BYTES and e.data_type not in conv.STATEFUL_TYPES),
                     key=lambda k: window[k][0].data_type), key=lambda k: window[k][0].data_type):
                 ks = list(ks)
                 ahead.update(zip(ks, converted([window[k] for k in ks])))
@@ -266,14 +258,7 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
                 if should_stop():
                     report.interrupted = True
                     break
-                if k in ahead:
-                    result = ahead.pop(k)
-                else:
-                    now = decoding.pop(first + k, None) or reader.decode_ahead(entry)
-                    nxt = following.get(first + k)
-                    if nxt is not None:
-                        decoding[nxt] = reader.decode_ahead(messages[nxt][0])
-                    result = converted([(entry, ntp)], now)[0]
+                result = ahead.pop(k) if k in ahead else converted([(entry, ntp)])[0]
                 if result.invalid_time is not None:
                     report.invalid_record_time(entry, result.invalid_time)
                 if isinstance(result.error, CodecError):
@@ -303,7 +288,6 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
             report.stopped_at = reader.file_size
             bar.update(reader.file_size - done)    # the trailing damage, if any, was read too
     finally:
-        decoding.clear()                # a scan begun: its points done before the file goes
         bar.close()                     # interrupted: the bar stays where the conversion stopped
         if writer is None:
             bag.close()

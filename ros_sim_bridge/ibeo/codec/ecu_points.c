@@ -10,11 +10,6 @@
  * On x86-64 CPUs with AVX2 (checked at run time), 8 points at a time by byte shuffles, the rest
  * by plain C (all other hosts and compilers): about as fast as np.copyto of the same bytes
  * (bench/bench_ecu_points.py).
- *
- * sim_bridge_ecu_points_start / _finish run the same conversion on a thread of this library's
- * own (POSIX hosts), beside the caller: ibeo_idc to-bag converts the next scan's points while
- * it writes this one, without Python's lock.  One thread, made on first use (again in a child
- * after fork), takes the started jobs in order.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -35,8 +30,8 @@
 enum { POINT = 28 };
 #define EXPONENT 0x7F800000u                 /* all ones: the float is NaN or +-Inf */
 
-/* The functions and argument lists below; scan_ecu.py loads only a library that says 2. */
-SIM_BRIDGE_EXPORT int sim_bridge_ecu_points_abi(void) { return 2; }
+/* The argument list of sim_bridge_ecu_points; scan_ecu.py loads only a library that says 1. */
+SIM_BRIDGE_EXPORT int sim_bridge_ecu_points_abi(void) { return 1; }
 
 static inline uint32_t word(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static inline void put(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
@@ -135,122 +130,3 @@ SIM_BRIDGE_EXPORT size_t sim_bridge_ecu_points(const uint8_t *wire, size_t n, ui
 #endif
     return non_finite + points_scalar(wire + done * POINT, n - done, out + done * POINT);
 }
-
-#if defined(_WIN32)
-SIM_BRIDGE_EXPORT void *sim_bridge_ecu_points_start(const uint8_t *wire, size_t n, uint8_t *out)
-{
-    (void)wire, (void)n, (void)out;
-    return NULL;                          /* no thread here: the caller converts them itself */
-}
-SIM_BRIDGE_EXPORT size_t sim_bridge_ecu_points_finish(void *job) { (void)job; return 0; }
-#else
-#include <pthread.h>
-#include <stdlib.h>
-
-struct job {
-    const uint8_t *wire;
-    size_t n;
-    uint8_t *out;
-    size_t non_finite;
-    int done;
-    struct job *next;
-};
-
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t queued = PTHREAD_COND_INITIALIZER, finished = PTHREAD_COND_INITIALIZER;
-static struct job *first, *last;          /* started, not yet taken by the thread */
-static struct job *current;               /* taken, being converted */
-static int running;                       /* the thread exists (in this process) */
-
-static void *work(void *unused)
-{
-    (void)unused;
-    pthread_mutex_lock(&lock);
-    for (;;) {
-        while (!first)
-            pthread_cond_wait(&queued, &lock);
-        struct job *job = current = first;
-        first = job->next;
-        if (!first)
-            last = NULL;
-        pthread_mutex_unlock(&lock);
-        const size_t non_finite = sim_bridge_ecu_points(job->wire, job->n, job->out);
-        pthread_mutex_lock(&lock);
-        job->non_finite = non_finite;
-        job->done = 1;
-        current = NULL;
-        pthread_cond_broadcast(&finished);
-    }
-    return NULL;
-}
-
-/* fork: the lock is taken across it, so the child never inherits it held.  The child has no
- * thread: the jobs it inherits (the one being converted, those queued) are converted in it now,
- * so finishing them there returns (the buffers are the child's copies); its next start makes a
- * thread of its own. */
-static void before_fork(void) { pthread_mutex_lock(&lock); }
-static void after_fork_parent(void) { pthread_mutex_unlock(&lock); }
-static void after_fork_child(void)
-{
-    for (struct job *job = current ? current : first; job;
-         job = job == current ? first : job->next) {
-        job->non_finite = sim_bridge_ecu_points(job->wire, job->n, job->out);
-        job->done = 1;
-    }
-    first = last = current = NULL;
-    running = 0;
-    pthread_mutex_unlock(&lock);
-}
-
-/* Starts converting n points from wire to out (as sim_bridge_ecu_points) on the library's
- * thread; both must stay valid until sim_bridge_ecu_points_finish(job) returns.  NULL when no
- * thread can be had (the caller converts them itself). */
-SIM_BRIDGE_EXPORT void *sim_bridge_ecu_points_start(const uint8_t *wire, size_t n, uint8_t *out)
-{
-    static int fork_handlers;
-    struct job *job = calloc(1, sizeof *job);
-    if (!job)
-        return NULL;
-    job->wire = wire, job->n = n, job->out = out;
-    pthread_mutex_lock(&lock);
-    if (!fork_handlers)
-        fork_handlers = pthread_atfork(before_fork, after_fork_parent, after_fork_child) == 0;
-    if (!running) {
-        pthread_t thread;
-        pthread_attr_t attr;
-        running = fork_handlers && pthread_attr_init(&attr) == 0;
-        if (running) {
-            pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-            running = pthread_create(&thread, &attr, work, NULL) == 0;
-            pthread_attr_destroy(&attr);
-        }
-        if (!running) {
-            pthread_mutex_unlock(&lock);
-            free(job);
-            return NULL;
-        }
-    }
-    if (last)
-        last->next = job;
-    else
-        first = job;
-    last = job;
-    pthread_cond_signal(&queued);
-    pthread_mutex_unlock(&lock);
-    return job;
-}
-
-/* Waits until the job is done and frees it; returns how many points have an x, y or z that is
- * not a finite number. */
-SIM_BRIDGE_EXPORT size_t sim_bridge_ecu_points_finish(void *handle)
-{
-    struct job *job = handle;
-    pthread_mutex_lock(&lock);
-    while (!job->done)
-        pthread_cond_wait(&finished, &lock);
-    pthread_mutex_unlock(&lock);
-    const size_t non_finite = job->non_finite;
-    free(job);
-    return non_finite;
-}
-#endif

@@ -150,8 +150,7 @@ class EcuScan2204(EcuScan):
     DATA_TYPE = SCAN_2204
 
 
-def _parts(data_type: int, body) -> tuple:
-    """(record class, its fields but the points, the wire points) of a scan body."""
+def _decode(data_type: int, body) -> EcuScan:
     start, end_off, flags, number, n_points, n_infos = unpack_from(_HEADER, body, 0, NAME,
                                                                    'scan_header')
     wire_info, info = _INFO[data_type]
@@ -159,72 +158,17 @@ def _parts(data_type: int, body) -> tuple:
     at = HEADER_SIZE + n_infos * wire_info.itemsize
     wire = records(WIRE_POINT_DTYPE, body, at, n_points, NAME, 'points')
     cls = EcuScan if data_type == SCAN_2205 else EcuScan2204
-    return cls, (start, end_off, flags, number, infos.astype(info)), wire
-
-
-def _decode(data_type: int, body) -> EcuScan:
-    cls, fields, wire = _parts(data_type, body)
-    return cls(*fields, *host_points(wire))
+    return cls(start, end_off, flags, number, infos.astype(info), *host_points(wire))
 
 
 #: The compiled point swap (``ecu_points.c``, built by CMake beside this module) and the
-#: interface version of it that :data:`KERNEL` and :data:`KERNEL_START` / :data:`KERNEL_FINISH`
-#: call
-LIBRARY, ABI = 'libsim_bridge_ecu_points.so', 2
-_C_ARGS = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+#: interface version of it that :data:`KERNEL` calls
+LIBRARY, ABI = 'libsim_bridge_ecu_points.so', 1
 #: ``KERNEL(wire, n, out)`` → how many points have a non-finite x, y or z (addresses as ints);
 #: None where the library is missing (a source tree) or the host is big-endian
-KERNEL = load_kernel(beside(__file__, LIBRARY), 'sim_bridge_ecu_points', _C_ARGS,
-                     ctypes.c_size_t, abi=ABI)
-#: the same on the library's own thread: ``KERNEL_START(wire, n, out)`` → a job (0: no thread
-#: to be had), ``KERNEL_FINISH(job)`` waits for it → KERNEL's answer
-KERNEL_START = load_kernel(beside(__file__, LIBRARY), 'sim_bridge_ecu_points_start', _C_ARGS,
-                           ctypes.c_void_p, abi=ABI, abi_of='sim_bridge_ecu_points')
-KERNEL_FINISH = load_kernel(beside(__file__, LIBRARY), 'sim_bridge_ecu_points_finish',
-                            [ctypes.c_void_p], ctypes.c_size_t, abi=ABI,
-                            abi_of='sim_bridge_ecu_points')
-
-
-class ScanAhead:
-    """A scan body being decoded beside the caller: its header and scanner infos decoded at
-    once, its points converted by the compiled kernel on the kernel library's thread (no
-    Python lock held); :meth:`result` waits for them and gives what :func:`decode_scan_2205`
-    (or 0x2204's) gives, or raises what it raises.  Where no thread can be had, or without the
-    kernel, it decodes as :meth:`result` is called.  The body (and the points' array) stay
-    referenced until the points are done, whether or not :meth:`result` is called."""
-    __slots__ = ('_job', '_wire', '_out', '_make', '_error', '_scan')
-
-    def __init__(self, data_type: int, body):
-        self._job = self._error = self._scan = self._out = None
-        try:
-            cls, fields, self._wire = _parts(data_type, body)
-        except CodecError as exc:
-            self._error = exc
-            return
-        wire = self._wire
-        if (KERNEL_START is not None and KERNEL_FINISH is not None and len(wire)
-                and wire.flags.c_contiguous):
-            self._out = np.empty(len(wire), POINT_DTYPE)
-            self._job = KERNEL_START(wire.ctypes.data, len(wire), self._out.ctypes.data)
-        self._make = lambda points, non_finite: cls(*fields, points, non_finite)
-
-    def result(self) -> EcuScan:
-        if self._error is not None:
-            raise self._error
-        if self._scan is None:
-            if self._job is not None:
-                job, self._job = self._job, None
-                points, non_finite = self._out, KERNEL_FINISH(job)
-            else:                                # no thread: converted here
-                points, non_finite = host_points(self._wire)
-            self._scan = self._make(points, non_finite)
-            self._wire = self._out = self._make = None
-        return self._scan
-
-    def __del__(self):
-        if self._job is not None:                # never asked for: its buffers outlive it
-            KERNEL_FINISH(self._job)
-            self._job = None
+KERNEL = load_kernel(beside(__file__, LIBRARY), 'sim_bridge_ecu_points',
+                     [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p], ctypes.c_size_t,
+                     abi=ABI)
 
 
 def host_points(wire: np.ndarray, native: bool = True) -> tuple[np.ndarray, int]:
