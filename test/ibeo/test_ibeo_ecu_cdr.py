@@ -52,7 +52,8 @@ def test_every_message_of_a_recording(tmp_path):
             templated |= check(r.header(e), r.decode(e), fast, slow)
     assert templated == {'/i/ecu/scan_info', '/i/vehicle_state/odometry', '/i/gps/fix',
                          '/i/gps_imu/fix', '/i/imu/data', '/i/odometry', '/i/odometry/twist',
-                         '/i/ecu/objects', '/i/objects/markers'}
+                         '/i/ecu/objects', '/i/objects/markers', '/i/vehicle_state/fix',
+                         '/i/vehicle_state/twist'}
 
 
 def header(data_type: int) -> IbeoHeader:
@@ -73,8 +74,12 @@ def header(data_type: int) -> IbeoHeader:
                    measurement_time_ecu_ntp=NTP, received_time_ntp=NTP + 1),
     ve.EcuVehicleState2807(timestamp_ntp=NTP, distance_x=-12345, distance_y=678,
                            course_angle=3.0, longitudinal_velocity=-1.25, yaw_rate=0.5),
+    ve.EcuVehicleState2808(timestamp_ntp=NTP, latitude_deg=48.1, longitude_deg=11.6,
+                           altitude=519.0, sigma_x=0.4, sigma_y=0.3,
+                           longitudinal_velocity=7.5, yaw_rate=-0.2),
+    ve.EcuVehicleState2808(timestamp_ntp=NTP, latitude_deg=95.0, longitude_deg=11.6),
 ], ids=['nan-no-fix', 'lat-out-of-range', 'unknown-covariance', 'gps-imu', 'odometry',
-        'vehicle-state'])
+        'vehicle-state', 'vehicle-state-2808', 'vehicle-state-2808-no-fix'])
 def test_other_branches(record):
     kind = getattr(record, 'DATA_TYPE', 0x2604)
     assert check(header(kind), record, ec.IbeoToRos(serialized=True), ec.IbeoToRos())

@@ -798,12 +798,15 @@ class IbeoToRos:
                             vehicle_odometry(record, _header(t, self.odom_frame),
                                              child_frame=self.vehicle_frame)))
         elif isinstance(record, ve.EcuVehicleState2808):
-            hdr = _header(t, self.gps_frame)
+            fix = navsat_values(record.latitude_deg, record.longitude_deg, record.altitude,
+                                sigmas=(record.sigma_x, record.sigma_y, NAN))
             out.append((self.topic('vehicle_fix'),
-                        navsatfix(record.latitude_deg, record.longitude_deg, record.altitude,
-                                  hdr, sigmas=(record.sigma_x, record.sigma_y, NAN))))
+                        self._cdr.navsatfix(fix, t, self.gps_frame) if self._cdr else
+                        _fix(fix, _header(t, self.gps_frame))))
             if self._finite(header, record, VEHICLE_TWIST_FIELDS, 'twist'):
                 out.append((self.topic('vehicle_twist'),
+                            self._cdr.twist(record.longitudinal_velocity, record.yaw_rate, t,
+                                            self.vehicle_frame) if self._cdr else
                             twist(record.longitudinal_velocity, record.yaw_rate,
                                   _header(t, self.vehicle_frame))))
         elif isinstance(record, gi.PositionWgs84):
