@@ -157,6 +157,34 @@ def test_object_lists_and_markers(kind, n):
 
 
 @pytest.mark.parametrize('kind', ['2225', '2280', '2281'])
+def test_contour_points_not_finite_stay_in_the_object_but_are_not_drawn(kind):
+    """A contour point with a NaN or ±Inf coordinate stays in the object (data as sent) and is
+    left out of the object's ``ecu_contours`` line strip (RViz refuses a marker holding one); a
+    contour without a finite point gets no strip.  Both converters give the same."""
+    lst = object_list(kind, 8)                   # contours of 0, 1, 2, 3, 0, 1, 2, 3 points
+    contours = [np.array(c, np.float32).reshape(-1, 2) for c in lst.contours]
+    contours[1][0, 1] = np.nan                   # its only point: no strip
+    contours[2][0, 0] = np.inf                   # one of two drawn (doubled: a segment)
+    contours[3][1, 1], contours[3][2, 0] = np.nan, -np.inf      # one of three drawn
+    lst = dataclasses.replace(lst, contours=contours)
+    slow = ec.IbeoToRos()
+    assert check(header(lst.DATA_TYPE), lst, ec.IbeoToRos(serialized=True), slow) == {
+        '/ecu/objects', '/objects/markers'}
+    got = dict(slow.convert(header(lst.DATA_TYPE), lst))
+    objs = got['/ecu/objects'].objects
+    assert [len(o.contour) for o in objs] == [0, 1, 2, 3, 0, 1, 2, 3]
+    assert math.isnan(objs[1].contour[0].y) and math.isinf(objs[2].contour[0].x)
+    strips = {m.id: [(p.x, p.y) for p in m.points] for m in got['/objects/markers'].markers
+              if m.ns == 'ecu_contours'}
+    ids = [o.id & 0x7FFFFFFF for o in objs]
+    want = {2: [tuple(contours[2][1])] * 2, 3: [tuple(contours[3][0])] * 2,
+            5: [tuple(contours[5][0])] * 2, 6: [tuple(p) for p in contours[6]],
+            7: [tuple(p) for p in contours[7]]}
+    assert strips == {ids[i]: [(float(x), float(y)) for x, y in pts]
+                      for i, pts in want.items()}
+
+
+@pytest.mark.parametrize('kind', ['2225', '2280', '2281'])
 def test_object_lists_converted_together_equal_one_at_a_time(kind):
     """``convert_many`` makes the object lists of one type at once (one table, one buffer,
     the elements of a template filled together across lists): each list's messages equal the

@@ -180,8 +180,16 @@ class EcuCdr:
                  for i, (name, k, props) in enumerate(zip(t.names, lengths.tolist(),
                                                           t.properties))]
         objects = messages_with_elements(heads, [items[a:b] for a, b in zip(starts, ends)])
-        outlines = [xyz[a:a + k] for a, k in zip(first.tolist(), lengths.tolist()) if k]
-        markers = marker_arrays(self._object_markers(t, outlines, lengths,
+        drawn = np.isfinite(xyz).all(axis=1)     # a NaN / ±Inf contour point: not drawn
+        if drawn.all():
+            outlines = [xyz[a:a + k] for a, k in zip(first.tolist(), lengths.tolist()) if k]
+            shown = lengths
+        else:
+            upto = np.concatenate(([0], np.cumsum(drawn)))
+            shown = upto[first + lengths] - upto[first]
+            outlines = [xyz[a:a + k][drawn[a:a + k]] for a, k, n in
+                        zip(first.tolist(), lengths.tolist(), shown.tolist()) if n]
+        markers = marker_arrays(self._object_markers(t, outlines, shown,
                                                      np.repeat(stamps, counts, axis=0),
                                                      frame, starts, ends))
         return [(CdrMessage(_OBJECT_LIST, (o,)), m) for o, m in zip(objects, markers)]
@@ -189,8 +197,8 @@ class EcuCdr:
     def _object_markers(self, t: ec.ObjectTable, outlines: list, lengths: np.ndarray,
                         stamps: np.ndarray, frame: str, starts, ends) -> list:
         """The marker items of each list (its objects: rows ``starts[j]:ends[j]`` of ``t``),
-        every object stamped with its row of ``stamps``; ``outlines`` the (k, 3) contours of
-        those with ``lengths`` k > 0."""
+        every object stamped with its row of ``stamps``; ``outlines`` the (k, 3) finite contour
+        points of those with ``lengths`` k > 0 of them."""
         num = t.numbers
         r = ec.object_marker_rows(num['id'], np.column_stack(
             [num[k] for k in ('box_center_x', 'box_center_y', 'box_size_x', 'box_size_y',

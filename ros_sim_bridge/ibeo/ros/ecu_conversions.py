@@ -352,10 +352,10 @@ def object_marker_rows(ids, geo: np.ndarray, classification, *,
 
 def object_markers(msg: IbeoObjectList, *, lifetime_s: float = MARKER_LIFETIME_S,
                    box_height: float = BOX_HEIGHT) -> MarkerArray:
-    """Oriented boxes (namespace ``ecu_objects``), contours (``ecu_contours``) and ``id class``
-    labels (``ecu_labels``) of an :class:`IbeoObjectList`, built by the shared
-    :mod:`ros_sim_bridge.ros.markers` builders; one id per tracking id; markers expire after
-    ``lifetime_s``."""
+    """Oriented boxes (namespace ``ecu_objects``), contours (``ecu_contours``: the finite
+    points of each, none where it has none) and ``id class`` labels (``ecu_labels``) of an
+    :class:`IbeoObjectList`, built by the shared :mod:`ros_sim_bridge.ros.markers` builders;
+    one id per tracking id; markers expire after ``lifetime_s``."""
     objs = msg.objects
     if not objs:
         return MarkerArray()
@@ -368,9 +368,11 @@ def object_markers(msg: IbeoObjectList, *, lifetime_s: float = MARKER_LIFETIME_S
     placed = r['placed']
     out = mk.boxes(msg.header, ns_box, r['ids'][placed], r['centers'], r['sizes'],
                    yaw=r['yaw'], colors=r['box_rgba'], min_size=0.05, lifetime=life)
-    outlined = [i for i, o in enumerate(objs) if o.contour]
+    drawn = [[p for p in o.contour if math.isfinite(p.x) and math.isfinite(p.y)
+              and math.isfinite(p.z)] for o in objs]       # RViz refuses a NaN / ±Inf point
+    outlined = [i for i, d in enumerate(drawn) if d]
     out += mk.line_strips(msg.header, ns_contour, r['ids'][outlined],
-                          [list(objs[i].contour) for i in outlined], width=0.05,
+                          [drawn[i] for i in outlined], width=0.05,
                           colors=r['contour_rgba'][outlined], lifetime=life)
     out += mk.labels(msg.header, ns_label, r['ids'][placed], r['label_positions'],
                      [f'{objs[i].id} {objs[i].classification_name}' for i in placed.tolist()],
