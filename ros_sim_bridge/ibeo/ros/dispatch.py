@@ -19,7 +19,8 @@ from tf2_msgs.msg import TFMessage
 from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.core.framer import Rejected
 from ros_sim_bridge.core.ntp import CheckedTime
-from ros_sim_bridge.ibeo.codec import meta_information, registry, scan_ecu, system_monitoring
+from ros_sim_bridge.ibeo.codec import (meta_information, objects_ecu, registry, scan_ecu,
+                                       system_monitoring)
 from ros_sim_bridge.ibeo.record_times import checked_record_time
 from ros_sim_bridge.ibeo.session import (BadMessage, InvalidTime, Message, Scan, UnpairedHalf,
                                          handled)
@@ -237,8 +238,15 @@ class DataDispatch:
         header, checked = ev.header, _checked_header_ntp(ev)
         if checked is not None and checked != header.ntp:
             header = dataclasses.replace(header, ntp=checked)
+        record = ev.record
+        if isinstance(record, objects_ecu.EcuObjectList):     # the LUX caps, on ECU lists too
+            capped = ecu.cap_object_list(record, self.object_caps.max_objects,
+                                         self.object_caps.max_contour_points)
+            if capped.dropped_objects or capped.dropped_points:
+                self._count_truncation(capped, stats)
+            record = capped.record
         try:
-            pairs, error = self.ecu.convert(header, ev.record), None
+            pairs, error = self.ecu.convert(header, record), None
         except CodecError as exc:      # a time no ROS stamp holds (StampError): as to-bag does
             pairs, error = [], exc
         if self.ecu.invalid_time is not None and checked is not None:   # judged before that

@@ -20,7 +20,7 @@ false when a point's x, y or z is not finite.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import NamedTuple, Optional
 
@@ -238,6 +238,35 @@ def _object_gather(wire: np.dtype) -> tuple:
         else:
             casts.append((name, source))
     return np.array(src, np.intp), np.array(dst, np.intp), casts
+
+
+class CappedObjectList(NamedTuple):
+    """An ECU object list cut to the node's caps (``record``), and what was cut: the objects
+    beyond ``max_objects`` and the contour points beyond ``max_contour_points`` of the objects
+    kept."""
+    record: oe.EcuObjectList
+    dropped_objects: int = 0
+    dropped_points: int = 0
+
+
+def cap_object_list(lst: oe.EcuObjectList, max_objects: int, max_contour_points: int
+                    ) -> CappedObjectList:
+    """The first ``max_objects`` objects of an ECU list (with their properties), each contour
+    cut to its first ``max_contour_points`` points: the LUX caps
+    (:func:`.conversions.cap_objects`) for 0x2225 / 0x2280 / 0x2281 / 0x2291, whose counts
+    allow 65,535 objects of 255 points.  The list itself when nothing is over."""
+    n = len(lst.objects)
+    keep = min(n, max(int(max_objects), 0))
+    limit = max(int(max_contour_points), 0)
+    contours = list(lst.contours[:keep])
+    over = np.maximum(np.fromiter(map(len, contours), np.int64, len(contours)) - limit, 0)
+    if keep == n and not over.any():
+        return CappedObjectList(lst)
+    for i in np.flatnonzero(over).tolist():
+        contours[i] = contours[i][:limit]
+    return CappedObjectList(replace(lst, objects=lst.objects[:keep], contours=contours,
+                                    properties=lst.properties[:keep]),
+                            n - keep, int(over.sum()))
 
 
 @dataclass(frozen=True)

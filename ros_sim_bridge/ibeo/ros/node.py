@@ -154,8 +154,9 @@ PARAMETERS = {
     'max_message_bytes': (DEFAULT_MAX_BODY, 'largest message body accepted; a well-framed '
                           'bigger one is skipped by its size and counted as oversized',
                           positive),
-    'max_objects': (256, 'objects per 0x2221 published at most (the first ones; the rest are '
-                    'counted and dropped, a warning is logged)'),
+    'max_objects': (256, 'objects per object list (LUX 0x2221, ECU 0x2225/0x2280/0x2281/0x2291) '
+                    'published at most (the first ones; the rest are counted and dropped, a '
+                    'warning is logged)'),
     'max_contour_points': (64, 'contour points per object published at most (the first ones; '
                            'the rest are counted and dropped, a warning is logged)'),
     'publish_markers': (True, 'publish objects/markers'),
