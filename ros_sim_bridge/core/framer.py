@@ -107,6 +107,8 @@ class MagicFramer:
         self._in_sync = True        # _buf starts where the previous message ended
         self._skip_left = 0         # body bytes of an oversized message still to drop
         self._false_sync_bytes = False  # bytes up to the next magic: a reported false sync
+        self._garbage_run = False   # garbage skipped up to the buffer's end, reported: the
+        # next read's bytes up to a magic word are the same run, not another error
         self.garbage_bytes = 0   # bytes skipped while searching for the magic word
         # headers and messages given up as false syncs (implausible, cut short, rejected)
         self.false_syncs = 0
@@ -119,6 +121,7 @@ class MagicFramer:
         self._in_sync = True
         self._skip_left = 0
         self._false_sync_bytes = False
+        self._garbage_run = False
 
     @property
     def buffered(self) -> int:
@@ -399,15 +402,20 @@ class MagicFramer:
                 skip += 1
             if skip:
                 self._skip_garbage(skip, events)
+                self._garbage_run = True     # it may go on in the next read
             return False
         if at:
             self._skip_garbage(at, events)
-        self._false_sync_bytes = False
+        self._false_sync_bytes = self._garbage_run = False
         return len(self._buf) >= self.header_size
 
     def _skip_garbage(self, n: int, events: list[Event]) -> None:
-        if not self._false_sync_bytes:
-            events.append(CodecError(self.name, f'{n} bytes before the magic word skipped',
+        """Skip ``n`` bytes without a magic word: one BAD_MAGIC per run of them, however many
+        reads it spans (``garbage_bytes`` counts them all)."""
+        if not (self._false_sync_bytes or self._garbage_run):
+            events.append(CodecError(self.name, f'{n} bytes before the magic word skipped'
+                                     + ('' if any(m in self._buf for m in self.magics) else
+                                        ' (more may follow: no magic word yet)'),
                                      kind=BAD_MAGIC))
         self._drop(n)
 

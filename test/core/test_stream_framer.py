@@ -50,6 +50,19 @@ def test_every_split_point_survives():
         assert frames(events) == [b'hello', MAGIC + b'inside', b'x' * 50], cut
 
 
+def test_a_run_of_garbage_is_one_error_in_any_read_size():
+    """Garbage arriving over many reads is one BAD_MAGIC (its bytes all counted); a second run
+    after a message is another."""
+    junk = bytes(range(256)).replace(b'\xaf', b'') * 3          # no magic word, no prefix
+    stream = junk + msg(b'a') + b'zz' + msg(b'b')
+    for step in (1, 2, 7, 100, 700, len(stream)):
+        f = framer()
+        events = [e for k in range(0, len(stream), step) for e in f.feed(stream[k:k + step])]
+        assert frames(events) == [b'a', b'b'], step
+        assert [e.kind for e in errors(events)] == [BAD_MAGIC, BAD_MAGIC], step
+        assert f.garbage_bytes == len(junk) + 2, step
+
+
 def test_false_sync_resumes_at_next_byte():
     # A magic word followed by an implausible header, then a real message starting inside it.
     fake = MAGIC + b'\x00\x00'
