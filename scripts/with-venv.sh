@@ -3,6 +3,9 @@
 # (what `source /opt/ros/<distro>/setup.bash` does on a robot), plus this package's colcon
 # install space when it exists. DDS stays on this machine unless the caller says otherwise.
 set -eo pipefail
+# Ctrl-C / SIGTERM before CMD runs (while the install space is sourced): a clean stop, exit 0
+# as CMD itself does; exec hands CMD the default dispositions back.
+trap 'exit 0' INT TERM
 venv=$(cd "$1" && pwd); shift
 here=$(cd "$(dirname "$0")/.." && pwd)
 export VIRTUAL_ENV="$venv"
