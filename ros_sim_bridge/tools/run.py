@@ -128,7 +128,7 @@ class Suite:
         self.plans = []
         settings = settings or {}
         for name in only or suite.SOURCES:
-            source = suite.SOURCES[name]
+            source = STARTABLE[name]
             values = {'sim': 'true' if sim else 'false'}
             parameters = dict(settings.get(name) or {})
             for arg in emulator_arguments(source):   # --set morai.release=26.R1: as launch does
@@ -190,7 +190,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument('--duration', type=SECONDS, default=0.0, metavar='S',
                     help='seconds to run (0: until Ctrl-C)')
     ap.add_argument('--only', metavar='SRC,...', help='sources to start: '
-                    + ','.join(suite.SOURCES) + ' (default: all)')
+                    + ','.join(suite.SOURCES) + ' (default: all), or ' + ','.join(
+                        suite.EXTRA_SOURCES) + ' (the ibeo node with an ECU\'s settings, '
+                    'instead of ibeo)')
     ap.add_argument('--set', action='append', default=[], metavar='SRC.PARAM=VALUE',
                     help='set a node parameter (YAML value), e.g. rflysim.copter_ids=[1,2,3], '
                     'or an emulator argument of the launch file, e.g. morai.release=26.R1')
@@ -213,7 +215,7 @@ def warn_unknown_settings(settings: dict, only: list[str]) -> None:
     """A ``--set`` for a source not started, or naming a parameter its config file does not
     list (a typo such as ``copter_id``), is said once; it is passed on as given."""
     for name, params in settings.items():
-        source = suite.SOURCES[name]
+        source = STARTABLE[name]
         if name not in only:
             print(f'ros_sim_bridge_run: --set {name}.…: {name} is not started (--only)',
                   file=sys.stderr)
@@ -225,15 +227,23 @@ def warn_unknown_settings(settings: dict, only: list[str]) -> None:
                   f'no such parameter of {source.node_name} (a typo?)', file=sys.stderr)
 
 
-def parse_only(text: Optional[str]) -> list[str]:
+#: what --only takes: the suite's sources (all of them by default) and those with a launch
+#: file of their own (``ibeo_ecu``: the ibeo node and emulator in ECU mode)
+STARTABLE = {**suite.SOURCES, **suite.EXTRA_SOURCES}
+
+
+def parse_only(text: Optional[str], free_ports: bool = False) -> list[str]:
     if text is None:
         return list(suite.SOURCES)
     names = [n.strip() for n in text.split(',') if n.strip()]
     if not names:
-        raise ValueError(f'--only {text!r}: no source named; known: {list(suite.SOURCES)}')
-    unknown = [n for n in names if n not in suite.SOURCES]
+        raise ValueError(f'--only {text!r}: no source named; known: {list(STARTABLE)}')
+    unknown = [n for n in names if n not in STARTABLE]
     if unknown:
-        raise ValueError(f'--only: unknown source(s) {unknown}; known: {list(suite.SOURCES)}')
+        raise ValueError(f'--only: unknown source(s) {unknown}; known: {list(STARTABLE)}')
+    if {'ibeo', 'ibeo_ecu'} <= set(names) and not free_ports:
+        raise ValueError('--only ibeo,ibeo_ecu: both use TCP port 12002 (a LUX and an ECU); '
+                         'start one, or add --free-ports for their emulators')
     return names
 
 
@@ -242,8 +252,8 @@ def run(args, on_progress=None) -> int:
     is called about once a second."""
     from ros_sim_bridge.ros.bag import BagWriter
 
-    only = parse_only(args.only)
-    settings = suite.parse_set(args.set)
+    only = parse_only(args.only, args.free_ports)
+    settings = suite.parse_set(args.set, STARTABLE)
     warn_unknown_settings(settings, only)
     if args.record and not Path(args.record).absolute().parent.is_dir():
         raise ValueError(f'--record {args.record}: the folder '

@@ -7,7 +7,7 @@ import subprocess
 import time
 
 from ros_sim_bridge.tools.launcher import executable
-from ros_sim_bridge.tools.suite import SOURCES
+from ros_sim_bridge.tools.suite import EXTRA_SOURCES, SOURCES
 
 
 def run(*args, **kw):
@@ -42,7 +42,36 @@ def test_unknown_source_is_one_line():
     assert proc.returncode == 2
     assert out.strip().splitlines() == [
         "ros_sim_bridge_run: --only: unknown source(s) ['nosuch']; known: "
-        f"{list(SOURCES)}"]
+        f"{list({**SOURCES, **EXTRA_SOURCES})}"]
+
+
+def test_ibeo_ecu_runs_with_its_emulator_and_is_recorded(tmp_path):
+    """`--sim --only ibeo_ecu`: what `ros2 launch ros_sim_bridge ibeo_ecu.launch.py sim:=true`
+    starts (the ibeo node with config/ibeo_ecu.yaml, the emulator in ECU mode), in namespace
+    /ibeo_ecu, recorded."""
+    from rosbags.highlevel import AnyReader
+    bag = tmp_path / 'ecu_bag'
+    proc = run('--sim', '--only', 'ibeo_ecu', '--free-ports', '--record', str(bag),
+               '--duration', '4', '--startup-timeout', '60')
+    out, _ = proc.communicate(timeout=180)
+    assert proc.returncode == 0, out
+    assert 'Traceback' not in out, out
+    with AnyReader([bag]) as reader:
+        counts = {c.topic: c.msgcount for c in reader.connections}
+        types = {c.topic: c.msgtype for c in reader.connections}
+    for topic, msgtype in (('/ibeo_ecu/points', 'sensor_msgs/msg/PointCloud2'),
+                           ('/ibeo_ecu/ecu/objects', 'ros_sim_bridge/msg/IbeoObjectList'),
+                           ('/ibeo_ecu/gps_imu/fix', 'sensor_msgs/msg/NavSatFix')):
+        assert types.get(topic) == msgtype and counts[topic] > 0, (topic, counts)
+
+
+def test_ibeo_and_ibeo_ecu_together_need_free_ports():
+    proc = run('--sim', '--only', 'ibeo,ibeo_ecu')
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert out.strip().splitlines() == [
+        'ros_sim_bridge_run: --only ibeo,ibeo_ecu: both use TCP port 12002 (a LUX and an ECU); '
+        'start one, or add --free-ports for their emulators']
 
 
 def test_driver_that_cannot_bind_fails_the_run():
