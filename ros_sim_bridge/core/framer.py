@@ -22,6 +22,12 @@ as it arrives, never buffered or searched for magic words byte by byte.  Only a 
 starts inside that body and is confirmed (its body decodes, or a plausible header follows it;
 one running past the body's end only when no plausible header stands at that end) shows the
 header was wrong or the message cut short: the skip ends there.
+
+With ``search_window``, a message that comes out whole but cut short by its sender (its
+declared size filled by the first bytes of the next message's header, the read ending right
+there) shows when the next bytes are no magic word: a plausible header then starts in the last
+bytes of that message and runs on into them.  The search resumes at it (one TRUNCATED event),
+so the next message is framed, not lost; the message before was handed on already.
 """
 from __future__ import annotations
 
@@ -109,6 +115,8 @@ class MagicFramer:
         self._false_sync_bytes = False  # bytes up to the next magic: a reported false sync
         self._garbage_run = False   # garbage skipped up to the buffer's end, reported: the
         # next read's bytes up to a magic word are the same run, not another error
+        self._tail = b''            # the last header_size - 1 bytes of the message just framed
+        # (search_window): where the next header starts when its sender cut that message short
         self.garbage_bytes = 0   # bytes skipped while searching for the magic word
         # headers and messages given up as false syncs (implausible, cut short, rejected)
         self.false_syncs = 0
@@ -122,6 +130,7 @@ class MagicFramer:
         self._skip_left = 0
         self._false_sync_bytes = False
         self._garbage_run = False
+        self._tail = b''
 
     @property
     def buffered(self) -> int:
@@ -192,6 +201,7 @@ class MagicFramer:
                         f'above the limit of {self.max_body}: skipped by its declared size',
                         field='size', kind=OVERSIZED))
                     self._consume(hs)
+                    self._tail = b''             # its body goes unseen: nothing to look back on
                     self._skip_left = size
                     continue
                 if size < 0 or size > self.max_body:
@@ -245,10 +255,13 @@ class MagicFramer:
             return self.feed(data)
         if size != len(data) - hs or size > self.max_body:
             return self.feed(data)
+        self._tail = b''
         return [self._checked(Frame(header, bytes(data[hs:]), parsed))]
 
     def _consume(self, end: int) -> None:
         """The message being collected (``end`` bytes) is handled: drop it."""
+        if self.search_window:
+            self._tail = bytes(self._buf[max(0, end - self.header_size + 1):end])
         del self._buf[:end]
         self._pending = None
         self._in_sync = True
@@ -256,8 +269,12 @@ class MagicFramer:
     def _plausible_size(self, at: int) -> Optional[int]:
         """The body size the complete header at ``at`` in the buffer announces; None when
         that header is implausible (or its size is out of bounds)."""
+        return self._plausible(bytes(self._buf[at:at + self.header_size]))
+
+    def _plausible(self, header: bytes) -> Optional[int]:
+        """The body size a complete ``header`` announces; None when it is implausible."""
         try:
-            size, _ = self._parse(bytes(self._buf[at:at + self.header_size]))
+            size, _ = self._parse(header)
         except CodecError:
             return None
         return size if 0 <= size <= self.max_body else None
@@ -391,6 +408,8 @@ class MagicFramer:
 
     def _sync(self, events: list[Event]) -> bool:
         """Drop bytes before the next magic word; True once a whole header is buffered."""
+        if self._tail and not self._resumed_in_tail(events):
+            return False
         found = [i for i in (self._buf.find(m) for m in self.magics) if i >= 0]
         at = min(found) if found else -1
         if at < 0:
@@ -409,6 +428,38 @@ class MagicFramer:
         self._false_sync_bytes = self._garbage_run = False
         return len(self._buf) >= self.header_size
 
+    def _resumed_in_tail(self, events: list[Event]) -> bool:
+        """Right after a message: when the next bytes are no magic word, a plausible header
+        starting in that message's last bytes and running on into them (the message was cut
+        short by its sender) goes back to the buffer's front, with a TRUNCATED event.  False
+        while the bytes to tell have not all come."""
+        tail, buf, hs = self._tail, self._buf, self.header_size
+        if not buf:
+            return False
+        if any(m.startswith(bytes(buf[:len(m)])) for m in self.magics):
+            if len(buf) < len(self.magic):
+                return False                     # maybe a magic word: its rest decides
+            self._tail = b''                     # the next message, where it belongs
+            return True
+        joined = tail + bytes(buf[:hs])
+        for k in range(len(tail)):
+            part = joined[k:k + len(self.magic)]
+            if not any(m.startswith(part) for m in self.magics):
+                continue
+            if k + hs > len(joined):
+                return False                     # a header may start here: wait for it
+            if self._plausible(joined[k:k + hs]) is not None:
+                self._tail = b''
+                self._buf[:0] = tail[k:]
+                self._in_sync = False
+                events.append(CodecError(
+                    self.name, f'the message before was cut short by its sender: its last '
+                    f'{len(tail) - k} bytes were the start of the next header; resynchronising '
+                    'there', field='body', offset=k - len(tail), kind=TRUNCATED))
+                return True
+        self._tail = b''
+        return True
+
     def _skip_garbage(self, n: int, events: list[Event]) -> None:
         """Skip ``n`` bytes without a magic word: one BAD_MAGIC per run of them, however many
         reads it spans (``garbage_bytes`` counts them all)."""
@@ -420,6 +471,7 @@ class MagicFramer:
         self._drop(n)
 
     def _drop(self, n: int) -> None:
+        self._tail = b''
         self.garbage_bytes += n
         self._in_sync = False
         del self._buf[:n]

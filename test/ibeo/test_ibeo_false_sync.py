@@ -307,6 +307,28 @@ def test_installed_ecu_counts_a_header_outside_the_ibeo_range_once_as_a_false_sy
     assert proc.proc.returncode == 0
 
 
+def test_installed_ecu_frames_the_message_after_one_cut_short_in_separate_sends(ros, closing):
+    """The reproducer over TCP: a 0x2205 cut 10 bytes short, the next GPS's first 10 bytes
+    (the scan's declared end: the node's read ends there), then the rest of it and one more:
+    every GPS is published, the cut counted once as truncated, no byte skipped as garbage."""
+    import time
+    port = free_tcp_port()
+    diag = Diagnostics(ros)
+    with installed('ibeo_ecu', port, stamp_source='receive') as proc:
+        sensor = serving(closing, port)
+        connected(diag)
+        sensor.send(gps(1))
+        diag.wait('(0x2604)', lambda st, v: v['published'] == '1')
+        for part in (scan_2205_msg(100)[:-10], gps(2)[:10], gps(2)[10:] + gps(3)):
+            sensor.send(part)
+            time.sleep(0.3)
+        diag.wait('(0x2604)', lambda st, v: v['published'] == '3')
+        _, link = diag.wait('link tcp', lambda st, v: v.get('errors.truncated') == '1')
+        assert 'errors.bad_magic' not in link and link['garbage_bytes'] == '0', link
+        assert proc.running()
+    assert proc.proc.returncode == 0
+
+
 def test_a_real_scan_holding_a_whole_decodable_message_is_not_cut():
     """A 60,000-point 0x2205 whose points hold a complete 0x2604 (it decodes) is one scan, in
     one read, in 64 KiB reads and in 1460-byte reads: a live stream cannot tell payload from a
@@ -329,3 +351,53 @@ def test_a_real_scan_holding_a_whole_decodable_message_is_not_cut():
         assert [(type(e).__name__, getattr(getattr(e, 'parsed', None), 'data_type', None))
                 for e in events] == [('Frame', 0x2205), ('Frame', 0x2604)], step
         assert len(events[0].body) == len(body) and f.false_syncs == 0
+
+
+def scan_2205_msg(count: int) -> bytes:
+    """A 0x2205 (§9) by the table: 24-byte scan header (start NTP, end offset, flags, number,
+    point count, info count), no scanner info, 28-byte big-endian points."""
+    body = struct.pack('>QIIHHB3x', NTP, 80_000, 0x800, 1, count, 0) + b''.join(
+        struct.pack('>ffffBBBxIH2x', k * 0.01, -k * 0.01, 0.5, 0.3, 1, 0, 0, 0, 0)
+        for k in range(count))
+    return header(0x2205, len(body), NTP) + body
+
+
+def gps_latitudes(events):
+    return [round(float(np.degrees(e.record.latitude))) for e in events
+            if isinstance(e, Frame) and e.parsed.data_type == 0x2604]
+
+
+def test_a_message_cut_short_then_a_read_ending_at_its_declared_end_loses_nothing_after_it():
+    """A 0x2205 cut 1 to 23 bytes short: its declared size takes the first bytes of the next
+    header.  When a read ends exactly there the scan comes out whole; the next bytes are no
+    magic word, and the header begun in the scan's last bytes is found there (one TRUNCATED
+    'cut short by its sender'), so both GPS messages after it are framed (the first was lost,
+    counted as bad_magic).  In any other read size the window search finds it as before."""
+    full = scan_2205_msg(100)
+    for k in (1, 2, 3, 4, 5, 12, 20, 23):
+        stream = full[:-k] + gps(1) + gps(2)
+        f = make_framer()
+        events = f.feed(stream[:len(full)]) + f.feed(stream[len(full):])
+        assert gps_latitudes(events) == [51, 52], k
+        errors = [e for e in events if isinstance(e, CodecError)]
+        assert [e.kind for e in errors] == [TRUNCATED], (k, errors)
+        assert 'cut short by its sender' in errors[0].detail
+        assert f.garbage_bytes == 0
+        for step in (1, 2, 5, 24, 61, 97, 1000):
+            f = make_framer()
+            events = [e for at in range(0, len(stream), step)
+                      for e in f.feed(stream[at:at + step])]
+            assert gps_latitudes(events) == [51, 52], (k, step)
+
+
+def test_a_whole_message_followed_by_garbage_is_not_taken_for_a_cut_one():
+    """The look back into a message's last bytes finds nothing in a whole scan followed by
+    garbage (nor by a byte of 0xAF): the garbage is one bad_magic, the next message framed."""
+    full = scan_2205_msg(3)
+    for junk in (b'\x01\x02\x03', b'\xaf', b'\xaf\xfe', b'\x00' * 40):
+        f = make_framer()
+        events = f.feed(full) + f.feed(junk) + f.feed(gps(1))
+        frames = [e.parsed.data_type for e in events if isinstance(e, Frame)]
+        assert frames == [0x2205, 0x2604], junk
+        assert [e.kind for e in events if isinstance(e, CodecError)] == ['bad_magic'], junk
+        assert f.garbage_bytes == len(junk)
