@@ -38,16 +38,26 @@ def check_plausible(header: IbeoHeader, max_body: Optional[int] = None) -> None:
     above its ``max_body`` as OVERSIZED), and so does a size above ``max_body`` (when given)
     whatever the type's bound: the framer's OVERSIZED, counted as such.
     """
-    if header.data_type not in PLAUSIBLE_TYPES:
-        raise CodecError(NAME, f'data type 0x{header.data_type:04X} outside the Ibeo range',
-                         field='data_type', offset=14, kind=BAD_VALUE)
-    limits = registry.size_limits(header.data_type)
-    if limits is not None and (max_body is None or header.size <= max_body):
+    error = implausible(header.data_type, header.size, max_body)
+    if error is not None:
+        raise error
+
+
+def implausible(data_type: int, size: int, max_body: Optional[int] = None
+                ) -> Optional[CodecError]:
+    """What :func:`check_plausible` raises for a header of ``data_type`` and body ``size``;
+    None when it passes (nothing made: the ``.idc`` index asks this of every message)."""
+    if data_type not in PLAUSIBLE_TYPES:
+        return CodecError(NAME, f'data type 0x{data_type:04X} outside the Ibeo range',
+                          field='data_type', offset=14, kind=BAD_VALUE)
+    limits = registry.size_limits(data_type)
+    if limits is not None and (max_body is None or size <= max_body):
         low, high = limits
-        if header.size < low or (high is not None and header.size > high):
-            raise CodecError(NAME, f'size {header.size} impossible for data type '
-                             f'0x{header.data_type:04X} (allowed {low}..{high})',
-                             field='size', offset=8, kind=BAD_VALUE)
+        if size < low or (high is not None and size > high):
+            return CodecError(NAME, f'size {size} impossible for data type '
+                              f'0x{data_type:04X} (allowed {low}..{high})',
+                              field='size', offset=8, kind=BAD_VALUE)
+    return None
 
 
 def plausible_header(data, offset: int = 0, max_body: int = DEFAULT_MAX_BODY
