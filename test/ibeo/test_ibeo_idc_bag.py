@@ -359,7 +359,9 @@ def test_installed_cli_to_bag_interrupted_exits_0_with_a_closed_bag(tmp_path):
     import time
     from ros_sim_bridge.tools.launcher import executable
     src = tmp_path / 'big.idc'
-    write_recording(src, seconds=3.0, scanners=6, points=60_000)        # ≈ 63 MB
+    # ≈ 170 MB: well over what the bag's file thread may hold unwritten (64 MB), so the
+    # conversion cannot have run to the end when the bag shows its first 4 MB
+    write_recording(src, seconds=8.0, scanners=6, points=60_000)
     bag = tmp_path / 'bag'
     proc = subprocess.Popen([str(executable('ibeo_idc')), 'to-bag', str(src), str(bag)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
