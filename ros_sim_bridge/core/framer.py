@@ -455,7 +455,7 @@ class MagicFramer:
                 events.append(CodecError(
                     self.name, f'the message before was cut short by its sender: its last '
                     f'{len(tail) - k} bytes were the start of the next header; resynchronising '
-                    'there', field='body', offset=k - len(tail), kind=TRUNCATED))
+                    'there', field='body', kind=TRUNCATED))
                 return True
         self._tail = b''
         return True

@@ -9,6 +9,7 @@ contour count at 130, then the contour as big-endian float32 x, y pairs).
 """
 from __future__ import annotations
 
+import dataclasses
 import struct
 
 import numpy as np
@@ -88,8 +89,16 @@ def test_installed_ibeo_ecu_cuts_counts_and_publishes_a_list_over_the_caps(ros, 
         (msg,) = objs.wait_for(1)
         (arr,) = marks.wait_for(1)
         _, v = diag.wait('(0x2280)', lambda st, v: v.get('dropped_objects') == '3')
+        # each list type counts its own: one more 0x2280 over the caps, one 0x2281
+        lst_2281 = dataclasses.replace(object_list('2281', 6), properties=[[]] * 6)
+        sensor.send(encode_message(0x2280, body, ntp=NTP)
+                    + encode_message(0x2281, oe.encode_objects(lst_2281), ntp=NTP))
+        _, v2281 = diag.wait('(0x2281)', lambda st, v: v.get('truncated_lists') == '1')
+        _, v2280 = diag.wait('(0x2280)', lambda st, v: v.get('truncated_lists') == '2')
         assert proc.running()
     assert proc.proc.returncode == 0
+    assert (v2280['dropped_objects'], v2280['dropped_contour_points']) == ('6', '10')
+    assert (v2281['dropped_objects'], v2281['dropped_contour_points']) == ('1', '1')
     assert [o.id for o in msg.objects] == [100, 101, 102, 103, 104]
     assert [[(p.x, p.y) for p in o.contour] for o in msg.objects] == \
         [[(9.0 + i, -3.0), (11.0 + i, -3.0)] for i in range(5)]

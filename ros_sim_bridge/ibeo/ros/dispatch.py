@@ -190,13 +190,14 @@ class DataDispatch:
         stats.publish(published)
 
     def _count_truncation(self, lst, stats: StreamStats) -> None:
+        """An object list cut to the caps: counted on its type's stream (each ECU list type
+        has its own) and logged."""
         with self._lock:
-            self.truncated_lists += 1
-            self.dropped_objects += lst.dropped_objects
-            self.dropped_contour_points += lst.dropped_points
-        stats.extra['truncated_lists'] = str(self.truncated_lists)
-        stats.extra['dropped_objects'] = str(self.dropped_objects)
-        stats.extra['dropped_contour_points'] = str(self.dropped_contour_points)
+            for key, n in (('truncated_lists', 1), ('dropped_objects', lst.dropped_objects),
+                           ('dropped_contour_points', lst.dropped_points)):
+                total = self.stream_counts[(stats.name, key)] = \
+                    self.stream_counts.get((stats.name, key), 0) + n
+                stats.extra[key] = str(total)
         self.diagnostics.log_limited(
             'objects', 'truncated', f'object list over the caps: {lst.dropped_objects} objects '
             f'beyond max_objects={self.object_caps.max_objects} and {lst.dropped_points} contour '

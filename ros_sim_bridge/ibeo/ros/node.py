@@ -326,9 +326,6 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
         self.last_errors: Optional[tuple[lux_errors.LuxErrorsWarnings, int]] = None
         self.stamp_fallbacks = 0
         self.invalid_vehicle_states = 0
-        self.truncated_lists = 0
-        self.dropped_objects = 0
-        self.dropped_contour_points = 0
         self.stream_counts: dict = {}            # (stream, key) → total (_count_on_stream)
         self.invalid_record_times = 0            # records' own times not used (why: last)
         self.last_invalid_record_time = ''
