@@ -167,6 +167,11 @@ class MagicFramer:
                               f'{len(self._buf)} of its {hs} bytes arrived (cut short by the '
                               'peer closing)', field='header', offset=len(self._buf),
                               kind=TRUNCATED)
+        if self._tail and self._buf:             # held for _resumed_in_tail to decide
+            return CodecError(self.name, f'stream ended inside a message header begun in the '
+                              f'last bytes of the message before ({len(self._buf)} more bytes '
+                              'arrived; cut short by the peer closing)', field='header',
+                              kind=TRUNCATED)
         return None
 
     def _parse(self, raw: bytes) -> tuple[int, Any]:
@@ -255,7 +260,7 @@ class MagicFramer:
             return self.feed(data)
         if size != len(data) - hs or size > self.max_body:
             return self.feed(data)
-        self._tail = b''
+        self._tail, self._garbage_run, self._false_sync_bytes = b'', False, False
         return [self._checked(Frame(header, bytes(data[hs:]), parsed))]
 
     def _consume(self, end: int) -> None:
@@ -432,7 +437,9 @@ class MagicFramer:
         """Right after a message: when the next bytes are no magic word, a plausible header
         starting in that message's last bytes and running on into them (the message was cut
         short by its sender) goes back to the buffer's front, with a TRUNCATED event.  False
-        while the bytes to tell have not all come."""
+        while the bytes to tell have not all come.  (A whole message whose last bytes hold a
+        magic word and garbage that makes a plausible header with it is framed as the window
+        search frames it when both come in one read: garbage either way.)"""
         tail, buf, hs = self._tail, self._buf, self.header_size
         if not buf:
             return False

@@ -96,3 +96,13 @@ def test_awaiting_names_the_body_being_collected_or_skipped():
     assert f.awaiting == "the oversized message's last 209 body bytes (skipped)"
     f.feed(msg(b'y' * 300)[100:])
     assert f.awaiting == ''
+
+
+def test_a_message_framed_whole_ends_a_garbage_run():
+    """whole() (a recording's indexed message) ends a run of garbage like a framed message:
+    the garbage after it is a new run, reported."""
+    f = framer()
+    junk = b'\x01\x02\x03'
+    events = f.feed(junk) + f.whole(msg(b'a')) + f.feed(junk) + f.feed(msg(b'b'))
+    assert frames(events) == [b'a', b'b']
+    assert [e.kind for e in errors(events)] == [BAD_MAGIC, BAD_MAGIC]
