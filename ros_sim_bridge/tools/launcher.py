@@ -120,14 +120,15 @@ RESEND = 0.25
 def stop_all(processes: Sequence['NodeProcess'], timeout: float = 5.0) -> dict[str, int]:
     """Stop many at once, as ``ros2 launch`` does: SIGINT to all (again every
     :data:`RESEND` s: a child still starting ignores it), SIGTERM to those still running after
-    ``timeout`` s, SIGKILL after another ``timeout``; name → exit code."""
+    ``timeout`` s, SIGKILL after another ``timeout``; name → exit code (of two children of
+    one name, e.g. two emulators, the one that is not 0)."""
     import time
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
         deadline = time.monotonic() + timeout
         while True:
             alive = [p for p in processes if p.proc.poll() is None]
             if not alive:
-                return {p.name: p.proc.returncode for p in processes}
+                return _exit_codes(processes)
             for p in alive:
                 p.proc.send_signal(sig)
             left = deadline - time.monotonic()
@@ -145,4 +146,12 @@ def stop_all(processes: Sequence['NodeProcess'], timeout: float = 5.0) -> dict[s
     for p in processes:
         if p.proc.poll() is None:
             p.proc.wait()
-    return {p.name: p.proc.returncode for p in processes}
+    return _exit_codes(processes)
+
+
+def _exit_codes(processes) -> dict[str, int]:
+    codes: dict[str, int] = {}
+    for p in processes:
+        if not codes.get(p.name):
+            codes[p.name] = p.proc.returncode
+    return codes

@@ -138,6 +138,17 @@ class Suite:
             self.plans.append(suite.plan(
                 source, values, config_file(source.config), extra_files=configs,
                 parameters=parameters, pick_port=pick_port if free_ports else None))
+        listening: dict = {}                 # emulator port → source (ibeo and ibeo_ecu: 12002)
+        for p in self.plans:
+            args = p.emulator_args or []
+            if '--port' in args:
+                port = args[args.index('--port') + 1]
+                if port in listening:
+                    raise ValueError(
+                        f'--sim: the emulators of {listening[port]} and {p.source.name} would '
+                        f'both listen on TCP port {port}; add --free-ports or --set '
+                        f'{p.source.name}.port=<another port>')
+                listening[port] = p.source.name
         self.quiet = quiet
         self.processes: list[NodeProcess] = []
 
@@ -232,7 +243,7 @@ def warn_unknown_settings(settings: dict, only: list[str]) -> None:
 STARTABLE = {**suite.SOURCES, **suite.EXTRA_SOURCES}
 
 
-def parse_only(text: Optional[str], free_ports: bool = False) -> list[str]:
+def parse_only(text: Optional[str]) -> list[str]:
     if text is None:
         return list(suite.SOURCES)
     names = [n.strip() for n in text.split(',') if n.strip()]
@@ -241,9 +252,6 @@ def parse_only(text: Optional[str], free_ports: bool = False) -> list[str]:
     unknown = [n for n in names if n not in STARTABLE]
     if unknown:
         raise ValueError(f'--only: unknown source(s) {unknown}; known: {list(STARTABLE)}')
-    if {'ibeo', 'ibeo_ecu'} <= set(names) and not free_ports:
-        raise ValueError('--only ibeo,ibeo_ecu: both use TCP port 12002 (a LUX and an ECU); '
-                         'start one, or add --free-ports for their emulators')
     return names
 
 
@@ -252,7 +260,7 @@ def run(args, on_progress=None) -> int:
     is called about once a second."""
     from ros_sim_bridge.ros.bag import BagWriter
 
-    only = parse_only(args.only, args.free_ports)
+    only = parse_only(args.only)
     settings = suite.parse_set(args.set, STARTABLE)
     warn_unknown_settings(settings, only)
     if args.record and not Path(args.record).absolute().parent.is_dir():

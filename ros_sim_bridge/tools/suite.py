@@ -272,8 +272,9 @@ SOURCES: dict[str, Source] = {s.name: s for s in (
 )}
 
 #: Sources with a launch file of their own that the suite (all.launch.py, ros_sim_bridge_run)
-#: does not start: ``ibeo_ecu`` is the ``ibeo_lux`` node with an Ibeo ECU's defaults (an
-#: alternative to the ``ibeo`` source, on the same port).
+#: does not start by default (``ros_sim_bridge_run --only`` takes them): ``ibeo_ecu`` is the
+#: ``ibeo_lux`` node with an Ibeo ECU's defaults (an alternative to the ``ibeo`` source, on
+#: the same port).
 EXTRA_SOURCES: dict[str, Source] = {s.name: s for s in (
     Source('ibeo_ecu', 'Ibeo ECU / FUSION SYSTEM', 'ibeo_ecu', 'ibeo_ecu', 'ibeo_lux_sim',
            _ibeo_ecu_emulator,

@@ -4,6 +4,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 
 from ros_sim_bridge.tools.launcher import executable
@@ -65,13 +66,35 @@ def test_ibeo_ecu_runs_with_its_emulator_and_is_recorded(tmp_path):
         assert types.get(topic) == msgtype and counts[topic] > 0, (topic, counts)
 
 
-def test_ibeo_and_ibeo_ecu_together_need_free_ports():
+def test_ibeo_and_ibeo_ecu_emulators_on_one_port_are_refused():
+    """With --sim the LUX and ECU emulators would both listen on 12002: one line, exit 2;
+    with another port for one of them, --free-ports, or without --sim (two real devices) the
+    pair is planned."""
     proc = run('--sim', '--only', 'ibeo,ibeo_ecu')
     out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 2
     assert out.strip().splitlines() == [
-        'ros_sim_bridge_run: --only ibeo,ibeo_ecu: both use TCP port 12002 (a LUX and an ECU); '
-        'start one, or add --free-ports for their emulators']
+        'ros_sim_bridge_run: --sim: the emulators of ibeo and ibeo_ecu would both listen on TCP '
+        'port 12002; add --free-ports or --set ibeo_ecu.port=<another port>']
+    from ros_sim_bridge.tools.run import Suite
+    for kw in ({'sim': False}, {'sim': True, 'free_ports': True},
+               {'sim': True, 'settings': {'ibeo_ecu': {'port': 12003}}}):
+        plans = Suite(only=['ibeo', 'ibeo_ecu'], **kw).plans
+        assert [p.source.name for p in plans] == ['ibeo', 'ibeo_ecu'], kw
+
+
+def test_two_children_of_one_name_keep_the_failed_exit_code():
+    """stop_all's name → exit code keeps a failure of either of two children of one name (the
+    two ibeo_lux_sim emulators of ibeo and ibeo_ecu)."""
+    from ros_sim_bridge.tools.launcher import stop_all
+
+    class Child:
+        def __init__(self, name, code):
+            self.name = name
+            self.proc = subprocess.Popen([sys.executable, '-c', f'raise SystemExit({code})'])
+            self.proc.wait()
+    for order in ((0, 3), (3, 0)):
+        assert stop_all([Child('ibeo_lux_sim', c) for c in order]) == {'ibeo_lux_sim': 3}
 
 
 def test_driver_that_cannot_bind_fails_the_run():
