@@ -42,13 +42,12 @@ from ros_sim_bridge.core.ntp import (MAX_TIME_JUMP_S, NTP_UNIX_OFFSET, CheckedTi
                                      check_ntp_times, why_invalid_beside)
 from .codec import registry
 from .codec.framing import check_plausible, implausible, plausible_header
-from .codec.header import (DEFAULT_MAX_BODY, HEADER_SIZE, MAGIC, MAGIC_BYTES, IbeoHeader,
-                           decode_header, encode_message)
+from .codec.header import (DEFAULT_MAX_BODY, HEADER_SIZE, HEADER_STRUCT, MAGIC, MAGIC_BYTES,
+                           IbeoHeader, decode_header, encode_message)
 from .record_times import (RECORD_TIME_TYPES, TIME_FIRST, checked_record_time,
                            leading_time)
 
 _U32 = struct.Struct('>I')
-_HEADER = struct.Struct('>IIIBBHQ')   # §2.4: magic, previous size, size, reserved, device, type, NTP
 IDC_TRAILER = 0x6120
 
 
@@ -175,7 +174,7 @@ class IdcReader:
             return None, f'{n - pos} bytes left, a header needs {HEADER_SIZE}', pos + 1
         # the common case first, in one unpack: a plausible header and a magic word (or the
         # file's end) where its body ends; anything else takes the checks below
-        magic, previous_size, size, _, device, data_type, ntp = _HEADER.unpack_from(data, pos)
+        magic, previous_size, size, _, device, data_type, ntp = HEADER_STRUCT.unpack_from(data, pos)
         end = pos + HEADER_SIZE + size
         if (magic == MAGIC and size <= self.max_body and end <= n
                 and (end == n or data[end:end + 4] == MAGIC_BYTES)

@@ -33,7 +33,8 @@ DEFAULT_MAX_BODY = 16 << 20
 #: Every data type the documents name lies in 0x1000..0x9FFF (0x1002 CAN … 0x9002 odometry).
 PLAUSIBLE_TYPES = range(0x1000, 0xA000)
 
-_HEADER = struct.Struct('>IIIBBHQ')
+#: §2.4 header: magic, size of previous message, size, reserved, device id, data type, NTP64
+HEADER_STRUCT = struct.Struct('>IIIBBHQ')
 _NAME = 'ibeo_header'
 
 
@@ -60,8 +61,8 @@ class IbeoHeader:
 
 def decode_header(data, offset: int = 0) -> IbeoHeader:
     """The header at ``offset`` of ``data`` (§2.4); CodecError(BAD_MAGIC) on a wrong magic word."""
-    magic, prev, size, reserved, device, dtype, ntp = unpack_from(_HEADER, data, offset, _NAME,
-                                                                  'header')
+    magic, prev, size, reserved, device, dtype, ntp = unpack_from(
+        HEADER_STRUCT, data, offset, _NAME, 'header')
     if magic != MAGIC:
         raise CodecError(_NAME, f'magic 0x{magic:08X}, expected 0x{MAGIC:08X}', field='magic',
                          offset=offset, kind=BAD_MAGIC)
@@ -70,7 +71,7 @@ def decode_header(data, offset: int = 0) -> IbeoHeader:
 
 
 def encode_header(header: IbeoHeader) -> bytes:
-    return pack(_HEADER, (MAGIC, header.previous_size, header.size, header.reserved,
+    return pack(HEADER_STRUCT, (MAGIC, header.previous_size, header.size, header.reserved,
                           header.device_id, header.data_type, header.ntp), _NAME,
                 ('magic', 'previous_size', 'size', 'reserved', 'device_id', 'data_type', 'ntp'))
 
@@ -82,5 +83,5 @@ def encode_message(data_type: int, body: bytes, *, device_id: int = 0, ntp: int 
                                     ntp=ntp, previous_size=previous_size)) + bytes(body)
 
 
-__all__ = ['MAGIC', 'MAGIC_BYTES', 'HEADER_SIZE', 'DEFAULT_MAX_BODY', 'PLAUSIBLE_TYPES',
-           'IbeoHeader', 'decode_header', 'encode_header', 'encode_message']
+__all__ = ['MAGIC', 'MAGIC_BYTES', 'HEADER_SIZE', 'HEADER_STRUCT', 'DEFAULT_MAX_BODY',
+           'PLAUSIBLE_TYPES', 'IbeoHeader', 'decode_header', 'encode_header', 'encode_message']
