@@ -246,7 +246,7 @@ STARTABLE = {**suite.SOURCES, **suite.EXTRA_SOURCES}
 def parse_only(text: Optional[str]) -> list[str]:
     if text is None:
         return list(suite.SOURCES)
-    names = [n.strip() for n in text.split(',') if n.strip()]
+    names = list(dict.fromkeys(n.strip() for n in text.split(',') if n.strip()))  # once each
     if not names:
         raise ValueError(f'--only {text!r}: no source named; known: {list(STARTABLE)}')
     unknown = [n for n in names if n not in STARTABLE]

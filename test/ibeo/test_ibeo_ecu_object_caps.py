@@ -132,3 +132,58 @@ def test_installed_ibeo_ecu_publishes_the_largest_legal_list_cut_to_the_caps(ros
     assert len(first.objects) == 256 and [ob.id for ob in first.objects[:3]] == [0, 1, 2]
     assert [ob.id for ob in second.objects] == [7]
     assert v['dropped_objects'] == str(n - 256) and v['truncated_lists'] == '1'
+
+
+def recording_with_the_largest_list_first(path):
+    """An .idc opening with a legal 0x2280 of 65,535 objects, then one of 2 (spec bytes)."""
+    from ros_sim_bridge.ibeo.idc import IdcWriter
+    n = 65535
+    o = oe.make_objects(n, oe.OBJECTS_2280)
+    o['id'] = np.arange(n) & 0xFFFF
+    o['box_center_x'], o['box_size_x'], o['box_size_y'] = 5.0, 4.0, 1.8
+    w = IdcWriter(path)
+    w.write(0x2280, oe.encode_objects(oe.EcuObjectList2280(NTP, o, [np.ones((3, 2),
+                                                                        np.float32)] * n)),
+            ntp=NTP)
+    small = list_2280([object_2280(7, 1.0, 1.0, [(0.5, 0.5)]), object_2280(8, 2.0, 1.0, [])])
+    w.write(0x2280, small, ntp=NTP + (1 << 31))
+    w.close()
+    return len(small)
+
+
+def test_playback_learns_its_topics_from_the_smallest_list_without_its_objects(tmp_path):
+    """source:=file makes its ECU publishers from one message per type before playing: the
+    smallest, an object list without its objects (was: the first, whole: a recording opening
+    with 65,535-object lists took 12 s and 750 MB to start)."""
+    from ros_sim_bridge.ibeo.idc import IdcReader
+    from ros_sim_bridge.ibeo.ros.playback import recording_outputs
+    path = tmp_path / 'big_first.idc'
+    small_size = recording_with_the_largest_list_first(path)
+    seen = []
+
+    class Converter(ec.IbeoToRos):
+        def convert(self, header, record):
+            seen.append((header.size, len(record.objects)))
+            return super().convert(header, record)
+    with IdcReader(path) as r:
+        out = recording_outputs(r, r.entries, Converter())
+    assert seen == [(small_size, 0)]
+    assert sorted(t.__name__ for t in out.values()) == ['IbeoObjectList', 'MarkerArray']
+
+
+def test_installed_ibeo_ecu_plays_a_recording_of_the_largest_lists_cut_to_the_caps(ros,
+                                                                                   tmp_path):
+    from std_srvs.srv import Trigger
+    path = tmp_path / 'big_first.idc'
+    recording_with_the_largest_list_first(path)
+    with NodeProcess('ibeo_ecu', parameters={'source': 'file', 'file': str(path),
+                                             'rate': 0.0, 'start_paused': True, **FAST},
+                     namespace='/play', quiet=True) as proc:
+        objs = ros.collect(IbeoObjectList, '/play/ecu/objects', 10)
+        client = ros.probe.create_client(Trigger, '/play/ibeo_ecu/resume')
+        assert client.wait_for_service(timeout_sec=30)
+        assert client.call(Trigger.Request(), timeout_sec=10).success
+        first, second = objs.wait_for(2, timeout=30)
+        assert proc.running()
+    assert proc.proc.returncode == 0
+    assert len(first.objects) == 256 and [o.id for o in second.objects] == [7, 8]

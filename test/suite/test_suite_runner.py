@@ -76,7 +76,8 @@ def test_ibeo_and_ibeo_ecu_emulators_on_one_port_are_refused():
     assert out.strip().splitlines() == [
         'ros_sim_bridge_run: --sim: the emulators of ibeo and ibeo_ecu would both listen on TCP '
         'port 12002; add --free-ports or --set ibeo_ecu.port=<another port>']
-    from ros_sim_bridge.tools.run import Suite
+    from ros_sim_bridge.tools.run import Suite, parse_only
+    assert parse_only('ibeo_ecu, ibeo_ecu,rflysim') == ['ibeo_ecu', 'rflysim']   # once each
     for kw in ({'sim': False}, {'sim': True, 'free_ports': True},
                {'sim': True, 'settings': {'ibeo_ecu': {'port': 12003}}}):
         plans = Suite(only=['ibeo', 'ibeo_ecu'], **kw).plans

@@ -8,8 +8,9 @@ from __future__ import annotations
 import math
 import time
 
-from ros_sim_bridge.ibeo.codec import registry
+from ros_sim_bridge.ibeo.codec import objects_ecu, registry
 from ros_sim_bridge.ibeo.idc_playback import IdcPlayer
+from ros_sim_bridge.ibeo.ros.ecu_conversions import cap_object_list
 
 #: the types the LUX path publishes itself (the ECU converter is not asked about them)
 LUX_TYPES = frozenset((registry.SCAN, registry.OBJECTS, registry.VEHICLE_STATE,
@@ -33,22 +34,8 @@ class FilePlayback:
                          name='ibeo-idc-playback')
 
     def _recording_outputs(self, converter) -> dict:
-        """ECU topic → message type of what the recording holds: the first message of each
-        ECU / FUSION data type in the file through ``converter`` (a fresh one: its state is not
-        the node's).  A message that does not decode adds nothing (its topics, if any, get
-        their publishers on first use)."""
-        reader, seen, out = self.player.reader, set(), {}
-        for entry in self.player.entries:
-            if entry.data_type in seen or entry.data_type in LUX_TYPES:
-                continue
-            seen.add(entry.data_type)
-            try:
-                pairs = converter.convert(reader.header(entry), reader.decode(entry))
-            except Exception:       # damaged or without a layout: it plays as it will
-                continue
-            for topic, msg in pairs:
-                out.setdefault(topic, type(msg))
-        return out
+        """ECU topic → message type of what the recording holds (:func:`recording_outputs`)."""
+        return recording_outputs(self.player.reader, self.player.entries, converter)
 
     def _start_player(self) -> None:
         p, log = self.p, self.get_logger()
@@ -143,3 +130,28 @@ class FilePlayback:
         res.message = (f'at {res.time:.3f} s of {self.player.duration_s:.3f} s'
                        + (' (paused)' if self.player.state == 'paused' else ''))
         return res
+
+
+def recording_outputs(reader, entries, converter) -> dict:
+    """ECU topic → message type of what a recording holds: the smallest message of each ECU /
+    FUSION data type in ``entries`` through ``converter`` (a fresh one: its state is not the
+    node's), an object list without its objects (the topics do not depend on them), so a
+    recording opening with lists of 65,535 objects starts at once.  A message that does not
+    decode adds nothing (its topics, if any, get their publishers on first use)."""
+    smallest: dict = {}
+    for entry in entries:
+        if entry.data_type not in LUX_TYPES and entry.size < getattr(
+                smallest.get(entry.data_type), 'size', entry.size + 1):
+            smallest[entry.data_type] = entry
+    out: dict = {}
+    for entry in smallest.values():
+        try:
+            record = reader.decode(entry)
+            if isinstance(record, objects_ecu.EcuObjectList):
+                record = cap_object_list(record, 0, 0).record
+            pairs = converter.convert(reader.header(entry), record)
+        except Exception:           # damaged or without a layout: it plays as it will
+            continue
+        for topic, msg in pairs:
+            out.setdefault(topic, type(msg))
+    return out
