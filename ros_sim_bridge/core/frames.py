@@ -53,20 +53,20 @@ def quat_from_euler(roll, pitch, yaw) -> np.ndarray:
     """Z-Y-X (yaw, then pitch, then roll) Euler angles in rad → w-x-y-z quaternion."""
     if (isinstance(roll, float) and isinstance(pitch, float) and isinstance(yaw, float)
             and math.isfinite(roll + pitch + yaw)):    # one rotation: math, a fifth of the time
-        cr, sr = math.cos(roll * 0.5), math.sin(roll * 0.5)
-        cp, sp = math.cos(pitch * 0.5), math.sin(pitch * 0.5)
-        cy, sy = math.cos(yaw * 0.5), math.sin(yaw * 0.5)
-        return np.array([cr * cp * cy + sr * sp * sy, sr * cp * cy - cr * sp * sy,
-                         cr * sp * cy + sr * cp * sy, cr * cp * sy - sr * sp * cy])
-    cr, sr = np.cos(np.multiply(roll, 0.5)), np.sin(np.multiply(roll, 0.5))
-    cp, sp = np.cos(np.multiply(pitch, 0.5)), np.sin(np.multiply(pitch, 0.5))
-    cy, sy = np.cos(np.multiply(yaw, 0.5)), np.sin(np.multiply(yaw, 0.5))
-    return np.stack([
-        cr * cp * cy + sr * sp * sy,
-        sr * cp * cy - cr * sp * sy,
-        cr * sp * cy + sr * cp * sy,
-        cr * cp * sy - sr * sp * cy,
-    ], axis=-1)
+        return np.array(_wxyz(math.cos(roll * 0.5), math.sin(roll * 0.5),
+                              math.cos(pitch * 0.5), math.sin(pitch * 0.5),
+                              math.cos(yaw * 0.5), math.sin(yaw * 0.5)))
+    return np.stack(_wxyz(np.cos(np.multiply(roll, 0.5)), np.sin(np.multiply(roll, 0.5)),
+                          np.cos(np.multiply(pitch, 0.5)), np.sin(np.multiply(pitch, 0.5)),
+                          np.cos(np.multiply(yaw, 0.5)), np.sin(np.multiply(yaw, 0.5))),
+                    axis=-1)
+
+
+def _wxyz(cr, sr, cp, sp, cy, sy) -> list:
+    """w, x, y, z of the Z-Y-X rotation from the cosines and sines of the half angles
+    (floats or arrays alike)."""
+    return [cr * cp * cy + sr * sp * sy, sr * cp * cy - cr * sp * sy,
+            cr * sp * cy + sr * cp * sy, cr * cp * sy - sr * sp * cy]
 
 
 def quat_from_yaw(yaw) -> np.ndarray:
