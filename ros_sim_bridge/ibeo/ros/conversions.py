@@ -343,13 +343,18 @@ def cap_objects(lst: lux_objects.LuxObjectList, caps: ObjectCaps = ObjectCaps()
     keep = min(n, max(int(caps.max_objects), 0))
     limit = max(int(caps.max_contour_points), 0)
     objects = units.scaled(lst.objects[:keep], units.OBJECT_TO_SI)
-    counts = np.fromiter((len(c) for c in lst.contours[:keep]), np.int64, keep)
-    over = np.maximum(counts - limit, 0)
     contours = _contours_to_si(lst.contours, keep)
-    if over.any():
-        for i in np.flatnonzero(over).tolist():
-            contours[i] = contours[i][:limit]
-    return CappedObjects(lst.scan_start_ntp, objects, contours, n - keep, int(over.sum()))
+    dropped_points = cut_contours(contours, limit)
+    return CappedObjects(lst.scan_start_ntp, objects, contours, n - keep, dropped_points)
+
+
+def cut_contours(contours: list, limit: int) -> int:
+    """Cut each contour of ``contours`` (in place) to its first ``limit`` points; how many
+    points were cut (the LUX and the ECU object caps)."""
+    over = np.maximum(np.fromiter(map(len, contours), np.int64, len(contours)) - limit, 0)
+    for i in np.flatnonzero(over).tolist():
+        contours[i] = contours[i][:limit]
+    return int(over.sum())
 
 
 def objects_to_si(lst: lux_objects.LuxObjectList) -> CappedObjects:

@@ -255,18 +255,16 @@ def cap_object_list(lst: oe.EcuObjectList, max_objects: int, max_contour_points:
     cut to its first ``max_contour_points`` points: the LUX caps
     (:func:`.conversions.cap_objects`) for 0x2225 / 0x2280 / 0x2281 / 0x2291, whose counts
     allow 65,535 objects of 255 points.  The list itself when nothing is over."""
+    from ros_sim_bridge.ibeo.ros.conversions import cut_contours
     n = len(lst.objects)
     keep = min(n, max(int(max_objects), 0))
-    limit = max(int(max_contour_points), 0)
     contours = list(lst.contours[:keep])
-    over = np.maximum(np.fromiter(map(len, contours), np.int64, len(contours)) - limit, 0)
-    if keep == n and not over.any():
+    dropped_points = cut_contours(contours, max(int(max_contour_points), 0))
+    if keep == n and not dropped_points:
         return CappedObjectList(lst)
-    for i in np.flatnonzero(over).tolist():
-        contours[i] = contours[i][:limit]
     return CappedObjectList(replace(lst, objects=lst.objects[:keep], contours=contours,
                                     properties=lst.properties[:keep]),
-                            n - keep, int(over.sum()))
+                            n - keep, dropped_points)
 
 
 @dataclass(frozen=True)
