@@ -375,6 +375,13 @@ def messages_with_elements(heads, element_lists) -> list:
     return [whole[at - 4:at + end] for _, at, end, _ in spans]
 
 
+def ragged(flat: np.ndarray, starts: np.ndarray):
+    """A ``values`` entry of :func:`messages_with_elements` for a slot on a number of fields
+    that varies by element (points of contours, of line strips): element ``row``'s m values
+    are ``flat[starts[row]:starts[row] + m]``."""
+    return lambda rows, m: flat[starts[rows][:, None] + np.arange(m)]
+
+
 def serialize(type_name: str, value) -> bytes:
     """The CDR of a message without slots (a value tree as for :func:`build`)."""
     tmpl = build(type_name, value)

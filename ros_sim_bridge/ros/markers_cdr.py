@@ -20,7 +20,7 @@ import numpy as np
 from builtin_interfaces.msg import Duration
 from visualization_msgs.msg import Marker
 
-from .cdr_template import ElementTemplates, Slot, messages_with_elements, serialize
+from .cdr_template import ElementTemplates, Slot, messages_with_elements, ragged, serialize
 from .markers import WHITE, box_rows, colors_array
 from .pointcloud_cdr import CdrMessage
 
@@ -112,7 +112,7 @@ class MarkerCdr:
         counts = np.array([len(xy) for xy in lines], np.intp)
         starts = np.cumsum(counts) - counts
         flat = np.concatenate(lines) if lines else np.zeros((0, 3))
-        values['points'] = lambda rows, k: flat[starts[rows][:, None] + np.arange(k)]
+        values['points'] = ragged(flat, starts)
         key = ('strip', frame, ns, _key(lifetime), float(width))
 
         def value(k):

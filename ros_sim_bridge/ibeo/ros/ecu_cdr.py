@@ -16,7 +16,7 @@ import numpy as np
 from ros_sim_bridge.msg import IbeoOdometry
 from ros_sim_bridge.ros import markers as mk
 from ros_sim_bridge.ros.cdr_template import (ElementTemplates, Slot, build,
-                                             messages_with_elements)
+                                             messages_with_elements, ragged)
 from ros_sim_bridge.ros.markers_cdr import MarkerCdr, marker_arrays
 from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
 from ros_sim_bridge.ros.stamps import ns_to_sec_nanosec
@@ -174,21 +174,18 @@ class EcuCdr:
         values = {d.str: a[:, :, None] for d, a in t.by_dtype.items()}     # slot name: dtype
         xyz, lengths = _contours_xyz(t.contours)
         first = np.cumsum(lengths) - lengths
-        values['contour'] = lambda rows, k: xyz[first[rows][:, None] + np.arange(k)]
+        values['contour'] = ragged(xyz, first)
         items = [(self._objects.at((name, k, repr(props)), _object_value(name, k, props)),
                   values, i)
                  for i, (name, k, props) in enumerate(zip(t.names, lengths.tolist(),
                                                           t.properties))]
         objects = messages_with_elements(heads, [items[a:b] for a, b in zip(starts, ends)])
         drawn = np.isfinite(xyz).all(axis=1)     # a NaN / ±Inf contour point: not drawn
-        if drawn.all():
-            outlines = [xyz[a:a + k] for a, k in zip(first.tolist(), lengths.tolist()) if k]
-            shown = lengths
-        else:
-            upto = np.concatenate(([0], np.cumsum(drawn)))
-            shown = upto[first + lengths] - upto[first]
-            outlines = [xyz[a:a + k][drawn[a:a + k]] for a, k, n in
-                        zip(first.tolist(), lengths.tolist(), shown.tolist()) if n]
+        upto = np.concatenate(([0], np.cumsum(drawn)))
+        shown = upto[first + lengths] - upto[first]
+        every = bool(drawn.all())
+        outlines = [xyz[a:a + k] if every else xyz[a:a + k][drawn[a:a + k]] for a, k, n in
+                    zip(first.tolist(), lengths.tolist(), shown.tolist()) if n]
         markers = marker_arrays(self._object_markers(t, outlines, shown,
                                                      np.repeat(stamps, counts, axis=0),
                                                      frame, starts, ends))
