@@ -79,7 +79,7 @@ from ros_sim_bridge.ibeo.ros import ecu_conversions as ecu
 from ros_sim_bridge.ibeo.ros.commands import (SIMPLE_COMMANDS, CommandServices,
                                               PendingCommand)
 from ros_sim_bridge.ibeo.ros.dispatch import DataDispatch, _LiveIbeoToRos
-from ros_sim_bridge.ibeo.ros.playback import FilePlayback
+from ros_sim_bridge.ibeo.ros.playback import FilePlayback, recording_outputs
 from ros_sim_bridge.ibeo.ros.status import StatusReports
 from ros_sim_bridge.msg import (IbeoObjectList, IbeoOdometry, IbeoScanInfo, LuxObjectList,
                                 LuxScanInfo, LuxVehicleState)
@@ -295,7 +295,8 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
                           ecu.TOPICS['markers']: self.markers_pub,
                           ecu.TOPICS['vehicle_twist']: self.twist_pub}
         if self.player is not None:
-            ecu_outputs = self._recording_outputs(self._ecu_converter())
+            ecu_outputs = recording_outputs(self.player.reader, self.player.entries,
+                                            self._ecu_converter())
         elif self.ECU_PUBLISHERS_AT_START:
             ecu_outputs = {ecu.TOPICS[key]: t for key, t in ECU_TOPIC_TYPES.items()}
         else:

@@ -33,10 +33,6 @@ class FilePlayback:
                          on_damage=self._on_damage, on_error=self._on_player_error,
                          name='ibeo-idc-playback')
 
-    def _recording_outputs(self, converter) -> dict:
-        """ECU topic → message type of what the recording holds (:func:`recording_outputs`)."""
-        return recording_outputs(self.player.reader, self.player.entries, converter)
-
     def _start_player(self) -> None:
         p, log = self.p, self.get_logger()
         pl = self.player
@@ -140,8 +136,8 @@ def recording_outputs(reader, entries, converter) -> dict:
     decode adds nothing (its topics, if any, get their publishers on first use)."""
     smallest: dict = {}
     for entry in entries:
-        if entry.data_type not in LUX_TYPES and entry.size < getattr(
-                smallest.get(entry.data_type), 'size', entry.size + 1):
+        best = smallest.get(entry.data_type)
+        if entry.data_type not in LUX_TYPES and (best is None or entry.size < best.size):
             smallest[entry.data_type] = entry
     out: dict = {}
     for entry in smallest.values():
