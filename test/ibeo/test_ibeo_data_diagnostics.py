@@ -90,10 +90,10 @@ class Diagnostics:
         return found[0], found[1]
 
 
-def installed(exe: str, port: int, **params) -> NodeProcess:
+def installed(exe: str, port: int, *, namespace=None, **params) -> NodeProcess:
     return NodeProcess(exe, parameters={'port': port, 'data_types': '', 'layers': 4,
                                         'start_measure_on_connect': False, **FAST, **params},
-                       quiet=True)
+                       namespace=namespace, quiet=True)
 
 
 def receiving(st, values) -> bool:

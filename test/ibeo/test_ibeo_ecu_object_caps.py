@@ -23,7 +23,7 @@ from ros_sim_bridge.msg import IbeoObjectList
 from ros_sim_bridge.tools.launcher import NodeProcess
 
 from conftest import free_tcp_port
-from test_ibeo_data_diagnostics import FAST, Diagnostics, connected, serving
+from test_ibeo_data_diagnostics import FAST, Diagnostics, connected, installed, serving
 from test_ibeo_ecu_cdr import object_list
 
 NTP = 3_900_000_000 << 32
@@ -72,11 +72,8 @@ def test_objects_and_points_beyond_the_caps_are_cut_and_counted(kind):
 def test_installed_ibeo_ecu_cuts_counts_and_publishes_a_list_over_the_caps(ros, closing):
     port = free_tcp_port()
     diag = Diagnostics(ros)
-    with NodeProcess('ibeo_ecu', parameters={'port': port, 'data_types': '', 'layers': 4,
-                                             'start_measure_on_connect': False,
-                                             'stamp_source': 'receive', 'max_objects': 5,
-                                             'max_contour_points': 2, **FAST},
-                     namespace='/cap', quiet=True) as proc:
+    with installed('ibeo_ecu', port, namespace='/cap', stamp_source='receive', max_objects=5,
+                   max_contour_points=2) as proc:
         sensor = serving(closing, port)
         connected(diag)
         objs = ros.collect(IbeoObjectList, '/cap/ecu/objects', 10)
@@ -117,10 +114,7 @@ def test_installed_ibeo_ecu_publishes_the_largest_legal_list_cut_to_the_caps(ros
     small = list_2280([object_2280(7, 1.0, 1.0, [(0.5, 0.5)])])
     port = free_tcp_port()
     diag = Diagnostics(ros)
-    with NodeProcess('ibeo_ecu', parameters={'port': port, 'data_types': '', 'layers': 4,
-                                             'start_measure_on_connect': False,
-                                             'stamp_source': 'receive', **FAST},
-                     namespace='/big', quiet=True) as proc:
+    with installed('ibeo_ecu', port, namespace='/big', stamp_source='receive') as proc:
         sensor = serving(closing, port)
         connected(diag)
         objs = ros.collect(IbeoObjectList, '/big/ecu/objects', 10)
