@@ -266,3 +266,51 @@ def test_an_imu_sigma_not_finite_makes_its_covariance_unknown():
     imu = dict(slow.convert(header, record))['/imu/data']
     assert list(imu.orientation_covariance) == [0.0] * 9                      # unknown
     assert imu.angular_velocity_covariance[0] == pytest.approx(0.01)         # the others kept
+
+
+def gps_2604(sigma: float) -> bytes:
+    """§22 (0x2604): latitude, longitude [rad], altitude, then their sigmas, all DOUBLE (a
+    sigma of any size)."""
+    return struct.pack('>IQB10d32xH', 1, NTP, 7, math.radians(50.0), math.radians(8.0), 34.0,
+                       sigma, sigma, sigma, 0.0, 0.0, 0.0, 0.0, 1)
+
+
+def test_a_sigma_too_large_to_square_makes_its_covariance_unknown():
+    """A finite sigma whose square overflows (1e200: was OverflowError, the whole record lost
+    live and to-bag ending with a traceback) is as a NaN one: that covariance unknown, the fix
+    and the IMU published; both converters agree."""
+    from ros_sim_bridge.ibeo import codec as ibeo
+    from ros_sim_bridge.ibeo.codec.header import IbeoHeader
+    from ros_sim_bridge.ibeo.ros.ecu_conversions import IbeoToRos
+    from test_ibeo_ecu_cdr import check
+    for data_type, body, topics in ((0x2604, gps_2604(1e200), {'/gps/fix'}),
+                                    (0x9001, gps_imu_9001(roll_sigma=1e200),
+                                     {'/gps_imu/fix', '/imu/data'})):
+        header = IbeoHeader(data_type, len(body), 1, NTP)
+        record = ibeo.decode_message(data_type, body)
+        fast, slow = IbeoToRos(serialized=True), IbeoToRos()
+        assert check(header, record, fast, slow) == topics
+        got = dict(slow.convert(header, record))
+        if data_type == 0x2604:
+            fix = got['/gps/fix']
+            assert fix.position_covariance_type == NavSatFix.COVARIANCE_TYPE_UNKNOWN
+            assert list(fix.position_covariance) == [0.0] * 9
+        else:
+            assert list(got['/imu/data'].orientation_covariance) == [0.0] * 9
+
+
+def test_installed_to_bag_converts_past_a_sigma_too_large_to_square(tmp_path):
+    from rosbags.highlevel import AnyReader
+    src = tmp_path / 'huge_sigma.idc'
+    with IdcWriter(src) as w:
+        for k, sigma in enumerate((0.5, 1e200, 0.5)):
+            w.write(0x2604, gps_2604(sigma), device_id=1, ntp=NTP + (k << 28))
+    out = subprocess.run([str(executable('ibeo_idc')), 'to-bag', str(src), str(tmp_path / 'bag'),
+                          '--no-progress'], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and 'Traceback' not in out.stderr, out.stderr
+    with AnyReader([tmp_path / 'bag']) as reader:
+        fixes = [reader.deserialize(raw, c.msgtype) for c, _, raw in reader.messages()
+                 if c.topic == '/ibeo/gps/fix']
+    assert [f.position_covariance_type for f in fixes] == [
+        NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN, NavSatFix.COVARIANCE_TYPE_UNKNOWN,
+        NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN]

@@ -432,11 +432,20 @@ def vehicle_odometry(s, header: Header, *, child_frame: str = 'base_link') -> Od
 
 
 def _covariance(sx: float, sy: float, sz: float) -> list:
-    """Diagonal from three sigmas; all zero (unknown) when one is not finite."""
+    """Diagonal from three sigmas; all zero (unknown) when a variance is not finite (a sigma
+    NaN, ±Inf, or beyond 1.3e154: a DOUBLE sigma on the wire can be)."""
     c = [0.0] * 9
-    if math.isfinite(sx) and math.isfinite(sy) and math.isfinite(sz):
-        c[0], c[4], c[8] = float(sx) ** 2, float(sy) ** 2, float(sz) ** 2
+    variances = _variances((sx, sy, sz))
+    if variances is not None:
+        c[0], c[4], c[8] = variances
     return c
+
+
+def _variances(sigmas) -> Optional[list]:
+    """The squares of ``sigmas``; None when one is not finite (``s * s`` of a huge float is
+    inf, where ``s ** 2`` would raise OverflowError)."""
+    variances = [float(s) * float(s) for s in sigmas]
+    return variances if all(map(math.isfinite, variances)) else None
 
 
 _SBAS = {3, 4, 5}                     # 0x2604 source types: SBAS, Omnistar VBS/HP
@@ -447,12 +456,13 @@ def navsat_values(lat_deg: float, lon_deg: float, alt: float, *, sigmas=None,
                   status: int = NavSatStatus.STATUS_FIX) -> tuple:
     """(latitude, longitude, altitude, status, position covariance (9), covariance type) of a
     fix: a position no receiver can have (not finite, |lat| > 90, |lon| > 180) is no fix;
-    east/north/up sigmas give a diagonal covariance when all are finite and positive."""
+    east/north/up sigmas give a diagonal covariance when all are positive with finite
+    squares."""
     lat, lon, alt = float(lat_deg), float(lon_deg), float(alt)
     if not (math.isfinite(lat) and math.isfinite(lon) and math.isfinite(alt)
             and abs(lat) <= 90.0 and abs(lon) <= 180.0):
         status, sigmas = NavSatStatus.STATUS_NO_FIX, None
-    if sigmas is not None and all(math.isfinite(s) and s > 0 for s in sigmas):
+    if sigmas is not None and all(s > 0 for s in sigmas) and _variances(sigmas) is not None:
         return lat, lon, alt, status, _covariance(*sigmas), \
             NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
     return lat, lon, alt, status, [0.0] * 9, NavSatFix.COVARIANCE_TYPE_UNKNOWN
