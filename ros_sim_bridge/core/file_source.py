@@ -44,6 +44,7 @@ class FileSource:
         self.framer.reset()
         for chunk in read_chunks(self.path, self.chunk_size):
             yield from self.framer.feed(chunk)
+        yield from getattr(self.framer, 'finish', list)()   # the file's end ends its stream
 
     def play(self, on_event: Callable[[Any, int], None], *, speed: float = 1.0,
              stamp_ns: Optional[Callable[[Any], Optional[int]]] = None,

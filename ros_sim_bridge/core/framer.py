@@ -11,7 +11,10 @@ Two optional checks find false syncs that a plausible header alone does not show
 cut short by its sender, whose declared body swallows the valid messages after it; issue #10
 defect 5): ``check_body`` decodes each complete body (a :class:`Rejected` event when it fails)
 and ``search_window`` looks inside a declared body for a plausible header whose message runs
-past the body's end.  Either way, when a message may start inside the failed one the search
+past the body's end.  Such a header alone proves nothing (payload may hold the magic word and a
+plausible header by chance, issue #26): the message is given up only when the bytes at its
+declared end are no plausible header; a complete message followed by one is handed on whatever
+its body holds.  Either way, when a message may start inside the failed one the search
 resumes at the byte after the failed message's magic word, so the messages inside the window
 are framed and nothing valid is lost; a failed message without one is skipped whole (a
 well-framed message with a bad body: one error, its bytes are no garbage).
@@ -77,11 +80,12 @@ class MagicFramer:
     makes a :class:`Rejected` event and the frame is skipped whole, or, when a plausible header
     starts in its bytes after its magic word (a false sync), the search resumes from the byte
     after its magic.
-    ``search_window`` (optional): while a body is being collected, a plausible header inside it
-    whose message would end beyond the body's end, or a plausible header starting inside the
-    header's own bytes after its magic word (a header cut short by its sender), marks a false
-    sync (CodecError TRUNCATED, resync from the byte after the magic); a plausible header
-    nested wholly inside the body is payload and left alone.
+    ``search_window`` (optional): a plausible header starting inside the header's own bytes
+    after its magic word (a header cut short by its sender), or one inside the body whose
+    message would end beyond the body's end when the bytes at the body's end are no plausible
+    header (:meth:`_boundary`), marks a false sync (CodecError TRUNCATED, resync from the byte
+    after the magic); a plausible header nested wholly inside the body, or running past a body
+    followed by a plausible header, is payload and left alone.
     ``skip_oversized`` (optional): a header above ``max_body`` that comes in sync (at the
     stream's start or where the previous message ended) is one OVERSIZED event and its body is
     dropped by its declared size (:meth:`_skip_oversized`); out of sync it is a false sync
@@ -110,6 +114,8 @@ class MagicFramer:
         # (header bytes, body size, parsed header) of the message being collected
         self._pending: Optional[tuple[bytes, int, Any]] = None
         self._window_from = 0       # where the window search goes on in _buf
+        self._crossing: Optional[int] = None  # where in _buf a plausible header inside the
+        # pending body starts whose message runs past its end: the body's end decides
         self._in_sync = True        # _buf starts where the previous message ended
         self._skip_left = 0         # body bytes of an oversized message still to drop
         self._false_sync_bytes = False  # bytes up to the next magic: a reported false sync
@@ -126,6 +132,7 @@ class MagicFramer:
         self._buf.clear()
         self._pending = None
         self._window_from = 0
+        self._crossing = None
         self._in_sync = True
         self._skip_left = 0
         self._false_sync_bytes = False
@@ -221,10 +228,19 @@ class MagicFramer:
                 self._window_from = len(self.magic)
             header, size, parsed = self._pending
             end = hs + size
-            if self.search_window and self._false_sync_in_window(end, events):
+            if (self.search_window and self._crossing is None
+                    and self._false_sync_in_window(end, events)):
                 continue
             if len(self._buf) < end:
                 return events
+            if self._crossing is not None:
+                boundary = self._boundary(end)
+                if boundary is None:
+                    return events                # the next bytes decide
+                if not boundary:
+                    events.append(self._cut_error(self._crossing))
+                    self._false_sync()
+                    continue
             with memoryview(self._buf) as view:   # one copy of the body, not two
                 body = bytes(view[hs:end])
             event = self._checked(Frame(header, body, parsed))
@@ -233,6 +249,41 @@ class MagicFramer:
                 self._false_sync()
             else:
                 self._consume(end)
+
+    def finish(self) -> list[Event]:
+        """Call when the stream ended (before :meth:`cut_short`): a complete message held only
+        until the bytes after it show its end is a boundary (:meth:`_boundary`) is handed on,
+        the stream's end being its boundary; [] otherwise."""
+        if self._pending is None or self._crossing is None:
+            return []
+        header, size, parsed = self._pending
+        end = self.header_size + size
+        if len(self._buf) < end:
+            return []
+        event = self._checked(Frame(header, bytes(self._buf[self.header_size:end]), parsed))
+        self._consume(end)
+        return [event]
+
+    def _boundary(self, end: int) -> Optional[bool]:
+        """Whether a plausible header starts at ``end`` in the buffer (a message's declared
+        end: a real boundary); None until the bytes to tell have arrived."""
+        after = bytes(self._buf[end:end + self.header_size])
+        if not after:
+            return None
+        if not any(m.startswith(after[:len(m)]) for m in self.magics):
+            return False
+        if len(after) < self.header_size:
+            return None
+        return self._plausible(after) is not None
+
+    def _cut_error(self, at: int) -> CodecError:
+        """The TRUNCATED error of the pending message given up for the plausible header at
+        ``at`` (inside its header, or a message running past its end)."""
+        return CodecError(
+            self.name, f'a message declaring {self._pending[1]} body bytes holds a plausible '
+            f'header at its byte {at} (inside its header, or a message running past its end '
+            'with no header there): cut short by the sender; resynchronising after its magic '
+            'word', field='size', offset=at, kind=TRUNCATED)
 
     def _checked(self, frame: Frame) -> Event:
         """``frame`` with what ``check_body`` made of its body, or Rejected by it."""
@@ -269,6 +320,7 @@ class MagicFramer:
             self._tail = bytes(self._buf[max(0, end - self.header_size + 1):end])
         del self._buf[:end]
         self._pending = None
+        self._crossing = None
         self._in_sync = True
 
     def _plausible_size(self, at: int) -> Optional[int]:
@@ -307,8 +359,9 @@ class MagicFramer:
                      if magic.startswith(bytes(buf[k:]))), None)
 
     def _false_sync_in_window(self, end: int, events: list[Event]) -> bool:
-        """True (and resynchronised) when a plausible header inside the declared body
-        announces a message that runs past the body's end."""
+        """True (and resynchronised) when a plausible header starts inside the header's own
+        bytes; one inside the body whose message runs past the body's end is kept in
+        ``_crossing`` for the body's end to decide."""
         hs = self.header_size
         # a magic word that starts inside the body counts, even if it ends beyond it
         stop = min(end + len(self.magic) - 1, len(self._buf))
@@ -322,17 +375,13 @@ class MagicFramer:
                 self._window_from = at           # its header is not complete yet
                 return False
             size = self._plausible_size(at)
-            # a plausible header starting inside this header (a header cut short), or one
-            # inside the body whose message runs past the body's end: a false sync
-            if size is not None and (at < hs or at + hs + size > end):
-                header_size = self._pending[1]
-                events.append(CodecError(
-                    self.name, f'a message declaring {header_size} body bytes holds a plausible '
-                    f'header at its byte {at} (inside its header, or a message running past its '
-                    'end): cut short by the sender; resynchronising after its magic word',
-                    field='size', offset=at, kind=TRUNCATED))
+            if size is not None and at < hs:     # inside this header: a header cut short
+                events.append(self._cut_error(at))
                 self._false_sync()
                 return True
+            if size is not None and at + hs + size > end:
+                self._crossing = at              # payload unless no header follows the body
+                return False
             self._window_from = at + 1           # payload (nested wholly inside): go on
 
     def _skip_oversized(self, events: list[Event]) -> bool:
@@ -408,6 +457,7 @@ class MagicFramer:
         The bytes skipped up to the next magic word are part of it, not another error."""
         self.false_syncs += 1
         self._pending = None
+        self._crossing = None
         self._drop(1)
         self._false_sync_bytes = True
 

@@ -225,6 +225,9 @@ class TcpClient(SupervisedLoop):
                 break
             self.failures += 1
             self.last_failure = reason
+            # the stream ended: a message held for the bytes after it is complete
+            for event in getattr(self.framer, 'finish', list)():
+                self._call(self.on_event, event, time.time_ns())
             cut_short = getattr(self.framer, 'cut_short', None)
             cut = cut_short() if cut_short is not None else None
             if cut is not None:     # the peer closed inside a message: a decode error too

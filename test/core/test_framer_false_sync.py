@@ -58,3 +58,27 @@ def test_body_size_may_return_a_parsed_header():
     f = MagicFramer('toy', MAGIC, 4, Parsed, 100)
     (frame,) = f.feed(msg(b'xyz'))
     assert isinstance(frame.parsed, Parsed) and frame.parsed.size == 3 and frame.body == b'xyz'
+
+
+def test_a_complete_message_followed_by_a_header_is_framed_whatever_its_body_holds():
+    # issue #26: a plausible header in the body running past its end is payload when a
+    # plausible header stands at that end (split at every byte); without one it is a cut
+    phantom = MAGIC + struct.pack('>H', 60)
+    stream = msg(b'ok' + phantom + b'xy') + msg(b'ok2')
+    for cut in range(len(stream) + 1):
+        f = MagicFramer('toy', MAGIC, 4, size, 100, check_body=check, search_window=True)
+        events = f.feed(stream[:cut]) + f.feed(stream[cut:])
+        assert bodies(events) == [b'ok' + phantom + b'xy', b'ok2'], cut
+        assert len(events) == 2 and f.false_syncs == 0, cut
+    f = MagicFramer('toy', MAGIC, 4, size, 100, check_body=check, search_window=True)
+    events = f.feed(msg(b'ok' + phantom + b'xy') + b'garbage' + b'z' * 60)
+    assert [e.kind for e in events if isinstance(e, CodecError)][0] == TRUNCATED
+    assert f.false_syncs == 1
+
+
+def test_finish_hands_on_a_message_waiting_for_the_bytes_after_it():
+    f = MagicFramer('toy', MAGIC, 4, size, 100, search_window=True)
+    whole = msg(b'ok' + MAGIC + struct.pack('>H', 60) + b'xy')
+    assert f.feed(whole) == []
+    assert bodies(f.finish()) == [whole[4:]] and f.buffered == 0
+    assert f.finish() == []

@@ -15,7 +15,7 @@ from ros_sim_bridge.ibeo.codec import objects as O
 from ros_sim_bridge.ibeo.codec import scan as S
 from ros_sim_bridge.ibeo.codec.framing import make_framer
 
-from conftest import free_tcp_port
+from conftest import free_tcp_port, wait_until
 from test_ibeo_data_diagnostics import NTP, Diagnostics, connected, gps, installed, serving
 
 
@@ -81,13 +81,73 @@ def test_issue_reproducer_dribbled_byte_by_byte_and_in_odd_reads():
         assert f.false_syncs == 1
 
 
-def test_a_scan_is_not_held_back_once_the_cut_is_visible():
-    # the cut is found as soon as the crossing header arrives, not when 544 bytes are in
+def test_scans_in_a_cut_window_are_held_until_its_declared_end_shows_no_header():
+    # a header running past the declared end may be payload (issue #26): the bytes at that end
+    # decide, so the scans wait for its first byte (not for a header there, nor any longer)
     stream, _ = issue_stream()
+    end = 24 + 544
+    assert stream[end] != 0xAF                      # scan 4's body bytes: no magic word
     f = make_framer()
-    end_of_third = 24 + 200 + 3 * 88
-    events = f.feed(stream[:end_of_third + 24])    # + the 4th scan's header only
+    assert scan_numbers(f.feed(stream[:end])) == []
+    events = f.feed(stream[end:end + 1])
     assert scan_numbers(events) == [1, 2, 3]
+    assert [e.kind for e in events if isinstance(e, CodecError)] == [TRUNCATED]
+
+
+def lux_object(contour: bytes, number: int = 1) -> bytes:
+    """A §4 object by its table (58 bytes, little-endian): id, age, prediction age, relative
+    time, reference point, its sigma, closest point, bounding box centre, width, length, object
+    box centre, size, orientation, absolute velocity, its sigma, relative velocity,
+    classification, its age and certainty, contour count; then the contour (Point2D, cm)."""
+    assert len(contour) % 4 == 0
+    fixed = struct.pack('<4H8h2H2h2Hh2h2H2h4H', number, 10, 0, 5, 1000, -200, 10, 10,
+                        900, -250, 1000, -200, 150, 400, 1000, -200, 400, 150, 0, 100, 0, 5, 5,
+                        0, 0, 5, 3, 50, len(contour) // 4)
+    assert len(fixed) == 58
+    return fixed + contour
+
+
+def phantom_objects_msg() -> bytes:
+    """A 0x2221 (§4) of one object whose contour bytes hold the magic word and a plausible
+    0x2202 header (a phantom) declaring 304 body bytes: that message would run 296 bytes past
+    the object list's end."""
+    phantom = header(0x2202, 44 + 10 * 26)
+    contour = struct.pack('<4h', 100, -50, 110, -40) + phantom + struct.pack('<2h', 120, -30)
+    body = struct.pack('<QH', NTP, 1) + lux_object(contour)
+    at = 24 + 10 + 58 + 8
+    assert at + 24 + 304 > 24 + len(body)
+    return header(0x2221, len(body), NTP) + body
+
+
+def test_a_complete_object_list_holding_a_phantom_header_is_framed():
+    """Issue #26: the object list arrived whole and a valid header follows it, so the phantom
+    in its contour is payload: the list is framed (was dropped as cut short), its contour
+    decoded as sent, and the stream after it stays in step, split at every byte and in odd
+    reads."""
+    objects = phantom_objects_msg()
+    stream = scan_msg(1) + objects + scan_msg(2) + scan_msg(3)
+    for how, events in feeds(stream, 1 << 20):
+        assert [e.parsed.data_type for e in events] == [0x2202, 0x2221, 0x2202, 0x2202], how
+        assert all(isinstance(e, Frame) for e in events), how
+        assert scan_numbers(events) == [1, 2, 3], how
+        lst = events[1].record
+        assert events[1].body == objects[24:], how
+        contour = lst.contours[0]
+        assert len(contour) == 9 and tuple(contour[0]) == (100, -50), how
+        assert tuple(contour[-1]) == (120, -30), how
+
+
+def test_the_stream_ending_right_after_a_message_holding_a_phantom_hands_it_on():
+    """The stream's end is the message's boundary: finish() hands on the object list that
+    waited for the bytes after it; cut_short() then has nothing to report."""
+    stream = scan_msg(1) + phantom_objects_msg()
+    for step in (1, 7, len(stream)):
+        f = make_framer()
+        events = [e for k in range(0, len(stream), step) for e in f.feed(stream[k:k + step])]
+        assert [e.parsed.data_type for e in events] == [0x2202], step
+        (last,) = f.finish()
+        assert isinstance(last, Frame) and last.parsed.data_type == 0x2221, step
+        assert f.cut_short() is None and f.buffered == 0 and f.false_syncs == 0, step
 
 
 def test_body_that_fails_to_decode_is_a_false_sync():
@@ -325,6 +385,39 @@ def test_installed_ecu_frames_the_message_after_one_cut_short_in_separate_sends(
         diag.wait('(0x2604)', lambda st, v: v['published'] == '3')
         _, link = diag.wait('link tcp', lambda st, v: v.get('errors.truncated') == '1')
         assert 'errors.bad_magic' not in link, link      # (reads merged: the window's way)
+        assert proc.running()
+    assert proc.proc.returncode == 0
+
+
+def test_installed_lux_publishes_an_object_list_holding_a_phantom_header(ros, closing):
+    """Issue #26 over TCP: the installed ibeo_lux publishes the object list whose contour
+    holds a phantom header, sent in one piece and byte by byte, and every scan around it; the
+    link counts no false sync."""
+    import time
+    from ros_sim_bridge.msg import LuxObjectList, LuxScanInfo
+    port = free_tcp_port()
+    diag = Diagnostics(ros)
+    lists = ros.collect(LuxObjectList, 'objects', 100, matched=False)
+    infos = ros.collect(LuxScanInfo, 'scan_info', 100, matched=False)
+    with installed('ibeo_lux', port, stamp_source='receive') as proc:
+        sensor = serving(closing, port)
+        connected(diag)
+        sensor.send(scan_msg(1) + phantom_objects_msg() + scan_msg(2) + scan_msg(3))
+        assert wait_until(lambda: len(lists.messages) == 1 and len(infos.messages) == 3, 15)
+        for b in scan_msg(4) + phantom_objects_msg() + scan_msg(5) + scan_msg(6):
+            sensor.send(bytes([b]))
+            time.sleep(0.0005)
+        assert wait_until(lambda: len(lists.messages) == 2 and len(infos.messages) == 6, 15)
+        assert sorted(i.scan_number for i in infos.messages) == [1, 2, 3, 4, 5, 6]
+        for lst in lists.messages:
+            (obj,) = lst.objects
+            assert [(round(p.x, 2), round(p.y, 2)) for p in obj.contour[:2]] == [
+                (1.0, -0.5), (1.1, -0.4)]
+            assert (round(obj.contour[-1].x, 2), round(obj.contour[-1].y, 2)) == (1.2, -0.3)
+            assert len(obj.contour) == 9
+        _, link = diag.wait('link tcp', lambda st, v: v['connected'] == 'true')
+        assert (link['false_syncs'], link['garbage_bytes']) == ('0', '0'), link
+        assert not [k for k in link if k.startswith('errors.')], link
         assert proc.running()
     assert proc.proc.returncode == 0
 

@@ -12,8 +12,10 @@ SUPPLEMENT §3.3).
   plausible header starts inside it (a false sync), the magic search resumes at the byte after
   that message's magic word;
 * gives up a message whose declared body holds a plausible header of a message running past
-  the body's end (a message cut short by its sender), resuming the same way, so the complete
-  messages inside that window are not lost (issue #10, defect 5);
+  the body's end (a message cut short by its sender) when no plausible header stands at that
+  end, resuming the same way, so the complete messages inside that window are not lost (issue
+  #10, defect 5); a complete message followed by a plausible header is framed whatever its
+  body holds (a magic word in LUX contour bytes, issue #26);
 * skips a well-framed message above ``max_body`` (e.g. a legal 0x2280 of 65,535 objects, about
   11 MB) by its declared size: one OVERSIZED event naming its type, size and the limit.
 """
@@ -110,7 +112,8 @@ def describe(header: IbeoHeader) -> str:
 
 def split_messages(data: bytes, max_body: int = DEFAULT_MAX_BODY) -> tuple[list, list]:
     """Frames and errors (Rejected events included) of a complete in-memory byte stream."""
-    events = make_framer(max_body).feed(bytes(data))
+    framer = make_framer(max_body)
+    events = framer.feed(bytes(data)) + framer.finish()
     return ([e for e in events if isinstance(e, Frame)],
             [e for e in events if not isinstance(e, Frame)])
 
