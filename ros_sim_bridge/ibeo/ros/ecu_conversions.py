@@ -448,23 +448,24 @@ def _variances(sigmas) -> Optional[list]:
     return variances if all(map(math.isfinite, variances)) else None
 
 
+MAX_POSITION_SIGMA_M = 1e7           # a quarter meridian: a larger sigma locates nothing
 _SBAS = {3, 4, 5}                     # 0x2604 source types: SBAS, Omnistar VBS/HP
 _GBAS = {6, 7, 8}                     # GBAS, RTK float, RTK integer
 
 
 def navsat_values(lat_deg: float, lon_deg: float, alt: float, *, sigmas=None,
-                  status: int = NavSatStatus.STATUS_FIX) -> tuple:
+                  status: int = NavSatStatus.STATUS_FIX,
+                  cov_type: int = NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN) -> tuple:
     """(latitude, longitude, altitude, status, position covariance (9), covariance type) of a
     fix: a position no receiver can have (not finite, |lat| > 90, |lon| > 180) is no fix;
-    east/north/up sigmas give a diagonal covariance when all are positive with finite
-    squares."""
+    east/north/up sigmas give a diagonal covariance of ``cov_type`` when all are positive
+    with finite squares (else UNKNOWN, all zero)."""
     lat, lon, alt = float(lat_deg), float(lon_deg), float(alt)
     if not (math.isfinite(lat) and math.isfinite(lon) and math.isfinite(alt)
             and abs(lat) <= 90.0 and abs(lon) <= 180.0):
         status, sigmas = NavSatStatus.STATUS_NO_FIX, None
     if sigmas is not None and all(s > 0 for s in sigmas) and _variances(sigmas) is not None:
-        return lat, lon, alt, status, _covariance(*sigmas), \
-            NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
+        return lat, lon, alt, status, _covariance(*sigmas), cov_type
     return lat, lon, alt, status, [0.0] * 9, NavSatFix.COVARIANCE_TYPE_UNKNOWN
 
 
@@ -482,6 +483,18 @@ def gps_fix_values(g: gi.PositionWgs84) -> tuple:
     return navsat_values(math.degrees(g.latitude), math.degrees(g.longitude), g.altitude,
                          sigmas=(g.longitude_sigma, g.latitude_sigma, g.altitude_sigma),
                          status=status)
+
+
+def vehicle_fix_values(s: ve.EcuVehicleState2808) -> tuple:
+    """0x2808 (§17) → :func:`navsat_values`: sigma X (longitude, east) and sigma Y (latitude,
+    north) [m] give an APPROXIMATED diagonal [σx², σy², up]; the record has no altitude sigma,
+    so up is the larger horizontal variance.  UNKNOWN when a sigma is not positive and below
+    :data:`MAX_POSITION_SIGMA_M` (NaN, ±Inf; a FLOAT32 up to 3.4e38 squares finitely)."""
+    sx, sy = float(s.sigma_x), float(s.sigma_y)
+    known = all(0 < v < MAX_POSITION_SIGMA_M for v in (sx, sy))
+    return navsat_values(s.latitude_deg, s.longitude_deg, s.altitude,
+                         sigmas=(sx, sy, max(sx, sy)) if known else None,
+                         cov_type=NavSatFix.COVARIANCE_TYPE_APPROXIMATED)
 
 
 def gps_imu_fix_values(g: gi.GpsImu) -> tuple:
@@ -837,8 +850,7 @@ class IbeoToRos:
                             vehicle_odometry(record, _header(t, self.odom_frame),
                                              child_frame=self.vehicle_frame)))
         elif isinstance(record, ve.EcuVehicleState2808):
-            fix = navsat_values(record.latitude_deg, record.longitude_deg, record.altitude,
-                                sigmas=(record.sigma_x, record.sigma_y, NAN))
+            fix = vehicle_fix_values(record)
             out.append((self.topic('vehicle_fix'),
                         self._cdr.navsatfix(fix, t, self.gps_frame) if self._cdr else
                         _fix(fix, _header(t, self.gps_frame))))
@@ -993,8 +1005,8 @@ class IbeoToRos:
 __all__ = ['CLOUD_DTYPE', 'ntp_to_ns', 'non_finite_field', 'is_dense', 'scan_clouds',
            'scan_info', 'scanner_transforms',
            'object_list', 'object_markers', 'vehicle_odometry_rows', 'vehicle_odometry',
-           'navsat_values', 'navsatfix', 'gps_fix_values', 'gps_fix', 'gps_imu_fix_values',
-           'gps_imu_fix', 'gps_imu_imu_rows', 'gps_imu_imu', 'ODOMETRY_FIELDS', 'odometry', 'twist',
+           'navsat_values', 'navsatfix', 'vehicle_fix_values', 'gps_fix_values', 'gps_fix',
+           'gps_imu_fix_values', 'gps_imu_fix', 'gps_imu_imu_rows', 'gps_imu_imu', 'ODOMETRY_FIELDS', 'odometry', 'twist',
            'image', 'status',
            'measurement_list', 'can_message', 'object_association', 'time_references',
            'meta_information', 'plane_cloud', 'plane_reference', 'TOPICS', 'NO_ROS_FORM',
