@@ -78,4 +78,5 @@ def test_node_defaults_are_the_packaged_config(path):
             if isinstance(default, float):
                 assert value == pytest.approx(default, rel=1e-6), f'{path.name}: {key}'
             else:
-                assert value == default, f'{path.name}: {key} is {value!r}, the node says {default!r}'
+                assert value == default, \
+                    f'{path.name}: {key} is {value!r}, the node says {default!r}'

@@ -10,6 +10,7 @@
 | pub | vehicle_state | ros_sim_bridge/LuxVehicleState | 0x2805, ``valid`` per spec §5 |
 | pub | vehicle_state/twist | geometry_msgs/TwistStamped | valid vehicle states only |
 | pub | ECU topics | :data:`ECU_TOPIC_TYPES` | every type :class:`.ecu_conversions.IbeoToRos` converts, as ``ibeo_idc to-bag`` writes it (ecu/scan_info, /tf_static, ecu/objects, vehicle_state/odometry, vehicle_state/fix, gps/fix, gps_imu/fix, imu/data, odometry, odometry/twist, image/compressed, image); made at start by ``ibeo_ecu``, on first use by ``ibeo_lux``, for the recording's types with ``source:=file`` |
+| pub | /tf_static | tf2_msgs/TFMessage (latched) | ``parent_frame_id`` → ``frame_id`` when set, with the ECU mounts |
 | pub | /diagnostics | diagnostic_msgs/DiagnosticArray | link, per type, sensor errors/warnings, ECU device status / system monitoring / traces |
 | srv | ~/set_filter | ros_sim_bridge/IbeoSetFilter | ECU Set Filter (§20); also sent after every (re)connect from ``data_types`` |
 | srv | ~/reset, ~/save_config, ~/reset_defaults, ~/start_measure, ~/stop_measure | ros_sim_bridge/LuxCommand | |
