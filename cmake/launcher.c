@@ -9,13 +9,21 @@
  *
  * Python runs `-c CODE argv0 args...`: CODE puts argv0 back as sys.argv[0] (the name
  * argparse and rclpy see) and drops the current directory that -c puts first on sys.path (a
- * source checkout there would shadow the installed package), as a script launcher would. */
+ * source checkout there would shadow the installed package), as a script launcher would.
+ *
+ * On Linux the node also gets SIGTERM when its parent dies (PR_SET_PDEATHSIG; it survives
+ * execvp): `ros2 launch` ended by SIGTERM alone exits without stopping its children
+ * (ros2/launch#666), and no node outlives it.  A parent that died before prctl is seen by
+ * getppid() no longer being the pid it was. */
 #include <signal.h>
 #include <stdio.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #ifndef SIM_BRIDGE_MODULE
 #error "SIM_BRIDGE_MODULE (the Python module to run) is not defined"
@@ -30,6 +38,11 @@ static const char CODE[] =
     "run('" SIM_BRIDGE_MODULE "')\n";
 
 int main(int argc, char **argv) {
+#ifdef __linux__
+    pid_t parent = getppid();
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM) == 0 && getppid() != parent)
+        return 0;   /* the parent is already gone: stop as SIGTERM would have stopped us */
+#endif
     sigset_t stops;
     sigemptyset(&stops);
     sigaddset(&stops, SIGINT);

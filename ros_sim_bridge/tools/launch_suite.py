@@ -3,7 +3,8 @@
 Only the public ``launch`` / ``launch_ros`` API of Humble … Kilted is used: DeclareLaunchArgument,
 OpaqueFunction, IfCondition, LaunchConfiguration, launch_ros ``Node``.  Arguments that override
 a parameter default to ``''`` ("not given"), and an OpaqueFunction reads them when the launch
-runs: the node gets the params file alone, plus a dict of exactly the parameters the user gave.
+runs: the node gets config/<source>.yaml, the user's params file on top, then a dict of exactly
+the parameters the user gave.
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import os
 
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.actions import DeclareLaunchArgument, LogInfo, OpaqueFunction
 from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
@@ -34,8 +35,11 @@ def _node_actions(context, source: Source, prefix: str):
         return LaunchConfiguration(key).perform(context)
 
     names = [a.name for a in (*COMMON_ARGUMENTS, *source.arguments)]
-    p = plan(source, {n: value(n) for n in names}, share('config', source.config))
-    parameters = [p.params_file] + ([p.overrides] if p.overrides else [])
+    p = plan(source, {n: value(n) for n in names}, share('config', source.config),
+             optional=bool(prefix))
+    if p.left_out:
+        return [LogInfo(msg=f'{p.left_out} ({prefix}{source.required}:=… or sim:=true)')]
+    parameters = [*p.params_files] + ([p.overrides] if p.overrides else [])
     actions = [Node(package=PACKAGE, executable=source.executable, name=source.node_name,
                     namespace=p.namespace, output='screen', parameters=parameters,
                     arguments=['--ros-args', '--log-level', p.log_level])]
@@ -82,12 +86,6 @@ def suite_launch_description() -> LaunchDescription:
                      for a in (*COMMON_ARGUMENTS, *source.arguments) if a.name not in SHARED]
         entities.append(OpaqueFunction(function=_node_actions, args=[source, f'{source.name}_'],
                                        condition=IfCondition(LaunchConfiguration(source.name))))
-    # with the emulators, the LUX (frame laser) is placed at the map origin so RViz's fixed
-    # frame map shows it; a real robot's own TF (URDF) links laser to its base instead
-    entities.append(Node(package='tf2_ros', executable='static_transform_publisher',
-                         name='sim_laser_in_map', output='screen',
-                         arguments=['--frame-id', 'map', '--child-frame-id', 'laser'],
-                         condition=IfCondition(LaunchConfiguration('sim'))))
     entities.append(Node(package='rviz2', executable='rviz2', name='rviz2', output='screen',
                          arguments=['-d', LaunchConfiguration('rviz_config')],
                          condition=IfCondition(LaunchConfiguration('rviz'))))

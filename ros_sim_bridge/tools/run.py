@@ -137,7 +137,13 @@ class Suite:
                     values[arg.name] = value if isinstance(value, str) else ros_value(value)
             self.plans.append(suite.plan(
                 source, values, config_file(source.config), extra_files=configs,
-                parameters=parameters, pick_port=pick_port if free_ports else None))
+                parameters=parameters, pick_port=pick_port if free_ports else None,
+                optional=only is None))
+        for p in self.plans:
+            if p.left_out:
+                print(f'ros_sim_bridge_run: {p.left_out} (--set {p.source.name}.'
+                      f'{p.source.required}=… or --sim)', file=sys.stderr)
+        self.plans = [p for p in self.plans if not p.left_out]
         listening: dict = {}                 # emulator port → source (ibeo and ibeo_ecu: 12002)
         for p in self.plans:
             args = p.emulator_args or []
@@ -155,7 +161,7 @@ class Suite:
     def start(self) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix='ros_sim_bridge_run_')
         for p in self.plans:
-            files = [p.params_file, *p.extra_files]
+            files = list(p.params_files)
             if p.overrides:   # a params file, as launch_ros does (rcl refuses `-p name:=''`)
                 path = Path(self._tmp.name) / f'{p.source.name}_overrides.yaml'
                 path.write_text(yaml.safe_dump(
@@ -273,7 +279,8 @@ def run(args, on_progress=None) -> int:
     codes: dict = {}
     recorder = None
     try:
-        the_suite = Suite(sim=args.sim, only=only, configs=args.config, settings=settings,
+        the_suite = Suite(sim=args.sim, only=only if args.only else None, configs=args.config,
+                          settings=settings,
                           free_ports=args.free_ports, quiet=args.quiet)
         writer = BagWriter(args.record) if args.record else None  # refuses an existing folder
         with background_node('ros_sim_bridge_recorder', own_context=True) as node:

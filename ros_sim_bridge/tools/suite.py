@@ -7,8 +7,9 @@ Adding a source (monoDrive, CARLA) is one :class:`Source` entry in :data:`SOURCE
 Everything here is plain Python (no rclpy, no ``launch``): launch files import it inside
 ``ros2 launch``, the runner and the tests import it anywhere.
 
-The rule for parameters (issue #14): the params file wins; a launch argument or ``--set``
-overrides a parameter only when the user gave it (its default is the empty string ``''``).
+The rule for parameters (issue #14, #26): the package's ``config/<source>.yaml`` first, the
+user's params file on top of it (the keys it holds win), then a launch argument or ``--set``,
+which overrides a parameter only when the user gave it (its default is the empty string ``''``).
 """
 from __future__ import annotations
 
@@ -80,6 +81,9 @@ class Source:
     #: (node parameters in effect, free-port picker) → port parameters moved off their defaults,
     #: so a local suite can run beside others on one machine (runner --free-ports, tests)
     free_ports: Callable[[dict, Callable], dict] = field(default=lambda params, pick: {})
+    #: a parameter without which the node cannot run (CARLA: the recording): the whole suite
+    #: (all.launch.py, ros_sim_bridge_run) leaves the source out while it is empty
+    required: Optional[str] = None
 
     @property
     def config(self) -> str:
@@ -151,6 +155,12 @@ def _ibeo_emulator(params: dict, args: dict) -> list[str]:
 
 def _ibeo_ports(params: dict, pick) -> dict:
     return {'port': pick('tcp', 1, 1)}
+
+
+def _ibeo_sim(params: dict, args: dict) -> dict:
+    """With the emulator the LUX frame is put at the map origin (the ``/tf_static`` the node
+    publishes), so RViz's fixed frame ``map`` shows it."""
+    return {} if params.get('parent_frame_id') else {'parent_frame_id': 'map'}
 
 
 def _ibeo_ecu_emulator(params: dict, args: dict) -> list[str]:
@@ -243,7 +253,7 @@ SOURCES: dict[str, Source] = {s.name: s for s in (
             Argument('start_offset', 'source:=file: s after the first message to start at; '
                      'negative: before the last (default: the params file)', 'float',
                      'start_offset')),
-           free_ports=_ibeo_ports),
+           sim_parameters=_ibeo_sim, free_ports=_ibeo_ports),
     Source('monodrive', 'monoDrive simulator', 'monodrive_client', 'monodrive_client',
            'monodrive_sim', _monodrive_emulator,
            (Argument('host', 'simulator address (default: the params file)', 'str', 'host'),
@@ -268,7 +278,7 @@ SOURCES: dict[str, Source] = {s.name: s for s in (
                      'id (default: the params file)', 'int', 'follow_actor'),
             Argument('map_frame', 'world frame (default: the params file)', 'str',
                      'map_frame')),
-           sim_parameters=_carla_sim),
+           sim_parameters=_carla_sim, required='file'),
 )}
 
 #: Sources with a launch file of their own that the suite (all.launch.py, ros_sim_bridge_run)
@@ -294,8 +304,8 @@ EXTRA_SOURCES: dict[str, Source] = {s.name: s for s in (
 COMMON_ARGUMENTS = (
     Argument('namespace', "namespace of the node and its topics (default: the source name; "
                           "'/' for none)"),
-    Argument('params_file', 'parameters file of the node (default: config/<source>.yaml of '
-                            'the installed package); it wins over every default here'),
+    Argument('params_file', 'your parameters file, applied on top of config/<source>.yaml of '
+                            'the installed package (the keys it holds win; default: none)'),
     Argument('sim', "'true': also start the built-in emulator on 127.0.0.1", 'bool',
              None, 'false'),
     Argument('use_sim_time', "'true': stamp with /clock (default: the params file)", 'bool',
@@ -342,37 +352,41 @@ def _flatten(params: dict, prefix: str = '') -> dict:
 
 @dataclass
 class Plan:
-    """What starting one source means: the node's namespace, params file and overrides, and the
-    emulator's arguments (when sim)."""
+    """What starting one source means: the node's namespace, params files (in order, later
+    ones win) and overrides, and the emulator's arguments (when sim). ``left_out``: why an
+    optional source is not started (None: it is)."""
     source: Source
     namespace: str
-    params_file: str
+    params_files: tuple
     overrides: dict
     effective: dict
     emulator_args: Optional[list[str]]
     log_level: str = 'info'
-    extra_files: tuple = ()
+    left_out: Optional[str] = None
 
 
 def plan(source: Source, values: dict, default_params_file, *, extra_files=(),
-         parameters: Optional[dict] = None, pick_port: Optional[Callable] = None) -> Plan:
+         parameters: Optional[dict] = None, pick_port: Optional[Callable] = None,
+         optional: bool = False) -> Plan:
     """Resolve launch-argument ``values`` (name → text; ``''`` or absent: not given).
 
-    The params file's parameters stay unless an argument was given; with ``sim`` the emulator
-    gets the ports the node will really use, and the node what it needs for the emulator.
-    The runner adds ``extra_files`` (params files applied after it), ``parameters`` (``--set``)
-    and ``pick_port`` (``--free-ports``: the source's ports moved to free ones).
+    ``default_params_file`` (the package's config), then the user's ``params_file``, then
+    ``extra_files``; their parameters stay unless an argument was given. With ``sim`` the
+    emulator gets the ports the node will really use, and the node what it needs for the
+    emulator. The runner adds ``parameters`` (``--set``) and ``pick_port`` (``--free-ports``:
+    the source's ports moved to free ones). ``optional`` (the whole suite): a source whose
+    ``required`` parameter is empty is left out.
     """
     def given(name: str) -> str:
         value = values.get(name, NOT_GIVEN)
         return '' if value is None else str(value)
 
-    params_file = given('params_file') or str(default_params_file)
+    files = tuple(str(f) for f in (default_params_file, given('params_file'), *extra_files) if f)
     namespace = given('namespace')
     namespace = source.name if namespace == NOT_GIVEN else namespace.strip('/')
-    from_file = file_parameters(params_file, source.node_name, namespace)
-    for extra in extra_files:
-        from_file.update(file_parameters(extra, source.node_name, namespace))
+    from_file: dict = {}
+    for path in files:
+        from_file.update(file_parameters(path, source.node_name, namespace))
     overrides: dict = {}
     arg_values: dict = {}
     for arg in (*COMMON_ARGUMENTS, *source.arguments):
@@ -404,8 +418,11 @@ def plan(source: Source, values: dict, default_params_file, *, extra_files=(),
         effective.update(extra)
         if source.emulator is not None:
             emulator_args = source.emulator_args(effective, arg_values)
-    return Plan(source, namespace, params_file, overrides, effective, emulator_args,
-                arg_values.get('log_level') or 'info', tuple(str(f) for f in extra_files))
+    left_out = None
+    if optional and source.required and not effective.get(source.required):
+        left_out = f'{source.executable} not started: no {source.required} given'
+    return Plan(source, namespace, files, overrides, effective, emulator_args,
+                arg_values.get('log_level') or 'info', left_out)
 
 
 def parse_set(items, sources=None) -> dict[str, dict]:

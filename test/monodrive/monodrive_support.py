@@ -78,9 +78,11 @@ def sensors_file(tmp_path, kinds=('State', 'Lidar', 'Camera', 'IMU', 'GPS'), ext
 
 
 def params(port, **kw):
-    """monodrive_client parameters for a test: short timeouts and back-off."""
+    """monodrive_client parameters for a test: short timeouts and back-off; none of the
+    package's JSON files unless given."""
     return {'port': port, 'request_timeout': 2.0, 'min_backoff': 0.1, 'max_backoff': 0.5,
-            'diagnostics_period': 0.3, **kw}
+            'diagnostics_period': 0.3, 'simulator_config': '', 'weather_config': '',
+            'vehicle_config': '', 'sensors_config': '', **kw}
 
 
 def command(ros, msg_type, body, timeout=10.0):

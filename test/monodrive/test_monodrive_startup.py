@@ -106,7 +106,7 @@ def test_readme_names_are_those_of_the_launched_node(ros):
     plan = suite.plan(suite.SOURCES['monodrive'], {}, config_file('monodrive.yaml'))
     assert plan.namespace == 'monodrive'
     overrides = {**plan.overrides, 'port': free_tcp_port(), 'connect_sensors': False}
-    with NodeProcess('monodrive_client', params_file=plan.params_file, parameters=overrides,
+    with NodeProcess('monodrive_client', params_file=plan.params_files, parameters=overrides,
                      namespace=plan.namespace) as node:
         probe = ros.probe
 

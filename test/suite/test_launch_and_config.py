@@ -64,3 +64,19 @@ def test_ibeo_config_lists_every_ibeo_lux_parameter():
     listed = params['/**/ibeo_lux']['ros__parameters']
     declared = importlib.import_module(EXECUTABLES['ibeo_lux']).PARAMETERS
     assert sorted(set(declared) - set(listed)) == []
+
+
+@pytest.mark.parametrize('path', CONFIG_FILES, ids=lambda p: p.name)
+def test_node_defaults_are_the_packaged_config(path):
+    """A node started without a params file (`ros2 run`) behaves as under launch, where
+    config/<source>.yaml comes first: topic prefix, sensor files, frames … (issue #26)."""
+    data = yaml.safe_load(path.read_text())
+    for node_name, section in data.items():
+        declared = importlib.import_module(EXECUTABLES[node_name.rpartition('/')[2]]).PARAMETERS
+        for key, value in section['ros__parameters'].items():
+            default = declared[key][0]
+            if isinstance(default, float):
+                assert value == pytest.approx(default, rel=1e-6), f'{path.name}: {key}'
+            else:
+                assert value == default, \
+                    f'{path.name}: {key} is {value!r}, the node says {default!r}'

@@ -28,7 +28,7 @@ LAUNCH_DIR = REPO / 'launch'
 LAUNCH_FILES = sorted(p.name for p in LAUNCH_DIR.glob('*.launch.py'))
 CMAKE = (REPO / 'CMakeLists.txt').read_text()
 EXECUTABLES = dict(re.findall(r'^\s+(\w+)=([\w.]+)\s*$', CMAKE, re.M))
-OTHER_PACKAGES = {('rviz2', 'rviz2'), ('tf2_ros', 'static_transform_publisher')}   # executables of other ROS packages a launch file starts
+OTHER_PACKAGES = {('rviz2', 'rviz2')}   # executables of other ROS packages a launch file starts
 
 
 # -- stand-ins for launch / launch_ros (public API only) ---------------------------------------
@@ -74,6 +74,12 @@ class Node(_Recorded):
     pass
 
 
+class LogInfo(_Recorded):
+    def __init__(self, *, msg, **kw):
+        super().__init__(**kw)
+        self.msg = msg
+
+
 class LaunchDescription:
     def __init__(self, entities=()):
         self.entities = list(entities)
@@ -107,7 +113,7 @@ def _install_stand_ins(monkeypatch):
     mods = {
         'launch': {'LaunchDescription': LaunchDescription},
         'launch.actions': {'DeclareLaunchArgument': DeclareLaunchArgument,
-                           'OpaqueFunction': OpaqueFunction,
+                           'OpaqueFunction': OpaqueFunction, 'LogInfo': LogInfo,
                            'IncludeLaunchDescription': IncludeLaunchDescription},
         'launch.conditions': {'IfCondition': IfCondition},
         'launch.substitutions': {'LaunchConfiguration': LaunchConfiguration},
@@ -146,8 +152,9 @@ def load(name: str):
     return module.generate_launch_description()
 
 
-def evaluate(name: str, given: dict | None = None):
-    """What `ros2 launch ros_sim_bridge <name> k:=v …` would start: (declared args, nodes)."""
+def evaluate(name: str, given: dict | None = None, logged: list | None = None):
+    """What `ros2 launch ros_sim_bridge <name> k:=v …` would start: (declared args, nodes);
+    the LogInfo lines it writes are appended to ``logged``."""
     USED.clear()
     declared: dict[str, DeclareLaunchArgument] = {}
     nodes: list[Node] = []
@@ -170,6 +177,8 @@ def evaluate(name: str, given: dict | None = None):
                 visit(load_path(entity.args[0].path).entities)
             elif isinstance(entity, Node):
                 nodes.append(entity)
+            elif isinstance(entity, LogInfo):
+                (logged if logged is not None else []).append(entity.msg)
             else:
                 raise AssertionError(f'{name}: unexpected launch entity {entity!r}')
 
@@ -240,7 +249,8 @@ def test_launch_file_names_real_things(stand_ins, name, sim):
         if exe in {s.emulator for s in ALL_SOURCES}:
             assert sim == 'true' and not files
             continue
-        assert len(files) == 1 and Path(files[0]).exists(), files
+        assert files == [str(REPO / 'config' / suite.SOURCES.get(
+            node.kwargs['namespace'], suite.EXTRA_SOURCES.get(node.kwargs['namespace'])).config)]
         params = declared_parameters(exe)
         section = suite.file_parameters(files[0], node.kwargs['name'], node.kwargs['namespace'])
         assert section, f'{files[0]} has no section for {node.kwargs["name"]} in any namespace'
@@ -269,26 +279,28 @@ def test_namespace_and_default_topics(stand_ins, source):
 
 
 def test_params_file_wins_over_argument_defaults(stand_ins, tmp_path):
-    """yaml port 12202 stays 12202; yaml copter_ids [1, 2] stays [1, 2] (issue #14)."""
+    """yaml port 12202 stays 12202; yaml copter_ids [1, 2] stays [1, 2] (issue #14); the
+    user's file comes after the package's config (issue #26)."""
     ibeo = tmp_path / 'ibeo.yaml'
     ibeo.write_text(yaml.safe_dump({'ibeo_lux': {'ros__parameters': {'port': 12202}}}))
     _, nodes = evaluate('ibeo.launch.py', {'params_file': str(ibeo), 'namespace': '/'})
     files, overrides = node_parameters(node_named(nodes, 'ibeo_lux'))
-    assert files == [str(ibeo)]
+    assert files == [str(REPO / 'config' / 'ibeo.yaml'), str(ibeo)]
     assert overrides == {}
     rfly = tmp_path / 'rflysim.yaml'
     rfly.write_text(yaml.safe_dump({'/**/rflysim_truth': {'ros__parameters': {
         'copter_ids': [1, 2], 'topic_prefix': 'rflysim'}}}))
     _, nodes = evaluate('rflysim.launch.py', {'params_file': str(rfly), 'sim': 'true'})
     files, overrides = node_parameters(node_named(nodes, 'rflysim_truth'))
-    assert files == [str(rfly)] and 'copter_ids' not in overrides
+    assert files[-1] == str(rfly) and 'copter_ids' not in overrides
     # the emulator plays the vehicles the node listens for
     args = node_named(nodes, 'rflysim_sim').kwargs['arguments']
     assert args[args.index('--ids') + 1] == '1,2'
     # with the same file, given arguments do override
     _, nodes = evaluate('ibeo.launch.py', {'params_file': str(ibeo), 'port': '12555',
                                            'sim': 'true'})
-    assert node_parameters(node_named(nodes, 'ibeo_lux'))[1] == {'port': 12555}
+    assert node_parameters(node_named(nodes, 'ibeo_lux'))[1] == {'port': 12555,
+                                                             'parent_frame_id': 'map'}
     args = node_named(nodes, 'ibeo_lux_sim').kwargs['arguments']
     assert args[args.index('--port') + 1] == '12555'
 
@@ -319,7 +331,7 @@ def test_morai_sim_moves_the_privileged_ego_port(stand_ins):
 
 
 def test_all_launch_switches_sources_and_shares_sim(stand_ins):
-    _, nodes = evaluate('all.launch.py')
+    _, nodes = evaluate('all.launch.py', {'carla_file': '/data/rec.log'})
     exes = {n.kwargs['executable'] for n in nodes}
     assert exes == {s.executable for s in suite.SOURCES.values()}
     for s in suite.SOURCES.values():
@@ -328,11 +340,33 @@ def test_all_launch_switches_sources_and_shares_sim(stand_ins):
                                           'rflysim_copter_ids': '3', 'use_sim_time': 'true'})
     exes = {n.kwargs['executable'] for n in nodes}
     assert 'ibeo_lux' not in exes and 'ibeo_lux_sim' not in exes
-    assert {'rflysim_sim', 'morai_sim', 'rviz2', 'static_transform_publisher'} <= exes
+    assert {'rflysim_sim', 'morai_sim', 'rviz2', 'carla_replayer'} <= exes
     rviz = node_named(nodes, 'rviz2').kwargs['arguments']
     assert rviz[0] == '-d' and isinstance(rviz[1], LaunchConfiguration)
     overrides = node_parameters(node_named(nodes, 'rflysim_truth'))[1]
     assert overrides['copter_ids'] == [3] and overrides['use_sim_time'] is True
+
+
+def test_all_launch_without_a_recording_leaves_carla_out_in_one_line(stand_ins):
+    """carla_replayer needs a .log: without one (and without sim:=true) all.launch.py does not
+    start it (it would die with FATAL), and says so once (issue #26)."""
+    logged = []
+    _, nodes = evaluate('all.launch.py', logged=logged)
+    exes = {n.kwargs['executable'] for n in nodes}
+    assert exes == {s.executable for s in suite.SOURCES.values()} - {'carla_replayer'}
+    assert len(logged) == 1 and 'carla_replayer not started' in logged[0] \
+        and 'carla_file:=' in logged[0]
+    _, nodes = evaluate('carla.launch.py')   # asked for by name: it starts and says what is missing
+    assert node_named(nodes, 'carla_replayer')
+
+
+def test_runner_leaves_carla_out_without_a_recording(capsys):
+    from ros_sim_bridge.tools.run import Suite
+    names = [p.source.name for p in Suite().plans]
+    assert names == [s for s in suite.SOURCES if s != 'carla']
+    assert 'carla_replayer not started' in capsys.readouterr().err
+    assert [p.source.name for p in Suite(only=['carla']).plans] == ['carla']
+    assert 'carla' in [p.source.name for p in Suite(sim=True).plans]
 
 
 def test_old_ibeo_lux_launch_file_is_the_new_one(stand_ins):
@@ -400,12 +434,13 @@ def test_runner_plan_matches_the_launch_plan(stand_ins):
 
 
 def test_runner_config_file_applies_after_the_source_config(tmp_path):
+    from ros_sim_bridge.tools.launcher import config_file
     from ros_sim_bridge.tools.run import Suite
     mine = tmp_path / 'mine.yaml'
     mine.write_text(yaml.safe_dump({'/**/rflysim_truth': {'ros__parameters': {
         'copter_ids': [4, 5]}}, 'unrelated_node': {'ros__parameters': {'x': 1}}}))
     plan = Suite(sim=True, only=['rflysim'], configs=[str(mine)]).plans[0]
-    assert plan.extra_files == (str(mine),)
+    assert plan.params_files == (str(config_file('rflysim.yaml')), str(mine))
     assert plan.effective['copter_ids'] == [4, 5]
     assert plan.effective['base_port'] == 30101               # config/rflysim.yaml
     assert plan.emulator_args[plan.emulator_args.index('--ids') + 1] == '4,5'
@@ -422,7 +457,7 @@ def test_free_ports_move_every_monodrive_sensor_port_too():
     from ros_sim_bridge.tools.run import Suite
     plan = Suite(sim=True, only=['monodrive'], free_ports=True).plans[0]
     default = json.load(open(resolve_config_path(
-        suite.file_parameters(plan.params_file, 'monodrive_client', 'monodrive')
+        suite.file_parameters(plan.params_files[0], 'monodrive_client', 'monodrive')
         ['sensors_config'])))
     moved = json.load(open(plan.overrides['sensors_config']))
     assert [s['type'] for s in moved] == [s['type'] for s in default]

@@ -98,3 +98,8 @@ def test_topics_are_in_suite_namespaces():
     for topic in display_topics():
         assert topic.startswith('/'), topic
         assert topic.split('/')[1] in suite.SOURCES, f'{topic}: not a namespace of the suite'
+
+
+def test_every_source_of_the_suite_has_a_display():
+    """all.launch.py rviz:=true starts every source: each shows something (issue #26)."""
+    assert {topic.split('/')[1] for topic in display_topics()} == set(suite.SOURCES)

@@ -5,8 +5,10 @@ SIGINT, SIGTERM and a second SIGINT during cleanup (issue #10 defect 8, issue #1
 group first, so a second SIGINT follows), then SIGTERM after a timeout; any other exit is
 reported as "process has died".
 """
+import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 
@@ -375,3 +377,43 @@ def test_a_stop_signal_while_python_starts_is_a_quiet_exit_0(name, sig, tmp_path
     bad = _stop_sweep(name, sig, INTERPRETER_MOMENTS, tmp_path, long_carla_recording,
                       after_interpreter=False)
     assert not bad, '\n'.join(f'at {m} s: exit {c}\n{e}' for m, c, e in bad)
+
+
+def _gone(pid: int) -> bool:
+    """The process has ended (a zombie not yet reaped by its new parent counts as ended)."""
+    try:
+        with open(f'/proc/{pid}/status') as f:
+            return any(line.startswith('State:') and 'Z' in line.split()[1] for line in f)
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.parametrize('sig', [signal.SIGKILL, signal.SIGTERM], ids=['sigkill', 'sigterm'])
+@pytest.mark.parametrize('name', ['rflysim_truth', 'ibeo_lux_sim'])
+def test_a_node_ends_when_its_parent_dies(name, sig):
+    """`ros2 launch` ended by SIGTERM alone (ros2/launch#666), or killed, leaves no node behind:
+    the compiled launcher asks the kernel for SIGTERM when its parent dies (PR_SET_PDEATHSIG)."""
+    args, ready = _command(name)
+    parent = subprocess.Popen(
+        [sys.executable, '-c', 'import subprocess, sys, time\n'
+         'child = subprocess.Popen(sys.argv[1:])\n'
+         'print(child.pid, flush=True)\n'
+         'time.sleep(120)\n', str(executable(name)), *args],
+        stdout=subprocess.PIPE, text=True)
+    child = int(parent.stdout.readline())
+    try:
+        _wait_interpreter_up(child)
+        time.sleep(1.0)                       # past its start-up, serving
+        assert not _gone(child)
+        parent.send_signal(sig)
+        parent.wait(10)
+        deadline = time.monotonic() + 15
+        while not _gone(child) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _gone(child), f'{name} outlived its parent'
+    finally:
+        if not _gone(child):
+            os.kill(child, signal.SIGKILL)
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()

@@ -10,6 +10,7 @@
 | pub | vehicle_state | ros_sim_bridge/LuxVehicleState | 0x2805, ``valid`` per spec §5 |
 | pub | vehicle_state/twist | geometry_msgs/TwistStamped | valid vehicle states only |
 | pub | ECU topics | :data:`ECU_TOPIC_TYPES` | every type :class:`.ecu_conversions.IbeoToRos` converts, as ``ibeo_idc to-bag`` writes it (ecu/scan_info, /tf_static, ecu/objects, vehicle_state/odometry, vehicle_state/fix, gps/fix, gps_imu/fix, imu/data, odometry, odometry/twist, image/compressed, image); made at start by ``ibeo_ecu``, on first use by ``ibeo_lux``, for the recording's types with ``source:=file`` |
+| pub | /tf_static | tf2_msgs/TFMessage (latched) | ``parent_frame_id`` → ``frame_id`` when set, with the ECU mounts |
 | pub | /diagnostics | diagnostic_msgs/DiagnosticArray | link, per type, sensor errors/warnings, ECU device status / system monitoring / traces |
 | srv | ~/set_filter | ros_sim_bridge/IbeoSetFilter | ECU Set Filter (§20); also sent after every (re)connect from ``data_types`` |
 | srv | ~/reset, ~/save_config, ~/reset_defaults, ~/start_measure, ~/stop_measure | ros_sim_bridge/LuxCommand | |
@@ -50,7 +51,7 @@ import time
 from typing import Optional
 
 from diagnostic_msgs.msg import DiagnosticStatus
-from geometry_msgs.msg import TwistStamped
+from geometry_msgs.msg import TransformStamped, TwistStamped
 from nav_msgs.msg import Odometry
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
@@ -117,6 +118,8 @@ PARAMETERS = {
     'port': (12002, 'sensor TCP port', port(what='TCP port')),
     'frame_id': ('laser', 'scanner frame of points, scan_info, objects and markers (FLU)'),
     'vehicle_frame_id': ('base_link', 'frame of vehicle_state and vehicle_state/twist'),
+    'parent_frame_id': ('', "frame the scanner sits at the origin of: /tf_static parent_frame_id "
+                            "→ frame_id (identity, latched); '' none (a robot's URDF places it)"),
     **common_parameters(stamp_sources={
         'receive': 'host clock at reception',
         'sensor': "the message's NTP time (falls back to receive time while the sensor clock "
@@ -303,6 +306,19 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
             ecu_outputs = {}
         for topic, msg_type in ecu_outputs.items():
             self._ecu_publisher(topic, msg_type)
+        if self.p.parent_frame_id:
+            self._publish_mount()
+
+    def _publish_mount(self) -> None:
+        """``parent_frame_id`` → ``frame_id`` on /tf_static, latched with the ECU mounts."""
+        mount = TransformStamped()
+        mount.header = Header(stamp=ns_to_stamp(time.time_ns()), frame_id=self.p.parent_frame_id)
+        mount.child_frame_id = self.p.frame_id
+        mount.transform.rotation.w = 1.0
+        self.static_transforms[mount.child_frame_id] = mount
+        topic = ecu.TOPICS['tf_static']
+        pub = self._ecu_pubs.get(topic) or self._ecu_publisher(topic, TFMessage)
+        pub.publish(TFMessage(transforms=list(self.static_transforms.values())))
 
     def _make_diagnostics(self) -> None:
         """One stream per data type, the link, the sensor's error/warning registers."""

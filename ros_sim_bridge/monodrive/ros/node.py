@@ -82,12 +82,16 @@ PARAMETERS = {
                          'back is served within about that long (a link that was up for a '
                          'second or more is retried at once)', positive),
     'reply_magic': ('client', "magic of our requests: 'client' 0x6d6f6e6f (all simulators)"),
-    'simulator_config': ('', 'simulator JSON file (SimulatorConfig_ID); empty: none'),
-    'weather_config': ('', 'weather JSON file (WeatherConfig); empty: none'),
-    'vehicle_config': ('', 'ego vehicle JSON file (EgoVehicleConfig_ID); empty: none'),
+    # the package's files (config/monodrive/), as config/monodrive.yaml names them
+    'simulator_config': ('monodrive/simulator.json',
+                         'simulator JSON file (SimulatorConfig_ID); empty: none'),
+    'weather_config': ('monodrive/weather.json', 'weather JSON file (WeatherConfig); empty: none'),
+    'vehicle_config': ('monodrive/vehicle.json',
+                       'ego vehicle JSON file (EgoVehicleConfig_ID); empty: none'),
     'scenario_config': ('', 'closed-loop scenario JSON file (ClosedLoopConfigCommand_ID)'),
     'trajectory_config': ('', 'replay trajectory JSON file (REPLAY_ConfigureTrajectoryCommand_ID)'),
-    'sensors_config': ('', 'sensor list JSON file (REPLAY_ConfigureSensorsCommand_ID each)'),
+    'sensors_config': ('monodrive/sensors.json',
+                       'sensor list JSON file (REPLAY_ConfigureSensorsCommand_ID each)'),
     'send_trajectory': (True, 'send the trajectory file whole at start (replay mode)'),
     'connect_sensors': (True, 'connect to every configured sensor with a listen_port'),
     'header_size': ('auto', "sensor header: 'auto' (detected), 12 or 16 bytes (integer or "
