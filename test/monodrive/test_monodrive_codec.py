@@ -616,3 +616,18 @@ def test_annotation_numbers_beyond_range_refused_with_the_field():
         '[0].2d_bounding_boxes[0].2d_bounding_box', '[0].oriented_bounding_boxes[0].center']
     with pytest.raises(CodecError):
         annotation._numbers([10 ** 400, 0, 0, 0], 4, 'w')
+
+
+def test_radar_values_at_the_float32_bound_rclpy_checks():
+    """rclpy refuses a float32 field above 3.402823466e+38 (slightly below float32's max)."""
+    from ros_sim_bridge.monodrive.ros import conversions
+    r = payloads.decode_radar(b'{"target_list": [{"range": 1, "aoa": 0, "velocity": 0, '
+                              b'"rcs": 3.4028234663e38}, {"range": 1, "aoa": 0, "velocity": '
+                              b'-3.402823466e38, "rcs": 3.402823466e38}]}')
+    assert len(r.targets) == 1 and r.problems[0].field == 'target_list[0].rcs'
+    msg = conversions.radar(r, None, 'radar')
+    assert msg.targets[0].rcs == 3.402823466e38 and msg.targets[0].velocity == -3.402823466e38
+    c = conversions.collision({'distance': 3.4028234663e38, 'time_to_collision': 1e39,
+                               'forward_velocity': 3.402823466e38}, '', None, 'c')
+    assert math.isnan(c.distance) and math.isnan(c.time_to_collision)
+    assert c.forward_velocity == 3.402823466e38

@@ -174,7 +174,7 @@ def vector(value: Any, where: str, sensor: str, keys: str = 'xyz') -> tuple:
 
 
 RADAR_TARGET = np.dtype([('range', 'f8'), ('aoa', 'f8'), ('velocity', 'f8'), ('rcs', 'f8')])
-FLOAT32_MAX = float(np.finfo(np.float32).max)   # the ROS target fields are float32
+FLOAT32_MAX = 3.402823466e+38     # the bound rclpy checks on a float32 field (ROS targets)
 
 
 @dataclass
