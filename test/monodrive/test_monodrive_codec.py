@@ -631,3 +631,10 @@ def test_radar_values_at_the_float32_bound_rclpy_checks():
                                'forward_velocity': 3.402823466e38}, '', None, 'c')
     assert math.isnan(c.distance) and math.isnan(c.time_to_collision)
     assert c.forward_velocity == 3.402823466e38
+
+
+def test_refused_reply_envelope_read_despite_huge_integers():
+    """A reply refused for NaN still names its request when it also holds a 4,301-digit
+    integer (json.loads raised ValueError: the caller waited out its timeout)."""
+    body = b'{"type": "GetVersion", "reference": 7, "x": NaN, "y": %s}' % HUGE.encode()
+    assert control.peek_envelope(body) == ('GetVersion', 7)

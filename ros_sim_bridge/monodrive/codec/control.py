@@ -262,7 +262,8 @@ def peek_envelope(body: Union[bytes, bytearray, memoryview]) -> tuple[Optional[s
     """(type, reference) of a body that is JSON but for NaN/Infinity constants, read leniently
     only to tell which request a refused reply answers; (None, None) when not readable."""
     try:
-        value = json.loads(bytes(body).decode('utf-8').rstrip('\0 \r\n\t'))
+        value = json.loads(_replace_lone(bytes(body).decode('utf-8').rstrip('\0 \r\n\t')),
+                           parse_int=_parse_int)
     except (ValueError, RecursionError):
         return None, None
     if not isinstance(value, dict):
