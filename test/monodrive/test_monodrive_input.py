@@ -112,3 +112,27 @@ def test_sensor_reports_with_bad_numbers_and_surrogates_published(ros, tmp_path)
     finally:
         for s in servers:
             s.stop()
+
+
+def test_reply_with_an_odd_digit_reference_counted_as_bad_value(ros):
+    """A reference "²" ('²'.isdigit() is true, int() refuses it) and a 4,301-digit integer in
+    a reply: each is a CodecError counted as ``bad_value``, not a ValueError; the right reply
+    after them answers the call."""
+    def replies(conn, stop):
+        while not stop.is_set():
+            req = read_request(conn)
+            conn.sendall(control.encode_frame(
+                '{"type": "%s", "reference": "\u00b2"}' % req.type)
+                + control.encode_frame(b'{"type": "%s", "reference": %s}'
+                                       % (req.type.encode(), HUGE.encode()))
+                + control.encode_frame(b'{"type": "%s", "reference": %d, "message": "ok"}'
+                                       % (req.type.encode(), req.reference)))
+    server = ScriptedServer(replies)
+    try:
+        node = ros.start(MonoDriveClientNode, params(server.port))
+        res = command(ros, 'GetVersion', {})
+        assert res is not None and res.success and res.message == 'ok'
+        errors = node.control_stats.errors
+        assert errors.get('bad_value') == 2 and 'ValueError' not in errors, errors
+    finally:
+        server.stop()
