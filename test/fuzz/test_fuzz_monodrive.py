@@ -34,7 +34,11 @@ CONTROL_FRAMES = [bytes.fromhex('6d6f6e6f 00000038') + GET_VERSION_JSON,
                                                            'brake_amount': 0.0,
                                                            'drive_mode': 1}),
                   control.encode_frame("{'type': 'Step', 'reference': '9', 'message': "
-                                       "{'amount': 1}}\0", control.LEGACY_REPLY_MAGIC)]
+                                       "{'amount': 1}}\0", control.LEGACY_REPLY_MAGIC),
+                  control.encode_frame(b'{"type":"GetVersion","reference":"\xc2\xb2",'
+                                       b'"message":"\\ud800"}'),
+                  control.encode_frame(b'{"type":"GetVersion","reference":1,"message":'
+                                       b'{"x":%s}}' % (b'9' * 400))]   # (cap 4096 here)
 IMU_PAYLOAD = bytes.fromhex('c2 3f800000 c0000000 411cf5c3 3e800000 00000000 bf000000'
                             '000003e8 1234 0001e240')
 GPS_PAYLOAD = bytes.fromhex('55 020a 0001 22 403e400000000000 c058600000000000'
@@ -64,8 +68,20 @@ def _velodyne_packet() -> bytes:
 VELODYNE = [_velodyne_packet(),
             lidar.encode_packet([35990 + 10 * i for i in range(12)], np.full((12, 32), 5000),
                                 np.full((12, 32), 9), 77)]
+# issue 26: integers over 4,300 digits or beyond float range, lone surrogates, odd digits
+HUGE, WIDE = b'1' * 4301, b'9' * 400
+ODD_JSON = [b'{"type":"GetVersion","reference":7,"message":{"x":%s}}' % HUGE,
+            b'{"type":"GetVersion","reference":"\xc2\xb2","message":"\\ud800"}',
+            b'{"type":"GetVersion","reference":-%s,"success":%s,"message":"\\udc00\\ud83d"}'
+            % (WIDE, WIDE),
+            b'{"forward_amount":1%s,"right_amount":0,"brake_amount":0,"drive_mode":1}'
+            % (b'0' * 400),
+            b'{"target_list":[{"range":%s,"aoa":1e400,"velocity":0,"rcs":1e300,'
+            b'"target_ids":["\\ud800"]}]}' % WIDE,
+            b'{"name":"\\ud800","distance":%s,"targets":[{"range":-%s,"name":"\\udfff"}]}'
+            % (WIDE, HUGE)]
 JSON_PAYLOADS = [RADAR_JSON, STATE_JSON, GET_VERSION_JSON, REPLY_JSON, b'[1, 2.5, null]',
-                 b"{'single': 'quoted'}\0"]
+                 b"{'single': 'quoted'}\0", *ODD_JSON]
 SENSOR_MESSAGES = [sensor.encode_header(len(IMU_PAYLOAD), 0x5F5E1000, 1.5) + IMU_PAYLOAD,
                    sensor.encode_header(len(GPS_PAYLOAD), 1, 2.0, 7) + GPS_PAYLOAD,
                    sensor.encode_header(len(STATE_JSON), 2, 3.0, 1) + STATE_JSON,
@@ -84,6 +100,17 @@ _JSON = st.recursive(
                          'state', 'odometry', 'pose', 'position', 'orientation']) | st.text(
             max_size=6), inner, max_size=5),
     max_leaves=12)
+
+
+def _odd_examples(*names):
+    """Hypothesis examples: every ODD_JSON seed as is (after ``names``, for a test taking a
+    decoder name first), so each run tries them."""
+    def wrap(test):
+        for body in ODD_JSON:
+            for args in ([(n, body) for n in names] or [(body,)]):
+                test = example(*args)(test)
+        return test
+    return wrap
 
 
 # --- control channel -----------------------------------------------------------------------
@@ -134,11 +161,29 @@ def test_control_framer_keeps_valid_frames(frames, garbage, cuts):
 
 @given(fz.inputs(JSON_PAYLOADS + [f[8:] for f in CONTROL_FRAMES], max_random=300)
        | st.text(max_size=200).map(lambda s: s.encode('utf-8')))
+@_odd_examples()
 @example(b'\xff\xfe')
 @example(b'[' * 5000)             # deep nesting: refused as bad JSON, not a RecursionError
 def test_parse_json(data):
+    """Any bytes: a value whose every string is UTF-8 encodable (a lone surrogate escape
+    is U+FFFD) and whose numbers are floats or ints within float range, or CodecError."""
     fz.tried('monodrive.codec.control.parse_json')
-    fz.check_decoder(control.parse_json, data)
+    _check_parsed(fz.check_decoder(control.parse_json, data))
+
+
+def _check_parsed(value) -> None:
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            v.encode('utf-8')
+        elif isinstance(v, int) and not isinstance(v, bool):
+            assert abs(v) <= 1.8e308
+        elif isinstance(v, dict):
+            stack.extend(v)
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
 
 
 @given(fz.mutated([f[8:] for f in CONTROL_FRAMES], max_mutations=6)
@@ -146,6 +191,7 @@ def test_parse_json(data):
        | st.fixed_dictionaries({'type': st.sampled_from(sorted(messages.VALIDATORS)) | _JSON,
                                 'reference': _JSON, 'success': _JSON, 'message': _JSON})
        .map(lambda v: json.dumps(v).encode()))
+@_odd_examples()
 def test_decode_message(body):
     """The envelope decoder, then the known-body validator on what it accepted."""
     fz.tried('monodrive.codec.control.decode_message')
@@ -154,7 +200,8 @@ def test_decode_message(body):
         assert isinstance(msg.type, str) and isinstance(msg.success, bool)
         assert msg.reference is None or isinstance(msg.reference, int)
         fz.check_decoder(lambda _: messages.validate(msg.type, msg.message), body)
-        assert isinstance(msg.text, str)
+        msg.text.encode('utf-8')
+        _check_parsed(msg.raw)
 
 
 @given(st.sampled_from(sorted(messages.VALIDATORS)), _JSON)
@@ -268,6 +315,7 @@ _JSON_DECODERS = {
 }
 
 
+@_odd_examples(*_JSON_DECODERS)
 @given(st.sampled_from(sorted(_JSON_DECODERS)),
        fz.mutated(JSON_PAYLOADS, max_mutations=6) | _JSON.map(lambda v: json.dumps(v).encode())
        | st.binary(max_size=200))

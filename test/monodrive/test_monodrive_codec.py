@@ -418,9 +418,8 @@ def test_radar_targets_and_nulls():
     r = payloads.decode_radar(b'{"target_list":[{"range":1500,"aoa":-3.5,"velocity":2,'
                               b'"rcs":10,"target_ids":["car_1"]}],"gt_targets":[]}')
     assert r.targets['range'][0] == 1500 and r.target_ids == [['car_1']]
-    with pytest.raises(CodecError) as err:
-        payloads.decode_radar(b'{"target_list":[{"range":null,"aoa":0,"velocity":0,"rcs":0}]}')
-    assert err.value.field == 'target_list[0].range'
+    r = payloads.decode_radar(b'{"target_list":[{"range":null,"aoa":0,"velocity":0,"rcs":0}]}')
+    assert len(r.targets) == 0 and r.problems[0].field == 'target_list[0].range'
 
 
 def test_state_frame_keeps_good_vehicles_when_one_has_null():
@@ -514,3 +513,128 @@ def test_camera_annotation_overflowing_numbers_and_box_cap():
     assert (len(ann.boxes_2d), len(ann.boxes_3d)) == (7, 7)
     assert [e.kind for e in ann.problems] == ['oversized']
     assert '26 boxes' in str(ann.problems[0])        # 30 − 7 two-d, 10 − 7 oriented
+
+
+# --- one rule for numbers and text from the wire (issue 26) ------------------------------
+HUGE = '1' * 4301                       # over Python's 4,300-digit int-string limit
+WIDE = '9' * 400                        # beyond float range
+
+
+@pytest.mark.parametrize('number', [HUGE, '-' + HUGE, WIDE, '-' + WIDE, '1e400'])
+def test_numbers_beyond_float_range_parse_as_infinity(number):
+    value = control.parse_json(b'{"x": [%s]}' % number.encode())['x'][0]
+    assert math.isinf(value) and (value < 0) == number.startswith('-')
+
+
+def test_integers_within_float_range_stay_exact():
+    assert control.parse_json('[%s]' % ('7' * 300))[0] == int('7' * 300)
+    assert control.json_float(10 ** 400) == math.inf and control.json_float(-10 ** 400) == -math.inf
+
+
+def test_lone_surrogates_replaced_pairs_and_escaped_backslashes_kept():
+    value = control.parse_json(b'{"\\ud800k": "a\\udfffb\\ud83d\\ude00\\\\ud800", '
+                               b'"t": "\\uD800\\uD800"}')
+    assert value == {'\ufffdk': 'a\ufffdb\U0001f600\\ud800', 't': '\ufffd\ufffd'}
+    for s in list(value) + list(value.values()):
+        s.encode('utf-8')
+    single = control.parse_json("{'n': '\\ud800'}")               # single-quoted build
+    assert single == {'n': '\ufffd'}
+
+
+def test_standard_json_writes_non_finite_as_null():
+    assert control.standard_json({'a': [math.inf, 1.5], 'b': -math.inf}) == \
+        '{"a":[null,1.5],"b":null}'
+    msg = control.decode_message(b'{"type":"GetVersion","reference":1,"message":{"x":1e400}}')
+    assert msg.text == '{"x":null}'
+
+
+@pytest.mark.parametrize('reference', ['"\xb2"', '"\xd9\xa3"', '"123456789012345678901"',
+                                       '"1 2"', '""', '1e400', '%s' % HUGE])
+def test_reference_must_be_ascii_digits(reference):
+    body = ('{"type": "GetVersion", "reference": %s}' % reference).encode()
+    with pytest.raises(CodecError) as err:
+        control.decode_message(body)
+    assert err.value.field == 'reference'
+
+
+def test_reference_as_ascii_digit_string_accepted():
+    assert control.decode_message(b'{"type": "a", "reference": " -42 "}').reference == -42
+
+
+@pytest.mark.parametrize('value', [10 ** 400, -10 ** 400, math.inf])
+def test_checked_body_number_beyond_range_refused(value):
+    body = dict(forward_amount=value, right_amount=0.0, brake_amount=0.0, drive_mode=1)
+    with pytest.raises(CodecError) as err:
+        messages.validate('EgoControl_ID', body)
+    assert err.value.field == 'forward_amount'
+    with pytest.raises(CodecError) as err:
+        messages.validate('SampleSensorListCommand_ID', {'ports': [value]})
+    assert err.value.field == 'ports[0]'
+
+
+def test_radar_target_with_a_bad_value_left_out_the_rest_kept():
+    body = (b'{"target_list": [{"range": 100, "aoa": 1e400, "velocity": 0, "rcs": 1},'
+            b' {"range": %s, "aoa": 0, "velocity": 0, "rcs": 1},'
+            b' {"range": 1e300, "aoa": 0, "velocity": 0, "rcs": 1},'
+            b' {"range": 250, "aoa": -5, "velocity": 2, "rcs": 3, "target_ids": ["\\ud800x"]}],'
+            b' "gt_targets": [{"range": 1, "aoa": 2, "velocity": 3, "rcs": %s}]}'
+            % (WIDE.encode(), HUGE.encode()))
+    r = payloads.decode_radar(body)
+    assert r.targets.tolist() == [(250.0, -5.0, 2.0, 3.0)] and r.target_ids == [['\ufffdx']]
+    assert len(r.gt_targets) == 0
+    assert [e.field for e in r.problems] == ['target_list[0].aoa', 'target_list[1].range',
+                                             'target_list[2].range', 'gt_targets[0].rcs']
+
+
+def test_state_numbers_beyond_range_refused_with_the_field():
+    body = (b'{"frame": {"vehicles": [{"state": {"name": "a", "odometry": {"pose": '
+            b'{"position": {"x": %s, "y": 0, "z": 0}, "orientation": [0, 0, 0, 1]}}}}]},'
+            b' "game_time": %s, "time": 1e400, "sample_count": %s}'
+            % (WIDE.encode(), HUGE.encode(), ('9' * 30).encode()))
+    frame = payloads.decode_state(body)
+    assert frame.vehicles == [] and frame.problems[0].field.endswith('pose.position.x')
+    assert math.isnan(frame.game_time) and math.isnan(frame.time)
+    assert frame.sample_count is None
+
+
+def test_optional_report_numbers_beyond_range_are_nan():
+    value = control.parse_json(b'{"distance": %s, "d": 10}' % WIDE.encode())
+    assert math.isnan(payloads.number_or_nan(value, 'distance'))
+    assert payloads.number_or_nan(value, 'd') == 10.0
+    assert math.isnan(payloads.number_or_nan({'x': 10 ** 400}, 'x'))
+
+
+def test_annotation_numbers_beyond_range_refused_with_the_field():
+    from ros_sim_bridge.monodrive.codec import annotation
+    body = (b'[{"name": "\\ud800car", "2d_bounding_boxes": [{"2d_bounding_box": [0, %s, 0, 1]},'
+            b' {"2d_bounding_box": [0, 2, 0, 1]}], "oriented_bounding_boxes": [{"center": '
+            b'[%s, 0, 0], "extents": [1, 1, 1], "orientation": [0, 0, 0, 1]}]}]'
+            % (WIDE.encode(), HUGE.encode()))
+    ann = annotation.decode_annotation(body)
+    assert ann.actors == ['\ufffdcar'] and len(ann.boxes_2d) == 1 and len(ann.boxes_3d) == 0
+    assert [e.field for e in ann.problems] == [
+        '[0].2d_bounding_boxes[0].2d_bounding_box', '[0].oriented_bounding_boxes[0].center']
+    with pytest.raises(CodecError):
+        annotation._numbers([10 ** 400, 0, 0, 0], 4, 'w')
+
+
+def test_radar_values_at_the_float32_bound_rclpy_checks():
+    """rclpy refuses a float32 field above 3.402823466e+38 (slightly below float32's max)."""
+    from ros_sim_bridge.monodrive.ros import conversions
+    r = payloads.decode_radar(b'{"target_list": [{"range": 1, "aoa": 0, "velocity": 0, '
+                              b'"rcs": 3.4028234663e38}, {"range": 1, "aoa": 0, "velocity": '
+                              b'-3.402823466e38, "rcs": 3.402823466e38}]}')
+    assert len(r.targets) == 1 and r.problems[0].field == 'target_list[0].rcs'
+    msg = conversions.radar(r, None, 'radar')
+    assert msg.targets[0].rcs == 3.402823466e38 and msg.targets[0].velocity == -3.402823466e38
+    c = conversions.collision({'distance': 3.4028234663e38, 'time_to_collision': 1e39,
+                               'forward_velocity': 3.402823466e38}, '', None, 'c')
+    assert math.isnan(c.distance) and math.isnan(c.time_to_collision)
+    assert c.forward_velocity == 3.402823466e38
+
+
+def test_refused_reply_envelope_read_despite_huge_integers():
+    """A reply refused for NaN still names its request when it also holds a 4,301-digit
+    integer (json.loads raised ValueError: the caller waited out its timeout)."""
+    body = b'{"type": "GetVersion", "reference": 7, "x": NaN, "y": %s}' % HUGE.encode()
+    assert control.peek_envelope(body) == ('GetVersion', 7)

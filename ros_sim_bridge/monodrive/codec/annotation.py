@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ros_sim_bridge.core.binary import CodecError
-from ros_sim_bridge.monodrive.codec.control import parse_json
+from ros_sim_bridge.monodrive.codec.control import json_float, parse_json
 
 MESSAGE = 'Camera annotation'
 UNKNOWN_LAYOUT = 'unknown_layout'
@@ -131,9 +131,9 @@ def _list(entry: dict, key: str, where: str, problems: list) -> list:
 
 def _numbers(v, n: int, where: str) -> tuple:
     if not isinstance(v, list) or len(v) != n or not all(
-            isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-            for x in v):   # (json turns 1e400 into inf: refused as NaN/Infinity are)
-        raise CodecError(MESSAGE, f'expected {n} finite numbers, got {v!r}'[:160], field=where)
+            isinstance(x, (int, float)) and not isinstance(x, bool)
+            and math.isfinite(json_float(x)) for x in v):   # (1e400 is inf: refused)
+        raise CodecError(MESSAGE, f'expected {n} finite numbers, got {v!r:.120}', field=where)
     return tuple(float(x) for x in v)
 
 

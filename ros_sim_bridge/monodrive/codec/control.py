@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import struct
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
@@ -95,25 +96,87 @@ class ControlFramer(MagicFramer):
                          body_size, max_message)
 
 
+def json_float(value: Union[int, float]) -> float:
+    """A JSON number as a float: an integer beyond float range is ±inf (``float()`` and
+    ``math.isfinite`` would raise OverflowError on it)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def _parse_int(text: str) -> Union[int, float]:
+    """json's integer hook: an integer beyond float range (or over Python's 4,300-digit
+    int-string limit) is ±inf, refused wherever a finite value is required."""
+    if len(text) > 300:                 # float() reads any length; int() raises past 4,300
+        f = float(text)
+        if math.isinf(f):
+            return f
+    return int(text)
+
+
+# a JSON escape of a backslash, a surrogate pair, or a lone surrogate (in that order, so an
+# escaped backslash before 'ud800' is not read as an escape)
+_ESCAPES = re.compile(r'\\\\|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}'
+                      r'|\\u[dD][89a-fA-F][0-9a-fA-F]{2}')
+_LONE = re.compile(r'\\u[dD][89a-fA-F]')
+_SURROGATE = re.compile('[\ud800-\udfff]')
+
+
+def _replace_lone(text: str) -> str:
+    """JSON text with each lone-surrogate escape (``\\ud800``, legal JSON, not encodable as
+    UTF-8) replaced by U+FFFD; surrogate pairs are kept."""
+    if not _LONE.search(text):
+        return text
+    return _ESCAPES.sub(lambda m: '\\ufffd' if len(m.group()) == 6 else m.group(), text)
+
+
+def utf8_text(text: str) -> str:
+    """``text`` with any lone surrogate replaced by U+FFFD (encodable for a ROS string)."""
+    return _SURROGATE.sub('\ufffd', text)
+
+
+def standard_json(value: Any) -> str:
+    """JSON text of a parsed value for a ROS string: a non-finite number becomes ``null``."""
+    try:
+        return json.dumps(value, separators=(',', ':'), allow_nan=False)
+    except ValueError:
+        return json.dumps(_finite(value), separators=(',', ':'))
+
+
+def _finite(v: Any) -> Any:
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_finite(x) for x in v]
+    return v
+
+
 def parse_json(data: Union[bytes, bytearray, memoryview, str], what: str = MESSAGE) -> Any:
     """UTF-8 JSON, tolerant of the single-quoted JSON some simulator builds emit (the public
     client's remedy: ``'`` → ``"``, SUPPLEMENT §4.4).  CodecError(kind='bad_json') names the
-    byte offset of invalid UTF-8, or the line and column of the JSON error."""
+    byte offset of invalid UTF-8, or the line and column of the JSON error.  Numbers and text
+    follow one rule: an integer beyond float range (or over 4,300 digits) and a float beyond it
+    (``1e400``) are ±inf, refused wherever a finite value is required; a lone surrogate escape
+    in a string is replaced by U+FFFD (every string is UTF-8 encodable)."""
     if not isinstance(data, str):
         try:
             data = bytes(data).decode('utf-8')
         except UnicodeDecodeError as exc:
             raise CodecError(what, f'invalid UTF-8 ({exc.reason}) at byte {exc.start}',
                              offset=exc.start, kind=BAD_JSON) from None
-    text = data.rstrip('\0 \r\n\t')     # some builds NUL-terminate the string
+    text = _replace_lone(data.rstrip('\0 \r\n\t'))  # some builds NUL-terminate the string
     try:
         try:
-            return json.loads(text, parse_constant=_refuse_constant)
+            return json.loads(text, parse_constant=_refuse_constant, parse_int=_parse_int)
         except json.JSONDecodeError as exc:
             first = exc
         if "'" in text:
             try:
-                return json.loads(text.replace("'", '"'), parse_constant=_refuse_constant)
+                return json.loads(text.replace("'", '"'), parse_constant=_refuse_constant,
+                                  parse_int=_parse_int)
             except json.JSONDecodeError:
                 pass
     except RecursionError:              # arrays/objects nested deeper than Python recurses
@@ -139,6 +202,9 @@ def _refuse_constant(name: str):
     raise _NonStandard(name)
 
 
+_REFERENCE = re.compile(r'-?[0-9]{1,20}')   # ASCII digits only ('²'.isdigit() is true)
+
+
 @dataclass
 class ControlMessage:
     """One message of the control channel (a reply, or an unsolicited message)."""
@@ -154,7 +220,7 @@ class ControlMessage:
         """``message`` as text: a string as is, anything else as compact JSON."""
         if isinstance(self.message, str):
             return self.message
-        return json.dumps(self.message, separators=(',', ':'))   # parsed: finite numbers only
+        return standard_json(self.message)
 
 
 def decode_message(body: Union[bytes, bytearray, memoryview], magic: int = CLIENT_MAGIC
@@ -173,10 +239,10 @@ def decode_message(body: Union[bytes, bytearray, memoryview], magic: int = CLIEN
     if isinstance(reference, bool) or not isinstance(reference, (int, type(None))):
         if isinstance(reference, float) and reference.is_integer():
             reference = int(reference)
-        elif isinstance(reference, str) and reference.strip().lstrip('-').isdigit():
+        elif isinstance(reference, str) and _REFERENCE.fullmatch(reference.strip()):
             reference = int(reference)
         else:
-            raise CodecError(MESSAGE, f'reference {reference!r} is not an integer',
+            raise CodecError(MESSAGE, f'reference {reference!r:.40} is not an integer (1-20 ASCII digits)',
                              field='reference')
     success = value.get('success', True)
     if success is None:
@@ -196,7 +262,8 @@ def peek_envelope(body: Union[bytes, bytearray, memoryview]) -> tuple[Optional[s
     """(type, reference) of a body that is JSON but for NaN/Infinity constants, read leniently
     only to tell which request a refused reply answers; (None, None) when not readable."""
     try:
-        value = json.loads(bytes(body).decode('utf-8').rstrip('\0 \r\n\t'))
+        value = json.loads(_replace_lone(bytes(body).decode('utf-8').rstrip('\0 \r\n\t')),
+                           parse_int=_parse_int)
     except (ValueError, RecursionError):
         return None, None
     if not isinstance(value, dict):

@@ -9,6 +9,7 @@ import math
 from typing import Any, Callable, Optional
 
 from ros_sim_bridge.core.binary import CodecError
+from ros_sim_bridge.monodrive.codec.control import json_float
 
 # Type strings of 2019+ simulators (§4.2), in the document's order, then the later additions.
 MESSAGE_TYPES = (
@@ -57,8 +58,8 @@ class _Check:
             ok = value.is_integer()
         if not ok:
             self.fail(field, f'{_kind(value)}, expected {"an integer" if integer else "a number"}')
-        if not math.isfinite(value) or not low <= value <= high:
-            self.fail(field, f'{value} outside [{low}, {high}]')
+        if not math.isfinite(json_float(value)) or not low <= value <= high:
+            self.fail(field, f'{json_float(value):g} outside [{low}, {high}]')
         return value
 
     def string(self, obj: dict, name: str, *, required: bool = True, choices=None,

@@ -10,7 +10,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ros_sim_bridge.core.binary import BAD_MAGIC, CodecError, require_length
-from ros_sim_bridge.monodrive.codec.control import parse_json
+from ros_sim_bridge.monodrive.codec.control import json_float, parse_json
 
 # --- IMU: 35 bytes, big-endian --------------------------------------------------------------
 IMU_SIZE = 35
@@ -155,7 +155,10 @@ def _num(obj: Any, key: str, where: str, sensor: str) -> float:
         raise CodecError(sensor, 'missing' if key not in obj else
                          f'{"null" if value is None else type(value).__name__}, expected a number',
                          field=f'{where}.{key}')
-    return float(value)
+    value = json_float(value)
+    if not math.isfinite(value):
+        raise CodecError(sensor, f'{value}, expected a finite number', field=f'{where}.{key}')
+    return value
 
 
 def vector(value: Any, where: str, sensor: str, keys: str = 'xyz') -> tuple:
@@ -171,6 +174,7 @@ def vector(value: Any, where: str, sensor: str, keys: str = 'xyz') -> tuple:
 
 
 RADAR_TARGET = np.dtype([('range', 'f8'), ('aoa', 'f8'), ('velocity', 'f8'), ('rcs', 'f8')])
+FLOAT32_MAX = 3.402823466e+38     # the bound rclpy checks on a float32 field (ROS targets)
 
 
 @dataclass
@@ -179,30 +183,41 @@ class RadarTargets:
     target_ids: list                    # list of lists of str
     gt_targets: np.ndarray
     gt_target_ids: list
+    problems: list = field(default_factory=list)   # CodecErrors of targets left out
 
 
-def _radar_list(items: Any, where: str) -> tuple[np.ndarray, list]:
+def _radar_list(items: Any, where: str, problems: list) -> tuple[np.ndarray, list]:
+    """The targets of one list; a target with a missing, non-finite or (for float32)
+    too large value is left out and its error added to ``problems``."""
     if items is None:
         return np.zeros(0, RADAR_TARGET), []
     if not isinstance(items, list):
         raise CodecError('Radar', 'expected an array', field=where)
-    out = np.zeros(len(items), RADAR_TARGET)
-    ids = []
+    rows, ids = [], []
     for i, t in enumerate(items):
-        for k in RADAR_TARGET.names:
-            out[k][i] = _num(t, k, f'{where}[{i}]', 'Radar')
+        try:
+            row = tuple(_num(t, k, f'{where}[{i}]', 'Radar') for k in RADAR_TARGET.names)
+            big = [k for k, v in zip(RADAR_TARGET.names, row) if abs(v) > FLOAT32_MAX]
+            if big:
+                raise CodecError('Radar', f'{row[RADAR_TARGET.names.index(big[0])]:g} beyond '
+                                 'float32', field=f'{where}[{i}].{big[0]}')
+        except CodecError as err:
+            problems.append(err)
+            continue
+        rows.append(row)
         raw = t.get('target_ids') or []
         ids.append([str(x) for x in raw] if isinstance(raw, list) else [str(raw)])
-    return out, ids
+    return np.array(rows, RADAR_TARGET), ids
 
 
 def decode_radar(payload) -> RadarTargets:
     value = parse_json(payload, 'Radar')
     if not isinstance(value, dict):
         raise CodecError('Radar', 'expected a JSON object')
-    t, ids = _radar_list(value.get('target_list'), 'target_list')
-    g, gids = _radar_list(value.get('gt_targets'), 'gt_targets')
-    return RadarTargets(t, ids, g, gids)
+    problems: list = []
+    t, ids = _radar_list(value.get('target_list'), 'target_list', problems)
+    g, gids = _radar_list(value.get('gt_targets'), 'gt_targets', problems)
+    return RadarTargets(t, ids, g, gids, problems)
 
 
 @dataclass
@@ -256,7 +271,11 @@ def _state_entry(entry: Any, where: str, is_object: bool) -> VehicleState:
 
 
 def _opt_num(value: Any) -> Optional[float]:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    """An optional number: None when absent or not a number, NaN when not finite."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    value = json_float(value)
+    return value if math.isfinite(value) else math.nan
 
 
 def decode_state(payload) -> StateFrame:
@@ -268,9 +287,9 @@ def decode_state(payload) -> StateFrame:
     frame = value.get('frame', value)
     if not isinstance(frame, dict):
         raise CodecError('State', 'missing or not an object', field='frame')
+    count = value.get('sample_count')
     out = StateFrame(_opt_num(value.get('time')), _opt_num(value.get('game_time')),
-                     value.get('sample_count') if isinstance(value.get('sample_count'), int)
-                     else None, [], [])
+                     count if isinstance(count, int) and 0 <= count < 1 << 32 else None, [], [])
     for key, target, is_object in (('vehicles', out.vehicles, False),
                                    ('objects', out.objects, True)):
         items = frame.get(key) or []
@@ -292,6 +311,5 @@ def decode_json_sensor(payload, sensor: str) -> Any:
 def number_or_nan(obj: Any, key: str) -> float:
     """A JSON number, or NaN for ``null``/absent/non-numeric (used for optional report
     fields: the collision report publishes every sample it can)."""
-    value = obj.get(key) if isinstance(obj, dict) else None
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
-        else math.nan
+    value = _opt_num(obj.get(key) if isinstance(obj, dict) else None)
+    return math.nan if value is None else value

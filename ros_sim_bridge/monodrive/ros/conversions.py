@@ -8,7 +8,6 @@ become roll = rad(roll), pitch = −rad(pitch), yaw = −rad(yaw).
 """
 from __future__ import annotations
 
-import json
 import math
 from typing import Optional
 
@@ -21,6 +20,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from ros_sim_bridge.core.frames import quat_from_euler
 from ros_sim_bridge.monodrive.codec import payloads
+from ros_sim_bridge.monodrive.codec.control import standard_json
 from ros_sim_bridge.msg import (MonoDriveCollision, MonoDriveRadarTarget, MonoDriveRadarTargets,
                                 MonoDriveRaw, MonoDriveRpm, MonoDriveState,
                                 MonoDriveUltrasonic, MonoDriveVehicleState, MonoDriveWaypoint)
@@ -302,6 +302,13 @@ def radar_markers(msg: MonoDriveRadarTargets, lifetime_s: float = 0.2) -> Marker
 
 
 # --- JSON sensors ---------------------------------------------------------------------------
+def _f32(obj, key: str, scale: float = 1.0) -> float:
+    """An optional report number for a float32 field: NaN when absent, not finite or beyond
+    float32 (rclpy refuses the message otherwise)."""
+    v = payloads.number_or_nan(obj, key) * scale
+    return v if abs(v) <= payloads.FLOAT32_MAX else math.nan
+
+
 def collision(value, text: str, stamp, frame_id: str) -> MonoDriveCollision:
     v = value if isinstance(value, dict) else {}
     targets = v.get('targets') if isinstance(v.get('targets'), list) else []
@@ -310,13 +317,11 @@ def collision(value, text: str, stamp, frame_id: str) -> MonoDriveCollision:
         header=header(stamp, frame_id), name=str(v.get('name', '')),
         collision=bool(v.get('collision', False)),
         game_time=payloads.number_or_nan(v, 'game_time'),
-        distance=payloads.number_or_nan(v, 'distance'),
-        time_to_collision=payloads.number_or_nan(v, 'time_to_collision'),
-        forward_velocity=payloads.number_or_nan(v, 'forward_velocity'),
+        distance=_f32(v, 'distance'), time_to_collision=_f32(v, 'time_to_collision'),
+        forward_velocity=_f32(v, 'forward_velocity'),
         target_names=[str(t.get('name', '')) for t in targets],
-        target_distances=[payloads.number_or_nan(t, 'distance') for t in targets],
-        target_time_to_collision=[payloads.number_or_nan(t, 'time_to_collision')
-                                  for t in targets],
+        target_distances=[_f32(t, 'distance') for t in targets],
+        target_time_to_collision=[_f32(t, 'time_to_collision') for t in targets],
         json=text)
 
 
@@ -330,7 +335,8 @@ def ultrasonic(value, text: str, stamp, frame_id: str) -> MonoDriveUltrasonic:
         targets = value.get('targets') or value.get('target_list') or []
     elif isinstance(value, list):
         targets = value
-    ranges = [payloads.number_or_nan(t, 'range') * CM for t in targets if isinstance(t, dict)]
+    targets = targets if isinstance(targets, list) else []
+    ranges = [_f32(t, 'range', CM) for t in targets if isinstance(t, dict)]
     return MonoDriveUltrasonic(header=header(stamp, frame_id), ranges=ranges, json=text)
 
 
@@ -351,4 +357,4 @@ def raw(source: str, port: int, stamp, *, msg_type: str = '', game_time: float =
 
 def control_raw(message, port: int, stamp) -> MonoDriveRaw:
     return MonoDriveRaw(header=header(stamp, ''), source='control', port=port,
-                        type=message.type, json=json.dumps(message.raw))
+                        type=message.type, json=standard_json(message.raw))

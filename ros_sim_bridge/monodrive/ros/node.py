@@ -23,7 +23,6 @@ The control channel is a :class:`~ros_sim_bridge.core.tcp.TcpClient` feeding a s
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -322,7 +321,10 @@ class SensorLink:
                 self.stats.extra['radar_cubes'] = str(
                     int(self.stats.extra.get('radar_cubes', 0)) + 1)
                 return
-            msg = convert.radar(payloads.decode_radar(payload), stamp, self.frame)
+            targets = payloads.decode_radar(payload)
+            for err in targets.problems:            # targets left out: counted, logged
+                node.diagnostics.bad_input(self.stats, err, now_ns)
+            msg = convert.radar(targets, stamp, self.frame)
             self.pubs['targets'].publish(msg)
             self.pubs['markers'].publish(convert.radar_markers(msg))
         elif k == 'Collision':
@@ -621,7 +623,7 @@ class MonoDriveClientNode(Node):
                 self._waiting = self._waiting - {req.reference}
         if isinstance(ev, sess.Reply):
             self.control_stats.publish()
-            return ev.message.success, ev.message.text, json.dumps(ev.message.raw)
+            return ev.message.success, ev.message.text, control.standard_json(ev.message.raw)
         if isinstance(ev, sess.Timeout):
             where = 'sent, no reply' if ev.sent else 'simulator not connected'
             return False, f'no reply within {timeout:g} s ({where})', ''
@@ -632,17 +634,16 @@ class MonoDriveClientNode(Node):
     def _command(self, msg_type: str, body_json: str, response, *, validate: bool = True):
         try:
             body = control.parse_json(body_json, msg_type) if body_json.strip() else {}
+            return _answer(response, *self.call(msg_type, body, validate=validate))
         except CodecError as err:
-            response.success, response.message, response.reply_json = False, str(err), ''
-            return response
-        response.success, response.message, response.reply_json = self.call(
-            msg_type, body, validate=validate)
-        return response
+            return _answer(response, False, str(err))
+        except Exception as exc:   # a bug must not end the node: counted, answered
+            self.diagnostics.bad_input(self.control_stats, exc)
+            return _answer(response, False, f'{msg_type}: {type(exc).__name__}: {exc}')
 
     def _replay_step(self, request, response):
-        response.success, response.message, response.reply_json = self.call(
-            'REPLAY_StepSimulationCommand_ID', {'amount': int(request.amount)})
-        return response
+        return _answer(response, *self.call('REPLAY_StepSimulationCommand_ID',
+                                            {'amount': int(request.amount)}))
 
     def _step_trajectory(self, request, response):
         traj = self.files.get('trajectory')
@@ -662,10 +663,8 @@ class MonoDriveClientNode(Node):
             if not ok:
                 break
             self.trajectory_cursor += 1
-        response.success = ok
-        response.message = text or f'frame {self.trajectory_cursor} of {len(frames)}'
-        response.reply_json = reply
-        return response
+        return _answer(response, ok, text or f'frame {self.trajectory_cursor} of {len(frames)}',
+                       reply)
 
     def _on_ego_control(self, msg: MonoDriveEgoControl) -> None:
         body = {'forward_amount': float(msg.forward_amount),
@@ -738,6 +737,15 @@ class MonoDriveClientNode(Node):
         self.control.stop()
         for s in self.sensors:
             s.client.stop()
+
+
+def _answer(response, success: bool, message: str, reply_json: str = ''):
+    """A service response rclpy can always send: its texts UTF-8 encodable (a lone surrogate
+    is U+FFFD); ``reply_json`` is standard JSON with finite numbers (control.standard_json)."""
+    response.success = bool(success)
+    response.message = control.utf8_text(message)
+    response.reply_json = control.utf8_text(reply_json)
+    return response
 
 
 def resolve_config_path(path: str) -> str:
