@@ -34,7 +34,6 @@ from typing import Iterable, Optional, Union
 import numpy as np
 from rosbags.interfaces import (Qos, QosDurability, QosHistory, QosLiveliness,
                                 QosReliability, QosTime)
-from rosbags.rosbag2.metadata import dump_qos_v8, dump_qos_v9
 
 from ros_sim_bridge.core.write_behind import WriteBehindFile
 
@@ -75,6 +74,26 @@ def type_name(msg_or_class) -> str:
     cls = msg_or_class if isinstance(msg_or_class, type) else type(msg_or_class)
     package = cls.__module__.split('.')[0]
     return f'{package}/msg/{cls.__name__}'
+
+
+def dump_qos_v9(qos: list) -> list:
+    """``offered_qos_profiles`` of rosbag2 metadata v9 (names in lower case; rosbags' own
+    lives in ``rosbags.rosbag2``, whose import loads its readers and writers: 0.08 s)."""
+    def span(t):
+        return {'sec': t.sec, 'nsec': t.nsec}
+    return [{'history': x.history.name.lower(), 'depth': x.depth,
+             'reliability': x.reliability.name.lower(),
+             'durability': x.durability.name.lower(), 'deadline': span(x.deadline),
+             'lifespan': span(x.lifespan), 'liveliness': x.liveliness.name.lower(),
+             'liveliness_lease_duration': span(x.liveliness_lease_duration),
+             'avoid_ros_namespace_conventions': x.avoid_ros_namespace_conventions}
+            for x in qos]
+
+
+def dump_qos_v8(qos: list) -> str:
+    """``offered_qos_profiles`` of metadata v8 (before Kilted): rosbags' YAML text."""
+    from rosbags.rosbag2.metadata import dump_qos_v8 as dump
+    return dump(qos)
 
 
 _NO_TIME = QosTime(0, 0)                   # 0 s 0 ns: "the rmw default" (infinite)
