@@ -33,6 +33,9 @@ def _exit_now(signum, frame) -> None:
 def run(module: str):
     """Install the stop-signal handlers, import ``module`` and exit with its ``main()``."""
     global _exit_code
+    # OpenBLAS (numpy's) starts a thread per core when numpy is imported: 0.05 s of every
+    # start-up, for matrix products the suite does not make big enough to gain from them
+    os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, _exit_now)
     # the compiled launcher (cmake/launcher.c) started Python with both blocked: one that

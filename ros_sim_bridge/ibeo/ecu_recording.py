@@ -1,7 +1,8 @@
 """Synthetic Ibeo ECU recordings (ROS-free): a drive past a few objects as the ECU data types,
 written to an ``.idc`` file for tests, the demo and the benchmark (``ibeo_idc make-demo``).
 
-Per frame (``rate_hz``): one 0x2205 scan in vehicle coordinates from ``scanners`` LUX units
+Per frame (``rate_hz``): one 0x2205 scan from ``scanners`` LUX units (in vehicle coordinates,
+in each scanner's own, or alternating frame by frame: ``coordinates``)
 (``points`` points in all, each with its device id, layer, echo, UINT32 time offset and
 UINT16 flags), a 0x2280 object list, a 0x2807 vehicle state, a 0x2604 GPS fix, a 0x9001 GpsImu,
 a 0x9002 odometry, and a 0x1100 frame end; once a second a 0x2808, a 0x6701 device status per
@@ -41,11 +42,19 @@ def mounting(k: int, n: int) -> tuple:
     return yaw, 2.0 * math.cos(yaw) + 1.5, 1.0 * math.sin(yaw)
 
 
-def scan_points(rng: np.random.Generator, n: int, scanners: int, t: float) -> np.ndarray:
+#: where a scan's points are given (``EcuFrames(coordinates=...)``); 'both': even frames in
+#: vehicle coordinates, odd ones in scanner coordinates
+COORDINATES = ('vehicle', 'scanner', 'both')
+
+
+def scan_points(rng: np.random.Generator, n: int, scanners: int, t: float,
+                vehicle: bool = True) -> np.ndarray:
+    """The points of one scan, in vehicle coordinates or (``vehicle`` false) each in its
+    scanner's own (the scanner at the origin, looking along x)."""
     pts = np.zeros(n, se.POINT_DTYPE)
     dev = np.arange(n) % scanners
     ang = rng.uniform(-math.pi / 3, math.pi / 3, n).astype(np.float32)
-    yaw = (2 * np.pi * dev / scanners).astype(np.float32)
+    yaw = (2 * np.pi * dev / scanners).astype(np.float32) if vehicle else np.float32(0)
     r = (10.0 + 5.0 * np.sin(3 * ang + t) + rng.normal(0, 0.05, n)).astype(np.float32)
     pts['x'] = r * np.cos(ang + yaw)
     pts['y'] = r * np.sin(ang + yaw)
@@ -108,7 +117,11 @@ class EcuFrames:
     (data type, body, device id, NTP64 time) tuples, in the order an ECU sends them."""
 
     def __init__(self, *, rate_hz: float = 12.5, scanners: int = 3, points: int = 6000,
-                 start_unix_ns: int = 1_700_000_000_000_000_000, seed: int = 7):
+                 start_unix_ns: int = 1_700_000_000_000_000_000, seed: int = 7,
+                 coordinates: str = 'vehicle'):
+        if coordinates not in COORDINATES:
+            raise ValueError(f'coordinates must be one of {", ".join(COORDINATES)}, '
+                             f'not {coordinates!r}')
         if not rate_hz > 0:                  # (also NaN)
             raise ValueError(f'rate must be > 0 Hz, not {rate_hz}')
         if not 1 <= scanners <= MAX_SCANNERS:
@@ -119,6 +132,7 @@ class EcuFrames:
                              f'{MAX_POINTS:,}), not {points}')
         self.rng = np.random.default_rng(seed)
         self.rate_hz, self.scanners, self.points = rate_hz, scanners, points
+        self.coordinates = coordinates
         self.start_unix_ns = start_unix_ns
         self.dt_ns = int(1e9 / rate_hz)
         self.lat0, self.lon0 = math.radians(52.52), math.radians(13.40)
@@ -133,9 +147,11 @@ class EcuFrames:
         t = f / rate_hz
         ns = self.start_unix_ns + f * self.dt_ns
         ntp = unix_ns_to_ntp64(ns)
-        scan = se.EcuScan(ntp, 80_000, se.SCAN_FLAG_FUSED | se.SCAN_FLAG_VEHICLE_COORDINATES,
+        vehicle = self.coordinates == 'vehicle' or (self.coordinates == 'both' and f % 2 == 0)
+        scan = se.EcuScan(ntp, 80_000,
+                          se.SCAN_FLAG_FUSED | (se.SCAN_FLAG_VEHICLE_COORDINATES * vehicle),
                           f & 0xFFFF, scanners_info(scanners, ntp),
-                          scan_points(self.rng, self.points, scanners, t))
+                          scan_points(self.rng, self.points, scanners, t, vehicle))
         out.append((se.SCAN_2205, se.encode_scan(scan), ECU_DEVICE, ntp))
         out.append((oe.OBJECTS_2280, oe.encode_objects(objects(t, ntp)), ECU_DEVICE, ntp + 1))
         speed, yaw_rate = 10.0, 0.05
@@ -170,10 +186,11 @@ class EcuFrames:
 
 def write_recording(path: Union[str, Path], *, seconds: float = 2.0, rate_hz: float = 12.5,
                     scanners: int = 3, points: int = 6000, start_unix_ns: int =
-                    1_700_000_000_000_000_000, seed: int = 7) -> int:
+                    1_700_000_000_000_000_000, seed: int = 7,
+                    coordinates: str = 'vehicle') -> int:
     """Write the recording; returns the number of messages (trailer included)."""
     frames = EcuFrames(rate_hz=rate_hz, scanners=scanners, points=points,
-                       start_unix_ns=start_unix_ns, seed=seed)
+                       start_unix_ns=start_unix_ns, seed=seed, coordinates=coordinates)
     with IdcWriter(path) as w:
         for f in range(max(1, int(round(seconds * rate_hz)))):
             for data_type, body, device_id, ntp in frames.frame(f):

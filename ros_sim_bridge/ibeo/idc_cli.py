@@ -195,6 +195,15 @@ WINDOW = 256
 IN_ORDER_BYTES = 16 << 10
 
 
+class _NoBar:
+    """What ``convert`` updates when no progress is shown."""
+    def update(self, n) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
 def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool = True,
             converter=None, writer=None, should_stop=lambda: False,
             node_name: str = 'ibeo', max_jump_s: float = MAX_TIME_JUMP_S) -> ConversionReport:
@@ -206,8 +215,6 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
     :class:`IbeoToRos`; a given one judges record times by its own ``max_jump_s``) must give
     the same for a message whatever it converted before, but for its ``STATEFUL_TYPES`` (see
     :data:`WINDOW`)."""
-    from tqdm import tqdm
-
     from ros_sim_bridge.core.memory import reuse_freed_memory
     from ros_sim_bridge.ibeo.ros.ecu_conversions import Conversion, IbeoToRos, ntp_to_ns
     from ros_sim_bridge.ros.bag import BagWriter
@@ -240,8 +247,12 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
                 for _, r in records]
 
     bag = writer or BagWriter(out)
-    bar = tqdm(total=reader.file_size, unit='B', unit_scale=True, disable=not progress,
-               desc=Path(reader.path).name)
+    if progress:                        # tqdm imported only then: 0.04 s of start-up
+        from tqdm import tqdm
+        bar = tqdm(total=reader.file_size, unit='B', unit_scale=True,
+                   desc=Path(reader.path).name)
+    else:
+        bar = _NoBar()
     messages = list(zip(reader.entries, checked.times))
     done = 0
     try:
@@ -378,7 +389,7 @@ def cmd_make_demo(args, stops) -> int:
         raise Refused(str(exc)) from None
     check_output_folder(args.file)
     n = write_recording(args.file, seconds=args.seconds, scanners=args.scanners,
-                        points=args.points)
+                        points=args.points, coordinates=args.coordinates)
     print(f'wrote {n} messages to {args.file}')
     return 0
 
@@ -447,6 +458,9 @@ def parser() -> argparse.ArgumentParser:
     demo.add_argument('--seconds', type=float, default=4.0)
     demo.add_argument('--scanners', type=int, default=3)
     demo.add_argument('--points', type=int, default=6000, help='points per 0x2205 scan')
+    demo.add_argument('--coordinates', choices=('vehicle', 'scanner', 'both'), default='vehicle',
+                      help="the scans' points in vehicle coordinates, in each scanner's own, or "
+                           'alternating frame by frame')
     demo.set_defaults(run=cmd_make_demo)
     hexp = sub.add_parser('from-hex', help='a hex log (one message per line, e.g. a .hexlog '
                           'capture) as a binary .idc, the message bytes unchanged')

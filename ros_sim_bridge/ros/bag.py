@@ -18,6 +18,9 @@ the spec), as rosbags writes them.  Memory stays bounded: one chunk plus one ind
 """
 from __future__ import annotations
 
+import hashlib
+import importlib.util
+import json
 import os
 import re
 import struct
@@ -31,15 +34,14 @@ from typing import Iterable, Optional, Union
 import numpy as np
 from rosbags.interfaces import (Qos, QosDurability, QosHistory, QosLiveliness,
                                 QosReliability, QosTime)
-from rosbags.rosbag2.metadata import dump_qos_v8, dump_qos_v9
-from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
 from ros_sim_bridge.core.write_behind import WriteBehindFile
 
 PACKAGE = 'ros_sim_bridge'
 
 
-def _store_for(distro: str) -> Stores:
+def _store_for(distro: str):
+    from rosbags.typesys import Stores
     return getattr(Stores, f'ROS2_{distro.upper()}', Stores.ROS2_KILTED)
 
 
@@ -57,6 +59,7 @@ def package_msg_dirs() -> list[Path]:
 
 def typestore(msg_dirs: Optional[Iterable[Path]] = None, distro: Optional[str] = None):
     """A rosbags type store: the distribution's standard types plus this package's messages."""
+    from rosbags.typesys import get_types_from_msg, get_typestore
     store = get_typestore(_store_for(distro or os.environ.get('ROS_DISTRO', 'kilted')))
     types: dict = {}
     for folder in (package_msg_dirs() if msg_dirs is None else msg_dirs):
@@ -71,6 +74,26 @@ def type_name(msg_or_class) -> str:
     cls = msg_or_class if isinstance(msg_or_class, type) else type(msg_or_class)
     package = cls.__module__.split('.')[0]
     return f'{package}/msg/{cls.__name__}'
+
+
+def dump_qos_v9(qos: list) -> list:
+    """``offered_qos_profiles`` of rosbag2 metadata v9 (names in lower case; rosbags' own
+    lives in ``rosbags.rosbag2``, whose import loads its readers and writers: 0.08 s)."""
+    def span(t):
+        return {'sec': t.sec, 'nsec': t.nsec}
+    return [{'history': x.history.name.lower(), 'depth': x.depth,
+             'reliability': x.reliability.name.lower(),
+             'durability': x.durability.name.lower(), 'deadline': span(x.deadline),
+             'lifespan': span(x.lifespan), 'liveliness': x.liveliness.name.lower(),
+             'liveliness_lease_duration': span(x.liveliness_lease_duration),
+             'avoid_ros_namespace_conventions': x.avoid_ros_namespace_conventions}
+            for x in qos]
+
+
+def dump_qos_v8(qos: list) -> str:
+    """``offered_qos_profiles`` of metadata v8 (before Kilted): rosbags' YAML text."""
+    from rosbags.rosbag2.metadata import dump_qos_v8 as dump
+    return dump(qos)
 
 
 _NO_TIME = QosTime(0, 0)                   # 0 s 0 ns: "the rmw default" (infinite)
@@ -414,7 +437,6 @@ class _McapFile:
         self._file.close()
 
 
-_serialize = None                          # rclpy.serialization.serialize_message, once imported
 _QOS_TEXT: dict = {}                       # (v9, repr(profiles)) → channel metadata text
 #: type store → {type: (message definition, RIHS01 hash)}: rosbags makes them in ~0.1 ms a
 #: type, for every bag of a process that writes several
@@ -429,6 +451,40 @@ def _definition(store, msgtype: str) -> tuple:
         found = known[msgtype] = (store.generate_msgdef(msgtype, ros_version=2)[0],
                                   store.hash_rihs01(msgtype))
     return found
+
+
+class _DefinitionCache:
+    """(definition, hash) of the types bags were written with, kept in a JSON file under
+    ``$XDG_CACHE_HOME/ros_sim_bridge/bag_types/`` named by what they are made from (the
+    distribution, the rosbags install, this package's ``.msg`` files: path, size, mtime), so a
+    process that writes a bag need not import and parse the rosbags type store (0.3 s of a
+    ``to-bag``'s start-up).  An unreadable cache is ignored, an unwritable one not kept."""
+
+    def __init__(self, distro: str, msg_dirs: Optional[Iterable[Path]]):
+        spec = importlib.util.find_spec('rosbags')       # found without importing it
+        origin = Path(spec.origin) if spec and spec.origin else None
+        key = [distro, str(origin), origin.stat().st_mtime_ns if origin else 0]
+        for folder in (package_msg_dirs() if msg_dirs is None else msg_dirs):
+            for path in sorted(Path(folder).glob('*.msg')):
+                st = path.stat()
+                key.append([str(path.resolve()), st.st_size, st.st_mtime_ns])
+        digest = hashlib.sha256(json.dumps(key).encode()).hexdigest()[:32]
+        base = Path(os.environ.get('XDG_CACHE_HOME') or Path.home() / '.cache')
+        self.path = base / PACKAGE / 'bag_types' / f'{digest}.json'
+        try:
+            self.types = {k: tuple(v) for k, v in json.loads(self.path.read_text()).items()}
+        except (OSError, ValueError, AttributeError, TypeError):
+            self.types = {}
+
+    def add(self, msgtype: str, found: tuple) -> None:
+        self.types[msgtype] = found
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_suffix(f'.{os.getpid()}.tmp')
+            tmp.write_text(json.dumps(self.types))
+            tmp.replace(self.path)
+        except OSError:
+            pass
 
 
 class _Topic:
@@ -451,8 +507,9 @@ class BagWriter:
         self.path = Path(path)
         if self.path.exists():
             raise FileExistsError(f'{self.path} exists: a bag is written to a new folder')
-        self.store = store or typestore(msg_dirs)
+        self._store, self._msg_dirs = store, msg_dirs
         self.distro = os.environ.get('ROS_DISTRO', 'kilted')
+        self._cache = None if store is not None else _DefinitionCache(self.distro, msg_dirs)
         self.version = 8 if self.distro in ('humble', 'iron', 'jazzy') else 9
         self.path.mkdir(mode=0o755, parents=True)
         self._file_name = f'{self.path.name}.mcap'
@@ -460,6 +517,24 @@ class BagWriter:
         self._connections: dict[str, _Topic] = {}
         self._schemas: dict[str, int] = {}
         self.counts: dict[str, int] = {}
+
+    @property
+    def store(self):
+        """The rosbags type store (made when first needed: a type not in the cache)."""
+        if self._store is None:
+            self._store = typestore(self._msg_dirs)
+        return self._store
+
+    def _definition(self, topic: str, msgtype: str) -> tuple:
+        cache = self._cache
+        found = cache.types.get(msgtype) if cache is not None else None
+        if found is None:
+            if msgtype not in self.store.types:
+                raise KeyError(f'{topic}: type {msgtype} is not known to the bag type store')
+            found = _definition(self.store, msgtype)
+            if cache is not None:
+                cache.add(msgtype, found)
+        return found
 
     def _qos_text(self, qos: list) -> str:
         """``offered_qos_profiles`` as rosbag2 stores it in the MCAP channel metadata (one YAML
@@ -478,9 +553,7 @@ class BagWriter:
         publishers offer, where known)."""
         conn = self._connections.get(topic)
         if conn is None:
-            if msgtype not in self.store.types:
-                raise KeyError(f'{topic}: type {msgtype} is not known to the bag type store')
-            msgdef, digest = _definition(self.store, msgtype)
+            msgdef, digest = self._definition(topic, msgtype)
             schema = self._schemas.get(msgtype)
             if schema is None:
                 encoding = 'ros2idl' if msgdef.startswith('=' * 80 + '\nIDL: ') else 'ros2msg'
@@ -541,11 +614,12 @@ class BagWriter:
             self.counts[topic] += len(t_ns)
 
     def write_msg(self, topic: str, t_ns: int, msg) -> None:
-        """Serialise an rclpy message (rclpy imported on first use) and write it."""
-        global _serialize
-        if _serialize is None:
-            from rclpy.serialization import serialize_message as _serialize
-        self.write(topic, t_ns, _serialize(msg), type_name(msg))
+        """Serialise an rclpy message (:func:`.cdr_template.serialize`: the bytes of rclpy's,
+        padding zero, without importing rclpy: 0.1-0.2 s of a command's start-up) and write
+        it."""
+        from ros_sim_bridge.ros.cdr_template import serialize
+        name = type_name(msg)
+        self.write(topic, t_ns, serialize(name, msg), name)
 
     def metadata(self) -> dict:
         """The ``rosbag2_bagfile_information`` of the bag (complete once the last chunk is out:

@@ -173,6 +173,8 @@ class _Writer:
 
     def basic(self, typename: str, value) -> None:
         code, size, _ = _BASIC[typename]
+        if isinstance(value, bytes):               # rclpy: a byte field holds 1-byte bytes
+            value = value[0]
         self.align(size)
         self.buf += struct.pack('<' + code, value)
 

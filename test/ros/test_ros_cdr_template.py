@@ -153,3 +153,17 @@ def test_elements_of_varying_shape_appended_at_every_phase():
     one = build('visualization_msgs/msg/Marker', {'id': Slot('id')}, phase=4)
     assert [r.tobytes() for r in one.fill_rows(2, id=[[[1]], [[2]]])] == \
         [bytes(one.fill(id=1)), bytes(one.fill(id=2))]
+
+
+def test_byte_fields_serialise_as_rclpy():
+    """A ``byte`` field holds a 1-byte ``bytes`` in rclpy (DiagnosticStatus.level): the bag
+    writer's write_msg serialises such messages here."""
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+    status = DiagnosticStatus(level=DiagnosticStatus.ERROR, name='ibeo: device 10',
+                              message='ok', hardware_id='ibeo device 1',
+                              values=[KeyValue(key='state', value='0x0000')])
+    array = DiagnosticArray(status=[status, DiagnosticStatus(level=DiagnosticStatus.WARN)])
+    array.header.stamp.sec = 7
+    data = serialize('diagnostic_msgs/msg/DiagnosticArray', array)
+    assert deserialize_message(data, DiagnosticArray) == array
+    assert len(data) == len(serialize_message(array))
