@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import numpy as np
 from geometry_msgs.msg import Point, Pose, Vector3
-from nav_msgs.msg import Odometry
 from std_msgs.msg import ColorRGBA, Header
 from visualization_msgs.msg import Marker, MarkerArray
 
@@ -37,7 +36,8 @@ from ros_sim_bridge.msg import (MoraiCollisionData, MoraiCollisionObject, MoraiC
                    MoraiObjectStatusList, MoraiVehicleCollision, MoraiVehicleCollisionData)
 from ros_sim_bridge.core import frames
 from ros_sim_bridge.ros import markers as ros_markers
-from ros_sim_bridge.ros.geometry import point, quaternion, transform as make_transform
+from ros_sim_bridge.ros.cdr_template import ElementTemplates, Slot, build, messages_with_elements
+from ros_sim_bridge.ros.markers_cdr import MarkerCdr, marker_arrays
 
 # Units: the codec gives the wire's km/h and deg (README "Units rule"); the factors are the
 # codec's table (morai/codec/units.py), applied here and nowhere else.
@@ -125,39 +125,6 @@ def _records_from_msgs(msgs, names, dtype, count: int) -> np.ndarray:
 
 # -- simulator → client: custom messages (SI) ---------------------------------------------------
 
-def ego_status_msg(st: morai.EgoVehicleStatus, stamp, frame_id: str) -> MoraiEgoVehicleStatus:
-    m = MoraiEgoVehicleStatus(header=_header(stamp, frame_id), layout=st.layout)
-    _stamp_fields(m, st)
-    for name in _EGO_ALWAYS:
-        setattr(m, name, _si(name, getattr(st, name)))
-    for flag, names in _EGO_OPTIONAL.items():
-        present = getattr(st, names[0]) is not None
-        setattr(m, flag, present)
-        if present:
-            for name in names:
-                setattr(m, name, float(_si(name, getattr(st, name))))
-    m.has_link_id = st.link_id is not None
-    m.link_id = st.link_id or ''
-    return m
-
-
-def object_list_msg(info: morai.ObjectInfo, stamp, frame_id: str) -> MoraiObjectStatusList:
-    """Occupied slots only (empty slots have obj_id 0), in wire order."""
-    present = info.present()
-    m = MoraiObjectStatusList(header=_header(stamp, frame_id), layout=info.layout)
-    _stamp_fields(m, info)
-    types = present['obj_type']
-    m.num_of_npcs = int(np.count_nonzero(types == morai.object_info.OBJ_TYPE_NPC_VEHICLE))
-    m.num_of_pedestrian = int(np.count_nonzero(types == morai.object_info.OBJ_TYPE_PEDESTRIAN))
-    m.num_of_obstacle = int(np.count_nonzero(types == morai.object_info.OBJ_TYPE_OBSTACLE))
-    objects = _records_to_msgs(present, _OBJECT_FIELDS, MoraiObjectStatus)
-    if info.layout.startswith('obj106'):
-        for msg, link in zip(objects, present['link_id'].tolist()):
-            msg.link_id = _text(link)
-    m.objects = objects
-    return m
-
-
 def multi_ego_msg(setting: morai.MultiEgoSetting, stamp, frame_id: str) -> MoraiMultiEgoSetting:
     return MoraiMultiEgoSetting(
         header=_header(stamp, frame_id), num_of_ego=int(setting.num_of_ego),
@@ -204,30 +171,6 @@ def ego_pose(st: morai.EgoVehicleStatus):
         frames.quat_positive_w(frames.quat_normalize(q))
 
 
-def ego_odometry(st: morai.EgoVehicleStatus, stamp, frame_id: str,
-                 child_frame_id: str, pose=None) -> Odometry:
-    """Pose in the map frame; twist in the vehicle frame (m/s, rad/s). Angular velocity is
-    zero for layouts without it (ego94/ego132).  ``pose``: :func:`ego_pose` if already known."""
-    position, q = pose if pose is not None else ego_pose(st)
-    m = Odometry()
-    m.header = _header(stamp, frame_id)
-    m.child_frame_id = child_frame_id
-    m.pose.pose.position = point(position)
-    m.pose.pose.orientation = quaternion(q)
-    m.twist.twist.linear = Vector3(x=st.velocity_x / KMH_PER_MPS, y=st.velocity_y / KMH_PER_MPS,
-                                   z=st.velocity_z / KMH_PER_MPS)
-    if st.angular_velocity_x is not None:
-        m.twist.twist.angular = Vector3(x=st.angular_velocity_x * DEG,
-                                        y=st.angular_velocity_y * DEG,
-                                        z=st.angular_velocity_z * DEG)
-    return m  # simulator ground truth: covariances stay zero
-
-
-def ego_transform(st: morai.EgoVehicleStatus, stamp, parent: str, child: str, pose=None):
-    position, q = pose if pose is not None else ego_pose(st)
-    return make_transform(stamp, parent, child, position, q)
-
-
 def _colour(rgba) -> ColorRGBA:
     return ColorRGBA(r=rgba[0], g=rgba[1], b=rgba[2], a=rgba[3])
 
@@ -240,30 +183,6 @@ def _boxes(header: Header, ns: str, ids, xyz: np.ndarray, heading: np.ndarray,
     return ros_markers.boxes(header, ns, np.fromiter(ids, np.int64), xyz, size,
                          yaw=np.asarray(heading, dtype=np.float64) * DEG,
                          colors=np.asarray(colours, np.float64).reshape(-1, 4))
-
-
-def object_markers(info: morai.ObjectInfo, stamp, frame_id: str,
-                   labels: bool = False) -> MarkerArray:
-    """DELETEALL, then one CUBE per occupied slot (id = obj_id, colour by obj_type), in the map
-    frame; the box stands on (pos_x, pos_y, pos_z) (pos is taken as the ground point)."""
-    header = _header(stamp, frame_id)
-    objs = info.present()
-    markers = [ros_markers.delete_all(header, MARKER_NS_OBJECTS)]
-    if labels:
-        markers.append(ros_markers.delete_all(header, MARKER_NS_LABELS))
-    size = np.stack([objs['size_x'], objs['size_y'], objs['size_z']], axis=-1).astype(np.float64)
-    centre = np.stack([objs['pos_x'], objs['pos_y'], objs['pos_z'] + 0.5 * objs['size_z']],
-                      axis=-1).astype(np.float64)
-    types = objs['obj_type'].tolist()
-    colours = [OBJECT_COLOURS.get(t, UNKNOWN_COLOUR) for t in types]
-    ids = objs['obj_id'].tolist()
-    markers += _boxes(header, MARKER_NS_OBJECTS, ids, centre, objs['heading'], size, colours)
-    if labels:
-        top = centre + np.stack([np.zeros(len(size)), np.zeros(len(size)), size[:, 2]], -1)
-        markers += ros_markers.labels(header, MARKER_NS_LABELS, ids, top,
-                                      [f'{OBJECT_TYPE_NAMES.get(t, t)} {i}'
-                                       for i, t in zip(ids, types)], height=0.8)
-    return MarkerArray(markers=markers)
 
 
 def collision_markers(data: morai.CollisionData, stamp, frame_id: str) -> MarkerArray:
@@ -296,6 +215,168 @@ def vehicle_collision_markers(data: morai.VehicleCollisionData, stamp,
         markers += _boxes(header, MARKER_NS_VEHICLE_COLLISION, range(len(flat)), centre,
                           flat['heading'], size, colours)
     return MarkerArray(markers=markers)
+
+
+# -- simulator → client at data rate: CDR bytes from templates (issue #27) ---------------------
+
+_GROUPS = {'float': ('f32', np.float32), 'int8': ('i8', np.int8), 'int16': ('i16', np.int16),
+           'int32': ('i32', np.int32), 'boolean': ('flag', np.uint8)}
+
+
+def _slotted(cls, constants: dict) -> tuple:
+    """A value tree of ``cls`` whose numeric fields share one slot per type (filled in field
+    order from one column), and those slots' field names."""
+    value, names = dict(constants), {}
+    for name, kind in cls.get_fields_and_field_types().items():
+        if name not in constants and kind in _GROUPS:
+            slot = _GROUPS[kind][0]
+            value[name] = Slot(slot)
+            names.setdefault(slot, []).append(name)
+    return value, names
+
+
+def _column(names: dict, slot: str, get) -> np.ndarray:
+    """(n, 1) values of ``slot``'s fields, ``get(name)`` each."""
+    dtype = next(d for s, d in _GROUPS.values() if s == slot)
+    return np.array([get(n) for n in names[slot]], np.float64).astype(dtype).reshape(-1, 1)
+
+
+def _pair(stamp) -> tuple:
+    return (stamp.sec, stamp.nanosec) if hasattr(stamp, 'sec') else tuple(stamp)
+
+
+class EgoCdr:
+    """Ego Vehicle Status → CDR of MoraiEgoVehicleStatus (SI), nav_msgs/Odometry and the
+    ``map → base`` TFMessage; templates per (layout, link_id), the stamp a slot."""
+
+    def __init__(self, map_frame: str, base_frame: str, max_templates: int = 1024):
+        self.map_frame, self._max = map_frame, max_templates
+        self._status: dict = {}
+        self._odom = build('nav_msgs/msg/Odometry', {
+            'header': {'stamp': Slot('stamp'), 'frame_id': map_frame},
+            'child_frame_id': base_frame, 'pose': {'pose': Slot('pose')},
+            'twist': {'twist': Slot('twist')}})   # ground truth: covariances stay zero
+        self._tf = build('tf2_msgs/msg/TFMessage', {'transforms': [{
+            'header': {'stamp': Slot('stamp'), 'frame_id': map_frame},
+            'child_frame_id': base_frame, 'transform': Slot('transform')}]})
+
+    def status(self, st: morai.EgoVehicleStatus, stamp) -> bytes:
+        """Every field in SI; the optional groups zero with their has_* false when the layout
+        lacks them; sec/nsec zero without sim time."""
+        link = st.link_id or ''
+        key = (st.layout, link)
+        entry = self._status.get(key)
+        if entry is None:
+            if len(self._status) >= self._max:
+                self._status.clear()
+            value, names = _slotted(MoraiEgoVehicleStatus, {
+                'header': {'stamp': Slot('stamp'), 'frame_id': self.map_frame},
+                'layout': st.layout, 'link_id': link})
+            entry = self._status[key] = (build('ros_sim_bridge/msg/MoraiEgoVehicleStatus',
+                                               value), names)
+        tmpl, names = entry
+        flags = {flag: getattr(st, group[0]) is not None
+                 for flag, group in _EGO_OPTIONAL.items()}
+        flags.update(has_sim_time=st.sec is not None, has_link_id=st.link_id is not None)
+
+        def number(name):
+            v = getattr(st, name)
+            return 0.0 if v is None else _si(name, v)
+        return bytes(tmpl.fill(
+            stamp=_pair(stamp), flag=_column(names, 'flag', flags.__getitem__),
+            f32=_column(names, 'f32', number), i8=_column(names, 'i8', number),
+            i32=_column(names, 'i32', number)))
+
+    def odometry(self, st: morai.EgoVehicleStatus, stamp, pose) -> bytes:
+        """Pose in the map frame; twist in the vehicle frame (m/s, rad/s); angular velocity
+        zero for layouts without it (ego94/ego132).  ``pose``: :func:`ego_pose`."""
+        position, q = pose
+        rates = (0.0, 0.0, 0.0) if st.angular_velocity_x is None else (
+            st.angular_velocity_x * DEG, st.angular_velocity_y * DEG, st.angular_velocity_z * DEG)
+        return bytes(self._odom.fill(
+            stamp=_pair(stamp), pose=np.concatenate([position, q[[1, 2, 3, 0]]]),
+            twist=np.array([st.velocity_x / KMH_PER_MPS, st.velocity_y / KMH_PER_MPS,
+                            st.velocity_z / KMH_PER_MPS, *rates])))
+
+    def transform(self, stamp, pose) -> bytes:
+        position, q = pose
+        return bytes(self._tf.fill(stamp=_pair(stamp),
+                                   transform=np.concatenate([position, q[[1, 2, 3, 0]]])))
+
+
+_OBJECT_FLOATS = tuple(n for n in _OBJECT_FIELDS if n not in ('obj_id', 'obj_type'))
+_FLOAT_FACTORS = np.array([TO_SI.get(n, 1.0) for n in _OBJECT_FLOATS])
+
+
+class ObjectsCdr:
+    """Object Info → CDR of MoraiObjectStatusList (occupied slots, wire order, SI) and its
+    MarkerArray (DELETEALL, then a CUBE per object, optionally a label)."""
+
+    def __init__(self, frame_id: str, labels: bool = False):
+        self.frame, self.labels = frame_id, labels
+        self._heads: dict = {}
+        self._objects = ElementTemplates('ros_sim_bridge/msg/MoraiObjectStatus')
+        self._markers = MarkerCdr()
+
+    def _object_at(self, link: str):
+        return self._objects.at(link, lambda: dict(_slotted(MoraiObjectStatus,
+                                                            {'link_id': link})[0]))
+
+    def object_list(self, info: morai.ObjectInfo, stamp) -> bytes:
+        present = info.present()
+        head = self._heads.get(info.layout)
+        if head is None:
+            head = self._heads[info.layout] = build(
+                'ros_sim_bridge/msg/MoraiObjectStatusList', {
+                    'header': {'stamp': Slot('stamp'), 'frame_id': self.frame},
+                    'layout': info.layout, 'has_sim_time': Slot('flag'), 'sec': Slot('i32'),
+                    'nsec': Slot('i32'), 'num_of_npcs': Slot('i32'),
+                    'num_of_pedestrian': Slot('i32'), 'num_of_obstacle': Slot('i32'),
+                    'objects': []})
+        types = present['obj_type']
+        counts = [np.count_nonzero(types == t) for t in (
+            morai.object_info.OBJ_TYPE_NPC_VEHICLE, morai.object_info.OBJ_TYPE_PEDESTRIAN,
+            morai.object_info.OBJ_TYPE_OBSTACLE)]
+        stamped = info.sec is not None
+        head_cdr = head.fill(stamp=_pair(stamp), flag=stamped, i32=np.array(
+            [info.sec if stamped else 0, info.nsec if stamped else 0, *counts],
+            np.int32).reshape(-1, 1))
+        n = len(present)
+        values = {
+            'i16': np.stack([present['obj_id'], present['obj_type']], -1).astype(
+                np.int16).reshape(n, 2, 1),
+            'f32': (np.stack([present[f] for f in _OBJECT_FLOATS], -1).astype(np.float64)
+                    * _FLOAT_FACTORS).astype(np.float32).reshape(n, len(_OBJECT_FLOATS), 1)}
+        links = ([_text(v) for v in present['link_id'].tolist()]
+                 if info.layout.startswith('obj106') else [''] * n)
+        msg, = messages_with_elements(
+            [head_cdr], [[(self._object_at(link), values, i) for i, link in enumerate(links)]])
+        return bytes(msg)
+
+    def markers(self, info: morai.ObjectInfo, stamp) -> bytes:
+        """The box stands on (pos_x, pos_y, pos_z) (pos is taken as the ground point); zero
+        sizes made visible (0.1 m); id = obj_id, colour by obj_type."""
+        stamp, objs, mk = _pair(stamp), info.present(), self._markers
+        items = mk.delete_all(stamp, self.frame, MARKER_NS_OBJECTS)
+        if self.labels:
+            items += mk.delete_all(stamp, self.frame, MARKER_NS_LABELS)
+        size = np.stack([objs['size_x'], objs['size_y'], objs['size_z']], -1).astype(np.float64)
+        centre = np.stack([objs['pos_x'], objs['pos_y'], objs['pos_z'] + 0.5 * objs['size_z']],
+                          -1).astype(np.float64)
+        types, ids = objs['obj_type'].tolist(), objs['obj_id'].astype(np.int64)
+        colours = np.array([OBJECT_COLOURS.get(t, UNKNOWN_COLOUR) for t in types],
+                           np.float64).reshape(-1, 4)
+        items += mk.boxes(stamp, self.frame, MARKER_NS_OBJECTS, ids, centre,
+                          np.where(size > 0, size, 0.1),
+                          yaw=objs['heading'].astype(np.float64) * DEG, colors=colours)
+        if self.labels:
+            top = centre.copy()
+            top[:, 2] += size[:, 2]
+            items += mk.labels(stamp, self.frame, MARKER_NS_LABELS, ids, top,
+                               [f'{OBJECT_TYPE_NAMES.get(t, t)} {i}'
+                                for i, t in zip(ids.tolist(), types)], height=0.8)
+        msg, = marker_arrays([items])
+        return bytes(msg.parts[0])
 
 
 # -- client → simulator: ROS commands (SI) → codec dataclasses (wire units) --------------------
@@ -383,7 +464,7 @@ def describe(value) -> str:
     return ', '.join(parts)
 
 
-__all__ = ['ego_status_msg', 'object_list_msg', 'multi_ego_msg', 'traffic_light_msg',
+__all__ = ['EgoCdr', 'ObjectsCdr', 'multi_ego_msg', 'traffic_light_msg',
            'collision_msg', 'vehicle_collision_msg', 'intersection_msg', 'ego_pose',
-           'ego_odometry', 'ego_transform', 'object_markers', 'collision_markers',
+           'collision_markers',
            'vehicle_collision_markers', 'COMMANDS', 'describe']

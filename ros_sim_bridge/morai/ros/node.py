@@ -287,25 +287,23 @@ class MoraiBridgeNode(Node):
 
     # -- publish steps: codec value → conversions → [(publisher, message)] --------------------
     def _ego_status_step(self, status_pub, odom_pub, tf_pub):
-        p = self.p
+        cdr = convert.EgoCdr(self.p.map_frame, self.p.base_frame)
 
         def step(st: morai.EgoVehicleStatus, stamp):
             pose = convert.ego_pose(st)
-            out = [(status_pub, convert.ego_status_msg(st, stamp, p.map_frame)),
-                   (odom_pub, convert.ego_odometry(st, stamp, p.map_frame, p.base_frame, pose))]
+            out = [(status_pub, cdr.status(st, stamp)),
+                   (odom_pub, cdr.odometry(st, stamp, pose))]
             if tf_pub is not None:
-                out.append((tf_pub, TFMessage(transforms=[
-                    convert.ego_transform(st, stamp, p.map_frame, p.base_frame, pose)])))
+                out.append((tf_pub, cdr.transform(stamp, pose)))
             return out
         return step
 
     def _object_info_step(self, list_pub, marker_pub):
-        p = self.p
+        cdr = convert.ObjectsCdr(self.p.map_frame, self.p.object_labels)
 
         def step(info: morai.ObjectInfo, stamp):
-            return [(list_pub, convert.object_list_msg(info, stamp, p.map_frame)),
-                    (marker_pub, convert.object_markers(info, stamp, p.map_frame,
-                                                        p.object_labels))]
+            return [(list_pub, cdr.object_list(info, stamp)),
+                    (marker_pub, cdr.markers(info, stamp))]
         return step
 
     def _marked_step(self, pub, marker_pub, to_msg, to_markers):
