@@ -60,13 +60,6 @@ class MarkerCdr:
         return ids, {'stamp': np.broadcast_to(np.asarray(stamp, np.int64), (n, 2)), 'id': ids,
                      'color': colors_array(colors, n)}
 
-    def delete_all(self, stamp, frame: str, ns: str = '') -> list:
-        """:func:`.markers.delete_all`: one DELETEALL item."""
-        at = self._at(('deleteall', frame, ns), lambda: {
-            'header': {'stamp': Slot('stamp'), 'frame_id': frame}, 'ns': ns,
-            'action': Marker.DELETEALL})
-        return [(at, {'stamp': np.asarray(stamp, np.int64)}, None)]
-
     def boxes(self, stamp, frame: str, ns: str, ids: Sequence[int], centers, sizes, *,
               yaw=None, orientations=None, colors=WHITE, min_size: float = 0.0,
               lifetime: Optional[Duration] = None) -> list:

@@ -36,8 +36,7 @@ from ros_sim_bridge.msg import (MoraiCollisionData, MoraiCollisionObject, MoraiC
                    MoraiObjectStatusList, MoraiVehicleCollision, MoraiVehicleCollisionData)
 from ros_sim_bridge.core import frames
 from ros_sim_bridge.ros import markers as ros_markers
-from ros_sim_bridge.ros.cdr_template import ElementTemplates, Slot, build, messages_with_elements
-from ros_sim_bridge.ros.markers_cdr import MarkerCdr, marker_arrays
+from ros_sim_bridge.ros.cdr_template import Slot, build
 
 # Units: the codec gives the wire's km/h and deg (README "Units rule"); the factors are the
 # codec's table (morai/codec/units.py), applied here and nowhere else.
@@ -310,73 +309,92 @@ _FLOAT_FACTORS = np.array([TO_SI.get(n, 1.0) for n in _OBJECT_FLOATS])
 
 class ObjectsCdr:
     """Object Info → CDR of MoraiObjectStatusList (occupied slots, wire order, SI) and its
-    MarkerArray (DELETEALL, then a CUBE per object, optionally a label)."""
+    MarkerArray (DELETEALL, then a CUBE per object, optionally a label).  Each is one template
+    of the whole message, kept by its shape (layout, the objects' link ids; the object count,
+    and the label texts), every object's numbers in one slot per type: a scene whose objects
+    keep their links fills a cached template."""
 
-    def __init__(self, frame_id: str, labels: bool = False):
-        self.frame, self.labels = frame_id, labels
-        self._heads: dict = {}
-        self._objects = ElementTemplates('ros_sim_bridge/msg/MoraiObjectStatus')
-        self._markers = MarkerCdr()
+    def __init__(self, frame_id: str, labels: bool = False, max_templates: int = 256):
+        self.frame, self.labels, self._max = frame_id, labels, max_templates
+        self._lists: dict = {}
+        self._arrays: dict = {}
 
-    def _object_at(self, link: str):
-        return self._objects.at(link, lambda: dict(_slotted(MoraiObjectStatus,
-                                                            {'link_id': link})[0]))
+    def _cached(self, cache: dict, key, value):
+        tmpl = cache.get(key)
+        if tmpl is None:
+            if len(cache) >= self._max:
+                cache.clear()
+            type_name, tree = value()
+            tmpl = cache[key] = build(type_name, tree)
+        return tmpl
 
     def object_list(self, info: morai.ObjectInfo, stamp) -> bytes:
         present = info.present()
-        head = self._heads.get(info.layout)
-        if head is None:
-            head = self._heads[info.layout] = build(
-                'ros_sim_bridge/msg/MoraiObjectStatusList', {
-                    'header': {'stamp': Slot('stamp'), 'frame_id': self.frame},
-                    'layout': info.layout, 'has_sim_time': Slot('flag'), 'sec': Slot('i32'),
-                    'nsec': Slot('i32'), 'num_of_npcs': Slot('i32'),
-                    'num_of_pedestrian': Slot('i32'), 'num_of_obstacle': Slot('i32'),
-                    'objects': []})
-        types = present['obj_type']
-        counts = [np.count_nonzero(types == t) for t in (
-            morai.object_info.OBJ_TYPE_NPC_VEHICLE, morai.object_info.OBJ_TYPE_PEDESTRIAN,
-            morai.object_info.OBJ_TYPE_OBSTACLE)]
-        stamped = info.sec is not None
-        head_cdr = head.fill(stamp=_pair(stamp), flag=stamped, i32=np.array(
-            [info.sec if stamped else 0, info.nsec if stamped else 0, *counts],
-            np.int32).reshape(-1, 1))
         n = len(present)
-        values = {
-            'i16': np.stack([present['obj_id'], present['obj_type']], -1).astype(
-                np.int16).reshape(n, 2, 1),
-            'f32': (np.stack([present[f] for f in _OBJECT_FLOATS], -1).astype(np.float64)
-                    * _FLOAT_FACTORS).astype(np.float32).reshape(n, len(_OBJECT_FLOATS), 1)}
-        links = ([_text(v) for v in present['link_id'].tolist()]
-                 if info.layout.startswith('obj106') else [''] * n)
-        msg, = messages_with_elements(
-            [head_cdr], [[(self._object_at(link), values, i) for i, link in enumerate(links)]])
-        return bytes(msg)
+        links = (tuple(_text(v) for v in present['link_id'].tolist())
+                 if info.layout.startswith('obj106') else ('',) * n)
+        tmpl = self._cached(self._lists, (info.layout, links), lambda: (
+            'ros_sim_bridge/msg/MoraiObjectStatusList', {
+                'header': {'stamp': Slot('stamp'), 'frame_id': self.frame},
+                'layout': info.layout, 'has_sim_time': Slot('flag'), 'sec': Slot('i32'),
+                'nsec': Slot('i32'), 'num_of_npcs': Slot('i32'),
+                'num_of_pedestrian': Slot('i32'), 'num_of_obstacle': Slot('i32'),
+                'objects': [_slotted(MoraiObjectStatus, {'link_id': link})[0]
+                            for link in links]}))
+        types = present['obj_type']
+        stamped = info.sec is not None
+        i32 = np.array([info.sec if stamped else 0, info.nsec if stamped else 0,
+                        *(np.count_nonzero(types == t) for t in (
+                            morai.object_info.OBJ_TYPE_NPC_VEHICLE,
+                            morai.object_info.OBJ_TYPE_PEDESTRIAN,
+                            morai.object_info.OBJ_TYPE_OBSTACLE))], np.int32)
+        i16 = np.stack([present['obj_id'], types], -1).astype(np.int16)
+        f32 = (np.stack([present[f] for f in _OBJECT_FLOATS], -1).astype(np.float64)
+               * _FLOAT_FACTORS).astype(np.float32)
+        return bytes(tmpl.fill(stamp=_pair(stamp), flag=stamped, i32=i32.reshape(-1, 1),
+                               i16=i16.reshape(-1, 1), f32=f32.reshape(-1, 1)))
 
     def markers(self, info: morai.ObjectInfo, stamp) -> bytes:
         """The box stands on (pos_x, pos_y, pos_z) (pos is taken as the ground point); zero
-        sizes made visible (0.1 m); id = obj_id, colour by obj_type."""
-        stamp, objs, mk = _pair(stamp), info.present(), self._markers
-        items = mk.delete_all(stamp, self.frame, MARKER_NS_OBJECTS)
-        if self.labels:
-            items += mk.delete_all(stamp, self.frame, MARKER_NS_LABELS)
+        sizes made visible (0.1 m); id = obj_id, colour by obj_type; labels white, 0.8 m."""
+        objs = info.present()
+        n = len(objs)
         size = np.stack([objs['size_x'], objs['size_y'], objs['size_z']], -1).astype(np.float64)
         centre = np.stack([objs['pos_x'], objs['pos_y'], objs['pos_z'] + 0.5 * objs['size_z']],
                           -1).astype(np.float64)
-        types, ids = objs['obj_type'].tolist(), objs['obj_id'].astype(np.int64)
-        colours = np.array([OBJECT_COLOURS.get(t, UNKNOWN_COLOUR) for t in types],
-                           np.float64).reshape(-1, 4)
-        items += mk.boxes(stamp, self.frame, MARKER_NS_OBJECTS, ids, centre,
-                          np.where(size > 0, size, 0.1),
-                          yaw=objs['heading'].astype(np.float64) * DEG, colors=colours)
+        types, ids = objs['obj_type'].tolist(), objs['obj_id'].astype(np.int32)
+        texts = tuple(f'{OBJECT_TYPE_NAMES.get(t, t)} {i}'
+                      for i, t in zip(ids.tolist(), types)) if self.labels else ()
+        tmpl = self._cached(self._arrays, (n, texts), lambda: (
+            'visualization_msgs/msg/MarkerArray', {'markers': self._marker_tree(n, texts)}))
+        poses, scales = ros_markers.box_rows(
+            n, centre, np.where(size > 0, size, 0.1),
+            yaw=objs['heading'].astype(np.float64) * DEG)
+        values = {'stamp': _pair(stamp), 'id': ids.reshape(-1, 1), 'pose': poses,
+                  'scale': scales, 'color': np.array(
+                      [OBJECT_COLOURS.get(t, UNKNOWN_COLOUR) for t in types],
+                      np.float32).reshape(-1, 4)}
         if self.labels:
             top = centre.copy()
             top[:, 2] += size[:, 2]
-            items += mk.labels(stamp, self.frame, MARKER_NS_LABELS, ids, top,
-                               [f'{OBJECT_TYPE_NAMES.get(t, t)} {i}'
-                                for i, t in zip(ids.tolist(), types)], height=0.8)
-        msg, = marker_arrays([items])
-        return bytes(msg.parts[0])
+            values.update(label_id=values['id'], label_at=top)
+        return bytes(tmpl.fill(**values))
+
+    def _marker_tree(self, n: int, texts: tuple) -> list:
+        def marker(ns, **fields):
+            return {'header': {'stamp': Slot('stamp'), 'frame_id': self.frame}, 'ns': ns,
+                    **fields}
+        tree = [marker(MARKER_NS_OBJECTS, action=Marker.DELETEALL)]
+        if self.labels:
+            tree.append(marker(MARKER_NS_LABELS, action=Marker.DELETEALL))
+        tree += [marker(MARKER_NS_OBJECTS, id=Slot('id'), type=Marker.CUBE,
+                        action=Marker.ADD, pose=Slot('pose'), scale=Slot('scale'),
+                        color=Slot('color')) for _ in range(n)]
+        tree += [marker(MARKER_NS_LABELS, id=Slot('label_id'), type=Marker.TEXT_VIEW_FACING,
+                        action=Marker.ADD, pose={'position': Slot('label_at')},
+                        scale={'z': 0.8}, color={'r': 1.0, 'g': 1.0, 'b': 1.0, 'a': 1.0},
+                        text=text) for text in texts]
+        return tree
 
 
 # -- client → simulator: ROS commands (SI) → codec dataclasses (wire units) --------------------
