@@ -19,7 +19,10 @@ from ros_sim_bridge.morai.ros import conversions as convert
 from nav_msgs.msg import Odometry
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
-from ros_sim_bridge.msg import MoraiCtrlCmd, MoraiEgoVehicleStatus, MoraiObjectStatusList
+from ros_sim_bridge.msg import (MoraiCollisionData, MoraiCtrlCmd, MoraiEgoVehicleStatus,
+                                MoraiGetTrafficLightStatus, MoraiIntersectionStatus,
+                                MoraiMultiEgoSetting, MoraiObjectStatusList,
+                                MoraiVehicleCollisionData)
 from ros_sim_bridge.srv import (MoraiSensorControl, MoraiSetIntersectionStatus,
                                 MoraiSetMultiEgoSetting)
 
@@ -136,18 +139,19 @@ def _to_ros(name: str, value) -> list:
         cdr = convert.ObjectsCdr('map', labels=True)
         return _read_back((MoraiObjectStatusList, cdr.object_list(value, STAMP)),
                           (MarkerArray, cdr.markers(value, STAMP)))
+    events = convert.EventsCdr('map')
     if name == 'multi_ego_setting':
-        return [convert.multi_ego_msg(value, STAMP, 'map')]
+        return _read_back((MoraiMultiEgoSetting, events.multi_ego(value, STAMP)))
     if name == 'traffic_light_status':
-        return [convert.traffic_light_msg(value, STAMP)]
+        return _read_back((MoraiGetTrafficLightStatus, events.traffic_light(value, STAMP)))
     if name == 'collision':
-        return [convert.collision_msg(value, STAMP, 'map'),
-                convert.collision_markers(value, STAMP, 'map')]
+        return _read_back((MoraiCollisionData, events.collision(value, STAMP)),
+                          (MarkerArray, events.collision_markers(value, STAMP)))
     if name == 'vehicle_collision':
-        return [convert.vehicle_collision_msg(value, STAMP, 'map'),
-                convert.vehicle_collision_markers(value, STAMP, 'map')]
+        return _read_back((MoraiVehicleCollisionData, events.vehicle_collision(value, STAMP)),
+                          (MarkerArray, events.vehicle_collision_markers(value, STAMP)))
     if name == 'intersection_status':
-        return [convert.intersection_msg(value, STAMP)]
+        return _read_back((MoraiIntersectionStatus, events.intersection(value, STAMP)))
     return []   # client → simulator commands: no ROS message is made from them
 
 

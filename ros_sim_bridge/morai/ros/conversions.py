@@ -6,8 +6,10 @@ wire units (km/h, deg, deg/s); this module is where they meet SI.
 Simulator → client: the codec's records become the custom ``Morai*`` messages in SI / REP-103
 (km/h → m/s, deg → rad, deg/s → rad/s; m, m/s² and s unchanged), field names after the spec,
 plus the standard views: ego ``nav_msgs/Odometry`` and the ``map → base_link`` transform (m,
-m/s, rad), objects and collisions as ``visualization_msgs/MarkerArray``.  Object arrays are
-converted column-wise with numpy.
+m/s, rad), objects and collisions as ``visualization_msgs/MarkerArray``.  Each is built as
+CDR bytes (:class:`EgoCdr`, :class:`ObjectsCdr`, :class:`EventsCdr`): a
+:mod:`ros_sim_bridge.ros.cdr_template` template per message shape, the records' columns
+converted with numpy into one slot per field type, the stamp a slot.
 
 Client → simulator: ``Morai*`` command messages / service requests (SI) become the codec's
 command dataclasses in wire units (m/s → km/h, rad → deg); the codec's encoders validate them
@@ -23,17 +25,14 @@ document says only "x-axis component").
 from __future__ import annotations
 
 import numpy as np
-from geometry_msgs.msg import Point, Pose, Vector3
-from std_msgs.msg import ColorRGBA, Header
-from visualization_msgs.msg import Marker, MarkerArray
+from visualization_msgs.msg import Marker
 
 from ros_sim_bridge.morai import codec as morai
 from ros_sim_bridge.morai.codec.units import (  # noqa: F401 (names used here and by callers)
     DEG, FROM_SI, KMH_PER_MPS, MPS_PER_KMH, RAD, TO_SI, WIRE_UNITS)
-from ros_sim_bridge.msg import (MoraiCollisionData, MoraiCollisionObject, MoraiCollisionVehicle,
-                   MoraiEgoSetting, MoraiEgoVehicleStatus, MoraiGetTrafficLightStatus,
-                   MoraiIntersectionStatus, MoraiMultiEgoSetting, MoraiObjectStatus,
-                   MoraiObjectStatusList, MoraiVehicleCollision, MoraiVehicleCollisionData)
+from ros_sim_bridge.msg import (MoraiCollisionObject, MoraiCollisionVehicle, MoraiEgoSetting,
+                                MoraiEgoVehicleStatus, MoraiGetTrafficLightStatus,
+                                MoraiIntersectionStatus, MoraiObjectStatus)
 from ros_sim_bridge.core import frames
 from ros_sim_bridge.ros import markers as ros_markers
 from ros_sim_bridge.ros.cdr_template import Slot, build
@@ -75,16 +74,6 @@ _VEHICLE_FIELDS = morai.VEHICLE_DTYPE.names
 _EGO_SETTING_FIELDS = morai.MULTI_EGO_DTYPE.names
 
 
-def _header(stamp, frame_id: str) -> Header:
-    return Header(stamp=stamp, frame_id=frame_id)
-
-
-def _stamp_fields(msg, value) -> None:
-    msg.has_sim_time = value.sec is not None
-    if value.sec is not None:
-        msg.sec, msg.nsec = int(value.sec), int(value.nsec)
-
-
 def _text(raw) -> str:
     """A fixed char[] column value (bytes, NUL-cut by numpy) as text; non-ASCII bytes escaped."""
     return raw.decode('ascii', 'backslashreplace').rstrip(' ') if isinstance(raw, bytes) else raw
@@ -96,21 +85,8 @@ def _si(name: str, value):
     return value if factor is None else float(value) * factor
 
 
-def _records_to_msgs(records: np.ndarray, names, msg_class) -> list:
-    """Structured records (wire units) → messages in SI: each column converted at once in
-    float64 (km/h → m/s, deg → rad), then one tolist() per column and kwargs per record."""
-    columns = []
-    for name in names:
-        column = records[name]
-        factor = TO_SI.get(name)
-        if factor is not None:
-            column = column.astype(np.float64) * factor
-        columns.append(column.tolist())
-    return [msg_class(**dict(zip(names, row))) for row in zip(*columns)]
-
-
 def _records_from_msgs(msgs, names, dtype, count: int) -> np.ndarray:
-    """Messages in SI → structured records in wire units (the inverse of _records_to_msgs)."""
+    """Messages in SI → structured records in wire units (the inverse of EventsCdr's and ObjectsCdr's record columns)."""
     out = np.zeros(count, dtype)
     for name in names:
         factor = FROM_SI.get(name)
@@ -124,43 +100,6 @@ def _records_from_msgs(msgs, names, dtype, count: int) -> np.ndarray:
 
 # -- simulator → client: custom messages (SI) ---------------------------------------------------
 
-def multi_ego_msg(setting: morai.MultiEgoSetting, stamp, frame_id: str) -> MoraiMultiEgoSetting:
-    return MoraiMultiEgoSetting(
-        header=_header(stamp, frame_id), num_of_ego=int(setting.num_of_ego),
-        camera_index=int(setting.camera_index),
-        egos=_records_to_msgs(setting.active(), _EGO_SETTING_FIELDS, MoraiEgoSetting))
-
-
-def traffic_light_msg(st: morai.TrafficLightStatus, stamp) -> MoraiGetTrafficLightStatus:
-    return MoraiGetTrafficLightStatus(header=_header(stamp, ''), traffic_light_index=st.index,
-                                      traffic_light_type=int(st.type),
-                                      traffic_light_status=int(st.status))
-
-
-def collision_msg(data: morai.CollisionData, stamp, frame_id: str) -> MoraiCollisionData:
-    m = MoraiCollisionData(header=_header(stamp, frame_id), layout=data.layout)
-    _stamp_fields(m, data)
-    m.collision_objects = _records_to_msgs(data.present(), _COLLISION_FIELDS,
-                                           MoraiCollisionObject)
-    return m
-
-
-def vehicle_collision_msg(data: morai.VehicleCollisionData, stamp,
-                          frame_id: str) -> MoraiVehicleCollisionData:
-    pairs = data.present()
-    flat = _records_to_msgs(pairs.reshape(-1), _VEHICLE_FIELDS, MoraiCollisionVehicle)
-    return MoraiVehicleCollisionData(
-        header=_header(stamp, frame_id),
-        collisions=[MoraiVehicleCollision(vehicle_a=flat[2 * k], vehicle_b=flat[2 * k + 1])
-                    for k in range(len(pairs))])
-
-
-def intersection_msg(st: morai.IntersectionStatus, stamp) -> MoraiIntersectionStatus:
-    return MoraiIntersectionStatus(header=_header(stamp, ''), intersection_index=int(st.index),
-                                   intersection_status=int(st.status),
-                                   intersection_status_time=float(st.status_time))
-
-
 # -- simulator → client: standard views (SI, REP-103) -------------------------------------------
 
 def ego_pose(st: morai.EgoVehicleStatus):
@@ -168,52 +107,6 @@ def ego_pose(st: morai.EgoVehicleStatus):
     q = frames.quat_from_euler(st.roll * DEG, st.pitch * DEG, st.heading * DEG)
     return np.array([st.pos_x, st.pos_y, st.pos_z], dtype=np.float64), \
         frames.quat_positive_w(frames.quat_normalize(q))
-
-
-def _colour(rgba) -> ColorRGBA:
-    return ColorRGBA(r=rgba[0], g=rgba[1], b=rgba[2], a=rgba[3])
-
-
-def _boxes(header: Header, ns: str, ids, xyz: np.ndarray, heading: np.ndarray,
-           size: np.ndarray, colours) -> list:
-    """CUBE markers (:func:`ros_sim_bridge.ros.markers.boxes`); ``xyz`` is the box centre
-    (n, 3), ``heading`` deg, ``size`` (n, 3) with zero sizes made visible (0.1 m)."""
-    size = np.where(size > 0, size, 0.1)
-    return ros_markers.boxes(header, ns, np.fromiter(ids, np.int64), xyz, size,
-                         yaw=np.asarray(heading, dtype=np.float64) * DEG,
-                         colors=np.asarray(colours, np.float64).reshape(-1, 4))
-
-
-def collision_markers(data: morai.CollisionData, stamp, frame_id: str) -> MarkerArray:
-    """DELETEALL, then a red SPHERE (1 m) at each collided object's global offset (map frame),
-    id = obj_id."""
-    header = _header(stamp, frame_id)
-    markers = [ros_markers.delete_all(header, MARKER_NS_COLLISION)]
-    for rec in data.present().tolist():
-        row = dict(zip(_COLLISION_FIELDS, rec))
-        markers.append(Marker(
-            header=header, ns=MARKER_NS_COLLISION, id=int(row['obj_id']), type=Marker.SPHERE,
-            action=Marker.ADD,
-            pose=Pose(position=Point(x=row['global_offset_x'], y=row['global_offset_y'],
-                                     z=row['global_offset_z'])),
-            scale=Vector3(x=1.0, y=1.0, z=1.0), color=_colour(COLLISION_COLOUR)))
-    return MarkerArray(markers=markers)
-
-
-def vehicle_collision_markers(data: morai.VehicleCollisionData, stamp,
-                              frame_id: str) -> MarkerArray:
-    """DELETEALL, then both vehicles of each colliding pair as boxes (ids 2k, 2k + 1)."""
-    header = _header(stamp, frame_id)
-    markers = [ros_markers.delete_all(header, MARKER_NS_VEHICLE_COLLISION)]
-    flat = data.present().reshape(-1)
-    if len(flat):
-        size = np.stack([flat['size_x'], flat['size_y'], flat['size_z']], -1).astype(np.float64)
-        centre = np.stack([flat['pos_x'], flat['pos_y'], flat['pos_z'] + 0.5 * flat['size_z']],
-                          -1).astype(np.float64)
-        colours = [VEHICLE_COLLISION_COLOURS[k % 2] for k in range(len(flat))]
-        markers += _boxes(header, MARKER_NS_VEHICLE_COLLISION, range(len(flat)), centre,
-                          flat['heading'], size, colours)
-    return MarkerArray(markers=markers)
 
 
 # -- simulator → client at data rate: CDR bytes from templates (issue #27) ---------------------
@@ -319,28 +212,19 @@ class ObjectsCdr:
         self._lists: dict = {}
         self._arrays: dict = {}
 
-    def _cached(self, cache: dict, key, value):
-        tmpl = cache.get(key)
-        if tmpl is None:
-            if len(cache) >= self._max:
-                cache.clear()
-            type_name, tree = value()
-            tmpl = cache[key] = build(type_name, tree)
-        return tmpl
-
     def object_list(self, info: morai.ObjectInfo, stamp) -> bytes:
         present = info.present()
         n = len(present)
         links = (tuple(_text(v) for v in present['link_id'].tolist())
                  if info.layout.startswith('obj106') else ('',) * n)
-        tmpl = self._cached(self._lists, (info.layout, links), lambda: (
+        tmpl = _cached(self._lists, (info.layout, links), lambda: (
             'ros_sim_bridge/msg/MoraiObjectStatusList', {
                 'header': {'stamp': Slot('stamp'), 'frame_id': self.frame},
                 'layout': info.layout, 'has_sim_time': Slot('flag'), 'sec': Slot('i32'),
                 'nsec': Slot('i32'), 'num_of_npcs': Slot('i32'),
                 'num_of_pedestrian': Slot('i32'), 'num_of_obstacle': Slot('i32'),
                 'objects': [_slotted(MoraiObjectStatus, {'link_id': link})[0]
-                            for link in links]}))
+                            for link in links]}), self._max)
         types = present['obj_type']
         stamped = info.sec is not None
         i32 = np.array([info.sec if stamped else 0, info.nsec if stamped else 0,
@@ -365,8 +249,9 @@ class ObjectsCdr:
         types, ids = objs['obj_type'].tolist(), objs['obj_id'].astype(np.int32)
         texts = tuple(f'{OBJECT_TYPE_NAMES.get(t, t)} {i}'
                       for i, t in zip(ids.tolist(), types)) if self.labels else ()
-        tmpl = self._cached(self._arrays, (n, texts), lambda: (
-            'visualization_msgs/msg/MarkerArray', {'markers': self._marker_tree(n, texts)}))
+        tmpl = _cached(self._arrays, (n, texts), lambda: (
+            'visualization_msgs/msg/MarkerArray', {'markers': self._marker_tree(n, texts)}),
+            self._max)
         poses, scales = ros_markers.box_rows(
             n, centre, np.where(size > 0, size, 0.1),
             yaw=objs['heading'].astype(np.float64) * DEG)
@@ -395,6 +280,132 @@ class ObjectsCdr:
                         scale={'z': 0.8}, color={'r': 1.0, 'g': 1.0, 'b': 1.0, 'a': 1.0},
                         text=text) for text in texts]
         return tree
+
+
+def _cached(cache: dict, key, value, max_templates: int = 256):
+    """The template of ``key`` in ``cache``, built from ``value()`` = (type, value tree)."""
+    tmpl = cache.get(key)
+    if tmpl is None:
+        if len(cache) >= max_templates:
+            cache.clear()
+        type_name, tree = value()
+        tmpl = cache[key] = build(type_name, tree)
+    return tmpl
+
+
+def _record_columns(records: np.ndarray, names: dict) -> dict:
+    """Slot values of n records (wire units → SI) for element templates from :func:`_slotted`:
+    per slot its fields' values, record by record, as (n·k, 1)."""
+    out = {}
+    for slot, fields in names.items():
+        dtype = next(d for s, d in _GROUPS.values() if s == slot)
+        columns = [records[f].astype(np.float64) * TO_SI.get(f, 1.0) for f in fields]
+        out[slot] = np.stack(columns, -1).astype(dtype).reshape(-1, 1)
+    return out
+
+
+class EventsCdr:
+    """The other simulator → client messages as CDR: Multi Ego Setting, traffic light,
+    intersection, Collision and NPC Vehicle Collision (with their MarkerArrays); one
+    template per message shape (strings, record counts), the stamp a slot."""
+
+    def __init__(self, frame_id: str):
+        self.frame = frame_id
+        self._cache: dict = {}
+
+    def _header(self, frame=None) -> dict:
+        return {'stamp': Slot('stamp'), 'frame_id': self.frame if frame is None else frame}
+
+    def multi_ego(self, setting: morai.MultiEgoSetting, stamp) -> bytes:
+        """The active egos (the first num_of_ego records) in SI."""
+        egos = setting.active()
+        element, names = _slotted(MoraiEgoSetting, {})
+        tmpl = _cached(self._cache, ('multi_ego', len(egos)), lambda: (
+            'ros_sim_bridge/msg/MoraiMultiEgoSetting', {
+                'header': self._header(), 'num_of_ego': Slot('i32'),
+                'camera_index': Slot('i32'), 'egos': [element] * len(egos)}))
+        return bytes(tmpl.fill(stamp=_pair(stamp), i32=np.array(
+            [[setting.num_of_ego], [setting.camera_index]], np.int32),
+            **_record_columns(egos, names)))
+
+    def traffic_light(self, st: morai.TrafficLightStatus, stamp) -> bytes:
+        tmpl = _cached(self._cache, ('traffic_light', st.index), lambda: (
+            'ros_sim_bridge/msg/MoraiGetTrafficLightStatus', _slotted(
+                MoraiGetTrafficLightStatus, {'header': self._header(''),
+                                             'traffic_light_index': st.index})[0]))
+        return bytes(tmpl.fill(stamp=_pair(stamp),
+                               i16=np.array([[st.type], [st.status]], np.int16)))
+
+    def intersection(self, st: morai.IntersectionStatus, stamp) -> bytes:
+        tmpl = _cached(self._cache, ('intersection',), lambda: (
+            'ros_sim_bridge/msg/MoraiIntersectionStatus', _slotted(
+                MoraiIntersectionStatus, {'header': self._header('')})[0]))
+        return bytes(tmpl.fill(stamp=_pair(stamp),
+                               i16=np.array([[st.index], [st.status]], np.int16),
+                               f32=np.float32(st.status_time)))
+
+    def collision(self, data: morai.CollisionData, stamp) -> bytes:
+        """The occupied records, in SI; sec/nsec zero without sim time."""
+        records = data.present()
+        element, names = _slotted(MoraiCollisionObject, {})
+        tmpl = _cached(self._cache, ('collision', data.layout, len(records)), lambda: (
+            'ros_sim_bridge/msg/MoraiCollisionData', {
+                'header': self._header(), 'layout': data.layout,
+                'has_sim_time': Slot('flag'), 'sec': Slot('i32'), 'nsec': Slot('i32'),
+                'collision_objects': [element] * len(records)}))
+        stamped = data.sec is not None
+        return bytes(tmpl.fill(
+            stamp=_pair(stamp), flag=stamped, i32=np.array(
+                [[data.sec if stamped else 0], [data.nsec if stamped else 0]], np.int32),
+            **_record_columns(records, names)))
+
+    def collision_markers(self, data: morai.CollisionData, stamp) -> bytes:
+        """DELETEALL, then a red SPHERE (1 m) at each collided object's global offset (map
+        frame), id = obj_id."""
+        records = data.present()
+        n = len(records)
+        r, g, b, a = COLLISION_COLOUR
+        tmpl = _cached(self._cache, ('collision_markers', n), lambda: (
+            'visualization_msgs/msg/MarkerArray', {'markers': [
+                {'header': self._header(), 'ns': MARKER_NS_COLLISION,
+                 'action': Marker.DELETEALL}] + [
+                {'header': self._header(), 'ns': MARKER_NS_COLLISION, 'id': Slot('id'),
+                 'type': Marker.SPHERE, 'action': Marker.ADD,
+                 'pose': {'position': Slot('at')}, 'scale': {'x': 1.0, 'y': 1.0, 'z': 1.0},
+                 'color': {'r': r, 'g': g, 'b': b, 'a': a}}] * n}))
+        at = np.stack([records[f'global_offset_{c}'] for c in 'xyz'], -1).astype(np.float64)
+        return bytes(tmpl.fill(stamp=_pair(stamp), at=at,
+                               id=records['obj_id'].astype(np.int32).reshape(-1, 1)))
+
+    def vehicle_collision(self, data: morai.VehicleCollisionData, stamp) -> bytes:
+        """Each colliding pair (vehicle_a hit vehicle_b), in SI."""
+        flat = data.present().reshape(-1)
+        element, names = _slotted(MoraiCollisionVehicle, {})
+        tmpl = _cached(self._cache, ('vehicle_collision', len(flat)), lambda: (
+            'ros_sim_bridge/msg/MoraiVehicleCollisionData', {
+                'header': self._header(), 'collisions': [
+                    {'vehicle_a': element, 'vehicle_b': element}] * (len(flat) // 2)}))
+        return bytes(tmpl.fill(stamp=_pair(stamp), **_record_columns(flat, names)))
+
+    def vehicle_collision_markers(self, data: morai.VehicleCollisionData, stamp) -> bytes:
+        """DELETEALL, then both vehicles of each colliding pair as boxes (ids 2k, 2k + 1),
+        standing on their position, zero sizes made visible (0.1 m)."""
+        flat = data.present().reshape(-1)
+        n = len(flat)
+        tmpl = _cached(self._cache, ('vehicle_collision_markers', n), lambda: (
+            'visualization_msgs/msg/MarkerArray', {'markers': [
+                {'header': self._header(), 'ns': MARKER_NS_VEHICLE_COLLISION,
+                 'action': Marker.DELETEALL}] + [
+                {'header': self._header(), 'ns': MARKER_NS_VEHICLE_COLLISION, 'id': k,
+                 'type': Marker.CUBE, 'action': Marker.ADD, 'pose': Slot('pose'),
+                 'scale': Slot('scale'), 'color': dict(zip(
+                     'rgba', VEHICLE_COLLISION_COLOURS[k % 2]))} for k in range(n)]}))
+        size = np.stack([flat['size_x'], flat['size_y'], flat['size_z']], -1).astype(np.float64)
+        centre = np.stack([flat['pos_x'], flat['pos_y'], flat['pos_z'] + 0.5 * flat['size_z']],
+                          -1).astype(np.float64)
+        poses, scales = ros_markers.box_rows(n, centre, np.where(size > 0, size, 0.1),
+                                             yaw=flat['heading'].astype(np.float64) * DEG)
+        return bytes(tmpl.fill(stamp=_pair(stamp), pose=poses, scale=scales))
 
 
 # -- client → simulator: ROS commands (SI) → codec dataclasses (wire units) --------------------
@@ -482,7 +493,4 @@ def describe(value) -> str:
     return ', '.join(parts)
 
 
-__all__ = ['EgoCdr', 'ObjectsCdr', 'multi_ego_msg', 'traffic_light_msg',
-           'collision_msg', 'vehicle_collision_msg', 'intersection_msg', 'ego_pose',
-           'collision_markers',
-           'vehicle_collision_markers', 'COMMANDS', 'describe']
+__all__ = ['EgoCdr', 'ObjectsCdr', 'EventsCdr', 'ego_pose', 'COMMANDS', 'describe']
