@@ -1,6 +1,7 @@
 """MORAI bridge: decode cost per datagram vs a plain struct.unpack, the datagram rate one
 morai_bridge process sustains with zero loss for Ego Status + Object Info together, and the
-arrival → publish latency at 100 Hz.
+arrival → publish latency at 100 Hz, next to the floor: a loop of ``publish(bytes)`` of the
+same five messages per pair, already serialised (issue #27).
 
 The node runs as its installed executable (own process, as in production) with
 stamp_source=receive; this process plays pre-rendered newest-release datagrams (Ego Status
@@ -27,7 +28,7 @@ from ros_sim_bridge.tools.session import background_node, keep_dds_local
 TYPES = ('ego_status', 'object_info')
 PUBLISHED_PER_DATAGRAM = {'ego_status': 3, 'object_info': 2}   # status+odom+tf, list+markers
 SECONDS = 4.0
-RATES = (100, 200, 300, 400, 500, 600, 800, 1000, 1500)
+RATES = (100, 500, 1000, 1500, 2000, 2500, 3000, 4000)
 MAX_DRAIN = 0.5   # s
 LATENCY_SECONDS = 4.0
 
@@ -51,6 +52,7 @@ def decode_cost(n: int = 20_000) -> None:
     ego_raw = struct.Struct('<iibbfi24f38s12f')   # the ego200 payload, 200 B
     obj_raw = struct.Struct('<hh16f38s')
     stamp = Time(sec=1, nanosec=0)
+    ego_cdr, obj_cdr = convert.EgoCdr('map', 'base_link'), convert.ObjectsCdr('map')
 
     def timed(fn, data):
         t0 = time.perf_counter()
@@ -64,19 +66,20 @@ def decode_cost(n: int = 20_000) -> None:
             ('plain struct.unpack_from (one struct)', timed(lambda d: ego_raw.unpack_from(d, 27),
                                                             ego)),
             ('codec decode_ego_status', timed(morai.decode_ego_status, ego)),
-            ('decode + MoraiEgoVehicleStatus + Odometry + TF', timed(
-                lambda d: (lambda st: (convert.ego_status_msg(st, stamp, 'map'),
-                                       convert.ego_odometry(st, stamp, 'map', 'base_link'),
-                                       convert.ego_transform(st, stamp, 'map', 'base_link')))(
-                    morai.decode_ego_status(d)), ego)),
+            ('decode + CDR of status + Odometry + TF', timed(
+                lambda d: (lambda st, pose: (ego_cdr.status(st, stamp),
+                                             ego_cdr.odometry(st, stamp, pose),
+                                             ego_cdr.transform(stamp, pose)))(
+                    *(lambda st: (st, convert.ego_pose(st)))(morai.decode_ego_status(d))),
+                ego)),
         ]),
         ('Object Info 2160 B', [
             ('plain struct.unpack_from × 20 records', timed(
                 lambda d: [obj_raw.unpack_from(d, 38 + 106 * i) for i in range(20)], obj)),
             ('codec decode_object_info (numpy)', timed(morai.decode_object_info, obj)),
-            ('decode + MoraiObjectStatusList + MarkerArray', timed(
-                lambda d: (lambda info: (convert.object_list_msg(info, stamp, 'map'),
-                                         convert.object_markers(info, stamp, 'map')))(
+            ('decode + CDR of MoraiObjectStatusList + MarkerArray', timed(
+                lambda d: (lambda info: (obj_cdr.object_list(info, stamp),
+                                         obj_cdr.markers(info, stamp)))(
                     morai.decode_object_info(d)), obj)),
         ]),
     ]
@@ -86,6 +89,39 @@ def decode_cost(n: int = 20_000) -> None:
         print(f'  {title}')
         for label, t in entries:
             print(f'    {label:48} {t:8.2f}  ({t / base:5.1f}× the plain unpack)')
+
+
+def floor(node, packets, n: int = 2000) -> float:
+    """Datagrams/s (both types, one CPU) that publish(bytes) of the node's five messages per
+    pair allows: the node's own bytes for one pair, same types, sizes and counts."""
+    from nav_msgs.msg import Odometry
+    from tf2_msgs.msg import TFMessage
+    from visualization_msgs.msg import MarkerArray
+    from builtin_interfaces.msg import Time
+    from ros_sim_bridge.msg import MoraiEgoVehicleStatus, MoraiObjectStatusList
+    from ros_sim_bridge.morai.ros import conversions as convert
+    stamp = Time(sec=1, nanosec=0)
+    st = morai.decode_ego_status(packets['ego_status'][0])
+    info = morai.decode_object_info(packets['object_info'][0])
+    ego, obj, pose = convert.EgoCdr('map', 'base_link'), convert.ObjectsCdr('map'), \
+        convert.ego_pose(st)
+    pairs = [(node.create_publisher(t, f'bench_floor/m{k}', 10), data) for k, (t, data) in
+             enumerate([(MoraiEgoVehicleStatus, ego.status(st, stamp)),
+                        (Odometry, ego.odometry(st, stamp, pose)),
+                        (TFMessage, ego.transform(stamp, pose)),
+                        (MoraiObjectStatusList, obj.object_list(info, stamp)),
+                        (MarkerArray, obj.markers(info, stamp))])]
+    t0 = time.perf_counter()
+    for _ in range(n):
+        for pub, data in pairs:
+            pub.publish(data)
+    per_pair = (time.perf_counter() - t0) / n
+    for pub, _ in pairs:
+        node.destroy_publisher(pub)
+    print(f'\nfloor: publish(bytes) of one pair\'s 5 messages ({len(info.present())} objects, '
+          f'{sum(len(d) for _, d in pairs)} B): {per_pair * 1e6:.1f} µs '
+          f'→ {2 / per_pair:.0f} datagrams/s on one CPU')
+    return per_pair
 
 
 class DiagnosticsReader:
@@ -236,6 +272,7 @@ if __name__ == '__main__':
     decode_cost()
     rendered = render(500)
     with background_node('bench_morai') as bench_node:
+        floor(bench_node, rendered)
         latency(bench_node, rendered)
         capacity(bench_node, rendered)
     sys.exit(0)

@@ -1,5 +1,6 @@
 """RflySim truth: decode cost per packet vs a plain struct.unpack loop, and the most vehicles
-at 100 Hz that one rflysim_truth node carries with zero loss.
+at 100 Hz that one rflysim_truth node carries with zero loss, next to its floor: a loop of
+``publish(bytes)`` of the node's five messages per packet, already serialised (issue #27).
 
 The node runs as its installed executable (own process, as in production); the sender plays
 pre-rendered packets at 100 Hz per vehicle; loss is read from the node's own /diagnostics
@@ -98,8 +99,37 @@ def trial(node, vehicles: int) -> dict:
             'lossless': received == sent and drops == 0 and published == expected}
 
 
+def floor(node, n: int = 2000) -> float:
+    """Vehicles at RATE that publishing the five messages of a packet as bytes allows (one
+    CPU): publish(bytes) of the node's own bytes, same types, sizes and counts."""
+    from nav_msgs.msg import Odometry
+    from sensor_msgs.msg import Imu, NavSatFix
+    from tf2_msgs.msg import TFMessage
+    from ros_sim_bridge.msg import RflySimTruth
+    from ros_sim_bridge.rflysim.ros.conversions import EnuState, VehicleCdr
+    state = Scene([1]).state(1, 1.0)
+    enu, cdr, stamp = EnuState.from_truth(state), VehicleCdr('map', 'b', 'lat_lon_alt'), (1, 2)
+    pairs = [(node.create_publisher(t, f'bench_floor/m{k}', 10), data) for k, (t, data) in
+             enumerate([(RflySimTruth, cdr.truth(state, stamp)),
+                        (Odometry, cdr.odometry(enu, stamp)), (Imu, cdr.imu(enu, stamp)),
+                        (NavSatFix, cdr.nav_sat_fix(state, stamp)),
+                        (TFMessage, cdr.transform(enu, stamp))])]
+    t0 = time.perf_counter()
+    for _ in range(n):
+        for pub, data in pairs:
+            pub.publish(data)
+    per_packet = (time.perf_counter() - t0) / n
+    for pub, _ in pairs:
+        node.destroy_publisher(pub)
+    print(f'\nfloor: publish(bytes) of one packet\'s 5 messages '
+          f'({sum(len(d) for _, d in pairs)} B): {per_packet * 1e6:.1f} µs '
+          f'→ {1 / (per_packet * RATE):.0f} vehicles at {RATE:.0f} Hz on one CPU')
+    return per_packet
+
+
 def capacity() -> None:
     with background_node('bench_rflysim') as node:
+        floor(node)
         _capacity(node)
 
 
@@ -109,7 +139,7 @@ def _capacity(node) -> None:
     print(f'  {"vehicles":>8} {"sent":>7} {"received":>8} {"kernel drops":>12} '
           f'{"published":>10} {"of":>7}  {"offered pkt/s":>13}  result')
     best = 0
-    for vehicles in (1, 10, 20, 40, 80, 120, 160, 240):
+    for vehicles in (1, 20, 80, 150, 200, 250, 300, 400):
         r = trial(node, vehicles)
         print(f'  {r["vehicles"]:>8} {r["sent"]:>7} {r["received"]:>8} {r["drops"]:>12} '
               f'{r["published"]:>10} {r["expected"]:>7}  {r["send_rate"]:>13.0f}  '

@@ -16,7 +16,13 @@ from builtin_interfaces.msg import Time
 from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.morai import codec as morai
 from ros_sim_bridge.morai.ros import conversions as convert
-from ros_sim_bridge.msg import MoraiCtrlCmd
+from nav_msgs.msg import Odometry
+from tf2_msgs.msg import TFMessage
+from visualization_msgs.msg import MarkerArray
+from ros_sim_bridge.msg import (MoraiCollisionData, MoraiCtrlCmd, MoraiEgoVehicleStatus,
+                                MoraiGetTrafficLightStatus, MoraiIntersectionStatus,
+                                MoraiMultiEgoSetting, MoraiObjectStatusList,
+                                MoraiVehicleCollisionData)
 from ros_sim_bridge.srv import (MoraiSensorControl, MoraiSetIntersectionStatus,
                                 MoraiSetMultiEgoSetting)
 
@@ -117,27 +123,35 @@ def test_dispatch(raw):
     fz.check_decoder(morai.identify, raw)
 
 
+def _read_back(*pairs) -> list:
+    """The messages of CDR bytes (rclpy's decoder; it must take them)."""
+    from rclpy.serialization import deserialize_message
+    return [deserialize_message(data, t) for t, data in pairs]
+
+
 def _to_ros(name: str, value) -> list:
     if name == 'ego_status':
-        pose = convert.ego_pose(value)
-        return [convert.ego_status_msg(value, STAMP, 'map'),
-                convert.ego_odometry(value, STAMP, 'map', 'base_link', pose),
-                convert.ego_transform(value, STAMP, 'map', 'base_link')]
+        pose, cdr = convert.ego_pose(value), convert.EgoCdr('map', 'base_link')
+        return _read_back((MoraiEgoVehicleStatus, cdr.status(value, STAMP)),
+                          (Odometry, cdr.odometry(value, STAMP, pose)),
+                          (TFMessage, cdr.transform(STAMP, pose)))
     if name == 'object_info':
-        return [convert.object_list_msg(value, STAMP, 'map'),
-                convert.object_markers(value, STAMP, 'map', labels=True)]
+        cdr = convert.ObjectsCdr('map', labels=True)
+        return _read_back((MoraiObjectStatusList, cdr.object_list(value, STAMP)),
+                          (MarkerArray, cdr.markers(value, STAMP)))
+    events = convert.EventsCdr('map')
     if name == 'multi_ego_setting':
-        return [convert.multi_ego_msg(value, STAMP, 'map')]
+        return _read_back((MoraiMultiEgoSetting, events.multi_ego(value, STAMP)))
     if name == 'traffic_light_status':
-        return [convert.traffic_light_msg(value, STAMP)]
+        return _read_back((MoraiGetTrafficLightStatus, events.traffic_light(value, STAMP)))
     if name == 'collision':
-        return [convert.collision_msg(value, STAMP, 'map'),
-                convert.collision_markers(value, STAMP, 'map')]
+        return _read_back((MoraiCollisionData, events.collision(value, STAMP)),
+                          (MarkerArray, events.collision_markers(value, STAMP)))
     if name == 'vehicle_collision':
-        return [convert.vehicle_collision_msg(value, STAMP, 'map'),
-                convert.vehicle_collision_markers(value, STAMP, 'map')]
+        return _read_back((MoraiVehicleCollisionData, events.vehicle_collision(value, STAMP)),
+                          (MarkerArray, events.vehicle_collision_markers(value, STAMP)))
     if name == 'intersection_status':
-        return [convert.intersection_msg(value, STAMP)]
+        return _read_back((MoraiIntersectionStatus, events.intersection(value, STAMP)))
     return []   # client → simulator commands: no ROS message is made from them
 
 

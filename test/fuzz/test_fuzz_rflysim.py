@@ -81,19 +81,27 @@ def test_decode(data, expected):
 
 
 def _convert(record) -> None:
-    """Every conversion the node applies to a decoded record; all messages serialise."""
+    """Every conversion the node applies to a decoded record; the bytes read back."""
+    from rclpy.serialization import deserialize_message
+    from ros_sim_bridge.ros.cdr_template import message_class
+    out = []
     if isinstance(record, rfly.TruthState):
         e = convert.EnuState.from_truth(record)
-        fz.serialize(convert.truth_msg(record, STAMP, 'map'),
-                     convert.odometry(e, STAMP, 'map', 'base_link'),
-                     convert.imu(e, record, STAMP, 'base_link'),
-                     convert.nav_sat_fix(record, STAMP, 'gps', 'lat_lon_alt'),
-                     convert.nav_sat_fix(record, STAMP, 'gps', 'lon_lat_alt'),
-                     convert.transform(e, STAMP, 'map', 'base_link'))
+        for order in convert.GPS_ORDERS:
+            cdr = convert.VehicleCdr('map', 'base_link', order)
+            out += [(cdr._truth, cdr.truth(record, STAMP)),
+                    (cdr._fix, cdr.nav_sat_fix(record, STAMP))]
+        out += [(cdr._odom[True], cdr.odometry(e, STAMP)), (cdr._imu[True], cdr.imu(e, STAMP)),
+                (cdr._tf, cdr.transform(e, STAMP))]
     elif isinstance(record, rfly.CrashNotice):
-        fz.serialize(convert.collision_msg(record, STAMP, 'base_link'))
+        cdr = convert.VehicleCdr('map', 'base_link', 'lat_lon_alt')
+        out.append((cdr._collision, cdr.collision(record, STAMP)))
     elif isinstance(record, rfly.GpsOrigin):
-        fz.serialize(convert.origin_fix(record, STAMP, 'map', 'lat_lon_alt'))
+        tmpl = convert.fix_template('map')
+        out.append((tmpl, convert.fix_cdr(tmpl, record.pos_gps, STAMP, 'lat_lon_alt')))
+    for tmpl, data in out:
+        assert len(data) == len(tmpl)
+        deserialize_message(data, message_class(tmpl.type_name))
 
 
 def _floats(n: int):

@@ -110,7 +110,7 @@ def test_a_raising_conversion_does_not_end_the_receive_loop(ros, ego_bridge, mon
     """A handler fault (injected into the conversion) is counted and logged; the next
     datagrams are published."""
     from ros_sim_bridge.morai.ros import conversions
-    real = conversions.ego_status_msg
+    real = conversions.EgoCdr.status
     calls = []
 
     def broken(*args, **kwargs):
@@ -118,7 +118,7 @@ def test_a_raising_conversion_does_not_end_the_receive_loop(ros, ego_bridge, mon
         if len(calls) == 1:
             raise RuntimeError('injected handler fault')
         return real(*args, **kwargs)
-    monkeypatch.setattr(conversions, 'ego_status_msg', broken)
+    monkeypatch.setattr(conversions.EgoCdr, 'status', broken)
     node, tx, status = ego_bridge()
     for k in range(1, 4):
         tx.send(ego152(sec=k))

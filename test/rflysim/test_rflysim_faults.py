@@ -64,7 +64,7 @@ def test_warning_then_error_from_the_shared_log_path_keeps_the_node_publishing(
     node, tx, truth = truth_node()
     tx.send(b'\x00' * 7)                                   # bad input: warning
     assert wait_until(lambda: node.vehicles[1].stats.error_count == 1, 5)
-    fired = _raise_once(monkeypatch, conversions, 'odometry')
+    fired = _raise_once(monkeypatch, conversions.VehicleCdr, 'odometry')
     tx.send(truth_168(t=1.0))                              # handler fault: error
     assert wait_until(fired.is_set, 5)
     for k in range(2, 6):

@@ -6,8 +6,10 @@ wire units (km/h, deg, deg/s); this module is where they meet SI.
 Simulator → client: the codec's records become the custom ``Morai*`` messages in SI / REP-103
 (km/h → m/s, deg → rad, deg/s → rad/s; m, m/s² and s unchanged), field names after the spec,
 plus the standard views: ego ``nav_msgs/Odometry`` and the ``map → base_link`` transform (m,
-m/s, rad), objects and collisions as ``visualization_msgs/MarkerArray``.  Object arrays are
-converted column-wise with numpy.
+m/s, rad), objects and collisions as ``visualization_msgs/MarkerArray``.  Each is built as
+CDR bytes (:class:`EgoCdr`, :class:`ObjectsCdr`, :class:`EventsCdr`): a
+:mod:`ros_sim_bridge.ros.cdr_template` template per message shape, the records' columns
+converted with numpy into one slot per field type, the stamp a slot.
 
 Client → simulator: ``Morai*`` command messages / service requests (SI) become the codec's
 command dataclasses in wire units (m/s → km/h, rad → deg); the codec's encoders validate them
@@ -23,21 +25,17 @@ document says only "x-axis component").
 from __future__ import annotations
 
 import numpy as np
-from geometry_msgs.msg import Point, Pose, Vector3
-from nav_msgs.msg import Odometry
-from std_msgs.msg import ColorRGBA, Header
-from visualization_msgs.msg import Marker, MarkerArray
+from visualization_msgs.msg import Marker
 
 from ros_sim_bridge.morai import codec as morai
 from ros_sim_bridge.morai.codec.units import (  # noqa: F401 (names used here and by callers)
     DEG, FROM_SI, KMH_PER_MPS, MPS_PER_KMH, RAD, TO_SI, WIRE_UNITS)
-from ros_sim_bridge.msg import (MoraiCollisionData, MoraiCollisionObject, MoraiCollisionVehicle,
-                   MoraiEgoSetting, MoraiEgoVehicleStatus, MoraiGetTrafficLightStatus,
-                   MoraiIntersectionStatus, MoraiMultiEgoSetting, MoraiObjectStatus,
-                   MoraiObjectStatusList, MoraiVehicleCollision, MoraiVehicleCollisionData)
+from ros_sim_bridge.msg import (MoraiCollisionObject, MoraiCollisionVehicle, MoraiEgoSetting,
+                                MoraiEgoVehicleStatus, MoraiGetTrafficLightStatus,
+                                MoraiIntersectionStatus, MoraiObjectStatus)
 from ros_sim_bridge.core import frames
 from ros_sim_bridge.ros import markers as ros_markers
-from ros_sim_bridge.ros.geometry import point, quaternion, transform as make_transform
+from ros_sim_bridge.ros.cdr_template import Slot, build
 
 # Units: the codec gives the wire's km/h and deg (README "Units rule"); the factors are the
 # codec's table (morai/codec/units.py), applied here and nowhere else.
@@ -76,16 +74,6 @@ _VEHICLE_FIELDS = morai.VEHICLE_DTYPE.names
 _EGO_SETTING_FIELDS = morai.MULTI_EGO_DTYPE.names
 
 
-def _header(stamp, frame_id: str) -> Header:
-    return Header(stamp=stamp, frame_id=frame_id)
-
-
-def _stamp_fields(msg, value) -> None:
-    msg.has_sim_time = value.sec is not None
-    if value.sec is not None:
-        msg.sec, msg.nsec = int(value.sec), int(value.nsec)
-
-
 def _text(raw) -> str:
     """A fixed char[] column value (bytes, NUL-cut by numpy) as text; non-ASCII bytes escaped."""
     return raw.decode('ascii', 'backslashreplace').rstrip(' ') if isinstance(raw, bytes) else raw
@@ -97,21 +85,8 @@ def _si(name: str, value):
     return value if factor is None else float(value) * factor
 
 
-def _records_to_msgs(records: np.ndarray, names, msg_class) -> list:
-    """Structured records (wire units) → messages in SI: each column converted at once in
-    float64 (km/h → m/s, deg → rad), then one tolist() per column and kwargs per record."""
-    columns = []
-    for name in names:
-        column = records[name]
-        factor = TO_SI.get(name)
-        if factor is not None:
-            column = column.astype(np.float64) * factor
-        columns.append(column.tolist())
-    return [msg_class(**dict(zip(names, row))) for row in zip(*columns)]
-
-
 def _records_from_msgs(msgs, names, dtype, count: int) -> np.ndarray:
-    """Messages in SI → structured records in wire units (the inverse of _records_to_msgs)."""
+    """Messages in SI → structured records in wire units (the inverse of EventsCdr's and ObjectsCdr's record columns)."""
     out = np.zeros(count, dtype)
     for name in names:
         factor = FROM_SI.get(name)
@@ -125,76 +100,6 @@ def _records_from_msgs(msgs, names, dtype, count: int) -> np.ndarray:
 
 # -- simulator → client: custom messages (SI) ---------------------------------------------------
 
-def ego_status_msg(st: morai.EgoVehicleStatus, stamp, frame_id: str) -> MoraiEgoVehicleStatus:
-    m = MoraiEgoVehicleStatus(header=_header(stamp, frame_id), layout=st.layout)
-    _stamp_fields(m, st)
-    for name in _EGO_ALWAYS:
-        setattr(m, name, _si(name, getattr(st, name)))
-    for flag, names in _EGO_OPTIONAL.items():
-        present = getattr(st, names[0]) is not None
-        setattr(m, flag, present)
-        if present:
-            for name in names:
-                setattr(m, name, float(_si(name, getattr(st, name))))
-    m.has_link_id = st.link_id is not None
-    m.link_id = st.link_id or ''
-    return m
-
-
-def object_list_msg(info: morai.ObjectInfo, stamp, frame_id: str) -> MoraiObjectStatusList:
-    """Occupied slots only (empty slots have obj_id 0), in wire order."""
-    present = info.present()
-    m = MoraiObjectStatusList(header=_header(stamp, frame_id), layout=info.layout)
-    _stamp_fields(m, info)
-    types = present['obj_type']
-    m.num_of_npcs = int(np.count_nonzero(types == morai.object_info.OBJ_TYPE_NPC_VEHICLE))
-    m.num_of_pedestrian = int(np.count_nonzero(types == morai.object_info.OBJ_TYPE_PEDESTRIAN))
-    m.num_of_obstacle = int(np.count_nonzero(types == morai.object_info.OBJ_TYPE_OBSTACLE))
-    objects = _records_to_msgs(present, _OBJECT_FIELDS, MoraiObjectStatus)
-    if info.layout.startswith('obj106'):
-        for msg, link in zip(objects, present['link_id'].tolist()):
-            msg.link_id = _text(link)
-    m.objects = objects
-    return m
-
-
-def multi_ego_msg(setting: morai.MultiEgoSetting, stamp, frame_id: str) -> MoraiMultiEgoSetting:
-    return MoraiMultiEgoSetting(
-        header=_header(stamp, frame_id), num_of_ego=int(setting.num_of_ego),
-        camera_index=int(setting.camera_index),
-        egos=_records_to_msgs(setting.active(), _EGO_SETTING_FIELDS, MoraiEgoSetting))
-
-
-def traffic_light_msg(st: morai.TrafficLightStatus, stamp) -> MoraiGetTrafficLightStatus:
-    return MoraiGetTrafficLightStatus(header=_header(stamp, ''), traffic_light_index=st.index,
-                                      traffic_light_type=int(st.type),
-                                      traffic_light_status=int(st.status))
-
-
-def collision_msg(data: morai.CollisionData, stamp, frame_id: str) -> MoraiCollisionData:
-    m = MoraiCollisionData(header=_header(stamp, frame_id), layout=data.layout)
-    _stamp_fields(m, data)
-    m.collision_objects = _records_to_msgs(data.present(), _COLLISION_FIELDS,
-                                           MoraiCollisionObject)
-    return m
-
-
-def vehicle_collision_msg(data: morai.VehicleCollisionData, stamp,
-                          frame_id: str) -> MoraiVehicleCollisionData:
-    pairs = data.present()
-    flat = _records_to_msgs(pairs.reshape(-1), _VEHICLE_FIELDS, MoraiCollisionVehicle)
-    return MoraiVehicleCollisionData(
-        header=_header(stamp, frame_id),
-        collisions=[MoraiVehicleCollision(vehicle_a=flat[2 * k], vehicle_b=flat[2 * k + 1])
-                    for k in range(len(pairs))])
-
-
-def intersection_msg(st: morai.IntersectionStatus, stamp) -> MoraiIntersectionStatus:
-    return MoraiIntersectionStatus(header=_header(stamp, ''), intersection_index=int(st.index),
-                                   intersection_status=int(st.status),
-                                   intersection_status_time=float(st.status_time))
-
-
 # -- simulator → client: standard views (SI, REP-103) -------------------------------------------
 
 def ego_pose(st: morai.EgoVehicleStatus):
@@ -204,98 +109,303 @@ def ego_pose(st: morai.EgoVehicleStatus):
         frames.quat_positive_w(frames.quat_normalize(q))
 
 
-def ego_odometry(st: morai.EgoVehicleStatus, stamp, frame_id: str,
-                 child_frame_id: str, pose=None) -> Odometry:
-    """Pose in the map frame; twist in the vehicle frame (m/s, rad/s). Angular velocity is
-    zero for layouts without it (ego94/ego132).  ``pose``: :func:`ego_pose` if already known."""
-    position, q = pose if pose is not None else ego_pose(st)
-    m = Odometry()
-    m.header = _header(stamp, frame_id)
-    m.child_frame_id = child_frame_id
-    m.pose.pose.position = point(position)
-    m.pose.pose.orientation = quaternion(q)
-    m.twist.twist.linear = Vector3(x=st.velocity_x / KMH_PER_MPS, y=st.velocity_y / KMH_PER_MPS,
-                                   z=st.velocity_z / KMH_PER_MPS)
-    if st.angular_velocity_x is not None:
-        m.twist.twist.angular = Vector3(x=st.angular_velocity_x * DEG,
-                                        y=st.angular_velocity_y * DEG,
-                                        z=st.angular_velocity_z * DEG)
-    return m  # simulator ground truth: covariances stay zero
+# -- simulator → client at data rate: CDR bytes from templates (issue #27) ---------------------
+
+_GROUPS = {'float': ('f32', np.float32), 'int8': ('i8', np.int8), 'int16': ('i16', np.int16),
+           'int32': ('i32', np.int32), 'boolean': ('flag', np.uint8)}
 
 
-def ego_transform(st: morai.EgoVehicleStatus, stamp, parent: str, child: str, pose=None):
-    position, q = pose if pose is not None else ego_pose(st)
-    return make_transform(stamp, parent, child, position, q)
+def _slotted(cls, constants: dict) -> tuple:
+    """A value tree of ``cls`` whose numeric fields share one slot per type (filled in field
+    order from one column), and those slots' field names."""
+    value, names = dict(constants), {}
+    for name, kind in cls.get_fields_and_field_types().items():
+        if name not in constants and kind in _GROUPS:
+            slot = _GROUPS[kind][0]
+            value[name] = Slot(slot)
+            names.setdefault(slot, []).append(name)
+    return value, names
 
 
-def _colour(rgba) -> ColorRGBA:
-    return ColorRGBA(r=rgba[0], g=rgba[1], b=rgba[2], a=rgba[3])
+def _column(names: dict, slot: str, get) -> np.ndarray:
+    """(n, 1) values of ``slot``'s fields, ``get(name)`` each."""
+    dtype = next(d for s, d in _GROUPS.values() if s == slot)
+    return np.array([get(n) for n in names[slot]], np.float64).astype(dtype).reshape(-1, 1)
 
 
-def _boxes(header: Header, ns: str, ids, xyz: np.ndarray, heading: np.ndarray,
-           size: np.ndarray, colours) -> list:
-    """CUBE markers (:func:`ros_sim_bridge.ros.markers.boxes`); ``xyz`` is the box centre
-    (n, 3), ``heading`` deg, ``size`` (n, 3) with zero sizes made visible (0.1 m)."""
-    size = np.where(size > 0, size, 0.1)
-    return ros_markers.boxes(header, ns, np.fromiter(ids, np.int64), xyz, size,
-                         yaw=np.asarray(heading, dtype=np.float64) * DEG,
-                         colors=np.asarray(colours, np.float64).reshape(-1, 4))
+def _pair(stamp) -> tuple:
+    return (stamp.sec, stamp.nanosec) if hasattr(stamp, 'sec') else tuple(stamp)
 
 
-def object_markers(info: morai.ObjectInfo, stamp, frame_id: str,
-                   labels: bool = False) -> MarkerArray:
-    """DELETEALL, then one CUBE per occupied slot (id = obj_id, colour by obj_type), in the map
-    frame; the box stands on (pos_x, pos_y, pos_z) (pos is taken as the ground point)."""
-    header = _header(stamp, frame_id)
-    objs = info.present()
-    markers = [ros_markers.delete_all(header, MARKER_NS_OBJECTS)]
-    if labels:
-        markers.append(ros_markers.delete_all(header, MARKER_NS_LABELS))
-    size = np.stack([objs['size_x'], objs['size_y'], objs['size_z']], axis=-1).astype(np.float64)
-    centre = np.stack([objs['pos_x'], objs['pos_y'], objs['pos_z'] + 0.5 * objs['size_z']],
-                      axis=-1).astype(np.float64)
-    types = objs['obj_type'].tolist()
-    colours = [OBJECT_COLOURS.get(t, UNKNOWN_COLOUR) for t in types]
-    ids = objs['obj_id'].tolist()
-    markers += _boxes(header, MARKER_NS_OBJECTS, ids, centre, objs['heading'], size, colours)
-    if labels:
-        top = centre + np.stack([np.zeros(len(size)), np.zeros(len(size)), size[:, 2]], -1)
-        markers += ros_markers.labels(header, MARKER_NS_LABELS, ids, top,
-                                      [f'{OBJECT_TYPE_NAMES.get(t, t)} {i}'
-                                       for i, t in zip(ids, types)], height=0.8)
-    return MarkerArray(markers=markers)
+class EgoCdr:
+    """Ego Vehicle Status → CDR of MoraiEgoVehicleStatus (SI), nav_msgs/Odometry and the
+    ``map → base`` TFMessage; templates per (layout, link_id), the stamp a slot."""
+
+    def __init__(self, map_frame: str, base_frame: str, max_templates: int = 1024):
+        self.map_frame, self._max = map_frame, max_templates
+        self._status: dict = {}
+        self._odom = build('nav_msgs/msg/Odometry', {
+            'header': {'stamp': Slot('stamp'), 'frame_id': map_frame},
+            'child_frame_id': base_frame, 'pose': {'pose': Slot('pose')},
+            'twist': {'twist': Slot('twist')}})   # ground truth: covariances stay zero
+        self._tf = build('tf2_msgs/msg/TFMessage', {'transforms': [{
+            'header': {'stamp': Slot('stamp'), 'frame_id': map_frame},
+            'child_frame_id': base_frame, 'transform': Slot('transform')}]})
+
+    def status(self, st: morai.EgoVehicleStatus, stamp) -> bytes:
+        """Every field in SI; the optional groups zero with their has_* false when the layout
+        lacks them; sec/nsec zero without sim time."""
+        link = st.link_id or ''
+        key = (st.layout, link)
+        entry = self._status.get(key)
+        if entry is None:
+            if len(self._status) >= self._max:
+                self._status.clear()
+            value, names = _slotted(MoraiEgoVehicleStatus, {
+                'header': {'stamp': Slot('stamp'), 'frame_id': self.map_frame},
+                'layout': st.layout, 'link_id': link})
+            entry = self._status[key] = (build('ros_sim_bridge/msg/MoraiEgoVehicleStatus',
+                                               value), names)
+        tmpl, names = entry
+        flags = {flag: getattr(st, group[0]) is not None
+                 for flag, group in _EGO_OPTIONAL.items()}
+        flags.update(has_sim_time=st.sec is not None, has_link_id=st.link_id is not None)
+
+        def number(name):
+            v = getattr(st, name)
+            return 0.0 if v is None else _si(name, v)
+        return bytes(tmpl.fill(
+            stamp=_pair(stamp), flag=_column(names, 'flag', flags.__getitem__),
+            f32=_column(names, 'f32', number), i8=_column(names, 'i8', number),
+            i32=_column(names, 'i32', number)))
+
+    def odometry(self, st: morai.EgoVehicleStatus, stamp, pose) -> bytes:
+        """Pose in the map frame; twist in the vehicle frame (m/s, rad/s); angular velocity
+        zero for layouts without it (ego94/ego132).  ``pose``: :func:`ego_pose`."""
+        position, q = pose
+        rates = (0.0, 0.0, 0.0) if st.angular_velocity_x is None else (
+            st.angular_velocity_x * DEG, st.angular_velocity_y * DEG, st.angular_velocity_z * DEG)
+        return bytes(self._odom.fill(
+            stamp=_pair(stamp), pose=np.concatenate([position, q[[1, 2, 3, 0]]]),
+            twist=np.array([st.velocity_x / KMH_PER_MPS, st.velocity_y / KMH_PER_MPS,
+                            st.velocity_z / KMH_PER_MPS, *rates])))
+
+    def transform(self, stamp, pose) -> bytes:
+        position, q = pose
+        return bytes(self._tf.fill(stamp=_pair(stamp),
+                                   transform=np.concatenate([position, q[[1, 2, 3, 0]]])))
 
 
-def collision_markers(data: morai.CollisionData, stamp, frame_id: str) -> MarkerArray:
-    """DELETEALL, then a red SPHERE (1 m) at each collided object's global offset (map frame),
-    id = obj_id."""
-    header = _header(stamp, frame_id)
-    markers = [ros_markers.delete_all(header, MARKER_NS_COLLISION)]
-    for rec in data.present().tolist():
-        row = dict(zip(_COLLISION_FIELDS, rec))
-        markers.append(Marker(
-            header=header, ns=MARKER_NS_COLLISION, id=int(row['obj_id']), type=Marker.SPHERE,
-            action=Marker.ADD,
-            pose=Pose(position=Point(x=row['global_offset_x'], y=row['global_offset_y'],
-                                     z=row['global_offset_z'])),
-            scale=Vector3(x=1.0, y=1.0, z=1.0), color=_colour(COLLISION_COLOUR)))
-    return MarkerArray(markers=markers)
+_OBJECT_FLOATS = tuple(n for n in _OBJECT_FIELDS if n not in ('obj_id', 'obj_type'))
+_FLOAT_FACTORS = np.array([TO_SI.get(n, 1.0) for n in _OBJECT_FLOATS])
 
 
-def vehicle_collision_markers(data: morai.VehicleCollisionData, stamp,
-                              frame_id: str) -> MarkerArray:
-    """DELETEALL, then both vehicles of each colliding pair as boxes (ids 2k, 2k + 1)."""
-    header = _header(stamp, frame_id)
-    markers = [ros_markers.delete_all(header, MARKER_NS_VEHICLE_COLLISION)]
-    flat = data.present().reshape(-1)
-    if len(flat):
+class ObjectsCdr:
+    """Object Info → CDR of MoraiObjectStatusList (occupied slots, wire order, SI) and its
+    MarkerArray (DELETEALL, then a CUBE per object, optionally a label).  Each is one template
+    of the whole message, kept by its shape (layout, the objects' link ids; the object count,
+    and the label texts), every object's numbers in one slot per type: a scene whose objects
+    keep their links fills a cached template."""
+
+    def __init__(self, frame_id: str, labels: bool = False, max_templates: int = 256):
+        self.frame, self.labels, self._max = frame_id, labels, max_templates
+        self._lists: dict = {}
+        self._arrays: dict = {}
+
+    def object_list(self, info: morai.ObjectInfo, stamp) -> bytes:
+        present = info.present()
+        n = len(present)
+        links = (tuple(_text(v) for v in present['link_id'].tolist())
+                 if info.layout.startswith('obj106') else ('',) * n)
+        tmpl = _cached(self._lists, (info.layout, links), lambda: (
+            'ros_sim_bridge/msg/MoraiObjectStatusList', {
+                'header': {'stamp': Slot('stamp'), 'frame_id': self.frame},
+                'layout': info.layout, 'has_sim_time': Slot('flag'), 'sec': Slot('i32'),
+                'nsec': Slot('i32'), 'num_of_npcs': Slot('i32'),
+                'num_of_pedestrian': Slot('i32'), 'num_of_obstacle': Slot('i32'),
+                'objects': [_slotted(MoraiObjectStatus, {'link_id': link})[0]
+                            for link in links]}), self._max)
+        types = present['obj_type']
+        stamped = info.sec is not None
+        i32 = np.array([info.sec if stamped else 0, info.nsec if stamped else 0,
+                        *(np.count_nonzero(types == t) for t in (
+                            morai.object_info.OBJ_TYPE_NPC_VEHICLE,
+                            morai.object_info.OBJ_TYPE_PEDESTRIAN,
+                            morai.object_info.OBJ_TYPE_OBSTACLE))], np.int32)
+        i16 = np.stack([present['obj_id'], types], -1).astype(np.int16)
+        f32 = (np.stack([present[f] for f in _OBJECT_FLOATS], -1).astype(np.float64)
+               * _FLOAT_FACTORS).astype(np.float32)
+        return bytes(tmpl.fill(stamp=_pair(stamp), flag=stamped, i32=i32.reshape(-1, 1),
+                               i16=i16.reshape(-1, 1), f32=f32.reshape(-1, 1)))
+
+    def markers(self, info: morai.ObjectInfo, stamp) -> bytes:
+        """The box stands on (pos_x, pos_y, pos_z) (pos is taken as the ground point); zero
+        sizes made visible (0.1 m); id = obj_id, colour by obj_type; labels white, 0.8 m."""
+        objs = info.present()
+        n = len(objs)
+        size = np.stack([objs['size_x'], objs['size_y'], objs['size_z']], -1).astype(np.float64)
+        centre = np.stack([objs['pos_x'], objs['pos_y'], objs['pos_z'] + 0.5 * objs['size_z']],
+                          -1).astype(np.float64)
+        types, ids = objs['obj_type'].tolist(), objs['obj_id'].astype(np.int32)
+        texts = tuple(f'{OBJECT_TYPE_NAMES.get(t, t)} {i}'
+                      for i, t in zip(ids.tolist(), types)) if self.labels else ()
+        tmpl = _cached(self._arrays, (n, texts), lambda: (
+            'visualization_msgs/msg/MarkerArray', {'markers': self._marker_tree(n, texts)}),
+            self._max)
+        poses, scales = ros_markers.box_rows(
+            n, centre, np.where(size > 0, size, 0.1),
+            yaw=objs['heading'].astype(np.float64) * DEG)
+        values = {'stamp': _pair(stamp), 'id': ids.reshape(-1, 1), 'pose': poses,
+                  'scale': scales, 'color': np.array(
+                      [OBJECT_COLOURS.get(t, UNKNOWN_COLOUR) for t in types],
+                      np.float32).reshape(-1, 4)}
+        if self.labels:
+            top = centre.copy()
+            top[:, 2] += size[:, 2]
+            values.update(label_id=values['id'], label_at=top)
+        return bytes(tmpl.fill(**values))
+
+    def _marker_tree(self, n: int, texts: tuple) -> list:
+        def marker(ns, **fields):
+            return {'header': {'stamp': Slot('stamp'), 'frame_id': self.frame}, 'ns': ns,
+                    **fields}
+        tree = [marker(MARKER_NS_OBJECTS, action=Marker.DELETEALL)]
+        if self.labels:
+            tree.append(marker(MARKER_NS_LABELS, action=Marker.DELETEALL))
+        tree += [marker(MARKER_NS_OBJECTS, id=Slot('id'), type=Marker.CUBE,
+                        action=Marker.ADD, pose=Slot('pose'), scale=Slot('scale'),
+                        color=Slot('color')) for _ in range(n)]
+        tree += [marker(MARKER_NS_LABELS, id=Slot('label_id'), type=Marker.TEXT_VIEW_FACING,
+                        action=Marker.ADD, pose={'position': Slot('label_at')},
+                        scale={'z': 0.8}, color={'r': 1.0, 'g': 1.0, 'b': 1.0, 'a': 1.0},
+                        text=text) for text in texts]
+        return tree
+
+
+def _cached(cache: dict, key, value, max_templates: int = 256):
+    """The template of ``key`` in ``cache``, built from ``value()`` = (type, value tree)."""
+    tmpl = cache.get(key)
+    if tmpl is None:
+        if len(cache) >= max_templates:
+            cache.clear()
+        type_name, tree = value()
+        tmpl = cache[key] = build(type_name, tree)
+    return tmpl
+
+
+def _record_columns(records: np.ndarray, names: dict) -> dict:
+    """Slot values of n records (wire units → SI) for element templates from :func:`_slotted`:
+    per slot its fields' values, record by record, as (n·k, 1)."""
+    out = {}
+    for slot, fields in names.items():
+        dtype = next(d for s, d in _GROUPS.values() if s == slot)
+        columns = [records[f].astype(np.float64) * TO_SI.get(f, 1.0) for f in fields]
+        out[slot] = np.stack(columns, -1).astype(dtype).reshape(-1, 1)
+    return out
+
+
+class EventsCdr:
+    """The other simulator → client messages as CDR: Multi Ego Setting, traffic light,
+    intersection, Collision and NPC Vehicle Collision (with their MarkerArrays); one
+    template per message shape (strings, record counts), the stamp a slot."""
+
+    def __init__(self, frame_id: str):
+        self.frame = frame_id
+        self._cache: dict = {}
+
+    def _header(self, frame=None) -> dict:
+        return {'stamp': Slot('stamp'), 'frame_id': self.frame if frame is None else frame}
+
+    def multi_ego(self, setting: morai.MultiEgoSetting, stamp) -> bytes:
+        """The active egos (the first num_of_ego records) in SI."""
+        egos = setting.active()
+        element, names = _slotted(MoraiEgoSetting, {})
+        tmpl = _cached(self._cache, ('multi_ego', len(egos)), lambda: (
+            'ros_sim_bridge/msg/MoraiMultiEgoSetting', {
+                'header': self._header(), 'num_of_ego': Slot('i32'),
+                'camera_index': Slot('i32'), 'egos': [element] * len(egos)}))
+        return bytes(tmpl.fill(stamp=_pair(stamp), i32=np.array(
+            [[setting.num_of_ego], [setting.camera_index]], np.int32),
+            **_record_columns(egos, names)))
+
+    def traffic_light(self, st: morai.TrafficLightStatus, stamp) -> bytes:
+        tmpl = _cached(self._cache, ('traffic_light', st.index), lambda: (
+            'ros_sim_bridge/msg/MoraiGetTrafficLightStatus', _slotted(
+                MoraiGetTrafficLightStatus, {'header': self._header(''),
+                                             'traffic_light_index': st.index})[0]))
+        return bytes(tmpl.fill(stamp=_pair(stamp),
+                               i16=np.array([[st.type], [st.status]], np.int16)))
+
+    def intersection(self, st: morai.IntersectionStatus, stamp) -> bytes:
+        tmpl = _cached(self._cache, ('intersection',), lambda: (
+            'ros_sim_bridge/msg/MoraiIntersectionStatus', _slotted(
+                MoraiIntersectionStatus, {'header': self._header('')})[0]))
+        return bytes(tmpl.fill(stamp=_pair(stamp),
+                               i16=np.array([[st.index], [st.status]], np.int16),
+                               f32=np.float32(st.status_time)))
+
+    def collision(self, data: morai.CollisionData, stamp) -> bytes:
+        """The occupied records, in SI; sec/nsec zero without sim time."""
+        records = data.present()
+        element, names = _slotted(MoraiCollisionObject, {})
+        tmpl = _cached(self._cache, ('collision', data.layout, len(records)), lambda: (
+            'ros_sim_bridge/msg/MoraiCollisionData', {
+                'header': self._header(), 'layout': data.layout,
+                'has_sim_time': Slot('flag'), 'sec': Slot('i32'), 'nsec': Slot('i32'),
+                'collision_objects': [element] * len(records)}))
+        stamped = data.sec is not None
+        return bytes(tmpl.fill(
+            stamp=_pair(stamp), flag=stamped, i32=np.array(
+                [[data.sec if stamped else 0], [data.nsec if stamped else 0]], np.int32),
+            **_record_columns(records, names)))
+
+    def collision_markers(self, data: morai.CollisionData, stamp) -> bytes:
+        """DELETEALL, then a red SPHERE (1 m) at each collided object's global offset (map
+        frame), id = obj_id."""
+        records = data.present()
+        n = len(records)
+        r, g, b, a = COLLISION_COLOUR
+        tmpl = _cached(self._cache, ('collision_markers', n), lambda: (
+            'visualization_msgs/msg/MarkerArray', {'markers': [
+                {'header': self._header(), 'ns': MARKER_NS_COLLISION,
+                 'action': Marker.DELETEALL}] + [
+                {'header': self._header(), 'ns': MARKER_NS_COLLISION, 'id': Slot('id'),
+                 'type': Marker.SPHERE, 'action': Marker.ADD,
+                 'pose': {'position': Slot('at')}, 'scale': {'x': 1.0, 'y': 1.0, 'z': 1.0},
+                 'color': {'r': r, 'g': g, 'b': b, 'a': a}}] * n}))
+        at = np.stack([records[f'global_offset_{c}'] for c in 'xyz'], -1).astype(np.float64)
+        return bytes(tmpl.fill(stamp=_pair(stamp), at=at,
+                               id=records['obj_id'].astype(np.int32).reshape(-1, 1)))
+
+    def vehicle_collision(self, data: morai.VehicleCollisionData, stamp) -> bytes:
+        """Each colliding pair (vehicle_a hit vehicle_b), in SI."""
+        flat = data.present().reshape(-1)
+        element, names = _slotted(MoraiCollisionVehicle, {})
+        tmpl = _cached(self._cache, ('vehicle_collision', len(flat)), lambda: (
+            'ros_sim_bridge/msg/MoraiVehicleCollisionData', {
+                'header': self._header(), 'collisions': [
+                    {'vehicle_a': element, 'vehicle_b': element}] * (len(flat) // 2)}))
+        return bytes(tmpl.fill(stamp=_pair(stamp), **_record_columns(flat, names)))
+
+    def vehicle_collision_markers(self, data: morai.VehicleCollisionData, stamp) -> bytes:
+        """DELETEALL, then both vehicles of each colliding pair as boxes (ids 2k, 2k + 1),
+        standing on their position, zero sizes made visible (0.1 m)."""
+        flat = data.present().reshape(-1)
+        n = len(flat)
+        tmpl = _cached(self._cache, ('vehicle_collision_markers', n), lambda: (
+            'visualization_msgs/msg/MarkerArray', {'markers': [
+                {'header': self._header(), 'ns': MARKER_NS_VEHICLE_COLLISION,
+                 'action': Marker.DELETEALL}] + [
+                {'header': self._header(), 'ns': MARKER_NS_VEHICLE_COLLISION, 'id': k,
+                 'type': Marker.CUBE, 'action': Marker.ADD, 'pose': Slot('pose'),
+                 'scale': Slot('scale'), 'color': dict(zip(
+                     'rgba', VEHICLE_COLLISION_COLOURS[k % 2]))} for k in range(n)]}))
         size = np.stack([flat['size_x'], flat['size_y'], flat['size_z']], -1).astype(np.float64)
         centre = np.stack([flat['pos_x'], flat['pos_y'], flat['pos_z'] + 0.5 * flat['size_z']],
                           -1).astype(np.float64)
-        colours = [VEHICLE_COLLISION_COLOURS[k % 2] for k in range(len(flat))]
-        markers += _boxes(header, MARKER_NS_VEHICLE_COLLISION, range(len(flat)), centre,
-                          flat['heading'], size, colours)
-    return MarkerArray(markers=markers)
+        poses, scales = ros_markers.box_rows(n, centre, np.where(size > 0, size, 0.1),
+                                             yaw=flat['heading'].astype(np.float64) * DEG)
+        return bytes(tmpl.fill(stamp=_pair(stamp), pose=poses, scale=scales))
 
 
 # -- client → simulator: ROS commands (SI) → codec dataclasses (wire units) --------------------
@@ -383,7 +493,4 @@ def describe(value) -> str:
     return ', '.join(parts)
 
 
-__all__ = ['ego_status_msg', 'object_list_msg', 'multi_ego_msg', 'traffic_light_msg',
-           'collision_msg', 'vehicle_collision_msg', 'intersection_msg', 'ego_pose',
-           'ego_odometry', 'ego_transform', 'object_markers', 'collision_markers',
-           'vehicle_collision_markers', 'COMMANDS', 'describe']
+__all__ = ['EgoCdr', 'ObjectsCdr', 'EventsCdr', 'ego_pose', 'COMMANDS', 'describe']

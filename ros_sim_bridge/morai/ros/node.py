@@ -213,6 +213,7 @@ class MoraiBridgeNode(Node):
 
     def _open_inbound(self) -> None:
         p = self.p
+        events = convert.EventsCdr(p.map_frame)
         publishers = {
             'ego_status': lambda: self._ego_status_step(
                 self._pub(MoraiEgoVehicleStatus, 'ego_status'), self._pub(Odometry, 'odom'),
@@ -221,22 +222,21 @@ class MoraiBridgeNode(Node):
                 self._pub(MoraiObjectStatusList, 'objects'),
                 self._pub(MarkerArray, 'object_markers')),
             'multi_ego_setting': lambda: self._simple_step(
-                self._pub(MoraiMultiEgoSetting, 'multi_ego_setting'),
-                lambda v, stamp: convert.multi_ego_msg(v, stamp, p.map_frame)),
+                self._pub(MoraiMultiEgoSetting, 'multi_ego_setting'), events.multi_ego),
             'traffic_light_status': lambda: self._simple_step(
                 self._pub(MoraiGetTrafficLightStatus, 'traffic_light_status'),
-                convert.traffic_light_msg),
+                events.traffic_light),
             'collision': lambda: self._marked_step(
                 self._pub(MoraiCollisionData, 'collision'),
                 self._pub(MarkerArray, 'collision_markers'),
-                convert.collision_msg, convert.collision_markers),
+                events.collision, events.collision_markers),
             'vehicle_collision': lambda: self._marked_step(
                 self._pub(MoraiVehicleCollisionData, 'vehicle_collision'),
                 self._pub(MarkerArray, 'vehicle_collision_markers'),
-                convert.vehicle_collision_msg, convert.vehicle_collision_markers),
+                events.vehicle_collision, events.vehicle_collision_markers),
             'intersection_status': lambda: self._simple_step(
                 self._pub(MoraiIntersectionStatus, 'intersection_status'),
-                convert.intersection_msg),
+                events.intersection),
         }
         ports = {}
         for name in INBOUND:
@@ -287,33 +287,29 @@ class MoraiBridgeNode(Node):
 
     # -- publish steps: codec value → conversions → [(publisher, message)] --------------------
     def _ego_status_step(self, status_pub, odom_pub, tf_pub):
-        p = self.p
+        cdr = convert.EgoCdr(self.p.map_frame, self.p.base_frame)
 
         def step(st: morai.EgoVehicleStatus, stamp):
             pose = convert.ego_pose(st)
-            out = [(status_pub, convert.ego_status_msg(st, stamp, p.map_frame)),
-                   (odom_pub, convert.ego_odometry(st, stamp, p.map_frame, p.base_frame, pose))]
+            out = [(status_pub, cdr.status(st, stamp)),
+                   (odom_pub, cdr.odometry(st, stamp, pose))]
             if tf_pub is not None:
-                out.append((tf_pub, TFMessage(transforms=[
-                    convert.ego_transform(st, stamp, p.map_frame, p.base_frame, pose)])))
+                out.append((tf_pub, cdr.transform(stamp, pose)))
             return out
         return step
 
     def _object_info_step(self, list_pub, marker_pub):
-        p = self.p
+        cdr = convert.ObjectsCdr(self.p.map_frame, self.p.object_labels)
 
         def step(info: morai.ObjectInfo, stamp):
-            return [(list_pub, convert.object_list_msg(info, stamp, p.map_frame)),
-                    (marker_pub, convert.object_markers(info, stamp, p.map_frame,
-                                                        p.object_labels))]
+            return [(list_pub, cdr.object_list(info, stamp)),
+                    (marker_pub, cdr.markers(info, stamp))]
         return step
 
-    def _marked_step(self, pub, marker_pub, to_msg, to_markers):
-        frame = self.p.map_frame
-
+    @staticmethod
+    def _marked_step(pub, marker_pub, to_msg, to_markers):
         def step(value, stamp):
-            return [(pub, to_msg(value, stamp, frame)),
-                    (marker_pub, to_markers(value, stamp, frame))]
+            return [(pub, to_msg(value, stamp)), (marker_pub, to_markers(value, stamp))]
         return step
 
     @staticmethod

@@ -1,17 +1,17 @@
-"""RflySim truth records → ROS messages (custom truth as sent; standard views in ENU/FLU)."""
+"""RflySim truth records → the CDR bytes of the ROS messages (custom truth as sent; standard
+views in ENU/FLU), each from a :mod:`ros_sim_bridge.ros.cdr_template` template of its vehicle
+whose numbers and stamp are slots filled per record."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
-from nav_msgs.msg import Odometry
-from sensor_msgs.msg import Imu, NavSatFix, NavSatStatus
-from std_msgs.msg import Header
+from sensor_msgs.msg import NavSatFix, NavSatStatus
 
 from ros_sim_bridge.rflysim.codec import GPS_ORDERS
 from ros_sim_bridge.msg import RflySimCollision, RflySimTruth
 from ros_sim_bridge.core import frames
-from ros_sim_bridge.ros.geometry import point, quaternion, transform as make_transform, vector3
+from ros_sim_bridge.ros.cdr_template import Slot, build
 
 FORM_IDS = {
     'sout2simulator': RflySimTruth.FORM_SOUT2SIMULATOR,
@@ -55,34 +55,6 @@ def _quaternion_ned(s) -> np.ndarray:
     return frames.quat_from_euler(*np.asarray(s.euler, dtype=np.float64))
 
 
-def _header(stamp, frame_id: str) -> Header:
-    return Header(stamp=stamp, frame_id=frame_id)
-
-
-def truth_msg(s, stamp, frame_id: str) -> RflySimTruth:
-    m = RflySimTruth()
-    m.header = _header(stamp, frame_id)
-    m.form = FORM_IDS[s.form]
-    m.copter_id = s.copter_id
-    m.vehicle_type = s.vehicle_type
-    m.reserved = s.reserved
-    m.runned_time = float(s.runned_time)
-    m.pos_ned = [float(v) for v in s.pos_ned]
-    m.vel_ned = [float(v) for v in s.vel_ned]
-    m.euler = [float(v) for v in s.euler]
-    m.has_quaternion = s.has_quaternion
-    m.quat_wxyz = [float(v) for v in _quaternion_ned(s)]
-    m.motor_rpm = [float(v) for v in s.motor_rpm]
-    m.has_body_motion = s.has_body_motion
-    if m.has_body_motion:
-        m.acc_frd = [float(v) for v in s.acc_frd]
-        m.rate_frd = [float(v) for v in s.rate_frd]
-    m.pos_gps = [float(v) for v in s.pos_gps]
-    m.collided = s.collision_target is not None
-    m.collision_target = s.collision_target if s.collision_target is not None else -1
-    return m
-
-
 #: Variance ((rad/s)²) of an Odometry's angular twist the record does not carry (the
 #: simple_time form): nav_msgs has no "not provided" flag, so a huge variance says "unknown"
 #: (a filter weighs it as nothing) where zero would claim exact zero rates.
@@ -90,68 +62,119 @@ UNKNOWN_VARIANCE = 1.0e6
 #: Diagonal of the angular part (rows/columns 3..5) in the 6×6 row-major twist covariance.
 ANGULAR_DIAGONAL = (21, 28, 35)
 
-
-def odometry(e: EnuState, stamp, frame_id: str, child_frame_id: str) -> Odometry:
-    """Pose in ``frame_id`` (ENU), twist in ``child_frame_id`` (FLU), as nav_msgs/Odometry says.
-
-    Ground truth: the covariances stay zero (exact), except the angular twist of a record
-    without body rates (simple_time), whose diagonal is :data:`UNKNOWN_VARIANCE`."""
-    m = Odometry()
-    m.header = _header(stamp, frame_id)
-    m.child_frame_id = child_frame_id
-    m.pose.pose.position = point(e.position)
-    m.pose.pose.orientation = quaternion(e.orientation)
-    m.twist.twist.linear = vector3(e.velocity_body)
-    m.twist.twist.angular = vector3(e.rates_body)
-    if not e.has_body_motion:
-        for i in ANGULAR_DIAGONAL:
-            m.twist.covariance[i] = UNKNOWN_VARIANCE
-    return m
+_HEADER = {'stamp': Slot('stamp')}
+_TRUTH_INTS = ('copter_id', 'vehicle_type', 'reserved', 'collision_target')
+_TRUTH_FLAGS = ('form', 'has_quaternion', 'has_body_motion', 'collided')
+_TRUTH_ARRAYS = ('runned_time', 'pos_ned', 'vel_ned', 'euler', 'quat_wxyz', 'motor_rpm',
+                 'acc_frd', 'rate_frd', 'pos_gps')
 
 
-def imu(e: EnuState, s, stamp, frame_id: str) -> Imu:
-    m = Imu()
-    m.header = _header(stamp, frame_id)
-    m.orientation = quaternion(e.orientation)
-    if e.has_body_motion:
-        m.angular_velocity = vector3(e.rates_body)
-        m.linear_acceleration = vector3(e.acc_body)
-    else:  # REP-145: element 0 of a covariance = -1 means "not provided"
-        m.angular_velocity_covariance[0] = -1.0
-        m.linear_acceleration_covariance[0] = -1.0
-    return m
+def _stamp(stamp) -> tuple:
+    """(sec, nanosec) of a builtin_interfaces Time or of such a pair."""
+    return (stamp.sec, stamp.nanosec) if hasattr(stamp, 'sec') else tuple(stamp)
 
 
-def nav_sat_fix(s, stamp, frame_id: str, gps_order: str) -> NavSatFix:
-    lat_i, lon_i, alt_i = GPS_ORDERS[gps_order]
-    m = NavSatFix()
-    m.header = _header(stamp, frame_id)
-    m.status.status = NavSatStatus.STATUS_FIX
-    m.status.service = NavSatStatus.SERVICE_GPS
-    m.latitude = float(s.pos_gps[lat_i])
-    m.longitude = float(s.pos_gps[lon_i])
-    m.altitude = float(s.pos_gps[alt_i])
-    m.position_covariance_type = NavSatFix.COVARIANCE_TYPE_UNKNOWN
-    return m
+def _xyzw(q_wxyz) -> np.ndarray:
+    """w-x-y-z → the x, y, z, w order of geometry_msgs/Quaternion."""
+    return np.asarray(q_wxyz, np.float64)[[1, 2, 3, 0]]
 
 
-def origin_fix(origin, stamp, frame_id: str, gps_order: str) -> NavSatFix:
-    """The map's GPS origin (Ue4CMDGPS) as a latched NavSatFix in the map frame."""
-    return nav_sat_fix(origin, stamp, frame_id, gps_order)
+def fix_template(frame_id: str):
+    return build('sensor_msgs/msg/NavSatFix', {
+        'header': dict(_HEADER, frame_id=frame_id),
+        'status': {'status': NavSatStatus.STATUS_FIX, 'service': NavSatStatus.SERVICE_GPS},
+        'latitude': Slot('lat'), 'longitude': Slot('lon'), 'altitude': Slot('alt'),
+        'position_covariance_type': NavSatFix.COVARIANCE_TYPE_UNKNOWN})
 
 
-def transform(e: EnuState, stamp, parent: str, child: str):
-    return make_transform(stamp, parent, child, e.position, e.orientation)
+def fix_cdr(template, pos_gps, stamp, gps_order: str) -> bytes:
+    """A NavSatFix of PosGPS read in ``gps_order`` (covariance unknown)."""
+    lat, lon, alt = (float(pos_gps[i]) for i in GPS_ORDERS[gps_order])
+    return bytes(template.fill(stamp=_stamp(stamp), lat=lat, lon=lon, alt=alt))
 
 
-def collision_msg(notice, stamp, frame_id: str) -> RflySimCollision:
-    m = RflySimCollision()
-    m.header = _header(stamp, frame_id)
-    m.copter_id = int(notice.copter_id)
-    target = notice.target_id
-    m.target_id = int(target) if target is not None and target >= 0 else -1
-    return m
+class VehicleCdr:
+    """The templates of one vehicle's messages (its frames baked in) and the conversions of a
+    truth record to their CDR bytes; ``stamp`` a builtin_interfaces Time or (sec, nanosec)."""
+
+    def __init__(self, map_frame: str, base_frame: str, gps_order: str):
+        if gps_order not in GPS_ORDERS:
+            raise ValueError(f'gps_order must be one of {sorted(GPS_ORDERS)}')
+        self.gps_order = gps_order
+        self._truth = build('ros_sim_bridge/msg/RflySimTruth', {
+            'header': dict(_HEADER, frame_id=map_frame),
+            **{name: Slot(name) for name in _TRUTH_INTS + _TRUTH_FLAGS + _TRUTH_ARRAYS}})
+        #: by has_body_motion: the angular twist variance is unknown without body rates
+        self._odom = {body: build('nav_msgs/msg/Odometry', {
+            'header': dict(_HEADER, frame_id=map_frame), 'child_frame_id': base_frame,
+            'pose': {'pose': Slot('pose')},
+            'twist': {'twist': Slot('twist'), 'covariance': [
+                0.0 if body or i not in ANGULAR_DIAGONAL else UNKNOWN_VARIANCE
+                for i in range(36)]}}) for body in (False, True)}
+        # REP-145: element 0 of a covariance = -1 means "not provided"
+        unknown = [-1.0] + [0.0] * 8
+        self._imu = {True: build('sensor_msgs/msg/Imu', {
+            'header': dict(_HEADER, frame_id=base_frame), 'orientation': Slot('orientation'),
+            'angular_velocity': Slot('rates'), 'linear_acceleration': Slot('acc')}),
+            False: build('sensor_msgs/msg/Imu', {
+                'header': dict(_HEADER, frame_id=base_frame),
+                'orientation': Slot('orientation'), 'angular_velocity_covariance': unknown,
+                'linear_acceleration_covariance': unknown})}
+        self._fix = fix_template(base_frame)
+        self._tf = build('tf2_msgs/msg/TFMessage', {'transforms': [{
+            'header': dict(_HEADER, frame_id=map_frame), 'child_frame_id': base_frame,
+            'transform': Slot('transform')}]})
+        self._collision = build('ros_sim_bridge/msg/RflySimCollision', {
+            'header': dict(_HEADER, frame_id=base_frame), 'copter_id': Slot('copter_id'),
+            'target_id': Slot('target_id')})
+
+    def truth(self, s, stamp) -> bytes:
+        """RflySimTruth: the record as sent (NED/FRD); quat_wxyz from the Euler angles when the
+        form has none; acc/rates zero without body motion; collision_target −1 when none."""
+        body = s.has_body_motion
+        target = s.collision_target
+        return bytes(self._truth.fill(
+            stamp=_stamp(stamp), form=FORM_IDS[s.form], copter_id=s.copter_id,
+            vehicle_type=s.vehicle_type, reserved=s.reserved,
+            collision_target=-1 if target is None else target,
+            has_quaternion=s.has_quaternion, has_body_motion=body,
+            collided=target is not None, runned_time=s.runned_time, pos_ned=s.pos_ned,
+            vel_ned=s.vel_ned, euler=s.euler, quat_wxyz=_quaternion_ned(s),
+            motor_rpm=s.motor_rpm, acc_frd=s.acc_frd if body else 0.0,
+            rate_frd=s.rate_frd if body else 0.0, pos_gps=s.pos_gps))
+
+    def odometry(self, e: EnuState, stamp) -> bytes:
+        """Pose in the map frame (ENU), twist in the base frame (FLU), as nav_msgs/Odometry
+        says.  Ground truth: the covariances stay zero (exact), except the angular twist of a
+        record without body rates (simple_time), whose diagonal is :data:`UNKNOWN_VARIANCE`."""
+        return bytes(self._odom[bool(e.has_body_motion)].fill(
+            stamp=_stamp(stamp), pose=np.concatenate([e.position, _xyzw(e.orientation)]),
+            twist=np.concatenate([e.velocity_body, e.rates_body])))
+
+    def imu(self, e: EnuState, stamp) -> bytes:
+        """Orientation, body rates and acceleration (FLU); without body motion the rate and
+        acceleration covariances say "not provided" (REP-145)."""
+        if e.has_body_motion:
+            return bytes(self._imu[True].fill(stamp=_stamp(stamp),
+                                              orientation=_xyzw(e.orientation),
+                                              rates=e.rates_body, acc=e.acc_body))
+        return bytes(self._imu[False].fill(stamp=_stamp(stamp),
+                                           orientation=_xyzw(e.orientation)))
+
+    def nav_sat_fix(self, s, stamp) -> bytes:
+        return fix_cdr(self._fix, s.pos_gps, stamp, self.gps_order)
+
+    def transform(self, e: EnuState, stamp) -> bytes:
+        """TFMessage of map → base frame."""
+        return bytes(self._tf.fill(stamp=_stamp(stamp), transform=np.concatenate(
+            [e.position, _xyzw(e.orientation)])))
+
+    def collision(self, notice, stamp) -> bytes:
+        """RflySimCollision; target_id −1 for the scene / unknown."""
+        target = notice.target_id
+        return bytes(self._collision.fill(
+            stamp=_stamp(stamp), copter_id=int(notice.copter_id),
+            target_id=int(target) if target is not None and target >= 0 else -1))
 
 
-__all__ = ['EnuState', 'GPS_ORDERS', 'truth_msg', 'odometry', 'imu', 'nav_sat_fix',
-           'origin_fix', 'transform', 'collision_msg']
+__all__ = ['EnuState', 'GPS_ORDERS', 'VehicleCdr', 'fix_template', 'fix_cdr']

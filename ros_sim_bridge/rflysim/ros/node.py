@@ -65,6 +65,7 @@ class Vehicle:
         ns = _relative(p.topic_prefix, f'vehicle_{copter_id}')
         self.copter_id = copter_id
         self.frame = p.base_frame.format(id=copter_id)
+        self.cdr = convert.VehicleCdr(p.map_frame, self.frame, p.gps_order)
         self.truth = node.create_publisher(RflySimTruth, f'{ns}/truth', DATA)
         self.odom = node.create_publisher(Odometry, f'{ns}/odom', DATA)
         self.imu = node.create_publisher(Imu, f'{ns}/imu', DATA)
@@ -86,6 +87,7 @@ class RflySimTruthNode(Node):
         self.p = p = declare_parameters(self, self.PARAMETERS)
         if p.gps_order not in convert.GPS_ORDERS:
             raise ValueError(f'gps_order must be one of {sorted(convert.GPS_ORDERS)}')
+        self._origin_fix = convert.fix_template(p.map_frame)
         self.diagnostics = Diagnostics(self, period=p.diagnostics_period)
         self.tf = self.create_publisher(TFMessage, '/tf', TF)
         self.map_origin = self.create_publisher(NavSatFix, _relative(p.topic_prefix, 'map_origin'), LATCHED)
@@ -119,12 +121,11 @@ class RflySimTruthNode(Node):
         if isinstance(record, rflysim.TruthState):
             self._publish_truth(vehicle, record, stamp)
         elif isinstance(record, rflysim.CrashNotice):
-            msg = convert.collision_msg(record, ns_to_stamp(now_ns), vehicle.frame)
-            vehicle.collision.publish(msg)
+            vehicle.collision.publish(vehicle.cdr.collision(record, ns_to_stamp(now_ns)))
             vehicle.stats.publish()
         elif isinstance(record, rflysim.GpsOrigin):
-            self.map_origin.publish(convert.origin_fix(record, ns_to_stamp(now_ns),
-                                                       self.p.map_frame, self.p.gps_order))
+            self.map_origin.publish(convert.fix_cdr(self._origin_fix, record.pos_gps,
+                                                    ns_to_stamp(now_ns), self.p.gps_order))
             vehicle.stats.publish()
         else:  # known forms that carry nothing we publish (outCopterStruct)
             key = 'ignored_' + type(record).__name__
@@ -139,23 +140,21 @@ class RflySimTruthNode(Node):
         return ns_to_stamp(now_ns)
 
     def _publish_truth(self, vehicle: Vehicle, state, stamp) -> None:
-        p = self.p
+        cdr, stamp = vehicle.cdr, (stamp.sec, stamp.nanosec)
         enu = convert.EnuState.from_truth(state)
-        vehicle.truth.publish(convert.truth_msg(state, stamp, p.map_frame))
-        vehicle.odom.publish(convert.odometry(enu, stamp, p.map_frame, vehicle.frame))
-        vehicle.imu.publish(convert.imu(enu, state, stamp, vehicle.frame))
-        vehicle.fix.publish(convert.nav_sat_fix(state, stamp, vehicle.frame, p.gps_order))
+        vehicle.truth.publish(cdr.truth(state, stamp))
+        vehicle.odom.publish(cdr.odometry(enu, stamp))
+        vehicle.imu.publish(cdr.imu(enu, stamp))
+        vehicle.fix.publish(cdr.nav_sat_fix(state, stamp))
         published = 4
-        if p.publish_tf:
-            self.tf.publish(TFMessage(transforms=[
-                convert.transform(enu, stamp, p.map_frame, vehicle.frame)]))
+        if self.p.publish_tf:
+            self.tf.publish(cdr.transform(enu, stamp))
             published += 1
         if state.collision_target != vehicle.last_target:  # publish changes, not every packet
             vehicle.last_target = state.collision_target
             if state.collision_target is not None:
-                vehicle.collision.publish(convert.collision_msg(
-                    rflysim.CrashNotice(state.copter_id, state.collision_target), stamp,
-                    vehicle.frame))
+                vehicle.collision.publish(cdr.collision(
+                    rflysim.CrashNotice(state.copter_id, state.collision_target), stamp))
                 published += 1
         vehicle.stats.publish(published)
 
