@@ -50,7 +50,13 @@ def test_sensor_streams_into_ros(ros, sim, tmp_path):
     assert o.child_frame_id == 'ego/base_link'
     assert o.twist.twist.linear.x == pytest.approx(sim.scene.speed, abs=1e-3)   # forward
     assert abs(o.twist.twist.linear.y) < 1e-3
-    assert boxes.wait_for(1, 10.0)[0].markers[0].scale.x == pytest.approx(4.6)
+    box = boxes.wait_for(1, 10.0)[0].markers[0]
+    assert (box.scale.x, box.scale.y, box.scale.z) == pytest.approx((4.6, 1.9, 1.5))
+    # the emulator's world box (centre 75 cm above the vehicle, turned with it): on the circle
+    assert math.hypot(box.pose.position.x, box.pose.position.y) == pytest.approx(
+        sim.scene.radius, abs=1e-3)
+    assert box.pose.position.z == pytest.approx(0.75)
+    assert box.text == 'ego'
     assert tf.wait_for(1, 10.0, where=lambda m: any(t.child_frame_id == 'ego/base_link'
                                                      for t in m.transforms))
 
