@@ -66,6 +66,9 @@ class Scene:
                 'yaw': yaw, 'vx': vx, 'vy': vy, 'yaw_rate': w}
 
 
+BOX_SIZE_CM = (460.0, 190.0, 150.0)      # every vehicle's box: length, width, height
+
+
 def _unreal_state(v: dict, ego: bool) -> dict:
     """One vehicle in the State sensor's JSON (cm, cm/s, rad/s; Unreal axes, y right)."""
     half = -v['yaw'] / 2                    # yaw negated for the left-handed frame
@@ -77,9 +80,13 @@ def _unreal_state(v: dict, ego: bool) -> dict:
                                      'w': math.cos(half)}},
             'linear_velocity': {'x': v['vx'] * 100, 'y': -v['vy'] * 100, 'z': 0.0},
             'angular_velocity': {'x': 0.0, 'y': 0.0, 'z': -v['yaw_rate']}},
-        'oriented_bounding_box': [{'name': 'body', 'center': {'x': 0.0, 'y': 0.0, 'z': 75.0},
-                                   'extents': {'x': 230.0, 'y': 95.0, 'z': 75.0},
-                                   'orientation': {'x': 0.0, 'y': 0.0, 'z': 0.0, 'w': 1.0}}]},
+        # the box in the world (cm), turned with the vehicle; extents are full sizes
+        'oriented_bounding_box': [{'name': 'body',
+                                   'center': {'x': v['x'] * 100, 'y': -v['y'] * 100,
+                                              'z': v['z'] * 100 + BOX_SIZE_CM[2] / 2},
+                                   'extents': dict(zip('xyz', BOX_SIZE_CM)),
+                                   'orientation': {'x': 0.0, 'y': 0.0, 'z': math.sin(half),
+                                                   'w': math.cos(half)}}]},
         'wheels': [{'id': i, 'speed': v['vx'] and math.hypot(v['vx'], v['vy']) / 0.35}
                    for i in range(4)]}
 
@@ -303,8 +310,9 @@ class SensorStream:
                         float(u.min()), float(u.max()), float(v.min()), float(v.max())]}],
                     'oriented_bounding_boxes': [{
                         'name': 'body',
-                        'center': {'x': other['x'] * 100, 'y': -other['y'] * 100, 'z': 75.0},
-                        'extents': {'x': 230.0, 'y': 95.0, 'z': 75.0},
+                        'center': {'x': other['x'] * 100, 'y': -other['y'] * 100,
+                                   'z': BOX_SIZE_CM[2] / 2},
+                        'extents': dict(zip('xyz', BOX_SIZE_CM)),
                         'orientation': {'x': 0.0, 'y': 0.0, 'z': math.sin(yaw_u),
                                         'w': math.cos(yaw_u)},
                         'scale': {'x': 1.0, 'y': 1.0, 'z': 1.0}}]})

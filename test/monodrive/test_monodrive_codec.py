@@ -277,6 +277,58 @@ def test_sensor_framer_one_error_per_run_of_refused_lengths():
     assert isinstance(events[0], CodecError) and events[-1] == good
 
 
+def _camera_sample(count: int, game_time: float) -> bytes:
+    """A 4×2 bgra sample (16-byte header), its pixels all 0xe0 + count."""
+    return struct.pack('>IIfI', 48, 1, game_time, count) + bytes([0xe0 + count]) * 32
+
+
+# an oversized length (sample 2), 200 bytes of garbage, a phantom header (length 64, game time
+# 1e9 s, sample count 0x80000000) whose 64 bytes reach 40 bytes into the next sample
+PHANTOM_GARBAGE = (bytes.fromhex('7fffffff 00000001 3f19999a 00000002') + b'\xab' * 200
+                   + bytes.fromhex('00000040 00000001 4e6e6b28 80000000') + b'\xab' * 8)
+
+
+@pytest.mark.parametrize('step', [1, 7, 48, 100, 1 << 16])
+def test_sensor_framer_resync_skips_a_phantom_header(step):
+    """After an oversized length, garbage holding plausible lengths (the phantom, and words
+    like 00 00 01 3f at offset 5) is skipped whatever the read boundaries: every valid sample
+    after it is framed, the 240 garbage bytes counted, one error reported."""
+    samples = [_camera_sample(c, 0.5 + 0.1 * c) for c in (1, 3, 4, 5)]
+    stream = samples[0] + PHANTOM_GARBAGE + b''.join(samples[1:])
+    f = sensor.SensorFramer()
+    events = []
+    for a in range(0, len(stream), step):
+        events += f.feed(stream[a:a + step])
+    assert [e for e in events if not isinstance(e, CodecError)] == samples
+    assert [e.kind for e in events if isinstance(e, CodecError)] == [OVERSIZED]
+    assert f.garbage_bytes == len(PHANTOM_GARBAGE) and f.buffered == 0
+
+
+def test_sensor_framer_resync_waits_for_the_headers_that_confirm():
+    """A candidate after garbage whose message does not end where the bytes end and whose
+    game time is implausible (before the last sample's) is framed once the samples after it
+    confirm it: the next one whole up to the end of the bytes, or a third header; a candidate
+    followed by garbage is skipped."""
+    f = sensor.SensorFramer()
+    first = _camera_sample(1, 5.0)
+    later = [_camera_sample(c, 1.0 + 0.1 * c) for c in (2, 3, 4)]  # the game time restarted
+    assert f.feed(first) == [first]
+    events = f.feed(b'\xff' * 9 + later[0] + later[1][:47])
+    assert isinstance(events[0], CodecError) and events[1:] == [] and f.buffered == 48 + 47
+    assert f.feed(later[1][47:]) == later[:2]                 # two samples up to the end
+    again = [_camera_sample(c, 0.1 * c - 0.3) for c in (5, 6, 7)]  # and again
+    events = f.feed(b'\xff' * 9 + again[0] + again[1][:12])
+    assert events[1:] == [] and f.buffered == 48 + 12
+    assert f.feed(again[1][12:15]) == []
+    assert f.feed(again[1][15:] + again[2][:12]) == again[:2]   # three headers in a row
+    assert f.feed(again[2][12:]) == again[2:]
+    # a plausible header followed by bytes that are no header: garbage
+    fake = struct.pack('>IIfI', 48, 1, 1.2, 4) + b'\xab' * 32
+    good = _camera_sample(5, 1.3)
+    events = f.feed(b'\xff' * 4 + fake + b'\xab' * 20 + good)
+    assert events[1:] == [good] and f.garbage_bytes == 18 + 4 + 48 + 20
+
+
 def test_sample_gaps_counts_missing_samples():
     g = sensor.SampleGaps()
     # counts 1, 2, 2 (a second message of sample 2), 5 (3 and 4 missing), 6, 9 (7, 8 missing)

@@ -50,7 +50,13 @@ def test_sensor_streams_into_ros(ros, sim, tmp_path):
     assert o.child_frame_id == 'ego/base_link'
     assert o.twist.twist.linear.x == pytest.approx(sim.scene.speed, abs=1e-3)   # forward
     assert abs(o.twist.twist.linear.y) < 1e-3
-    assert boxes.wait_for(1, 10.0)[0].markers[0].scale.x == pytest.approx(4.6)
+    box = boxes.wait_for(1, 10.0)[0].markers[0]
+    assert (box.scale.x, box.scale.y, box.scale.z) == pytest.approx((4.6, 1.9, 1.5))
+    # the emulator's world box (centre 75 cm above the vehicle, turned with it): on the circle
+    assert math.hypot(box.pose.position.x, box.pose.position.y) == pytest.approx(
+        sim.scene.radius, abs=1e-3)
+    assert box.pose.position.z == pytest.approx(0.75)
+    assert box.text == 'ego'
     assert tf.wait_for(1, 10.0, where=lambda m: any(t.child_frame_id == 'ego/base_link'
                                                      for t in m.transforms))
 
@@ -563,5 +569,47 @@ def test_camera_frames_and_sample_gaps(ros, tmp_path):
         values = ros.diagnostics(f'Camera (tcp {server.port})',
                                  lambda v: v.get('published') == '4', 15.0)
         assert (values['drops'], values['sample_gaps']) == ('2', '1')
+    finally:
+        server.stop()
+
+
+def test_resync_after_an_oversized_length_publishes_every_valid_sample(ros, tmp_path):
+    """A camera stream (§4.1 16-byte headers, 4×2 bgra): sample 1, then 240 bytes of garbage
+    that begin with an oversized length (0x7fffffff) and hold a phantom header (length 64,
+    game time 1e9 s, sample count 0x80000000) whose 64 bytes reach into sample 3, then
+    samples 3 to 6.  The phantom is not framed: samples 3, 4, 5 and 6 are published with their
+    pixels, ``drops`` counts the one sample missing (2), ``garbage_bytes`` the 240 bytes."""
+    def sample(count, game_time_hex):
+        # length 16 + 32 = 0x30, time 1, game time, sample count; pixels 0xe0 + count
+        return bytes.fromhex(f'00000030 00000001 {game_time_hex} {count:08x}') + \
+            bytes([0xe0 + count]) * 32
+    garbage = (bytes.fromhex('7fffffff 00000001 3f19999a 00000002')      # oversized, #2
+               + b'\xab' * 200
+               + bytes.fromhex('00000040 00000001 4e6e6b28 80000000')    # the phantom
+               + b'\xab' * 8)
+    assert len(garbage) == 240
+    parts = [sample(1, '3f000000'), garbage + sample(3, '3f333333'), sample(4, '3f4ccccd'),
+             sample(5, '3f666666'), sample(6, '3f800000')]
+
+    def send(conn, stop):
+        for part in parts:
+            conn.sendall(part)
+            time.sleep(0.05)
+        stop.wait(30.0)
+    server = ScriptedServer(send)
+    try:
+        path = tmp_path / 'sensors.json'
+        path.write_text(json.dumps([{'type': 'Camera', 'listen_port': server.port,
+                                     'description': 'cam', 'channels': 'bgra',
+                                     'stream_dimensions': {'x': 4, 'y': 2}}]))
+        img = ros.collect(Image, 'monodrive/cam/image', matched=False)
+        ros.start(MonoDriveClientNode, params(free_tcp_port(), sensors_config=str(path)))
+        got = img.wait_for(5, 20.0)
+        assert [bytes(m.data) for m in got] == [bytes([0xe0 + c]) * 32 for c in (1, 3, 4, 5, 6)]
+        values = ros.diagnostics(f'Camera (tcp {server.port})',
+                                 lambda v: v.get('published') == '5', 15.0)
+        assert (values['drops'], values['sample_gaps']) == ('1', '1')
+        assert values['garbage_bytes'] == '240'
+        assert values['errors.oversized'] == '1'
     finally:
         server.stop()

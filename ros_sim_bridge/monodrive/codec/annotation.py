@@ -11,7 +11,8 @@ frame and 2-D/oriented box records, the Python client's annotation example; fact
 * an oriented box: ``{"name", "center", "extents", "orientation", "scale"}``; vectors as
   ``{"x", "y", "z"}`` objects or ``[x, y, z]`` arrays, the orientation a quaternion
   ``{"x", "y", "z", "w"}`` or ``[x, y, z, w]``; Unreal units and axes (cm, left-handed),
-  extents are half sizes, as in the State sensor's ``oriented_bounding_box``.
+  extents are full sizes, as in the State sensor's ``oriented_bounding_box``
+  (``payloads.STATE_BOX``).
 
 Which frame the oriented boxes of a *camera* annotation are given in is not stated by any public
 source; the node publishes them in the world (map) frame (configurable).  An entry (or box) with
@@ -35,7 +36,7 @@ ACTOR_KEYS = ('2d_bounding_boxes', 'oriented_bounding_boxes')
 # one row per 2-D box: the index of its actor, then the corners in pixels
 BOX_2D = np.dtype([('actor', '<i4'), ('xmin', '<f8'), ('xmax', '<f8'), ('ymin', '<f8'),
                    ('ymax', '<f8')])
-# one row per oriented box, monoDrive units and axes: centre and half sizes in cm (Unreal,
+# one row per oriented box, monoDrive units and axes: centre and full sizes in cm (Unreal,
 # left-handed), orientation quaternion x, y, z, w (Unreal), scale factors
 ORIENTED_BOX = np.dtype([('actor', '<i4'), ('center', '<f8', 3), ('extents', '<f8', 3),
                          ('orientation', '<f8', 4), ('scale', '<f8', 3)])
@@ -129,19 +130,22 @@ def _list(entry: dict, key: str, where: str, problems: list) -> list:
     return v
 
 
-def _numbers(v, n: int, where: str) -> tuple:
+def _numbers(v, n: int, where: str, message: str = MESSAGE) -> tuple:
     if not isinstance(v, list) or len(v) != n or not all(
             isinstance(x, (int, float)) and not isinstance(x, bool)
             and math.isfinite(json_float(x)) for x in v):   # (1e400 is inf: refused)
-        raise CodecError(MESSAGE, f'expected {n} finite numbers, got {v!r:.120}', field=where)
-    return tuple(float(x) for x in v)
+        raise CodecError(message, f'expected {n} finite numbers, got {v!r:.120}', field=where)
+    return tuple(json_float(x) for x in v)
 
 
-def _vector(v, n: int, where: str) -> tuple:
-    """``{"x", "y", "z"(, "w")}`` or an array of ``n`` numbers."""
+def vector_of(v, n: int, where: str, message: str = MESSAGE) -> tuple:
+    """``{"x", "y", "z"(, "w")}`` or an array of ``n`` finite numbers, else CodecError."""
     if isinstance(v, dict):
         v = [v.get(k) for k in 'xyzw'[:n]]
-    return _numbers(v, n, where)
+    return _numbers(v, n, where, message)
+
+
+_vector = vector_of
 
 
 def encode_annotation(actors: list[dict]) -> bytes:

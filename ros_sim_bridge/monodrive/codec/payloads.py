@@ -10,6 +10,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ros_sim_bridge.core.binary import BAD_MAGIC, CodecError, require_length
+from ros_sim_bridge.monodrive.codec.annotation import vector_of
 from ros_sim_bridge.monodrive.codec.control import json_float, parse_json
 
 # --- IMU: 35 bytes, big-endian --------------------------------------------------------------
@@ -228,7 +229,7 @@ class VehicleState:
     linear_velocity: tuple     # cm/s
     angular_velocity: tuple    # rad/s (Unreal axes)
     tags: list
-    boxes: list                # oriented bounding boxes as sent (list of dicts)
+    boxes: np.ndarray          # STATE_BOX: oriented bounding boxes (world cm, Unreal axes)
     wheels: list
     is_object: bool = False
 
@@ -243,7 +244,35 @@ class StateFrame:
     problems: list = field(default_factory=list)   # CodecErrors of entries left out
 
 
-def _state_entry(entry: Any, where: str, is_object: bool) -> VehicleState:
+#: one ``oriented_bounding_box`` of the State sensor, as sent (Unreal axes): ``center`` world cm
+#: (monoDrive's State documentation: "relative to the origin"), ``extents`` full sizes in cm,
+#: ``orientation`` the box's own world rotation (x, y, z, w; identity when absent)
+STATE_BOX = np.dtype([('center', '<f8', 3), ('extents', '<f8', 3), ('orientation', '<f8', 4)])
+
+
+def _state_boxes(value: Any, where: str, problems: list) -> np.ndarray:
+    """The boxes of one vehicle; a box with a missing or non-finite centre, extent or
+    orientation is left out and its CodecError (naming the field) kept in ``problems``."""
+    if value is None:
+        return np.zeros(0, STATE_BOX)
+    rows = []
+    for j, box in enumerate(value if isinstance(value, list) else [value]):
+        at = f'{where}.oriented_bounding_box[{j}]'
+        try:
+            if not isinstance(box, dict):
+                raise CodecError('State', 'not an object', field=at)
+            center = vector_of(box.get('center'), 3, f'{at}.center', 'State')
+            extents = vector_of(box.get('extents'), 3, f'{at}.extents', 'State')
+            orientation = (0.0, 0.0, 0.0, 1.0) if box.get('orientation') is None else \
+                vector_of(box.get('orientation'), 4, f'{at}.orientation', 'State')
+        except CodecError as err:
+            problems.append(err)
+            continue
+        rows.append((center, extents, orientation))
+    return np.array(rows, STATE_BOX)
+
+
+def _state_entry(entry: Any, where: str, is_object: bool, problems: list) -> VehicleState:
     if not isinstance(entry, dict):
         raise CodecError('State', 'not an object', field=where)
     state = entry.get('state', entry)
@@ -256,7 +285,7 @@ def _state_entry(entry: Any, where: str, is_object: bool) -> VehicleState:
     if not isinstance(pose, dict):
         raise CodecError('State', 'missing or not an object', field=where + '.odometry.pose')
     w = where + '.state.odometry'
-    boxes = state.get('oriented_bounding_box') or []
+    boxes = _state_boxes(state.get('oriented_bounding_box'), where + '.state', problems)
     return VehicleState(
         name=str(state.get('name', '')),
         position=vector(pose.get('position'), w + '.pose.position', 'State'),
@@ -266,7 +295,7 @@ def _state_entry(entry: Any, where: str, is_object: bool) -> VehicleState:
         angular_velocity=vector(odom.get('angular_velocity', {'x': 0, 'y': 0, 'z': 0}),
                                 w + '.angular_velocity', 'State'),
         tags=[str(t) for t in state.get('tags') or []],
-        boxes=boxes if isinstance(boxes, list) else [boxes],
+        boxes=boxes,
         wheels=entry.get('wheels') or [], is_object=is_object)
 
 
@@ -297,7 +326,8 @@ def decode_state(payload) -> StateFrame:
             raise CodecError('State', 'not an array', field=f'frame.{key}')
         for i, entry in enumerate(items):
             try:
-                target.append(_state_entry(entry, f'frame.{key}[{i}]', is_object))
+                target.append(_state_entry(entry, f'frame.{key}[{i}]', is_object,
+                                           out.problems))
             except CodecError as err:
                 out.problems.append(err)
     return out

@@ -13,13 +13,22 @@ import struct
 from dataclasses import dataclass
 from typing import Optional, Union
 
+import numpy as np
+
 from ros_sim_bridge.core.binary import OVERSIZED, TRUNCATED, UNKNOWN_LAYOUT, CodecError
 
 MESSAGE = 'monoDrive sensor'
 HEADER_12 = {'big': struct.Struct('>IIf'), 'little': struct.Struct('<IIf')}
 HEADER_16 = {'big': struct.Struct('>IIfI'), 'little': struct.Struct('<IIfI')}
 LENGTH = {'big': struct.Struct('>I'), 'little': struct.Struct('<I')}
+GAME_TIME = {'big': struct.Struct('>f'), 'little': struct.Struct('<f')}
 DEFAULT_MAX_SAMPLE = 64 << 20   # a 4096×4096 bgra frame is 64 MiB; larger is refused
+#: s a sample's game time may lie after the one before it and still be taken as its successor
+#: while resynchronising (game time does not run back within a connection)
+RESYNC_HORIZON_S = 60.0
+#: game times a resync takes for a header's (s since the simulation started; 0 exactly, or from
+#: a millisecond to 115 days — a random 32-bit word is one of them about one time in 15)
+MIN_GAME_TIME, MAX_GAME_TIME = 1e-3, 1e7
 
 
 @dataclass(frozen=True)
@@ -34,9 +43,23 @@ class SensorHeader:
 class SensorFramer:
     """Split a sensor stream into whole messages (header included) by their length field.
 
-    A length below 12 or above ``max_sample`` is refused (CodecError, nothing allocated) and
-    the search for a plausible length resumes one byte further on (one error per run of
-    refused bytes).  Sans-IO, never raises.
+    A length below 12 or above ``max_sample`` is refused (CodecError, nothing allocated; one
+    error per run of refused bytes) and the framer resynchronises: the bytes from there on are
+    searched for a header that is *confirmed* — its length in range, its game time finite and
+    not negative, and either
+
+    * the header its length points to has arrived and is plausible too (length in range, game
+      time from the candidate's to :data:`RESYNC_HORIZON_S` later), or
+    * its message ends exactly where the bytes received so far end (a sample sent on its own)
+      and its game time is plausible after the last framed message's (from it to
+      :data:`RESYNC_HORIZON_S` later; any, before the first message of the connection).
+
+    A candidate that cannot be decided yet (the bytes its length points to have not arrived)
+    is kept while later candidates are tried; the first confirmed one wins and everything
+    before it is skipped.  Garbage that happens to hold a plausible length (a random 4-byte
+    word does one time in 64) is therefore not framed as a message — it would swallow the
+    valid samples behind it and feed its ``sample_count`` to the gap counter.
+    ``garbage_bytes`` counts every byte skipped.  Sans-IO, never raises.
 
     Two ways in, same events out: ``feed(bytes)``, or the buffered protocol of
     ``asyncio.BufferedProtocol`` — ``get_buffer()`` for the reader to ``recv_into`` and
@@ -54,13 +77,18 @@ class SensorFramer:
         self.name = name
         self.max_sample = max_sample
         self.direct_from = max(1, direct_from)
+        self.byte_order = byte_order
         self._length = LENGTH[byte_order]
+        self._game_time = GAME_TIME[byte_order]
         self._chunk = bytearray(max(16, read_size))   # where small reads land
         self._buf = bytearray()           # unframed bytes (less than one small message)
         self._need = 0                    # length of the message being filled (0: none)
         self._msg: Optional[bytearray] = None   # a large message being filled in place
         self._filled = 0
-        self._refusing = False            # inside a run of refused length fields
+        self._refusing = False            # resynchronising after a refused length field
+        self._scanned = 0                 # resync: buffer offsets below this were examined
+        self._pending: list[int] = []     # ... and these of them could not be decided yet
+        self._last_game_time: Optional[float] = None   # of the last message framed
         self.garbage_bytes = 0
 
     def reset(self) -> None:
@@ -69,6 +97,8 @@ class SensorFramer:
         self._msg = None
         self._filled = 0
         self._refusing = False
+        self._scanned, self._pending = 0, []
+        self._last_game_time = None
 
     @property
     def buffered(self) -> int:
@@ -87,6 +117,7 @@ class SensorFramer:
             if self._filled < len(self._msg):
                 return []
             msg, self._msg, self._filled, self._need = self._msg, None, 0, 0
+            self._framed(msg)
             return [msg]
         self._buf += memoryview(self._chunk)[:nbytes]
         return self._frame()
@@ -107,21 +138,23 @@ class SensorFramer:
     def _frame(self) -> list:
         events: list = []
         while True:
+            if self._refusing:
+                start = self._resync()
+                if start is None:
+                    break
+                self._refusing = False
             if not self._need:
                 if len(self._buf) < 4:
                     break
                 (n,) = self._length.unpack_from(self._buf, 0)
                 if n < 12 or n > self.max_sample:
-                    if not self._refusing:
-                        events.append(CodecError(
-                            self.name, f'length field {n} outside [12, {self.max_sample}]; '
-                            'resynchronising', field='length', offset=0,
-                            kind=OVERSIZED if n > self.max_sample else TRUNCATED))
+                    events.append(CodecError(
+                        self.name, f'length field {n} outside [12, {self.max_sample}]; '
+                        'resynchronising', field='length', offset=0,
+                        kind=OVERSIZED if n > self.max_sample else TRUNCATED))
                     self._refusing = True
-                    self.garbage_bytes += 1
-                    del self._buf[:1]
+                    self._scanned, self._pending = 1, []    # offset 0 holds the refused length
                     continue
-                self._refusing = False
                 self._need = n
             if len(self._buf) < self._need:
                 if self._need >= self.direct_from:
@@ -132,10 +165,109 @@ class SensorFramer:
                     self._buf.clear()
                 break
             with memoryview(self._buf) as view:
-                events.append(bytes(view[:self._need]))
+                msg = bytes(view[:self._need])
             del self._buf[:self._need]
             self._need = 0
+            self._framed(msg)
+            events.append(msg)
         return events
+
+    def _framed(self, msg) -> None:
+        (self._last_game_time,) = self._game_time.unpack_from(msg, 8)
+
+    def _skip(self, n: int) -> None:
+        """Resync: the first ``n`` buffered bytes are garbage."""
+        if n:
+            del self._buf[:n]
+            self.garbage_bytes += n
+            self._scanned -= n
+            self._pending = [p - n for p in self._pending if p >= n]
+
+    def _resync(self) -> Optional[int]:
+        """Skip to the first confirmed header (class docstring); None while there is none yet
+        (the undecided candidates and the last 11 bytes are kept for the next read)."""
+        size = len(self._buf)
+        last = size - 12                  # the last offset a whole header fits at
+        fresh = range(self._scanned, last + 1)
+        if self._pending or len(fresh):
+            accepted, undecided = self._examine(fresh)
+            if accepted is not None:
+                self._skip(accepted)
+                self._scanned, self._pending = 0, []
+                return 0
+            self._pending = undecided
+            self._scanned = max(self._scanned, last + 1)
+        keep = self._pending[0] if self._pending else max(0, self._scanned)
+        self._skip(min(keep, size))
+        return None
+
+    def _examine(self, fresh: range) -> tuple[Optional[int], list[int]]:
+        """(first confirmed offset or None, offsets still undecided) among the pending
+        candidates and the ``fresh`` offsets; vectorised, a frame of garbage is megabytes."""
+        buf = np.frombuffer(self._buf, np.uint8)
+        size = len(buf)
+        try:
+            shifts = (24, 16, 8, 0) if self.byte_order == 'big' else (0, 8, 16, 24)
+
+            def word(at: np.ndarray) -> np.ndarray:
+                out = buf[at].astype(np.uint32) << shifts[0]
+                for k in (1, 2, 3):
+                    out |= buf[at + k].astype(np.uint32) << shifts[k]
+                return out
+
+            def header(at: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                """(plausible, length, game time) of the headers at ``at`` (all arrived)."""
+                n = word(at).astype(np.int64)
+                with np.errstate(invalid='ignore'):        # NaN bit patterns
+                    gt = word(at + 8).view(np.float32).astype(np.float64)
+                    ok = ((n >= 12) & (n <= self.max_sample)
+                          & ((gt == 0.0) | ((gt >= MIN_GAME_TIME) & (gt <= MAX_GAME_TIME))))
+                return ok, n, gt
+
+            def follows(at: np.ndarray, n: np.ndarray, gt: np.ndarray) -> tuple:
+                """For headers at ``at`` (lengths ``n``, game times ``gt``): whether the next
+                header has arrived; whether it is plausible with a game time that follows;
+                its offset, game time and length."""
+                nxt = at + n
+                arrived = nxt + 12 <= size
+                good = np.zeros(len(at), bool)
+                g2 = np.zeros(len(at))
+                n2 = np.zeros(len(at), np.int64)
+                if arrived.any():
+                    ok, m, g = header(nxt[arrived])
+                    g1 = gt[arrived]
+                    good[arrived] = ok & (g >= g1) & (g <= g1 + RESYNC_HORIZON_S)
+                    g2[arrived], n2[arrived] = g, m
+                return arrived, good, nxt, g2, n2
+
+            at = np.arange(fresh.start, fresh.stop, dtype=np.int64)
+            if len(at):
+                # the length test first (cheap, and it leaves ~1/64 of random bytes)
+                n = word(at)
+                at = at[(n >= 12) & (n <= self.max_sample)]
+            at = np.concatenate([np.asarray(self._pending, np.int64), at])
+            ok, n, gt = header(at)
+            at, n, gt = at[ok], n[ok], gt[ok]
+            arrived, good, nxt, g2, n2 = follows(at, n, gt)
+            # a run of three plausible headers, or of two that ends where the bytes end
+            nxt2 = nxt + n2
+            arrived2, good2, _, _, _ = follows(nxt, n2, g2)
+            confirmed = good & ((nxt2 == size) | good2)
+            decided = ~good | arrived2 | (nxt2 == size)
+            undecided = np.where(arrived, good & ~decided, True)
+            # the message ends where the bytes end: a sample sent on its own
+            ends = nxt == size
+            t = self._last_game_time
+            if t is None:
+                confirmed |= ends
+            else:
+                confirmed |= ends & (gt >= t) & (gt <= t + RESYNC_HORIZON_S)
+            hits = np.flatnonzero(confirmed)
+            if len(hits):
+                return int(at[hits[0]]), []
+            return None, at[undecided].tolist()
+        finally:
+            del buf
 
 
 def decode_header(message: bytes, size: int, byte_order: str = 'big') -> SensorHeader:

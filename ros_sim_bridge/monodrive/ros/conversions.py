@@ -191,34 +191,54 @@ DEFAULT_BOX = ((0.0, 0.0, 0.75), (4.5, 1.9, 1.5))   # centre (m, vehicle frame),
 BOXES_PER_VEHICLE = 16                               # marker id = vehicle index · 16 + box
 
 
+def world_boxes(boxes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Oriented boxes (``payloads.STATE_BOX`` or an annotation's ``boxes_3d``) → (centres m,
+    full sizes m, orientations wxyz), all in the world frame (REP-103).
+
+    monoDrive's State documentation: ``center`` is "relative to the origin" (world cm: a cone
+    at (12200, 3710, 10) has its box centre at (12199.95, 3710.03, 37.28)) and ``orientation``
+    is the box's own rotation in the world.  ``extents`` are full sizes: the same example's
+    compact car measures 415 × 180 × 142 cm and its cone 32 × 32 × 64 cm (as half sizes the car
+    would be 8.3 m long and the cone's box would reach 27 cm below the ground).  An orientation
+    of zero norm is the identity."""
+    c = boxes['center'] * CM
+    centers = np.stack([c[:, 0], -c[:, 1], c[:, 2]], 1)
+    sizes = np.abs(boxes['extents']) * CM
+    q = boxes['orientation']
+    n = np.linalg.norm(q, axis=1, keepdims=True)
+    q = np.where(n > 0, q / np.where(n > 0, n, 1.0), (0.0, 0.0, 0.0, 1.0))
+    wxyz = np.stack([q[:, 3], -q[:, 0], q[:, 1], -q[:, 2]], 1)       # as quat_wxyz
+    return centers, sizes, wxyz
+
+
 def box_markers(vehicles, boxes, stamp, map_frame: str, lifetime_s: float = 0.5
                 ) -> MarkerArray:
-    """Oriented boxes of the State sensor as CUBE markers (ros/markers.boxes).  ``boxes``: per
-    vehicle, its ``oriented_bounding_box`` list as sent (center and extents in cm in the
-    vehicle frame, extents = half sizes); vehicles without boxes get a 4.5 × 1.9 × 1.5 m
-    default box.  Each box takes its vehicle's orientation; its text is the vehicle's name."""
+    """Oriented boxes of the State sensor as CUBE markers (ros/markers.boxes) in ``map_frame``.
+    ``boxes``: per vehicle, its ``payloads.STATE_BOX`` array — world centre, orientation and
+    full size (:func:`world_boxes`); a vehicle without boxes gets a 4.5 × 1.9 × 1.5 m default
+    box on its pose.  Each box's text is the vehicle's name."""
     ids, centers, sizes, quats, colors, names = [], [], [], [], [], []
     for i, (v, vboxes) in enumerate(zip(vehicles, boxes)):
         q = v.pose.orientation
-        rot = _rotation(q.w, q.x, q.y, q.z)
-        p = np.array([v.pose.position.x, v.pose.position.y, v.pose.position.z])
-        for j, box in enumerate(vboxes or [None]):
-            center, size = DEFAULT_BOX
-            if isinstance(box, dict):
-                c, e = box.get('center') or {}, box.get('extents') or {}
-                center = position_m((_f(c, 'x'), _f(c, 'y'), _f(c, 'z')))
-                size = tuple(2 * _f(e, k) * CM or d for k, d in zip('xyz', size))
-            ids.append(i * BOXES_PER_VEHICLE + j)
-            centers.append(p + rot @ np.array(center))
-            sizes.append(size)
-            quats.append((q.w, q.x, q.y, q.z))
-            colors.append(EGO_BOX_COLOR if 'ego' in v.tags else OTHER_BOX_COLOR)
-            names.append(v.name)
+        if len(vboxes):
+            c, s, o = world_boxes(vboxes)
+        else:
+            p = np.array([v.pose.position.x, v.pose.position.y, v.pose.position.z])
+            rot = _rotation(q.w, q.x, q.y, q.z)
+            c = [p + rot @ np.array(DEFAULT_BOX[0])]
+            s, o = [DEFAULT_BOX[1]], [(q.w, q.x, q.y, q.z)]
+        n = min(len(c), BOXES_PER_VEHICLE)
+        ids += range(i * BOXES_PER_VEHICLE, i * BOXES_PER_VEHICLE + n)
+        centers += list(c[:n])
+        sizes += list(s[:n])
+        quats += list(o[:n])
+        colors += [EGO_BOX_COLOR if 'ego' in v.tags else OTHER_BOX_COLOR] * n
+        names += [v.name] * n
     out = MarkerArray()
     if not ids:
         return out
     out.markers = markers.boxes(header(stamp, map_frame), 'monodrive_boxes', ids, centers,
-                                sizes, orientations=quats, colors=colors,
+                                sizes, orientations=quats, colors=colors, min_size=0.01,
                                 lifetime=markers.duration(lifetime_s))
     for m, name in zip(out.markers, names):
         m.text = name
@@ -238,8 +258,8 @@ def annotation_markers(ann, stamp, optical_frame: str, world_frame: str, width: 
       ``depth`` m in front of the camera, in its optical frame (x right, y down, z forward),
       through the pinhole intrinsics of :func:`camera_info` — it overlays the object in RViz;
     * ``monodrive_annotation_labels``: the actor's name above each 2-D box;
-    * ``monodrive_annotation_3d``: each oriented box as a CUBE in ``world_frame`` (Unreal cm →
-      REP-103 m like the State sensor; extents are half sizes)."""
+    * ``monodrive_annotation_3d``: each oriented box as a CUBE in ``world_frame`` (world
+      centre, orientation and full size, the State sensor's rule: :func:`oriented_box`)."""
     out: list[Marker] = []
     b = ann.boxes_2d
     if len(b):
@@ -261,13 +281,7 @@ def annotation_markers(ann, stamp, optical_frame: str, world_frame: str, width: 
                               height=0.04 * depth, colors=ANNOTATION_2D_COLOR)
     o = ann.boxes_3d
     if len(o):
-        c = o['center'] * CM
-        centers = np.stack([c[:, 0], -c[:, 1], c[:, 2]], 1)
-        sizes = 2.0 * o['extents'] * CM
-        q = o['orientation']
-        n = np.linalg.norm(q, axis=1, keepdims=True)
-        q = q / np.where(n > 0, n, 1.0)
-        wxyz = np.stack([q[:, 3], -q[:, 0], q[:, 1], -q[:, 2]], 1)       # as quat_wxyz
+        centers, sizes, wxyz = world_boxes(o)
         out += markers.boxes(header(stamp, world_frame), 'monodrive_annotation_3d',
                              np.arange(len(o)), centers, sizes, orientations=wxyz,
                              colors=ANNOTATION_3D_COLOR, min_size=0.01)

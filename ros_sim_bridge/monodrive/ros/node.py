@@ -166,6 +166,8 @@ class SensorLink:
         self.stats.link_down('not connected yet')
         self.gaps = sensor.SampleGaps()      # samples the simulator numbered but never sent
         self.stats.extra['sample_gaps'] = '0'
+        self.stats.extra['garbage_bytes'] = '0'     # skipped while resynchronising
+        self._garbage = 0
         self.expected: tuple = ()
         self.json = self.kind in JSON_SENSORS
         c = lambda t, n, q=DATA: node.create_publisher(t, f'{ns}/{n}', q)  # noqa: E731
@@ -252,6 +254,9 @@ class SensorLink:
     def on_event(self, event, now_ns: int) -> None:
         """TcpClient thread: never raises (a failure is counted and logged)."""
         try:
+            if self.framer.garbage_bytes != self._garbage:
+                self._garbage = self.framer.garbage_bytes
+                self.stats.extra['garbage_bytes'] = str(self._garbage)
             if isinstance(event, CodecError):
                 self.node.diagnostics.bad_input(self.stats, event, now_ns)
                 return
