@@ -245,10 +245,9 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
                 for _, r in records]
 
     bag = writer or BagWriter(out)
-    if progress:                        # tqdm imported only then: 0.04 s of start-up
-        from tqdm import tqdm
-        bar = tqdm(total=reader.file_size, unit='B', unit_scale=True,
-                   desc=Path(reader.path).name)
+    if progress:
+        from ros_sim_bridge.core.progress import Progress
+        bar = Progress(reader.file_size, Path(reader.path).name)
     else:
         bar = _NoBar()
     messages = list(zip(reader.entries, checked.times))
