@@ -2,17 +2,21 @@
 
 Every failure raises :class:`CodecError`, which names the message, the field and the byte
 offset, and carries a short ``kind`` that nodes count in their diagnostics.  Nothing in this
-package touches sockets, files or rclpy (sans-IO).
+package touches sockets, files or rclpy (sans-IO).  numpy is imported by the functions that
+work on arrays, when first called: what reads only headers and fixed layouts (``ibeo_idc
+info``) does without it.
 """
 from __future__ import annotations
 
 import dataclasses
 import math
 import struct
+import sys
 from functools import lru_cache
-from typing import Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Iterable, Optional, Sequence
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 # Diagnostics categories (CodecError.kind).
 TRUNCATED = 'truncated'      # fewer bytes than the layout needs
@@ -72,6 +76,7 @@ def unpack_from(fmt: struct.Struct, data, offset: int, message: str, field: str)
 def records(dtype: np.dtype, data, offset: int, count: int, message: str,
             field: str) -> np.ndarray:
     """``count`` structured records of ``dtype`` at ``offset``, bounds-checked, zero-copy."""
+    import numpy as np
     if count < 0:
         raise CodecError(message, f'negative count {count}', field=field, offset=offset)
     end = offset + dtype.itemsize * count
@@ -84,6 +89,7 @@ def records(dtype: np.dtype, data, offset: int, count: int, message: str,
 def _scalar_runs(dtype: np.dtype, base: int = 0) -> Optional[list[tuple[int, int, int]]]:
     """(offset, scalar size, count) runs of ``dtype``'s fields in offset order, adjacent
     scalars of one size merged; None when a field is not a plain number (strings, objects)."""
+    import numpy as np
     if dtype.names is None:
         if dtype.subdtype is not None:
             sub, shape = dtype.subdtype
@@ -118,6 +124,7 @@ def to_host_order(wire: np.ndarray, host: np.ndarray | np.dtype) -> np.ndarray:
     several times faster than numpy's field-by-field cast on big point arrays.  Falls back to
     ``astype`` for layouts it does not handle (strings, differing offsets, record sizes not a
     multiple of 4)."""
+    import numpy as np
     host = np.dtype(host)
     runs = _scalar_runs(host)
     if (wire.ndim != 1 or wire.dtype.itemsize != host.itemsize or host.itemsize % 4
@@ -213,6 +220,7 @@ def _word_fixups(runs: tuple, step: int, swapped: bool, little: bool) -> list:
 
 def _first_scalar_order(dtype: np.dtype) -> str:
     """'<' or '>' of the first multi-byte field ('=' resolved to the host's)."""
+    little = sys.byteorder == 'little'
     for name in dtype.names or ():
         sub = dtype.fields[name][0]
         sub = sub.subdtype[0] if sub.subdtype is not None else sub
@@ -222,9 +230,9 @@ def _first_scalar_order(dtype: np.dtype) -> str:
                 return order
         elif sub.itemsize > 1:
             order = sub.byteorder
-            return ('<' if np.little_endian else '>') if order in '=|' else order
+            return ('<' if little else '>') if order in '=|' else order
     if dtype.names is None and dtype.itemsize > 1:
-        return ('<' if np.little_endian else '>') if dtype.byteorder in '=|' else dtype.byteorder
+        return ('<' if little else '>') if dtype.byteorder in '=|' else dtype.byteorder
     return ''
 
 
@@ -307,6 +315,7 @@ def first_non_finite(record) -> Optional[str]:
     """The name of the first float of a decoded ``record`` (a dataclass; in its tuples each
     element, ``name[i]``; in its numpy structured arrays the float fields of every row) that
     is NaN or ±Inf, None when all are finite: a value no pose, size or rate can be made of."""
+    np = sys.modules.get('numpy')             # a record holds arrays only once it is imported
     for f in dataclasses.fields(record):
         value = getattr(record, f.name)
         if isinstance(value, float) and not math.isfinite(value):
@@ -315,7 +324,7 @@ def first_non_finite(record) -> Optional[str]:
             for i, item in enumerate(value):
                 if isinstance(item, float) and not math.isfinite(item):
                     return f'{f.name}[{i}]'
-        if isinstance(value, np.ndarray) and value.dtype.names:
+        if np is not None and isinstance(value, np.ndarray) and value.dtype.names:
             for name in value.dtype.names:
                 column = value[name]
                 if column.dtype.kind == 'f' and not np.isfinite(column).all():

@@ -1,9 +1,8 @@
 """A file written behind the caller's back: buffers handed over are written, in order, by a
 thread of its own, so the cost of writing runs beside the caller's work instead of after it
 (a write releases the GIL).  The thread wakes for batches of :attr:`batch` bytes (1 MiB, a
-bag chunk), so it needs the GIL rarely yet keeps up: little is left to write at the end (with
-8 MiB batches bench_idc's conversion took 30-31 ms, with 1 MiB 27-28; bench_carla and
-bench_bag unchanged).
+bag chunk), so it needs the GIL rarely yet keeps up: little is left to write at the end (an
+``.idc`` conversion is faster with 1 MiB batches than with 8 MiB).
 
 Two ways to the disk:
 
@@ -175,8 +174,8 @@ class WriteBehindFile:
     #: is done fastest there (the kernel writes it to the disk later); a bigger one soon
     #: meets the kernel's dirty-page limits (writeback from 10 % of the memory, 2.2 GB on the
     #: 23 GB machine of the benchmarks) and then goes at the disk's pace anyway, and the page
-    #: cache costs CPU (1.4 s per GB here; the 7.4 GB bench_carla bag: 25-26 s of process
-    #: CPU with 256 MiB buffered, 28-31 s with 2 GiB)
+    #: cache costs CPU (1.4 s per GB here; the 7.4 GB bag of an hour of CARLA: 25-26 s of
+    #: process CPU with 256 MiB buffered, 28-31 s with 2 GiB)
     DIRECT_AFTER = 1 << 30
     #: bytes reserved at a time ahead of the writes (see the module)
     RESERVE = 32 << 20

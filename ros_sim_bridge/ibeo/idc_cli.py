@@ -187,9 +187,7 @@ class ConversionReport:
 
 #: :func:`convert` takes the file in windows of this many messages: the smaller ones of a
 #: window are decoded and converted first, grouped by data type (a type's code runs hot, not
-#: once per frame between scans that flush the caches: on bench_idc's file the conversion's
-#: main-thread CPU went from 46.7 to 41.1 ms); the
-#: bigger ones (above :data:`IN_ORDER_BYTES` of body: scans, images) and those of the
+#: once per frame between scans that flush the caches); the bigger ones (above :data:`IN_ORDER_BYTES` of body: scans, images) and those of the
 #: converter's ``STATEFUL_TYPES`` as they are written, so one big one at a time is held
 WINDOW = 256
 IN_ORDER_BYTES = 16 << 10
@@ -247,10 +245,9 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
                 for _, r in records]
 
     bag = writer or BagWriter(out)
-    if progress:                        # tqdm imported only then: 0.04 s of start-up
-        from tqdm import tqdm
-        bar = tqdm(total=reader.file_size, unit='B', unit_scale=True,
-                   desc=Path(reader.path).name)
+    if progress:
+        from ros_sim_bridge.core.progress import Progress
+        bar = Progress(reader.file_size, Path(reader.path).name)
     else:
         bar = _NoBar()
     messages = list(zip(reader.entries, checked.times))

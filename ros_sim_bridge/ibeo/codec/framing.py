@@ -25,7 +25,7 @@ from typing import Optional
 
 from ros_sim_bridge.core.binary import BAD_VALUE, CodecError
 from ros_sim_bridge.core.framer import Frame, MagicFramer, Rejected
-from . import registry, scan
+from . import registry
 from .header import (DEFAULT_MAX_BODY, HEADER_SIZE, MAGIC_BYTES, PLAUSIBLE_TYPES, IbeoHeader,
                      decode_header)
 
@@ -81,7 +81,8 @@ def decode_body(frame: Frame):
     type, None for an unregistered type (skipped by size).  CodecError when it fails."""
     header = frame.parsed
     if header.data_type == registry.SCAN:
-        return scan.decode_scan_wire(frame.body, header)
+        from .scan import decode_scan_wire      # imported by the first LUX scan
+        return decode_scan_wire(frame.body, header)
     if registry.size_limits(header.data_type) is None:
         return None
     return registry.decode_message(header.data_type, frame.body, header)

@@ -16,11 +16,12 @@ from typing import Sequence
 
 import numpy as np
 
-from ros_sim_bridge.core.binary import TRUNCATED, CodecError, pack, unpack_from
+from ros_sim_bridge.core.binary import CodecError, pack
 from ros_sim_bridge.core.ntp import ntp64_to_unix_ns
 from . import registry
+from .body_sizes import LIST_HEAD_2225, LIST_HEAD_2281, OBJECT_LAYOUT, walk_objects
 from .scan_ecu import _layout
-from .typed_values import encode_entries, read_entries
+from .typed_values import encode_entries
 
 OBJECTS_2225 = 0x2225
 OBJECTS_2280 = 0x2280
@@ -92,8 +93,8 @@ WIRE_OBJECT_2280_DTYPE, OBJECT_2280_DTYPE = _layout(_F2280, 170, '>'), _layout(_
 WIRE_OBJECT_2281_DTYPE, OBJECT_2281_DTYPE = _layout(_F2281, 164, '>'), _layout(_F2281, 164, '=')
 _POINT = np.dtype([('x', '>f4'), ('y', '>f4')])
 
-_H2225 = struct.Struct('>QH')                 # mid-scan time, object count
-_H2281 = struct.Struct('>QBBHBxH')            # + list id, device type, interface version, flags
+_H2225 = LIST_HEAD_2225                       # mid-scan time, object count
+_H2281 = LIST_HEAD_2281                       # + list id, device type, interface version, flags
 
 
 def classification_name(value: int) -> str:
@@ -183,37 +184,17 @@ _SPEC = {  # type: (record class, wire dtype, host dtype, list header struct, ha
     REFERENCE_OBJECTS_2291: (ReferenceObjectList2291, WIRE_OBJECT_2281_DTYPE, OBJECT_2281_DTYPE,
                              _H2281, True),
 }
+# the walk (body_sizes, numpy-free) knows the same layouts
+assert all(OBJECT_LAYOUT[t] == (spec[3], spec[1].itemsize, spec[1].fields['contour_count'][1],
+                                spec[4]) for t, spec in _SPEC.items())
 _U16 = struct.Struct('>H')
 
 
 def _decode(data_type: int, body) -> EcuObjectList:
     cls, wire_dt, host_dt, head_st, has_props = _SPEC[data_type]
-    head = unpack_from(head_st, body, 0, NAME, 'list_header')
-    count = head[-1]
-    size, n = wire_dt.itemsize, len(body)
-    pos = head_st.size
-    if count * size > n - pos:
-        raise CodecError(NAME, f'{count} objects need at least {count * size} bytes, have '
-                         f'{n - pos}', field='objects', offset=pos, kind=TRUNCATED)
-    cnt_at = wire_dt.fields['contour_count'][1]
-    offsets = np.empty(count, np.int64)
-    counts = np.empty(count, np.int64)
-    properties = []
-    for i in range(count):        # variable-length objects: one walk for the offsets
-        if pos + size > n:
-            raise CodecError(NAME, f'object {i} of {count} needs bytes {pos}..{pos + size}, '
-                             f'have {n}', field=f'objects[{i}]', offset=pos, kind=TRUNCATED)
-        k = body[pos + cnt_at]
-        offsets[i], counts[i] = pos, k
-        pos += size + 8 * k
-        if pos > n:
-            raise CodecError(NAME, f'contour of object {i} ({k} points) needs bytes up to '
-                             f'{pos}, have {n}', field=f'objects[{i}].contour',
-                             offset=pos - 8 * k, kind=TRUNCATED)
-        if has_props:
-            (m,) = unpack_from(_U16, body, pos, NAME, f'objects[{i}].properties.length')
-            props, pos = read_entries(body, pos + 2, m, NAME, f'objects[{i}].properties')
-            properties.append(props)
+    head, offsets, counts, properties = walk_objects(data_type, body)
+    count, size = len(offsets), wire_dt.itemsize
+    offsets, counts = np.array(offsets, np.int64), np.array(counts, np.int64)
     raw = np.frombuffer(body, np.uint8)
     if count:
         wire = raw[offsets[:, None] + np.arange(size)].reshape(-1).view(wire_dt)

@@ -12,7 +12,6 @@ A message can hold up to 65,535 points (≈1.84 MB): nothing here assumes 64 KiB
 from __future__ import annotations
 
 import ctypes
-import struct
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -22,12 +21,13 @@ from ros_sim_bridge.core.binary import CodecError, pack, records, to_host_order,
 from ros_sim_bridge.core.native import beside, load_kernel
 from ros_sim_bridge.core.ntp import ntp64_to_unix_ns
 from . import registry
+from .body_sizes import SCAN_HEADER, SCAN_POINT_SIZE, SCANNER_INFO_SIZE, scan_body_size
 
 SCAN_2204 = 0x2204
 SCAN_2205 = 0x2205
 NAME = 'ibeo_ecu_scan'
 
-_HEADER = struct.Struct('>QIIHHB3x')
+_HEADER = SCAN_HEADER                  # start, end offset, flags, number, points, infos
 HEADER_SIZE = _HEADER.size            # 24
 assert HEADER_SIZE == 24
 
@@ -185,15 +185,11 @@ def host_points(wire: np.ndarray, native: bool = True) -> tuple[np.ndarray, int]
     return out, KERNEL(wire.ctypes.data, len(wire), out.ctypes.data) if len(wire) else 0
 
 
-def declared_body_size(data_type: int, body) -> Optional[int]:
-    """The body size a 0x2204 / 0x2205 scan header's counts need (header, scanner infos,
-    points): the decoder takes a body of at least that; None when the body is shorter than the
-    header."""
-    if len(body) < HEADER_SIZE:
-        return None
-    *_, n_points, n_infos = _HEADER.unpack_from(body, 0)
-    return (HEADER_SIZE + n_infos * _INFO[data_type][0].itemsize
-            + n_points * WIRE_POINT_DTYPE.itemsize)
+#: the body size a scan header's counts need (:func:`.body_sizes.scan_body_size`, numpy-free)
+declared_body_size = scan_body_size
+# it knows the same layouts
+assert SCAN_POINT_SIZE == WIRE_POINT_DTYPE.itemsize
+assert all(SCANNER_INFO_SIZE[t] == _INFO[t][0].itemsize for t in (SCAN_2204, SCAN_2205))
 
 
 def decode_scan_2205(body, header=None) -> EcuScan:
