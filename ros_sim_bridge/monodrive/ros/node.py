@@ -60,8 +60,7 @@ from ros_sim_bridge.ros.pointcloud import CloudBuffer
 from ros_sim_bridge.ros.pointcloud_cdr import pointcloud2_cdr
 from ros_sim_bridge.ros.qos import DATA, LATCHED, TF
 from ros_sim_bridge.ros.runner import run_node
-from ros_sim_bridge.ros.stamps import (ns_to_sec_nanosec, ns_to_stamp, seconds_to_stamp,
-                                       stamp_to_ns)
+from ros_sim_bridge.ros.stamps import ns_to_sec_nanosec, ns_to_stamp, seconds_to_stamp
 
 #: header_size values (``-p header_size:=12`` arrives as '12': ros.params takes a number for a
 #: string)
@@ -380,8 +379,11 @@ class SensorLink:
         n = lidar_geometry.count_points(data)
         points = self.cloud.points(n)
         lidar_geometry.decode_points(data, self.geometry, out=points)
-        stamp_ns = (stamp_to_ns(sim_stamp(game_time)) if self.node.p.stamp_source == 'sim'
-                    else now_ns)
+        if self.node.p.stamp_source == 'sim':
+            sec, nanosec = sim_stamp(game_time)
+            stamp_ns = sec * 1_000_000_000 + nanosec
+        else:
+            stamp_ns = now_ns
         cloud = pointcloud2_cdr(points, self.frame, stamp_ns)
         self.pubs['points'].publish(b''.join(cloud.parts))
         del points, cloud
