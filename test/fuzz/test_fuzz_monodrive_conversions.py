@@ -19,8 +19,10 @@ from visualization_msgs.msg import MarkerArray
 from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.monodrive.codec import annotation, control, payloads
 from ros_sim_bridge.monodrive.ros import conversions as convert
+from nav_msgs.msg import Odometry
+from tf2_msgs.msg import TFMessage
 from ros_sim_bridge.msg import (MonoDriveCollision, MonoDriveRadarTargets, MonoDriveRaw,
-                                MonoDriveUltrasonic)
+                                MonoDriveState, MonoDriveUltrasonic)
 
 import fuzz_support as fz
 from test_fuzz_monodrive import _JSON, JSON_PAYLOADS, ODD_JSON, _odd_examples
@@ -31,7 +33,16 @@ REPORTS = [b'{"name": "ego", "collision": true, "distance": 12.5, "time_to_colli
            b'{"targets": [{"range": 150.0}, {"range": null}, {"range": 1e39}]}',
            b'[{"name": "car", "tags": ["a"], "2d_bounding_boxes": [{"name": "b", '
            b'"2d_bounding_box": [1, 5, 2, 6]}], "oriented_bounding_boxes": [{"center": [1, 2, 3],'
-           b' "extents": {"x": 1, "y": 1, "z": 1}, "orientation": [0, 0, 0, 1]}]}]']
+           b' "extents": {"x": 1, "y": 1, "z": 1}, "orientation": [0, 0, 0, 1]}]}]',
+           # a State frame with boxes (world centre, full sizes), one of them arrays
+           b'{"frame": {"vehicles": [{"state": {"name": "ego", "tags": ["ego"], "odometry":'
+           b' {"pose": {"position": {"x": 100, "y": -50, "z": 0}, "orientation": {"x": 0,'
+           b' "y": 0, "z": 0.6, "w": 0.8}}, "linear_velocity": {"x": 1e3, "y": 0, "z": 0}},'
+           b' "oriented_bounding_box": [{"center": {"x": 100, "y": -50, "z": 75}, "extents":'
+           b' {"x": 460, "y": 190, "z": 150}, "orientation": {"x": 0, "y": 0, "z": 0.6,'
+           b' "w": 0.8}}, {"center": [1, 2, 3], "extents": [0, 1e400, 1]}]}}],'
+           b' "objects": [{"name": "cone", "odometry": {"pose": {"position": [1e300, 0, 0],'
+           b' "orientation": [0, 0, 0, 0]}}}]}}']
 
 
 def _radar(data):
@@ -58,23 +69,38 @@ def _annotation(data):
              MarkerArray),)
 
 
+def _state(data):
+    """A State frame: MonoDriveState, each vehicle's Odometry, the TFMessage and the box
+    markers; every float64 of them must be finite (poses, twists, box poses and sizes)."""
+    rows = convert.state_rows(payloads.decode_state(data))
+    out = [(convert.state(rows, 2.5, 3, STAMP, 'map'), MonoDriveState),
+           (convert.transforms(rows, [f'f{i}' for i in range(len(rows))], STAMP, 'map'),
+            TFMessage), (convert.box_markers(rows, STAMP, 'map'), MarkerArray)]
+    out += [(convert.odometry(rows, i, STAMP, 'map', 'base'), Odometry)
+            for i in range(len(rows))]
+    for raw, msg_type in out:
+        values = list(_float_fields(deserialize_message(raw, msg_type), ('double', 'float')))
+        assert all(math.isfinite(v) for v in values), msg_type
+    return out
+
+
 def _control(data):
     return ((convert.control_raw(control.decode_message(data), 9000, STAMP), MonoDriveRaw),)
 
 
-def _float32_fields(msg):
-    """Every float32 value in a message (recursively)."""
+def _float_fields(msg, kinds=('float',)):
+    """Every value of the given field types (float32: 'float') in a message, recursively."""
     for name, kind in msg.get_fields_and_field_types().items():
         v = getattr(msg, name)
-        if kind == 'float':
+        if kind in kinds:
             yield v
-        elif kind.startswith('sequence<float') or kind.startswith('float['):
+        elif kind.startswith(tuple(f'sequence<{k}' for k in kinds) + tuple(f'{k}[' for k in kinds)):
             yield from v
         elif hasattr(v, 'get_fields_and_field_types'):
-            yield from _float32_fields(v)
+            yield from _float_fields(v, kinds)
         elif isinstance(v, list) and v and hasattr(v[0], 'get_fields_and_field_types'):
             for item in v:
-                yield from _float32_fields(item)
+                yield from _float_fields(item, kinds)
 
 
 def check_cdr(*pairs):
@@ -87,11 +113,11 @@ def check_cdr(*pairs):
         # the same bytes but for alignment padding (zero in ours, uninitialised in rclpy's)
         assert len(again) == len(raw)
         assert all(r == 0 for r, a in zip(raw, again) if r != a)
-        assert not any(math.isinf(v) for v in _float32_fields(msg)), msg
+        assert not any(math.isinf(v) for v in _float_fields(msg)), msg
 
 
 CONVERTERS = {'radar': _radar, 'collision': _collision, 'ultrasonic': _ultrasonic,
-              'annotation': _annotation, 'control': _control}
+              'annotation': _annotation, 'control': _control, 'state': _state}
 
 
 @given(st.sampled_from(sorted(CONVERTERS)),
