@@ -677,12 +677,17 @@ def test_radar_values_at_the_float32_bound_rclpy_checks():
                               b'"rcs": 3.4028234663e38}, {"range": 1, "aoa": 0, "velocity": '
                               b'-3.402823466e38, "rcs": 3.402823466e38}]}')
     assert len(r.targets) == 1 and r.problems[0].field == 'target_list[0].rcs'
-    msg = conversions.radar(r, None, 'radar')
-    assert msg.targets[0].rcs == 3.402823466e38 and msg.targets[0].velocity == -3.402823466e38
-    c = conversions.collision({'distance': 3.4028234663e38, 'time_to_collision': 1e39,
-                               'forward_velocity': 3.402823466e38}, '', None, 'c')
+    from rclpy.serialization import deserialize_message
+    from ros_sim_bridge.msg import MonoDriveCollision, MonoDriveRadarTargets
+    msg = deserialize_message(conversions.radar(r, (0, 0), 'radar'), MonoDriveRadarTargets)
+    # float32's largest value, 3.4028234664e38, is what a float32 field holds of 3.402823466e38
+    assert msg.targets[0].rcs == pytest.approx(3.402823466e38, rel=1e-8)
+    assert msg.targets[0].velocity == pytest.approx(-3.402823466e38, rel=1e-8)
+    c = deserialize_message(conversions.collision(
+        {'distance': 3.4028234663e38, 'time_to_collision': 1e39,
+         'forward_velocity': 3.402823466e38}, '', (0, 0), 'c'), MonoDriveCollision)
     assert math.isnan(c.distance) and math.isnan(c.time_to_collision)
-    assert c.forward_velocity == 3.402823466e38
+    assert c.forward_velocity == pytest.approx(3.402823466e38, rel=1e-8)
 
 
 def test_refused_reply_envelope_read_despite_huge_integers():

@@ -1,24 +1,21 @@
-"""monoDrive conversions into ROS messages that need no node: State boxes as markers (through
-the shared ros/markers builders) and camera annotations as markers."""
+"""monoDrive conversions that need no node, read back from their CDR bytes with rclpy: State
+boxes as markers and camera annotations as markers."""
 import json
 import math
 
 import pytest
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import Point, Pose, Quaternion
-from visualization_msgs.msg import Marker
+from rclpy.serialization import deserialize_message
+from visualization_msgs.msg import Marker, MarkerArray
 
 from ros_sim_bridge.monodrive.codec import payloads
 from ros_sim_bridge.monodrive.ros import conversions as convert
-from ros_sim_bridge.msg import MonoDriveVehicleState
 
 STAMP = Time(sec=5, nanosec=250)
 
 
-def vehicle(name, x, y, yaw, tags=()):
-    q = Quaternion(w=math.cos(yaw / 2), z=math.sin(yaw / 2))
-    return MonoDriveVehicleState(name=name, tags=list(tags),
-                                 pose=Pose(position=Point(x=x, y=y, z=0.0), orientation=q))
+def markers(raw: bytes) -> list:
+    return deserialize_message(raw, MarkerArray).markers
 
 
 # monoDrive's State sensor documentation ("Raw Output"): a traffic cone and a compact car, their
@@ -54,9 +51,7 @@ def test_state_boxes_are_world_boxes_with_full_sizes():
     1.80 × 1.42 × 4.15 m along the box's axes)."""
     frame = payloads.decode_state(DOC_STATE)
     assert frame.problems == []
-    vehicles = [convert.vehicle_state(v) for v in frame.vehicles + frame.objects]
-    boxes = [v.boxes for v in frame.vehicles + frame.objects]
-    car, cone = convert.box_markers(vehicles, boxes, STAMP, 'map').markers
+    car, cone = markers(convert.box_markers(convert.state_rows(frame), STAMP, 'map'))
     assert (cone.id, cone.text, cone.header.frame_id) == (16, 'Misc_TrafficCone_2', 'map')
     p = cone.pose.position
     assert (p.x, p.y, p.z) == pytest.approx((121.999521484375, -37.1002758789062,
@@ -101,9 +96,7 @@ def test_state_boxes_default_and_refused():
     assert [e.field for e in frame.problems] == [
         'frame.vehicles[1].state.oriented_bounding_box[0].center',
         'frame.vehicles[1].state.oriented_bounding_box[1].center']
-    vehicles = [convert.vehicle_state(v) for v in frame.vehicles]
-    d, box = convert.box_markers(vehicles, [v.boxes for v in frame.vehicles], STAMP,
-                                 'map').markers
+    d, box = markers(convert.box_markers(convert.state_rows(frame), STAMP, 'map'))
     assert (d.pose.position.x, d.pose.position.y, d.pose.position.z) == \
         pytest.approx((1.0, 2.0, 0.75))
     assert (d.scale.x, d.scale.y, d.scale.z) == pytest.approx((4.5, 1.9, 1.5))
@@ -111,7 +104,9 @@ def test_state_boxes_default_and_refused():
     assert (box.id, box.pose.position.x, box.pose.position.y, box.pose.position.z) == \
         pytest.approx((16, 5.0, -1.0, 0.5))
     assert (box.scale.x, box.scale.y, box.scale.z) == pytest.approx((2.0, 1.0, 0.8))
-    assert convert.box_markers([], [], STAMP, 'map').markers == []
+    assert d.header.stamp == STAMP and box.text == 'car_3' and box.lifetime.nanosec == 5e8
+    empty = payloads.decode_state(b'{"frame": {"vehicles": []}}')
+    assert markers(convert.box_markers(convert.state_rows(empty), STAMP, 'map')) == []
 
 
 def test_camera_annotation_as_markers():
@@ -122,7 +117,7 @@ def test_camera_annotation_as_markers():
     from ros_sim_bridge.monodrive.codec import annotation
     from test_monodrive_codec import ANNOTATION
     ann = annotation.decode_annotation(ANNOTATION)
-    out = convert.annotation_markers(ann, STAMP, 'cam_optical', 'map', 64, 48, 90.0)
+    out = markers(convert.AnnotationCdr('cam_optical', 'map', 64, 48, 90.0).markers(ann, STAMP))
     rects = [m for m in out if m.ns == 'monodrive_annotation_2d']
     labels = [m for m in out if m.ns == 'monodrive_annotation_labels']
     cubes = [m for m in out if m.ns == 'monodrive_annotation_3d']
@@ -141,5 +136,31 @@ def test_camera_annotation_as_markers():
     assert (c.scale.x, c.scale.y, c.scale.z) == pytest.approx((2.3, 0.95, 0.75))
     assert c.pose.orientation.w == pytest.approx(1.0)
     # twice as far: the same rectangle, scaled
-    far = convert.annotation_markers(ann, STAMP, 'cam_optical', 'map', 64, 48, 90.0, depth=2.0)
+    far = markers(convert.AnnotationCdr('cam_optical', 'map', 64, 48, 90.0, depth=2.0)
+                  .markers(ann, STAMP))
     assert far[0].points[0].x == pytest.approx(2 * x0) and far[0].points[0].z == 2.0
+
+
+def test_annotation_markers_gone_are_deleted():
+    """A second annotation without the 3-D box and with one 2-D box: DELETE markers first for
+    what the first showed and the second does not (sorted by namespace and id), then the
+    second's markers; an empty annotation deletes everything shown."""
+    from ros_sim_bridge.monodrive.codec import annotation
+    from test_monodrive_codec import ANNOTATION
+    cdr = convert.AnnotationCdr('cam_optical', 'map', 64, 48, 90.0)
+    first = markers(cdr.markers(annotation.decode_annotation(ANNOTATION), STAMP))
+    assert all(m.action == Marker.ADD for m in first) and len(first) == 5
+    one = annotation.decode_annotation(
+        b'[{"name": "v", "2d_bounding_boxes": [{"name": "b", "2d_bounding_box": [0, 2, 0, 1]}]}]')
+    second = markers(cdr.markers(one, Time(sec=6)))
+    gone = [(m.ns, m.id, m.header.frame_id, m.header.stamp.sec) for m in second
+            if m.action == Marker.DELETE]
+    assert gone == [('monodrive_annotation_2d', 1, 'cam_optical', 6),
+                    ('monodrive_annotation_3d', 0, 'map', 6),
+                    ('monodrive_annotation_labels', 1, 'cam_optical', 6)]
+    assert [(m.ns, m.action) for m in second[3:]] == [
+        ('monodrive_annotation_2d', Marker.ADD), ('monodrive_annotation_labels', Marker.ADD)]
+    empty = annotation.decode_annotation(b'[]')
+    assert [(m.ns, m.id, m.action) for m in markers(cdr.markers(empty, STAMP))] == [
+        ('monodrive_annotation_2d', 0, Marker.DELETE),
+        ('monodrive_annotation_labels', 0, Marker.DELETE)]

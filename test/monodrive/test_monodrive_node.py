@@ -477,11 +477,13 @@ def test_recorded_collision_report_converts():
     """Every sample of a recorded monoDrive collision report (../shared) converts."""
     from conftest import shared_path
     from ros_sim_bridge.monodrive.ros import conversions as convert
-    from builtin_interfaces.msg import Time
+    from rclpy.serialization import deserialize_message
+    from ros_sim_bridge.msg import MonoDriveCollision
     path = shared_path('samples', 'monodrive', 'monodrive-python-client',
                        'uut__fixtures__sample_reports__sample_AEB_10_0_CCRS_Collision.json')
     samples = json.loads(path.read_text())
-    msgs = [convert.collision(s, json.dumps(s), Time(), 'c') for s in samples]
+    msgs = [deserialize_message(convert.collision(s, json.dumps(s), (0, 0), 'c'),
+                                MonoDriveCollision) for s in samples]
     assert len(msgs) == 425 and sum(m.collision for m in msgs) >= 1
     hit = next(m for m in msgs if m.collision)
     assert hit.name == 'HybridBP2_7' and hit.target_names == ['HybridBP_2']

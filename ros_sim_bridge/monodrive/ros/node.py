@@ -30,6 +30,8 @@ import threading
 import time
 from typing import Any, Optional
 
+import numpy as np
+
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 from nav_msgs.msg import Odometry
@@ -52,13 +54,13 @@ from ros_sim_bridge.srv import MonoDriveCommand, MonoDriveRawCommand, MonoDriveS
 from ros_sim_bridge.ros.clocks import STEADY
 from ros_sim_bridge.ros.diagnostics import Diagnostics
 from ros_sim_bridge.ros.geometry import transform as make_transform
-from ros_sim_bridge.ros.markers import MarkerTracker
 from ros_sim_bridge.ros.params import (common_parameters, declare_parameters, non_negative_int,
                                        one_of, port, positive, positive_int)
 from ros_sim_bridge.ros.pointcloud import CloudBuffer
+from ros_sim_bridge.ros.pointcloud_cdr import pointcloud2_cdr
 from ros_sim_bridge.ros.qos import DATA, LATCHED, TF
 from ros_sim_bridge.ros.runner import run_node
-from ros_sim_bridge.ros.stamps import ns_to_stamp, seconds_to_stamp
+from ros_sim_bridge.ros.stamps import ns_to_sec_nanosec, ns_to_stamp, seconds_to_stamp
 
 #: header_size values (``-p header_size:=12`` arrives as '12': ros.params takes a number for a
 #: string)
@@ -122,6 +124,13 @@ CONFIG_KINDS = (('simulator_config', 'simulator'), ('weather_config', 'weather')
 JSON_SENSORS = ('State', 'Radar', 'Collision', 'Waypoint', 'Ultrasonic')
 SENSOR_CONFIG_TYPES = ('REPLAY_ConfigureSensorsCommand_ID', 'REPLAY_ReConfigureSensorCommand_ID',
                        'AttachSensorCommand_ID')
+
+
+def sim_stamp(game_time: float) -> tuple:
+    """(sec, nanosec) of a sample's game time (finite: the header is checked; before the
+    start of the simulation it is 0)."""
+    t = seconds_to_stamp(max(0.0, game_time), source='monoDrive sensor', field='game_time')
+    return t.sec, t.nanosec
 
 
 def service_name(msg_type: str) -> str:
@@ -211,10 +220,12 @@ class SensorLink:
             self.pubs['waypoint'] = c(MonoDriveWaypoint, 'waypoint')
         elif k == 'Ultrasonic':
             self.pubs['ultrasonic'] = c(MonoDriveUltrasonic, 'ultrasonic')
+        self.optical = self.frame + '_optical' if 'Camera' in k else self.frame
         if 'Camera' in k:       # the annotation message that follows an image (§4.4)
             self.pubs['annotations'] = c(MarkerArray, 'annotations')
-            self.annotation_tracker = MarkerTracker()
-        self.optical = self.frame + '_optical' if 'Camera' in k else self.frame
+            self.annotations = convert.AnnotationCdr(self.optical, p.map_frame, self.width,
+                                                     self.height, self.fov,
+                                                     p.annotation_depth)
         host = p.sensor_host or p.host
         self.client = TcpClient(host, self.port, self.framer, self.on_event,
                                 name=f'monodrive-{self.name}', on_connect=self.on_connect,
@@ -246,10 +257,11 @@ class SensorLink:
             f'{self.stats.name}: samples missing before sample {sample_count} '
             f'({g.missing} missing in {g.gaps} gaps so far)')
 
-    def stamp(self, header: sensor.SensorHeader, now_ns: int):
+    def stamp(self, header: sensor.SensorHeader, now_ns: int) -> tuple:
+        """(sec, nanosec) of the sample: its game time or the receive time."""
         if self.node.p.stamp_source == 'sim':
-            return seconds_to_stamp(max(0.0, header.game_time))
-        return ns_to_stamp(now_ns)
+            return sim_stamp(header.game_time)
+        return ns_to_sec_nanosec(now_ns)
 
     def on_event(self, event, now_ns: int) -> None:
         """TcpClient thread: never raises (a failure is counted and logged)."""
@@ -329,9 +341,8 @@ class SensorLink:
             targets = payloads.decode_radar(payload)
             for err in targets.problems:            # targets left out: counted, logged
                 node.diagnostics.bad_input(self.stats, err, now_ns)
-            msg = convert.radar(targets, stamp, self.frame)
-            self.pubs['targets'].publish(msg)
-            self.pubs['markers'].publish(convert.radar_markers(msg))
+            self.pubs['targets'].publish(convert.radar(targets, stamp, self.frame))
+            self.pubs['markers'].publish(convert.radar_markers(targets, stamp, self.frame))
         elif k == 'Collision':
             text = bytes(payload).decode('utf-8', 'replace')
             value = payloads.decode_json_sensor(payload, k)
@@ -341,14 +352,14 @@ class SensorLink:
             self.pubs['waypoint'].publish(convert.waypoint(
                 bytes(payload).decode('utf-8', 'replace'), stamp, self.frame))
         elif k == 'Ultrasonic':
-            msg = convert.ultrasonic(None, '', stamp, self.frame)
             if payloads.is_json(payload):
                 value = payloads.decode_json_sensor(payload, k)
                 msg = convert.ultrasonic(value, bytes(payload).decode('utf-8', 'replace'),
                                          stamp, self.frame)
             else:
                 n = len(payload) // 4
-                msg.raw = [float(x) for x in memoryview(bytes(payload[:n * 4])).cast('f')]
+                msg = convert.ultrasonic(None, '', stamp, self.frame,
+                                         raw=np.frombuffer(payload[:n * 4], '<f4'))
             self.pubs['ultrasonic'].publish(msg)
         else:   # a sensor type without a conversion (IMU 168-byte layout, LidarArray, …)
             node.raw_pub.publish(convert.raw(k, self.port, stamp, game_time=header.game_time,
@@ -360,11 +371,7 @@ class SensorLink:
         node = self.node
         for err in ann.problems:
             node.diagnostics.bad_input(self.stats, err)
-        adds = convert.annotation_markers(ann, stamp, self.optical, node.p.map_frame,
-                                          self.width, self.height, self.fov,
-                                          node.p.annotation_depth)
-        self.pubs['annotations'].publish(
-            self.annotation_tracker.update(convert.header(stamp, self.optical), adds))
+        self.pubs['annotations'].publish(self.annotations.markers(ann, stamp))
         self.stats.extra['annotations'] = str(int(self.stats.extra.get('annotations', 0)) + 1)
         self.stats.publish()
 
@@ -372,10 +379,14 @@ class SensorLink:
         n = lidar_geometry.count_points(data)
         points = self.cloud.points(n)
         lidar_geometry.decode_points(data, self.geometry, out=points)
-        stamp = (seconds_to_stamp(max(0.0, game_time)) if self.node.p.stamp_source == 'sim'
-                 else ns_to_stamp(now_ns))
-        self.pubs['points'].publish(self.cloud.message(points, convert.header(stamp, self.frame)))
-        del points
+        if self.node.p.stamp_source == 'sim':
+            sec, nanosec = sim_stamp(game_time)
+            stamp_ns = sec * 1_000_000_000 + nanosec
+        else:
+            stamp_ns = now_ns
+        cloud = pointcloud2_cdr(points, self.frame, stamp_ns)
+        self.pubs['points'].publish(b''.join(cloud.parts))
+        del points, cloud
         self.stats.publish()
 
 
@@ -516,7 +527,7 @@ class MonoDriveClientNode(Node):
 
     def _dispatch(self, events) -> None:
         """Hand results to waiting callers; the rest to ~/raw and the log (lock held)."""
-        now = ns_to_stamp(time.time_ns())
+        now = ns_to_sec_nanosec(time.time_ns())
         for ev in events:
             if isinstance(ev, (sess.Reply, sess.Timeout, sess.Failed, sess.Refused)):
                 req = ev.request
@@ -694,19 +705,17 @@ class MonoDriveClientNode(Node):
         for err in frame.problems:
             self.diagnostics.bad_input(self.control_stats if not self.sensors else
                                        self._state_stats(), err)
-        msg = convert.state(frame, header.game_time, header.sample_count, stamp, p.map_frame)
-        self.state_pub.publish(msg)
-        transforms = []
-        for v in list(msg.vehicles) + list(msg.objects):
-            child = p.ego_frame if 'ego' in v.tags else p.vehicle_frame.format(name=v.name)
-            pub = self._odom_pub(v.name)
-            pub.publish(convert.odometry(v, stamp, p.map_frame, child))
-            transforms.append(convert.transform(v, stamp, p.map_frame, child))
-        boxes = [v.boxes for v in frame.vehicles] + [v.boxes for v in frame.objects]
-        self.state_markers.publish(convert.box_markers(list(msg.vehicles) + list(msg.objects),
-                                                       boxes, stamp, p.map_frame))
-        if p.publish_tf and transforms:
-            self.tf_pub.publish(TFMessage(transforms=transforms))
+        rows = convert.state_rows(frame)
+        self.state_pub.publish(convert.state(rows, header.game_time, header.sample_count,
+                                             stamp, p.map_frame))
+        children = []
+        for i, (name, tags) in enumerate(zip(rows.names, rows.tags)):
+            child = p.ego_frame if 'ego' in tags else p.vehicle_frame.format(name=name)
+            self._odom_pub(name).publish(convert.odometry(rows, i, stamp, p.map_frame, child))
+            children.append(child)
+        self.state_markers.publish(convert.box_markers(rows, stamp, p.map_frame))
+        if p.publish_tf and children:
+            self.tf_pub.publish(convert.transforms(rows, children, stamp, p.map_frame))
 
     def _state_stats(self):
         for s in self.sensors:
