@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ros_sim_bridge.core.binary import CodecError
-from ros_sim_bridge.core.cli import finite_number, run_tool, strip_ros_args
+from ros_sim_bridge.core.cli import finite_number, imports_without_gc, run_tool, strip_ros_args
 from ros_sim_bridge.core.ntp import MAX_TIME_JUMP_S, NTP_UNIX_OFFSET
 from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.codec.header import DEFAULT_MAX_BODY
@@ -213,10 +213,11 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
     :class:`IbeoToRos`; a given one judges record times by its own ``max_jump_s``) must give
     the same for a message whatever it converted before, but for its ``STATEFUL_TYPES`` (see
     :data:`WINDOW`)."""
-    from ros_sim_bridge.core.memory import reuse_freed_memory
-    from ros_sim_bridge.ibeo.ros.ecu_conversions import Conversion, IbeoToRos, ntp_to_ns
-    from ros_sim_bridge.ros.bag import BagWriter
-    from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
+    with imports_without_gc():
+        from ros_sim_bridge.core.memory import reuse_freed_memory
+        from ros_sim_bridge.ibeo.ros.ecu_conversions import Conversion, IbeoToRos, ntp_to_ns
+        from ros_sim_bridge.ros.bag import BagWriter
+        from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
     reuse_freed_memory()                # each scan's points: a new array of up to 1.8 MB
     conv = converter or IbeoToRos(namespace=namespace, serialized=True,
                                   status_prefix=f'{node_name}: ', max_jump_s=max_jump_s)

@@ -1,6 +1,7 @@
 """The offline commands read and convert files without rclpy: its import (0.1-0.2 s) stays out of
 their start-up (issue 26: `info` within 0.1 s, `to-bag` within 0.3 s); `ibeo_idc info` reads
-without rosbags, numpy (0.05 s) or the codec's decoders of scans and object lists either."""
+without rosbags, numpy (0.05 s) or the codec's decoders of scans and object lists either, and
+`to-bag` draws its progress bar without tqdm (0.025 s)."""
 import subprocess
 import sys
 
@@ -15,7 +16,7 @@ import importlib
 try:
     importlib.import_module(module).main(argv)
 finally:
-    print('IMPORTED', sorted(m for m in sys.modules if m.split('.')[0] in ('rclpy', 'numpy')
+    print('IMPORTED', sorted(m for m in sys.modules if m.split('.')[0] in ('rclpy', 'numpy', 'tqdm')
                              or m in ('rosbags', 'rosbags.typesys.stores.ros2_kilted',
                                       'ros_sim_bridge.ibeo.codec.scan_ecu',
                                       'ros_sim_bridge.ibeo.codec.objects_ecu')))
@@ -44,9 +45,9 @@ def idc(tmp_path):
 
 
 def test_ibeo_idc_info_and_to_bag_import_no_rclpy(idc, tmp_path):
-    first = imported('ros_sim_bridge.ibeo.idc_cli', 'to-bag', '--no-progress', idc,
-                     tmp_path / 'a')
+    first = imported('ros_sim_bridge.ibeo.idc_cli', 'to-bag', idc, tmp_path / 'a')
     assert 'rclpy' not in roots(first)
+    assert 'tqdm' not in roots(first)           # the progress bar is core.progress's
     # the second bag of the same types: no type store either (its definitions are cached)
     second = imported('ros_sim_bridge.ibeo.idc_cli', 'to-bag', '--no-progress', idc,
                       tmp_path / 'b')
