@@ -316,8 +316,8 @@ class FrameCdr:
             loc[:, j[hit]] = float64_nan(pos['location'][:, hit])
             rot[:, j[hit]] = float64_nan(pos['rotation'][:, hit])
         if frames[0].poses is not None:                  # given (the replayer's)
-            loc = np.stack([f.poses[0] for f in frames]).reshape(count, n, 3)
-            rot = np.stack([f.poses[1] for f in frames]).reshape(count, n, 3)
+            loc, rot = (np.reshape(frames[0].poses[k] if count == 1 else
+                                   [f.poses[k] for f in frames], (count, n, 3)) for k in (0, 1))
         elif b.levels:
             attach(loc, rot, b.spawn_loc, b.spawn_rot, b.levels)
         xyz, q = ue_to_rep103(loc, rot)
