@@ -28,7 +28,7 @@ Usage::
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
 import numpy as np
 from builtin_interfaces.msg import Duration
@@ -46,7 +46,7 @@ _EMPTY = serialize(TYPE_NAME, {'markers': []})
 _ZERO = Duration()
 WHITE = (1.0, 1.0, 1.0, 1.0)
 ADD, DELETE, DELETEALL = Marker.ADD, Marker.DELETE, Marker.DELETEALL
-CUBE, SPHERE, TEXT = Marker.CUBE, Marker.SPHERE, Marker.TEXT_VIEW_FACING
+ARROW, CUBE, SPHERE, TEXT = Marker.ARROW, Marker.CUBE, Marker.SPHERE, Marker.TEXT_VIEW_FACING
 _STAMP = Slot('stamp')
 
 
@@ -119,6 +119,16 @@ def label(frame: str, ns: str, text: str, *, id=Slot('id'), position=Slot('posit
     return marker(frame, ns, TEXT, id=id, pose={'position': position},
                   scale={'x': 0.0, 'y': 0.0, 'z': float(height)}, color=_rgba(color),
                   text=text, **kw)
+
+
+def arrow(frame: str, ns: str, *, id=Slot('id'), start=Slot('start'), end=Slot('end'),
+          shaft: float = 0.1, head: float = 0.25, head_length: float = 0.3,
+          color=Slot('color'), **kw) -> dict:
+    """An ARROW from ``start`` to ``end`` (points), ``shaft``/``head`` diameters and
+    ``head_length`` in m."""
+    return marker(frame, ns, ARROW, id=id, pose={'orientation': {'w': 1.0}},
+                  scale={'x': float(shaft), 'y': float(head), 'z': float(head_length)},
+                  color=_rgba(color), points=[start, end], **kw)
 
 
 def delete(frame: str, ns: str, id, **kw) -> dict:
@@ -198,6 +208,32 @@ class MarkerCdr:
         return [(self._at(key + (text,), value(text)), values, i)
                 for i, text in enumerate(texts)]
 
+    def arrows(self, stamp, frame: str, ns: str, ids: Sequence[int], starts, ends, *,
+               shaft: float = 0.1, head: float = 0.25, head_length: float = 0.3, colors=WHITE,
+               lifetime: Optional[Duration] = None) -> list:
+        """ARROWs from ``starts`` to ``ends`` (n, 3) m (:func:`arrow`)."""
+        ids, values = self._rows(stamp, ids, colors)
+        n = len(ids)
+        if not n:
+            return []
+        values['start'] = np.asarray(starts, np.float64).reshape(n, 3)
+        values['end'] = np.asarray(ends, np.float64).reshape(n, 3)
+        at = self._at(('arrow', frame, ns, _key(lifetime), float(shaft), float(head),
+                       float(head_length)),
+                      lambda: arrow(frame, ns, shaft=shaft, head=head, head_length=head_length,
+                                    lifetime=lifetime or _ZERO))
+        return [(at, values, i) for i in range(n)]
+
+    def deletes(self, stamp, frame: str, keys: Iterable[tuple]) -> list:
+        """DELETEs of (namespace, id) ``keys``, in sorted order."""
+        keys = sorted(keys)
+        if not keys:
+            return []
+        values = {'stamp': np.broadcast_to(np.asarray(stamp, np.int64), (len(keys), 2)),
+                  'id': np.array([mid for _, mid in keys], np.int64)}
+        return [(self._at(('delete', frame, ns), lambda ns=ns: delete(frame, ns, Slot('id'))),
+                 values, i) for i, (ns, _) in enumerate(keys)]
+
     def line_strips(self, stamp, frame: str, ns: str, ids: Sequence[int], polylines,
                     *, z: float = 0.0, width: float = 0.05, colors=WHITE,
                     lifetime: Optional[Duration] = None) -> list:
@@ -230,3 +266,23 @@ class MarkerCdr:
 
 def _key(lifetime: Optional[Duration]) -> tuple:
     return (0, 0) if lifetime is None else (lifetime.sec, lifetime.nanosec)
+
+
+class MarkerTracker:
+    """DELETE bookkeeping for a topic whose markers are updated incrementally: :meth:`update`
+    gives DELETE items (:meth:`MarkerCdr.deletes`) for every (namespace, id) the previous
+    update showed and this one does not, to put before the new markers; :meth:`clear`
+    deletes everything shown (e.g. when the link drops)."""
+
+    def __init__(self):
+        #: (namespace, id) of every marker the last update showed
+        self.shown: set = set()
+
+    def update(self, cdr: MarkerCdr, stamp, frame: str, keys: Iterable[tuple]) -> list:
+        now = set(keys)
+        gone, self.shown = self.shown - now, now
+        return cdr.deletes(stamp, frame, gone)
+
+    def clear(self, cdr: MarkerCdr, stamp, frame: str) -> list:
+        gone, self.shown = self.shown, set()
+        return cdr.deletes(stamp, frame, gone)

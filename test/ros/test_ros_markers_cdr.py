@@ -99,3 +99,39 @@ def test_box_rows_orientations_and_minimum_size():
     assert scales.tolist() == [[0.05, 1.0, 2.0], [3.0, 0.05, 1.0]]
     with pytest.raises(ValueError):
         mk.box_rows(1, [[0, 0, 0]], [[1, 1, 1]], yaw=[0.0], orientations=[[1, 0, 0, 0]])
+
+
+def test_arrows_and_tracker_deletes_are_rclpys_bytes():
+    """Two arrows (0.1 m shaft, 0.25 m head 0.3 m long; one red, one green; lifetime 2 s),
+    then an update where marker ('objects', 4) is gone: its DELETE first, sorted."""
+    cdr, tracker = mk.MarkerCdr(), mk.MarkerTracker()
+    life = Duration(sec=2)
+    first = tracker.update(cdr, STAMP, 'map', [('objects', 4), ('velocity', 4),
+                                               ('velocity', 6)])
+    assert first == []
+    items = tracker.update(cdr, STAMP, 'map', [('velocity', 4), ('velocity', 6)])
+    items += cdr.arrows(STAMP, 'map', 'velocity', [4, 6], [[0.0, 0.0, 0.0], [1.0, 1.0, 0.5]],
+                        [[2.0, 0.0, 0.0], [1.0, 3.0, 0.5]],
+                        colors=[[1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 0.0, 1.0]], lifetime=life)
+    [msg] = mk.marker_arrays([items])
+
+    def arrow(mid, a, b, rgba):
+        return Marker(header=HEADER, ns='velocity', id=mid, type=Marker.ARROW,
+                      action=Marker.ADD, pose=Pose(orientation=Quaternion(w=1.0)),
+                      scale=Vector3(x=0.1, y=0.25, z=0.3), lifetime=life,
+                      color=ColorRGBA(r=rgba[0], g=rgba[1], b=rgba[2], a=rgba[3]),
+                      points=[Point(x=a[0], y=a[1], z=a[2]), Point(x=b[0], y=b[1], z=b[2])])
+    want = serialize_message(MarkerArray(markers=[
+        Marker(header=HEADER, ns='objects', id=4, action=Marker.DELETE),
+        arrow(4, (0.0, 0.0, 0.0), (2.0, 0.0, 0.0), (1.0, 0.0, 0.0, 1.0)),
+        arrow(6, (1.0, 1.0, 0.5), (1.0, 3.0, 0.5), (0.0, 1.0, 0.0, 1.0))]))
+    raw = msg.data
+    assert len(raw) == len(want) and all(r == w or r == 0 for r, w in zip(raw, want))
+    check(raw, MarkerArray, {'markers.0.action': 2, 'markers.0.ns': 'objects',
+                             'markers.0.id': 4, 'markers.2.points.1.y': 3.0,
+                             'markers.1.type': 0, 'markers.2.color.g': 1.0,
+                             'markers.2.lifetime.sec': 2})
+    gone = mk.marker_arrays([tracker.clear(cdr, STAMP, 'map')])[0].data
+    check(gone, MarkerArray, {'markers.0.ns': 'velocity', 'markers.0.id': 4,
+                              'markers.1.id': 6, 'markers.1.action': 2})
+    assert tracker.shown == set()
