@@ -148,8 +148,8 @@ def main(argv=None) -> int:
         t_node, t_floor = statistics.median(node_runs), statistics.median(floor_runs)
         n = len(times)
         print(f'carla_replayer, every frame\'s topics: {n / t_node:7.0f} frames/s = '
-              f'{t_node / n * 1e3:.2f} ms a frame → maximum rate factor **{n / t_node / RATE:.0f}×'
-              f'** real time (target ≥ 20×); median of {a.runs}: '
+              f'{t_node / n * 1e3:.2f} ms a frame → maximum rate factor '
+              f'**{n / t_node / RATE:.0f}×** real time (target ≥ 20×); median of {a.runs}: '
               + ' '.join(f'{x:.2f}' for x in node_runs) + ' s')
         print(f'floor, publish(bytes) of the same messages: {n / t_floor:7.0f} frames/s = '
               f'{t_floor / n * 1e3:.2f} ms a frame → {n / t_floor / RATE:.0f}×; the node at '

@@ -240,7 +240,7 @@ class CarlaReplayerNode(Node):
     def publish_at(self, t: float, jump: bool = False) -> None:
         """Everything at recording time ``t``; ``jump``: after a seek or a loop, the world is
         rebuilt and collisions of the frames jumped over are not published."""
-        p, frames = self.p, self.frames
+        p = self.p
         index = self.rec.frame_at(t)
         changes = self.world.advance(index, jump)
         for err in self.world.errors:

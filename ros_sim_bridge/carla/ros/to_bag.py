@@ -6,7 +6,8 @@ log time in the bag is that same time (as ``ibeo_idc to-bag`` does), so ``ros2 b
 
 The messages (clock, TF, actor list, markers, traffic lights, vehicle controls, collisions and
 their markers, hero odometry) are the node's, serialised by :class:`.frame_cdr.FrameCdr`
-straight from numpy into CDR templates.  The frames of a block go to the bag as rows (:meth:`BagWriter.write_rows`: the MCAP records of many frames copied by
+straight from numpy into CDR templates.  The frames of a block go to the bag as rows
+(:meth:`BagWriter.write_rows`: the MCAP records of many frames copied by
 numpy at once); a frame with collisions message by message.  The bag's file is written by a
 thread of its own (``O_DIRECT`` where possible), beside this work.  ``stop`` is asked once
 per frame: when it says so, the frames written so far are a complete bag.
