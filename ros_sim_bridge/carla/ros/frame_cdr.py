@@ -260,7 +260,7 @@ class FrameCdr:
             block = self._block = _Block(key, actors, dict(world.actors), removed=tuple(removed))
             if follow is not None:
                 block.follow = list(world.actors).index(follow)
-            self._begin(block, state[0])
+            self._begin(block, state[0], poses is None)
         sec_ns = (stamp.sec, stamp.nanosec)
         after, hits = self._collisions(world, collisions, sec_ns)
         block.frames.append(_Frame(int(t_ns), sec_ns, state, after, hits, poses))
@@ -272,17 +272,19 @@ class FrameCdr:
         return [] if block is None else [self._finish(block)]
 
     # -- a block ------------------------------------------------------------------------------
-    def _begin(self, b: _Block, positions) -> None:
+    def _begin(self, b: _Block, positions, recorded: bool) -> None:
         """Templates and the block's constant arrays, from the world at its first frame
-        (``positions``: its Position array or None).  Which actors their parents place is
-        taken now: a later frame may detach them (the actors are the world's objects)."""
+        (``positions``: its Position array or None; ``recorded``: the poses are the frames'
+        recorded ones, not given).  Which actors their parents place is taken now: a later
+        frame may detach them (the actors are the world's objects)."""
         actors = b.actors
         b.ids = np.fromiter((a.id for a in actors), np.int64, len(actors))
-        poses = list(map(_pose, actors))
-        b.spawn_loc = np.array([p[0] for p in poses], np.float64).reshape(-1, 3)
-        b.spawn_rot = np.array([p[1] for p in poses], np.float64).reshape(-1, 3)
-        b.levels = attach_levels(actors, b.world_actors, set() if positions is None
-                                 else set(positions['id'].tolist()))
+        if recorded:
+            poses = list(map(_pose, actors))
+            b.spawn_loc = np.array([p[0] for p in poses], np.float64).reshape(-1, 3)
+            b.spawn_rot = np.array([p[1] for p in poses], np.float64).reshape(-1, 3)
+            b.levels = attach_levels(actors, b.world_actors, set() if positions is None
+                                     else set(positions['id'].tolist()))
         akey = b.key[0]
         b.tf = self._caches['tf'].get((akey, b.key[1], b.follow), lambda: self._tf(b), actors)
         b.actor_list = self._caches['actors'].get(b.key[:3], lambda: self._actor_list(b),
@@ -306,20 +308,21 @@ class FrameCdr:
         pos, kin, vlight, walk, tl, anim = state
         # poses as World.poses(None) + ue_to_rep103, for all frames at once: the recorded
         # positions, the children without one placed by their parents
-        loc = np.broadcast_to(b.spawn_loc, (count, n, 3)).copy()
-        rot = np.broadcast_to(b.spawn_rot, (count, n, 3)).copy()
-        if pos is not None and pos.shape[1] and n and frames[0].poses is None:
-            order = np.argsort(b.ids)
-            pid = pos['id'][0]
-            j = order[np.clip(np.searchsorted(b.ids, pid, sorter=order), 0, n - 1)]
-            hit = b.ids[j] == pid
-            loc[:, j[hit]] = float64_nan(pos['location'][:, hit])
-            rot[:, j[hit]] = float64_nan(pos['rotation'][:, hit])
         if frames[0].poses is not None:                  # given (the replayer's)
             loc, rot = (np.reshape(frames[0].poses[k] if count == 1 else
                                    [f.poses[k] for f in frames], (count, n, 3)) for k in (0, 1))
-        elif b.levels:
-            attach(loc, rot, b.spawn_loc, b.spawn_rot, b.levels)
+        else:
+            loc = np.broadcast_to(b.spawn_loc, (count, n, 3)).copy()
+            rot = np.broadcast_to(b.spawn_rot, (count, n, 3)).copy()
+            if pos is not None and pos.shape[1] and n:
+                order = np.argsort(b.ids)
+                pid = pos['id'][0]
+                j = order[np.clip(np.searchsorted(b.ids, pid, sorter=order), 0, n - 1)]
+                hit = b.ids[j] == pid
+                loc[:, j[hit]] = float64_nan(pos['location'][:, hit])
+                rot[:, j[hit]] = float64_nan(pos['rotation'][:, hit])
+            if b.levels:
+                attach(loc, rot, b.spawn_loc, b.spawn_rot, b.levels)
         xyz, q = ue_to_rep103(loc, rot)
         pose = _pose_rows(xyz, q)
         known = np.isfinite(pose).all(axis=-1)            # (frames, actors): a finite pose
