@@ -1,5 +1,8 @@
-"""``visualization_msgs/Marker`` builders shared by every node: oriented boxes, text labels,
-arrows and line strips from numpy arrays, and the DELETE/DELETEALL bookkeeping.
+"""``visualization_msgs/Marker`` builders as rclpy objects: oriented boxes, text labels, arrows
+and line strips from numpy arrays, and the DELETE/DELETEALL bookkeeping, for the nodes that
+still publish rclpy markers (ibeo, monoDrive).  The CDR builder every CDR-publishing source
+uses is :mod:`.markers_cdr` (the same shapes; the numbers, :func:`box_rows` and
+:func:`colors_array`, are its own).
 
 Every builder takes arrays of n rows (ids, positions, sizes, colours) and returns a list of n
 ADD markers sharing one ``std_msgs/Header``; the numeric work (quaternions from yaw, minimum
