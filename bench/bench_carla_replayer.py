@@ -11,7 +11,15 @@ odometry and any collisions published as bytes).  One publish per recorded frame
 a replay at rate factor R needs at R × 20 publishes/s, so the node's frames per second ÷ 20 is
 its maximum rate factor with every frame's topics published.  Interpolation is off, as the
 node does at rate factors ≥ 2.  A subscriber process takes every topic (raw), so each publish
-is delivered, not dropped for want of a reader.  Figures printed, nothing asserted.
+is delivered, not dropped for want of a reader.
+
+``--live`` then runs the installed executable as users do, timer-driven at
+``publish_rate`` = 20 × R for rising rate factors R over a 60 s recording (started paused,
+resumed once this process hears it), and counts the
+publishes that reach a subscriber here (distinct /clock stamps) against the recording's
+frames: the timer's ticks are not aligned with the frames, so even an instant node leaves
+some frames without a tick of their own and gives others two.  Figures printed, nothing
+asserted.
 """
 from __future__ import annotations
 
@@ -72,11 +80,17 @@ def scene(seconds: float) -> Scene:
     return Scene(seconds=seconds, rate=RATE, vehicles=80, walkers=15, traffic_lights=5)
 
 
+FAILED = {'node': 0, 'floor': 0}    # publishes the RMW refused (its queue full)
+
+
 def drive(node, times) -> float:
     """Seconds for the node to publish every frame of ``times`` once (a seek to the first)."""
     t0 = time.perf_counter()
     for k, t in enumerate(times):
-        node.publish_at(t, jump=k == 0)
+        try:
+            node.publish_at(t, jump=k == 0)
+        except Exception:          # the node's timer counts it in diagnostics and goes on
+            FAILED['node'] += 1
     return time.perf_counter() - t0
 
 
@@ -102,16 +116,72 @@ def captured(node, times) -> list:
 def floor(messages) -> float:
     t0 = time.perf_counter()
     for pub, data in messages:
-        pub.publish(data)
+        try:
+            pub.publish(data)
+        except Exception:
+            FAILED['floor'] += 1
     return time.perf_counter() - t0
+
+
+def live(tmp: Path, factors) -> None:
+    """The installed carla_replayer at each rate factor: publishes received per recorded
+    frame (distinct /clock stamps), the longest step between them (recording time)."""
+    import numpy as np
+    import rclpy
+    from rosgraph_msgs.msg import Clock
+    from std_srvs.srv import Trigger
+
+    from ros_sim_bridge.tools.launcher import executable, ros_args
+    path, seconds = tmp / 'live.log', 60.0
+    with open(path, 'wb') as f:
+        write(f, scene(seconds))
+    node = rclpy.create_node('bench_carla_live')
+    print(f'\nlive: the installed carla_replayer on a {seconds:g} s recording (100 actors), '
+          'publish_rate = 20 × rate_factor; /clock received here:')
+    for factor in factors:
+        stamps = []
+        sub = node.create_subscription(
+            Clock, '/clock', lambda m: stamps.append(m.clock.sec * 10**9 + m.clock.nanosec),
+            1000)
+        proc = subprocess.Popen([str(executable('carla_replayer')), *ros_args(parameters={
+            'file': str(path), 'rate_factor': factor, 'publish_rate': RATE * factor,
+            'start_paused': True})], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        resume = node.create_client(Trigger, 'carla/resume')     # once it is heard: go
+        end = time.monotonic() + 20
+        while time.monotonic() < end and not stamps:
+            rclpy.spin_once(node, timeout_sec=0.05)
+        assert resume.wait_for_service(timeout_sec=10), 'carla/resume did not appear'
+        done = resume.call_async(Trigger.Request())
+        while time.monotonic() < end and not done.done():
+            rclpy.spin_once(node, timeout_sec=0.05)
+        node.destroy_client(resume)
+        stamps.clear()
+        end = time.monotonic() + seconds / factor + 10
+        while time.monotonic() < end and not (stamps and stamps[-1] >= (seconds - 0.1) * 1e9):
+            rclpy.spin_once(node, timeout_sec=0.05)
+        proc.send_signal(2)
+        proc.wait(10)
+        node.destroy_subscription(sub)
+        got = np.unique(np.array(stamps, np.int64))
+        steps = np.diff(got) / 1e9 if len(got) > 1 else np.zeros(1)
+        span = (got[-1] - got[0]) / 1e9 if len(got) > 1 else 0.0
+        print(f'  ×{factor:<4g} {len(got):5d} publishes over {span:5.1f} s of recording = '
+              f'{len(got) / max(span * RATE, 1):4.0%} of its {span * RATE:.0f} frames; steps '
+              f'median {np.median(steps) * 1e3:.0f} ms, longest {steps.max() * 1e3:.0f} ms; '
+              f'load {os.getloadavg()[0]:.1f}')
+    node.destroy_node()
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--seconds', type=float, default=30.0, help='recording length')
     ap.add_argument('--runs', type=int, default=3)
+    ap.add_argument('--live', type=float, nargs='*', default=None,
+                    help='rate factors for the installed executable (none given: 10 20 30 40)')
     a = ap.parse_args(argv)
     keep_dds_local(BENCH_DOMAINS)
+    from ros_sim_bridge.ros.dds import use_packaged_fastdds_profile
+    use_packaged_fastdds_profile()        # as the executables start (the subscriber too)
     import rclpy
     from rclpy.parameter import Parameter
 
@@ -154,6 +224,12 @@ def main(argv=None) -> int:
         print(f'floor, publish(bytes) of the same messages: {n / t_floor:7.0f} frames/s = '
               f'{t_floor / n * 1e3:.2f} ms a frame → {n / t_floor / RATE:.0f}×; the node at '
               f'{t_floor / t_node:.0%} of its floor (the rest: world, poses, conversion)')
+        if any(FAILED.values()):
+            print(f'publishes refused by the RMW (writer queue full): node {FAILED["node"]}, '
+                  f'floor {FAILED["floor"]}')
+        if a.live is not None:
+            node.destroy_node()
+            live(tmp, a.live or (10.0, 20.0, 30.0, 40.0))
     finally:
         if sub is not None:
             sub.send_signal(2)
