@@ -176,6 +176,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--seconds', type=float, default=30.0, help='recording length')
     ap.add_argument('--runs', type=int, default=3)
+    ap.add_argument('--no-subscriber', action='store_true',
+                    help='no subscriber process: the node publishes to no reader (live: /clock '
+                         'only, heard here)')
     ap.add_argument('--live', type=float, nargs='*', default=None,
                     help='rate factors for the installed executable (none given: 10 20 30 40)')
     a = ap.parse_args(argv)
@@ -197,11 +200,12 @@ def main(argv=None) -> int:
             Parameter('file', value=str(path)), Parameter('start_paused', value=True),
             Parameter('rate_factor', value=20.0), Parameter('publish_rate', value=1.0)])
         times = [float(t) for t in node.rec.elapsed]
-        sub = subprocess.Popen([sys.executable, '-c', SUBSCRIBER], stdout=subprocess.PIPE, cwd=tmp,
-                               text=True)
-        assert sub.stdout.readline().strip() == 'ready'
+        if not a.no_subscriber:
+            sub = subprocess.Popen([sys.executable, '-c', SUBSCRIBER], stdout=subprocess.PIPE,
+                                   cwd=tmp, text=True)
+            assert sub.stdout.readline().strip() == 'ready'
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and any(
+        while sub is not None and time.monotonic() < deadline and any(
                 p is not None and p.get_subscription_count() == 0
                 for p in node.publishers_of.values()):
             time.sleep(0.05)
