@@ -50,7 +50,7 @@ def float64_nan(values) -> np.ndarray:
     """Recorded locations or rotations (Unreal) as a float64 copy, ±Inf made NaN: a corrupt
     pose stays NaN through every step to REP-103 (Inf would raise numpy's 'invalid value'
     warnings in sin, remainder, …) and is left out where it would be published (SUPPLEMENT
-    §5.4; conversions.Snapshot.finite)."""
+    §5.4; frame_cdr)."""
     out = np.array(values, dtype=np.float64)
     np.copyto(out, np.nan, where=np.isinf(out))
     return out

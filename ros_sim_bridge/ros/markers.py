@@ -1,5 +1,8 @@
-"""``visualization_msgs/Marker`` builders shared by every node: oriented boxes, text labels,
-arrows and line strips from numpy arrays, and the DELETE/DELETEALL bookkeeping.
+"""``visualization_msgs/Marker`` builders as rclpy objects: oriented boxes, text labels, arrows
+and line strips from numpy arrays, and the DELETE/DELETEALL bookkeeping, for the nodes that
+still publish rclpy markers (ibeo, monoDrive).  The CDR builder every CDR-publishing source
+uses is :mod:`.markers_cdr` (the same shapes; the numbers, :func:`box_rows` and
+:func:`colors_array`, are its own).
 
 Every builder takes arrays of n rows (ids, positions, sizes, colours) and returns a list of n
 ADD markers sharing one ``std_msgs/Header``; the numeric work (quaternions from yaw, minimum
@@ -31,24 +34,10 @@ from geometry_msgs.msg import Point, Pose, Quaternion, Vector3
 from std_msgs.msg import ColorRGBA, Header
 from visualization_msgs.msg import Marker, MarkerArray
 
-from ros_sim_bridge.core import frames
+from .markers_cdr import WHITE, box_rows, colors_array, duration
 
 __all__ = ['WHITE', 'duration', 'colors_array', 'boxes', 'box_rows', 'labels', 'arrows', 'line_strips',
            'delete_all', 'deletes', 'MarkerTracker']
-
-WHITE = (1.0, 1.0, 1.0, 1.0)
-
-
-def duration(seconds: float) -> Duration:
-    """A marker lifetime (0 = forever)."""
-    seconds = max(float(seconds), 0.0)
-    return Duration(sec=int(seconds), nanosec=int(round((seconds % 1.0) * 1e9)) % 1_000_000_000)
-
-
-def colors_array(colors, n: int) -> np.ndarray:
-    """(n, 4) float RGBA rows from one RGBA tuple or n rows."""
-    c = np.asarray(colors, np.float64)
-    return np.broadcast_to(c, (n, 4)) if c.ndim == 1 else c.reshape(n, 4)
 
 
 def _template(header: Header, ns: str, mtype: int, lifetime: Optional[Duration]) -> Marker:
@@ -92,24 +81,6 @@ def boxes(header: Header, ns: str, ids: Sequence[int], centers, sizes, *, yaw=No
         m.color = color
         out.append(m)
     return out
-
-
-def box_rows(n: int, centers, sizes, *, yaw=None, orientations=None,
-             min_size: float = 0.0) -> tuple:
-    """The numbers of :func:`boxes`' markers: (n, 7) poses (x, y, z, qx, qy, qz, qw, as
-    ``geometry_msgs/Pose`` lays them out) and (n, 3) scales."""
-    if yaw is not None and orientations is not None:
-        raise ValueError('boxes: give yaw or orientations, not both')
-    poses = np.empty((n, 7))
-    poses[:, :3] = np.asarray(centers, np.float64).reshape(n, 3)
-    if orientations is not None:
-        q = np.asarray(orientations, np.float64).reshape(n, 4)
-    elif yaw is not None:
-        q = frames.quat_from_yaw(np.asarray(yaw, np.float64).reshape(n))
-    else:
-        q = np.array([1.0, 0.0, 0.0, 0.0])
-    poses[:, 3:6], poses[:, 6] = q[..., 1:], q[..., 0]
-    return poses, np.maximum(np.asarray(sizes, np.float64).reshape(n, 3), min_size)
 
 
 def labels(header: Header, ns: str, ids: Sequence[int], positions, texts: Sequence[str], *,

@@ -1,11 +1,25 @@
-"""The markers of :mod:`.markers`' builders (boxes, labels, line strips) as CDR bytes, for
-writers of serialised messages (bags): each marker is an element template of
-:mod:`.cdr_template`, cached by its shape (frame, namespace, lifetime, text, point count) and
-the phase it lands at, filled with the same numbers the rclpy builders use
-(:func:`.markers.box_rows`, colour rows), so :func:`marker_arrays` read back as
-``MarkerArray(markers=boxes(...) + labels(...) + ...)`` does.
+"""``visualization_msgs/Marker`` as CDR bytes, the one marker builder of every source.
+
+Two ways to the same bytes, one description of each marker (:func:`marker` and its shapes
+:func:`box`, :func:`label`, :func:`sphere`, :func:`delete`, :func:`delete_all`: value trees of
+:mod:`.cdr_template`, numbers left as slots):
+
+* a whole ``MarkerArray`` template (:func:`array_template`) for a topic whose markers keep
+  their shape from message to message (the same objects, the same texts): one template per
+  shape, cached by the caller, filled per message (or per block of messages) from numpy rows;
+* element templates (:class:`MarkerCdr`: :meth:`~MarkerCdr.boxes`, :meth:`~MarkerCdr.labels`,
+  :meth:`~MarkerCdr.line_strips`), cached by their shape (frame, namespace, lifetime, text,
+  point count) and the phase they land at, joined by :func:`marker_arrays`, for streams whose
+  markers come and go.
+
+The numbers are worked out once for a whole array (:func:`box_rows`: poses from centres and
+yaw or quaternions, minimum sizes; :func:`colors_array`).
 
 Usage::
+
+    tmpl = array_template([box('map', 'objects')] * n + [label('map', 'labels', t) for t in texts])
+    cdr = tmpl.fill(stamp=(sec, nanosec), id=ids[:, None], pose=poses, scale=scales,
+                    color=rgba, position=tops)
 
     cdr = MarkerCdr()
     items = cdr.boxes(stamp, 'map', 'objects', ids, centers, sizes, yaw=yaw, colors=rgba)
@@ -14,20 +28,122 @@ Usage::
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
 import numpy as np
 from builtin_interfaces.msg import Duration
 from visualization_msgs.msg import Marker
 
-from .cdr_template import ElementTemplates, Slot, messages_with_elements, ragged, serialize
-from .markers import WHITE, box_rows, colors_array
+from ros_sim_bridge.core import frames
+
+from .cdr_template import (CdrTemplate, ElementTemplates, Slot, build, messages_with_elements,
+                           ragged, serialize)
 from .pointcloud_cdr import CdrMessage
 
 TYPE_NAME = 'visualization_msgs/msg/MarkerArray'
 _MARKER = 'visualization_msgs/msg/Marker'
 _EMPTY = serialize(TYPE_NAME, {'markers': []})
 _ZERO = Duration()
+WHITE = (1.0, 1.0, 1.0, 1.0)
+ADD, DELETE, DELETEALL = Marker.ADD, Marker.DELETE, Marker.DELETEALL
+ARROW, CUBE, SPHERE, TEXT = Marker.ARROW, Marker.CUBE, Marker.SPHERE, Marker.TEXT_VIEW_FACING
+_STAMP = Slot('stamp')
+
+
+def duration(seconds: float) -> Duration:
+    """A marker lifetime (0 = forever)."""
+    seconds = max(float(seconds), 0.0)
+    return Duration(sec=int(seconds), nanosec=int(round((seconds % 1.0) * 1e9)) % 1_000_000_000)
+
+
+def colors_array(colors, n: int) -> np.ndarray:
+    """(n, 4) float RGBA rows from one RGBA tuple or n rows."""
+    c = np.asarray(colors, np.float64)
+    return np.broadcast_to(c, (n, 4)) if c.ndim == 1 else c.reshape(n, 4)
+
+
+def box_rows(n: int, centers, sizes, *, yaw=None, orientations=None,
+             min_size: float = 0.0) -> tuple:
+    """The numbers of n boxes: (n, 7) poses (x, y, z, qx, qy, qz, qw, as
+    ``geometry_msgs/Pose`` lays them out) and (n, 3) scales; the orientation either ``yaw``
+    (n,) rad about z or ``orientations`` (n, 4) quaternions w, x, y, z (neither: axis-aligned),
+    sizes below ``min_size`` raised to it (a flat box stays visible)."""
+    if yaw is not None and orientations is not None:
+        raise ValueError('boxes: give yaw or orientations, not both')
+    poses = np.empty((n, 7))
+    poses[:, :3] = np.asarray(centers, np.float64).reshape(n, 3)
+    if orientations is not None:
+        q = np.asarray(orientations, np.float64).reshape(n, 4)
+    elif yaw is not None:
+        q = frames.quat_from_yaw(np.asarray(yaw, np.float64).reshape(n))
+    else:
+        q = np.array([1.0, 0.0, 0.0, 0.0])
+    poses[:, 3:6], poses[:, 6] = q[..., 1:], q[..., 0]
+    return poses, np.maximum(np.asarray(sizes, np.float64).reshape(n, 3), min_size)
+
+
+def _rgba(color) -> dict:
+    """A colour given as an RGBA tuple → its value tree; a Slot stays one."""
+    return color if isinstance(color, Slot) else dict(zip('rgba', map(float, color)))
+
+
+def marker(frame: str, ns: str, mtype: int = CUBE, *, id=Slot('id'), action: int = ADD,
+           stamp=_STAMP, lifetime: Optional[Duration] = None, **fields) -> dict:
+    """The value tree of one Marker (:mod:`.cdr_template`): header (``stamp`` a slot or a
+    (sec, nanosec) value tree), ns, id, type, action, lifetime, and any other ``fields``
+    (pose, scale, color, text, points) as given."""
+    tree = {'header': {'stamp': stamp, 'frame_id': frame}, 'ns': ns, 'id': id,
+            'type': mtype, 'action': action, **fields}
+    if lifetime is not None:
+        tree['lifetime'] = lifetime
+    return tree
+
+
+def box(frame: str, ns: str, *, id=Slot('id'), pose=Slot('pose'), scale=Slot('scale'),
+        color=Slot('color'), **kw) -> dict:
+    """A CUBE: ``pose`` (7: x, y, z, qx, qy, qz, qw) and ``scale`` (3) slots (or values)."""
+    return marker(frame, ns, CUBE, id=id, pose=pose, scale=scale, color=_rgba(color), **kw)
+
+
+def sphere(frame: str, ns: str, diameter: float, color, *, id=Slot('id'),
+           position=Slot('position'), **kw) -> dict:
+    """A SPHERE of ``diameter`` m at ``position`` (orientation identity)."""
+    d = float(diameter)
+    return marker(frame, ns, SPHERE, id=id, pose={'position': position},
+                  scale={'x': d, 'y': d, 'z': d}, color=_rgba(color), **kw)
+
+
+def label(frame: str, ns: str, text: str, *, id=Slot('id'), position=Slot('position'),
+          height: float = 0.6, color=WHITE, **kw) -> dict:
+    """A TEXT_VIEW_FACING marker of ``text``, ``height`` m tall, at ``position``."""
+    return marker(frame, ns, TEXT, id=id, pose={'position': position},
+                  scale={'x': 0.0, 'y': 0.0, 'z': float(height)}, color=_rgba(color),
+                  text=text, **kw)
+
+
+def arrow(frame: str, ns: str, *, id=Slot('id'), start=Slot('start'), end=Slot('end'),
+          shaft: float = 0.1, head: float = 0.25, head_length: float = 0.3,
+          color=Slot('color'), **kw) -> dict:
+    """An ARROW from ``start`` to ``end`` (points), ``shaft``/``head`` diameters and
+    ``head_length`` in m."""
+    return marker(frame, ns, ARROW, id=id, pose={'orientation': {'w': 1.0}},
+                  scale={'x': float(shaft), 'y': float(head), 'z': float(head_length)},
+                  color=_rgba(color), points=[start, end], **kw)
+
+
+def delete(frame: str, ns: str, id, **kw) -> dict:
+    """DELETE of marker (ns, id)."""
+    return marker(frame, ns, 0, id=id, action=DELETE, **kw)
+
+
+def delete_all(frame: str, ns: str = '', **kw) -> dict:
+    """DELETEALL: clears ``ns`` (every namespace of the topic when ns is empty)."""
+    return marker(frame, ns, 0, id=0, action=DELETEALL, **kw)
+
+
+def array_template(items: list) -> CdrTemplate:
+    """The whole-``MarkerArray`` template of these markers (value trees above)."""
+    return build(TYPE_NAME, {'markers': items})
 
 
 def marker_arrays(item_lists) -> list:
@@ -39,18 +155,16 @@ def marker_arrays(item_lists) -> list:
 
 class MarkerCdr:
     """Marker element templates by shape and phase; :meth:`boxes`, :meth:`labels` and
-    :meth:`line_strips` take what the builders of :mod:`.markers` take (a stamp as
-    (sec, nanosec), or one per marker as (n, 2) rows, and a frame instead of a header) and give
-    (template, values, row) items, the values of all of a call's markers as rows."""
+    :meth:`line_strips` take a stamp as (sec, nanosec), or one per marker as (n, 2) rows, a
+    frame, a namespace and n rows of ids and numbers, and give (template, values, row) items,
+    the values of all of a call's markers as rows."""
 
     def __init__(self, max_templates: int = 4096):
         self._at = ElementTemplates(_MARKER, max_templates).at
 
     @staticmethod
     def _base(frame: str, ns: str, mtype: int, lifetime: Optional[Duration]) -> dict:
-        return {'header': {'stamp': Slot('stamp'), 'frame_id': frame}, 'ns': ns,
-                'id': Slot('id'), 'type': mtype, 'action': Marker.ADD,
-                'lifetime': lifetime or _ZERO, 'color': Slot('color')}
+        return marker(frame, ns, mtype, lifetime=lifetime or _ZERO, color=Slot('color'))
 
     @staticmethod
     def _rows(stamp, ids, colors) -> tuple:
@@ -63,7 +177,8 @@ class MarkerCdr:
     def boxes(self, stamp, frame: str, ns: str, ids: Sequence[int], centers, sizes, *,
               yaw=None, orientations=None, colors=WHITE, min_size: float = 0.0,
               lifetime: Optional[Duration] = None) -> list:
-        """:func:`.markers.boxes`."""
+        """CUBEs: ``centers`` (n, 3), ``sizes`` (n, 3) full extents, orientation as
+        :func:`box_rows`, ``colors`` one RGBA or (n, 4)."""
         ids, values = self._rows(stamp, ids, colors)
         if not len(ids):
             return []
@@ -78,7 +193,7 @@ class MarkerCdr:
     def labels(self, stamp, frame: str, ns: str, ids: Sequence[int], positions,
                texts: Sequence[str], *, height: float = 0.6, colors=WHITE,
                lifetime: Optional[Duration] = None) -> list:
-        """:func:`.markers.labels`."""
+        """TEXT_VIEW_FACING markers at ``positions`` (n, 3), text ``height`` m."""
         ids, values = self._rows(stamp, ids, colors)
         n = len(ids)
         if not n:
@@ -93,11 +208,37 @@ class MarkerCdr:
         return [(self._at(key + (text,), value(text)), values, i)
                 for i, text in enumerate(texts)]
 
+    def arrows(self, stamp, frame: str, ns: str, ids: Sequence[int], starts, ends, *,
+               shaft: float = 0.1, head: float = 0.25, head_length: float = 0.3, colors=WHITE,
+               lifetime: Optional[Duration] = None) -> list:
+        """ARROWs from ``starts`` to ``ends`` (n, 3) m (:func:`arrow`)."""
+        ids, values = self._rows(stamp, ids, colors)
+        n = len(ids)
+        if not n:
+            return []
+        values['start'] = np.asarray(starts, np.float64).reshape(n, 3)
+        values['end'] = np.asarray(ends, np.float64).reshape(n, 3)
+        at = self._at(('arrow', frame, ns, _key(lifetime), float(shaft), float(head),
+                       float(head_length)),
+                      lambda: arrow(frame, ns, shaft=shaft, head=head, head_length=head_length,
+                                    lifetime=lifetime or _ZERO))
+        return [(at, values, i) for i in range(n)]
+
+    def deletes(self, stamp, frame: str, keys: Iterable[tuple]) -> list:
+        """DELETEs of (namespace, id) ``keys``, in sorted order."""
+        keys = sorted(keys)
+        if not keys:
+            return []
+        values = {'stamp': np.broadcast_to(np.asarray(stamp, np.int64), (len(keys), 2)),
+                  'id': np.array([mid for _, mid in keys], np.int64)}
+        return [(self._at(('delete', frame, ns), lambda ns=ns: delete(frame, ns, Slot('id'))),
+                 values, i) for i, (ns, _) in enumerate(keys)]
+
     def line_strips(self, stamp, frame: str, ns: str, ids: Sequence[int], polylines,
                     *, z: float = 0.0, width: float = 0.05, colors=WHITE,
                     lifetime: Optional[Duration] = None) -> list:
-        """:func:`.markers.line_strips` of (k, 2) or (k, 3) arrays (2-D ones at ``z``; one
-        point doubled)."""
+        """LINE_STRIPs of (k, 2) or (k, 3) arrays (2-D ones at ``z``; a one-point polyline
+        doubled: a strip needs two points)."""
         ids, values = self._rows(stamp, ids, colors)
         if not len(ids):
             return []
@@ -125,3 +266,23 @@ class MarkerCdr:
 
 def _key(lifetime: Optional[Duration]) -> tuple:
     return (0, 0) if lifetime is None else (lifetime.sec, lifetime.nanosec)
+
+
+class MarkerTracker:
+    """DELETE bookkeeping for a topic whose markers are updated incrementally: :meth:`update`
+    gives DELETE items (:meth:`MarkerCdr.deletes`) for every (namespace, id) the previous
+    update showed and this one does not, to put before the new markers; :meth:`clear`
+    deletes everything shown (e.g. when the link drops)."""
+
+    def __init__(self):
+        #: (namespace, id) of every marker the last update showed
+        self.shown: set = set()
+
+    def update(self, cdr: MarkerCdr, stamp, frame: str, keys: Iterable[tuple]) -> list:
+        now = set(keys)
+        gone, self.shown = self.shown - now, now
+        return cdr.deletes(stamp, frame, gone)
+
+    def clear(self, cdr: MarkerCdr, stamp, frame: str) -> list:
+        gone, self.shown = self.shown, set()
+        return cdr.deletes(stamp, frame, gone)

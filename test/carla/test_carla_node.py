@@ -4,18 +4,21 @@ hero odometry, interpolation, pause/resume/seek, follow actor — checked agains
 Scene formulas."""
 import math
 import subprocess
+import time
 
 import numpy as np
 import pytest
 from nav_msgs.msg import Odometry
+from rclpy.serialization import deserialize_message
 from rosgraph_msgs.msg import Clock
 from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
+from conftest import wait_until
 from ros_sim_bridge.carla.codec import Recording
 from ros_sim_bridge.carla.generator import SENSOR_OFFSET, SENSOR_RELATIVE, Scene, write
-from ros_sim_bridge.carla.ros import conversions as convert
+from ros_sim_bridge.carla.ros.frame_cdr import FrameCdr, Frames
 from ros_sim_bridge.carla.ros.node import CarlaReplayerNode
 from ros_sim_bridge.carla.world import World
 from ros_sim_bridge.ros.stamps import seconds_to_stamp
@@ -23,7 +26,6 @@ from ros_sim_bridge.msg import (CarlaActorList, CarlaCollision, CarlaTrafficLigh
                                 CarlaVehicleControlList)
 from ros_sim_bridge.srv import CarlaSeek
 from ros_sim_bridge.tools.launcher import executable, ros_args
-from ros_sim_bridge.tools.session import call_service
 
 SCENE = Scene(seconds=8.0, rate=20.0, vehicles=4, walkers=1, traffic_lights=2)
 
@@ -45,8 +47,48 @@ def expected_hero(t):
     return loc[0] * [0.01, -0.01, 0.01], rot[0]
 
 
-def seek(ros, t):
-    res = call_service(ros.probe, CarlaSeek, 'carla/seek', CarlaSeek.Request(time=t), 10.0)
+class Services:
+    """The replayer's services called from the probe node: one client per service for the
+    whole test, which waits for its service before each call.  A reply can still be lost
+    while the server has not yet discovered the client's reply reader (wait_for_service sees
+    only the client's side); the calls are idempotent (seek to t, pause, resume), so one that
+    gets no reply within 2 s is sent again until ``timeout``."""
+
+    def __init__(self, ros):
+        self.ros, self.clients = ros, {}
+
+    def call(self, srv_type, name: str, request, timeout: float = 10.0):
+        client = self.clients.get(name)
+        if client is None:
+            client = self.clients[name] = self.ros.probe.create_client(srv_type, name)
+        deadline = time.monotonic() + timeout
+        assert client.wait_for_service(timeout_sec=timeout), f'{name}: no such service'
+        while time.monotonic() < deadline:
+            future = client.call_async(request)
+            if wait_until(future.done, min(2.0, max(deadline - time.monotonic(), 0.1)), 0.01):
+                return future.result()
+            client.remove_pending_request(future)
+        return None
+
+    def close(self) -> None:
+        for client in self.clients.values():
+            self.ros.probe.destroy_client(client)
+        self.clients.clear()
+
+
+@pytest.fixture
+def services(ros):
+    calls = Services(ros)
+    yield calls
+    calls.close()
+
+
+def call_service(services, srv_type, name, request, timeout=10.0):
+    return services.call(srv_type, name, request, timeout)
+
+
+def seek(services, t):
+    res = services.call(CarlaSeek, 'carla/seek', CarlaSeek.Request(time=t))
     assert res is not None and res.success
     return res.time
 
@@ -67,7 +109,7 @@ def tf_of(msg, child):
     return [t for t in msg.transforms if t.child_frame_id == child][0]
 
 
-def test_replay_state_frame_by_frame(ros, log_file):
+def test_replay_state_frame_by_frame(ros, services, log_file):
     ros.start(CarlaReplayerNode, {'file': log_file, 'start_paused': True, 'publish_rate': 20.0})
     clock = ros.collect(Clock, '/clock')
     tf = ros.collect(TFMessage, '/tf', 100)
@@ -131,7 +173,7 @@ def test_replay_state_frame_by_frame(ros, log_file):
     # interpolation as CARLA's replayer (SUPPLEMENT §5.5): t = 2.025 is halfway through the
     # frame at 2.0, so halfway from the previous frame's pose (1.95) to that frame's (2.0)
     t_mid = 2.025
-    assert seek(ros, t_mid) == pytest.approx(t_mid)
+    assert seek(services, t_mid) == pytest.approx(t_mid)
     h = tf_of(at(tf, t_mid), 'hero')
     a, _ = expected_hero(1.95)
     b, _ = expected_hero(2.0)
@@ -140,7 +182,7 @@ def test_replay_state_frame_by_frame(ros, log_file):
 
     # collisions: the frame of the hero's collision
     t_coll = SCENE.collision_frames()[0] / SCENE.rate
-    seek(ros, t_coll)
+    seek(services, t_coll)
     c = coll.wait_for(2, 10.0)
     assert (c[0].actor1_id, c[0].actor2_id, c[0].actor1_is_hero) == \
         (SCENE.hero, int(SCENE.vehicle_ids[1]), True)
@@ -149,7 +191,7 @@ def test_replay_state_frame_by_frame(ros, log_file):
     # destruction: gone from the list, its box and label deleted
     t_del = SCENE.destroy_frame / SCENE.rate
     markers.clear()
-    seek(ros, t_del)
+    seek(services, t_del)
     gone = at(actors, t_del)
     assert SCENE.destroyed not in [a.id for a in gone.actors]
     deleted = [m for m in markers.wait_for(1, 10.0, where=lambda arr: any(
@@ -158,19 +200,19 @@ def test_replay_state_frame_by_frame(ros, log_file):
                                               ('carla_labels', SCENE.destroyed)}
 
     # seeking back brings the destroyed actor back
-    seek(ros, 1.0)
+    seek(services, 1.0)
     assert SCENE.destroyed in [a.id for a in at(actors, 1.0).actors]
 
     # a time that is no time is refused, the replay stays where it was
     for bad in (math.nan, math.inf, -math.inf):
-        res = call_service(ros.probe, CarlaSeek, 'carla/seek', CarlaSeek.Request(time=bad), 10.0)
+        res = call_service(services, CarlaSeek, 'carla/seek', CarlaSeek.Request(time=bad), 10.0)
         assert res is not None and not res.success and 'finite' in res.message
     # negative seek = from the end; resume lets the clock run
-    assert seek(ros, -1.0) == pytest.approx(SCENE.seconds - 1.0)
-    seek(ros, 3.0)
-    assert call_service(ros.probe, Trigger, 'carla/resume', Trigger.Request(), 10.0).success
+    assert seek(services, -1.0) == pytest.approx(SCENE.seconds - 1.0)
+    seek(services, 3.0)
+    assert call_service(services, Trigger, 'carla/resume', Trigger.Request(), 10.0).success
     clock.wait_for(1, 10.0, where=lambda m: t_of(m.clock) > 3.2)
-    assert call_service(ros.probe, Trigger, 'carla/pause', Trigger.Request(), 10.0).success
+    assert call_service(services, Trigger, 'carla/pause', Trigger.Request(), 10.0).success
 
 
 def test_follow_hero_and_start_time(ros, log_file):
@@ -189,7 +231,7 @@ def test_follow_hero_and_start_time(ros, log_file):
     assert any(x.child_frame_id == f'carla/vehicle_{SCENE.vehicle_ids[1]}' for x in msg.transforms)
 
 
-def test_damaged_recording_replays_what_is_before_the_damage(ros, tmp_path):
+def test_damaged_recording_replays_what_is_before_the_damage(ros, services, tmp_path):
     import io
     import struct
     buf = io.BytesIO()
@@ -206,9 +248,9 @@ def test_damaged_recording_replays_what_is_before_the_damage(ros, tmp_path):
     actors = ros.collect(CarlaActorList, 'carla/actor_list')
     at(actors, 0.0)
     last = (len(rec) - 1) / SCENE.rate                 # the cut frame's start is kept
-    seek(ros, 20 / SCENE.rate)
+    seek(services, 20 / SCENE.rate)
     at(actors, 20 / SCENE.rate)                         # the bad packet's frame still replays
-    seek(ros, 99.0)
+    seek(services, 99.0)
     assert len(at(actors, last).actors) > 0
     values = ros.diagnostics('carla_replayer', lambda v: int(v.get('decode_errors', 0)) >= 2,
                              timeout=10.0)
@@ -247,16 +289,20 @@ def only_in_frames(data: bytes, pid: int, frames: set) -> bytes:
     return bytes(out)
 
 
+KIND_TYPES = {'actor_list': ('actors', CarlaActorList), 'tf': ('tf', TFMessage),
+              'markers': ('markers', MarkerArray),
+              'traffic_lights': ('lights', CarlaTrafficLightList),
+              'vehicle_controls': ('controls', CarlaVehicleControlList),
+              'odometry': ('odometry', Odometry), 'clock': ('clock', Clock)}
+
+
 def world_messages(world, t):
-    frames = convert.Frames()
-    stamp = seconds_to_stamp(t)
-    snap = convert.Snapshot.of(world, t)
-    return {'actors': convert.actor_list(world, snap, stamp, frames),
-            'tf': convert.transforms(world, snap, stamp, frames),
-            'markers': convert.actor_markers(world, snap, stamp, frames),
-            'lights': convert.traffic_lights(world, snap, stamp, frames),
-            'controls': convert.vehicle_controls(world, stamp, frames),
-            'odometry': convert.hero_odometry(world, snap, world.hero(), stamp, frames)}
+    """What the replayer publishes at ``t`` (its conversion, poses interpolated as it does
+    below ×2), read back by rclpy."""
+    _, loc, rot = world.poses(t, True)
+    msgs = FrameCdr(Frames(), block=1).frame(world, seconds_to_stamp(t), (), (), (loc, rot))
+    return {KIND_TYPES[k][0]: deserialize_message(bytes(d), KIND_TYPES[k][1])
+            for k, d in msgs if k in KIND_TYPES}
 
 
 def test_seek_rebuilds_the_world_of_a_straight_replay(tmp_path):
@@ -288,7 +334,7 @@ def test_seek_rebuilds_the_world_of_a_straight_replay(tmp_path):
     assert hero_light == [1 | 2 | 8]     # the brake light of the first collision holds
 
 
-def test_seek_publishes_no_collision_it_jumped_over(ros, log_file):
+def test_seek_publishes_no_collision_it_jumped_over(ros, services, log_file):
     """CARLA's replayer never replays Collision packets; ours publishes those of the frames it
     replays and of the frame a seek lands in, never those of the frames a seek jumps over."""
     frames = SCENE.collision_frames()
@@ -297,13 +343,13 @@ def test_seek_publishes_no_collision_it_jumped_over(ros, log_file):
     coll = ros.collect(CarlaCollision, 'carla/collisions', 50)
     at(actors, 0.0)
     for t in (frames[0] - 2) / SCENE.rate, (frames[-1] + 2) / SCENE.rate:   # near and far
-        seek(ros, t)
+        seek(services, t)
         at(actors, t)
-    seek(ros, (frames[0] - 1) / SCENE.rate)              # backwards, over all of them
+    seek(services, (frames[0] - 1) / SCENE.rate)              # backwards, over all of them
     at(actors, (frames[0] - 1) / SCENE.rate)
     assert coll.messages == []
     t_coll = frames[1] / SCENE.rate
-    seek(ros, t_coll)                                    # landing on a collision frame
+    seek(services, t_coll)                                    # landing on a collision frame
     got = coll.wait_for(2, 10.0)
     assert [t_of(c.header.stamp) for c in got] == pytest.approx([t_coll] * len(got))
     assert len(got) == 2 and {c.collision_id for c in got} == {frames[1], frames[1] + 10000}
@@ -365,7 +411,7 @@ def test_units_and_axes_of_every_published_field():
     assert (box.scale.x, box.scale.y, box.scale.z) == pytest.approx((4.6, 1.9, 1.5))
 
 
-def test_garbage_in_the_middle_is_skipped_logged_once_and_replayed_over(ros, tmp_path, capfd):
+def test_garbage_in_the_middle_is_skipped_logged_once_and_replayed_over(ros, services, tmp_path, capfd):
     """Two regions of random bytes written over a recording: the replayer logs the damage in
     one line, counts both regions in its diagnostics (with the bytes skipped), and replays
     through them: the clock runs on past the damage and a seek after it shows the actors of
@@ -402,9 +448,9 @@ def test_garbage_in_the_middle_is_skipped_logged_once_and_replayed_over(ros, tmp
     i = 2 * len(ra) // 3 + 5
     world = World(ra)
     world.advance(i, jump=True)
-    call_service(ros.probe, Trigger, 'carla/pause', Trigger.Request(), 10.0)
+    call_service(services, Trigger, 'carla/pause', Trigger.Request(), 10.0)
     t = float(ra.elapsed[i])
-    seek(ros, t)
+    seek(services, t)
     actors = ros.collect(CarlaActorList, 'carla/actor_list')
     msg = at(actors, t)
     assert sorted(a.id for a in msg.actors) == sorted(world.actors)
@@ -436,7 +482,7 @@ def test_replays_with_use_sim_time_and_exits_0_on_a_stop_signal(ros, log_file, s
     assert 'Traceback' not in err
 
 
-def test_seeks_stay_within_start_and_end_time(ros, log_file):
+def test_seeks_stay_within_start_and_end_time(ros, services, log_file):
     """With start_time/end_time, a seek lands within them (negative: from end_time) and the
     reply says where it went."""
     ros.start(CarlaReplayerNode, {'file': log_file, 'start_paused': True, 'start_time': 2.0,
@@ -445,7 +491,7 @@ def test_seeks_stay_within_start_and_end_time(ros, log_file):
     at(clock, 2.0)
 
     def seek_reply(t):
-        res = call_service(ros.probe, CarlaSeek, 'carla/seek', CarlaSeek.Request(time=t), 10.0)
+        res = call_service(services, CarlaSeek, 'carla/seek', CarlaSeek.Request(time=t), 10.0)
         assert res is not None and res.success
         return res
     assert seek_reply(-1.0).time == pytest.approx(4.0)        # 1 s before end_time

@@ -23,11 +23,12 @@ from ros_sim_bridge.carla.generator import SENSOR_OFFSET, Scene, write
 from ros_sim_bridge.carla.ros.node import CarlaReplayerNode
 from ros_sim_bridge.carla.ros.to_bag import to_bag
 from ros_sim_bridge.msg import CarlaActorList, CarlaTrafficLightList
+from ros_sim_bridge.ros.stamps import seconds_to_stamp
 from ros_sim_bridge.srv import CarlaSeek
 from ros_sim_bridge.tools.launcher import executable
-from ros_sim_bridge.tools.session import call_service
 
 from test_carla_frame_cdr import compare
+from test_carla_node import services  # noqa: F401 (fixture)
 from test_carla_to_bag import read_bag
 
 SCENE = Scene(seconds=3.0, rate=10.0, vehicles=4, walkers=1, traffic_lights=2)
@@ -223,7 +224,7 @@ def finite(m) -> bool:
 
 
 def test_replayer_leaves_non_finite_poses_out_and_counts_them_once_per_frame(
-        ros, corrupt_log, recwarn):
+        ros, services, corrupt_log, recwarn):
     """Seeks (paused) to each bad frame: the actor is in no message of it, the hero odometry
     is not published for a bad hero pose or velocity, nothing published is NaN; the counts
     are per frame replayed: ticking on while paused adds nothing."""
@@ -240,7 +241,7 @@ def test_replayer_leaves_non_finite_poses_out_and_counts_them_once_per_frame(
     bad = {f: {a} for f, a, _, _ in CORRUPT_KINEMATICS}
     for frame, actors_out in {**LEFT_OUT, **bad}.items():
         t = float(rec.elapsed[frame])        # interpolated from the frame before: not finite
-        res = call_service(ros.probe, CarlaSeek, 'carla/seek', CarlaSeek.Request(time=t), 10.0)
+        res = services.call(CarlaSeek, 'carla/seek', CarlaSeek.Request(time=t))
         assert res is not None and res.success
 
         def at_t(m):
@@ -292,11 +293,11 @@ def test_an_actor_recorded_without_a_box_has_none(parts):
     """The recorder writes an actor without a bounding box (the spectator, some sensors) as
     Unreal's empty box, origin NaN and extent -Inf: no box, not a box of NaN and -Inf in
     every actor list (a real recording, unmodified)."""
-    from builtin_interfaces.msg import Time
+    from rclpy.serialization import deserialize_message
 
     from conftest import shared_path
     from ros_sim_bridge.carla.codec import Recording
-    from ros_sim_bridge.carla.ros import conversions as convert
+    from ros_sim_bridge.carla.ros.frame_cdr import FrameCdr
     from ros_sim_bridge.carla.world import World
     rec = Recording(shared_path('samples', 'carla', *parts).read_bytes())
     world = World(rec)
@@ -308,10 +309,12 @@ def test_an_actor_recorded_without_a_box_has_none(parts):
             for vector in (a.box or ()) + (a.trigger or ()):
                 assert all(map(math.isfinite, vector)), (aid, a.box, a.trigger)
     assert boxed and boxless          # vehicles have boxes; the spectator has none
-    frames = convert.Frames()
     world.advance(len(rec) - 1)
-    snap = convert.Snapshot.of(world, None)
-    for m in convert.actor_list(world, snap, Time(), frames).actors:
+    _, loc, rot = world.poses(None)
+    msgs = dict(FrameCdr(block=1).frame(world, seconds_to_stamp(0.0), poses=(loc, rot)))
+    listed = deserialize_message(bytes(msgs['actor_list']), CarlaActorList).actors
+    assert len(listed) > 1
+    for m in listed:
         values = [*vars_of(m.bounding_box_origin), *vars_of(m.bounding_box_extent)]
         assert all(map(math.isfinite, values)), m.id
         assert m.has_bounding_box == (world.actors[m.id].box is not None)

@@ -1,6 +1,15 @@
-"""The replayer's per-frame messages as CDR bytes, for ``carla_log to-bag``: the messages
-:mod:`.conversions` builds for the node at a recorded frame (tested field for field), made from
-:mod:`ros_sim_bridge.ros.cdr_template` templates instead of rclpy objects.
+"""The messages of a CARLA recording's world at one time as CDR bytes: the one conversion of
+``carla_replayer`` (one frame per publish, the poses it interpolates) and ``carla_log to-bag``
+(every recorded frame, in blocks), made from :mod:`ros_sim_bridge.ros.cdr_template` templates
+(markers: :mod:`ros_sim_bridge.ros.markers_cdr`).
+
+Units and axes: SUPPLEMENT §5.4 through :func:`ros_sim_bridge.carla.world.ue_to_rep103` (cm →
+m, Y and the pitch/yaw senses flipped: Unreal's left-handed frame to REP-103 ENU/FLU).  An
+actor whose pose is not finite (a NaN or ±Inf recorded) is left out of /tf, the actor list,
+the markers, the traffic lights and the collision markers, and no hero odometry is made while
+it is the hero's; a velocity that is not finite is a zero twist in the actor list and no
+odometry.  Both are counted (:attr:`FrameCdr.non_finite_poses`,
+:attr:`FrameCdr.non_finite_kinematics`).
 
 Frames come in one by one (the world advanced to each); consecutive frames of one *structure*
 form a block: the same actors (parents, bounding boxes), the same ids in the same order in
@@ -8,11 +17,10 @@ each state array (positions, kinematics, lights, animations).  A block shares it
 (frame names, blueprints, attributes, marker texts, box sizes, built once per structure; the
 traffic lights one per run of equal light states, whose names are text; TF, actor list,
 markers and traffic lights one per run of equal sets of actors left out for a pose that is not
-finite, found by boolean masks over the block) and its numbers are
-computed with numpy for all of its frames at once (poses, relative transforms, velocities,
-colours, stamps): each value is the same element-wise arithmetic as the conversions do frame
-by frame, so the results are equal bit for bit.  A frame that deletes actors (its markers
-carry DELETEs) is a block of its own.
+finite, found by boolean masks over the block) and its numbers are computed with numpy for all
+of its frames at once (poses, relative transforms, velocities, colours, stamps).  A frame
+that deletes actors (its markers carry DELETEs) is a block of its own; the replayer's frames
+are blocks of one (:meth:`FrameCdr.frame`).
 """
 from __future__ import annotations
 
@@ -22,15 +30,48 @@ from operator import attrgetter
 from typing import Optional
 
 import numpy as np
+from builtin_interfaces.msg import Duration
 
 from ros_sim_bridge.core.frames import quat_conjugate, quat_multiply, quat_rotate
-from ros_sim_bridge.ros.cdr_template import Slot, build
-from ..codec.records import LIGHT_STATES
+from ros_sim_bridge.ros import markers_cdr as mk
+from ros_sim_bridge.ros.cdr_template import Slot, build, serialize
+from ..codec.records import LIGHT_STATES, NOT_AN_ACTOR
 from ..world import (World, attach, attach_levels, float64_nan, ue_to_rep103,
                      ue_velocity_to_rep103)
-from . import conversions as convert
+
+# default half sizes (m) when a recording has no BoundingBox for an actor, per actor type
+DEFAULT_EXTENT = {0: (0.25, 0.25, 0.25), 1: (2.3, 1.0, 0.75), 2: (0.25, 0.25, 0.9),
+                  3: (0.3, 0.3, 2.5), 4: (0.1, 0.5, 1.0), 5: (0.1, 0.1, 0.1), 6: (0.2, 0.2, 0.2)}
+DEFAULT_ORIGIN_Z = {1: 0.75, 2: 0.0, 3: 2.5, 4: 1.0}
+TYPE_COLOURS = {0: (0.6, 0.6, 0.6), 1: (0.1, 0.4, 1.0), 2: (1.0, 0.6, 0.0), 3: (0.9, 0.9, 0.1),
+                4: (0.6, 0.2, 0.8), 5: (0.3, 0.9, 0.9), 6: (0.4, 0.4, 0.4)}
+HERO_COLOUR = (0.1, 0.9, 0.2)
+LIGHT_COLOURS = {0: (1.0, 0.0, 0.0), 1: (1.0, 0.8, 0.0), 2: (0.0, 1.0, 0.0), 3: (0.2, 0.2, 0.2)}
+COLLISION_COLOUR = (1.0, 0.1, 0.1, 0.7)
+COLLISION_LIFETIME = Duration(sec=1)        # RViz drops a collision sphere after a second
+
+
+@dataclass
+class Frames:
+    """TF frame names (parameters of the node)."""
+    map: str = 'map'
+    actor: str = 'actor_{id}'   # {id}, {role}, {type} are filled in
+    hero: str = 'hero'
+
+    def of(self, actor) -> str:
+        if actor.role_name == 'hero' and self.hero:
+            return self.hero
+        return self.actor.format(id=actor.id, role=actor.role_name or 'none',
+                                 type=actor.type_name)
+
+
+def _m(v) -> tuple:
+    """A bounding box origin, cm in Unreal's actor frame → m in the FLU actor frame."""
+    return tuple(c * s for c, s in zip(v, (0.01, -0.01, 0.01)))
+
 
 CLOCK = 'rosgraph_msgs/msg/Clock'
+COLLISION = 'ros_sim_bridge/msg/CarlaCollision'
 TF = 'tf2_msgs/msg/TFMessage'
 ACTOR_LIST = 'ros_sim_bridge/msg/CarlaActorList'
 MARKERS = 'visualization_msgs/msg/MarkerArray'
@@ -42,10 +83,9 @@ KINDS = ('clock', 'tf', 'actor_list', 'markers', 'traffic_lights', 'vehicle_cont
          'odometry')
 
 _STAMP = Slot('stamp')
-_CUBE, _TEXT, _ADD, _DELETE = 1, 9, 0, 2          # visualization_msgs/Marker constants
 _parent, _box, _pose = attrgetter('parent'), attrgetter('box'), attrgetter('pose')
 # colour rows of the light states (red, yellow, green, off); NaN: a state without one
-_LIGHT_LUT = np.array([(*convert.LIGHT_COLOURS.get(s, (np.nan,) * 3), 0.8) for s in range(256)])
+_LIGHT_LUT = np.array([(*LIGHT_COLOURS.get(s, (np.nan,) * 3), 0.8) for s in range(256)])
 _STATES = ('Position', 'Kinematics', 'VehicleLight', 'AnimWalker', 'State', 'AnimVehicle')
 
 
@@ -109,7 +149,9 @@ class _Frame:
     t_ns: int
     stamp: tuple                   # (sec, nanosec)
     state: tuple                   # the arrays of _STATES (or None) at this frame
-    after: list                    # (topic, cdr) written after vehicle_controls (collisions)
+    after: list                    # (kind, cdr) after vehicle_controls: collisions, markers
+    hits: list                     # (marker id, actor id) of the collision spheres
+    poses: Optional[tuple] = None  # (loc, rot) of the actors (Unreal units), else recorded
 
 
 @dataclass
@@ -119,6 +161,7 @@ class _Block:
     world_actors: dict
     frames: list = field(default_factory=list)
     removed: tuple = ()
+    follow: Optional[int] = None   # the row of the actor TF is re-rooted on
 
 
 @dataclass
@@ -126,17 +169,18 @@ class FrameBlock:
     """The messages of consecutive frames: ``kinds`` in the order of :data:`KINDS` (those the
     frames have), each as runs ``(lo, hi, rows)``: frames lo..hi-1 have their message in the
     rows of one uint8 array (all of a size), or have none when ``rows`` is None; ``after``
-    frame index → extra ``(topic, cdr)`` written after ``vehicle_controls``."""
+    frame index → ``(kind, cdr)`` of its collisions and their markers, which come after
+    ``vehicle_controls``."""
     t_ns: list
     kinds: list                    # [(kind, [(lo, hi, rows), …]), …]
     after: dict
 
     def messages(self) -> list:
-        """Frame by frame: ``[(t_ns, [(kind or topic, cdr), …]), …]``."""
+        """Frame by frame: ``[(t_ns, [(kind, cdr), …]), …]``."""
         return [self.frame(i) for i in range(len(self.t_ns))]
 
     def frame(self, i: int) -> tuple:
-        """``(t_ns, [(kind or topic, cdr), …])`` of frame ``i``, in the node's order."""
+        """``(t_ns, [(kind, cdr), …])`` of frame ``i``, in the node's order."""
         msgs = []
         for kind, runs in self.kinds:
             if kind == 'odometry':
@@ -151,9 +195,13 @@ class FrameBlock:
 
 class FrameCdr:
     """Collects frames (:meth:`add`) and gives their messages back block by block, in
-    order: lists of ``(t_ns, [(kind or topic, cdr), …])``, kinds as :data:`KINDS`."""
+    order: lists of ``(t_ns, [(kind, cdr), …])``, kinds as :data:`KINDS` (and ``collisions``,
+    ``collision_markers`` after ``vehicle_controls`` in a frame with collisions); or one frame
+    at once (:meth:`frame`)."""
 
-    def __init__(self, frames: convert.Frames, marker_types=(1, 2, 3, 4), block: int = 200):
+    def __init__(self, frames: Optional[Frames] = None, marker_types=(1, 2, 3, 4),
+                 block: int = 200):
+        frames = frames or Frames()
         self.frames = frames
         self.marker_types = frozenset(marker_types)
         self.max_frames = block
@@ -165,28 +213,44 @@ class FrameCdr:
         self.non_finite_poses = 0    # actor transforms left out of /tf: NaN or ±Inf
         self.non_finite_kinematics = 0   # live actors' Kinematics records with NaN or ±Inf
 
-    def add(self, world: World, stamp, t_ns: int, removed=(), after=()) -> list:
+    def add(self, world: World, stamp, t_ns: int, removed=(), collisions=()) -> list:
         """Frame at ``world`` (just advanced to it); ``removed`` the actors deleted since the
-        last frame added, ``after`` serialised messages to write with it.  Returns the frames
-        now complete (maybe none)."""
-        return [m for block in self.add_blocks(world, stamp, t_ns, removed, after)
+        last frame added, ``collisions`` its Collision records (and those of the frames left
+        out since).  Returns the frames now complete (maybe none)."""
+        return [m for block in self.add_blocks(world, stamp, t_ns, removed, collisions)
                 for m in block.messages()]
+
+    def frame(self, world: World, stamp, removed=(), collisions=(), poses=None,
+              follow: Optional[int] = None) -> list:
+        """The messages of one frame, now: ``[(kind, cdr), …]`` in the node's order (as
+        :meth:`add`).  ``poses``: ``(loc, rot)`` of ``world.actors`` in Unreal units
+        (:meth:`World.poses` at the time published; None: the frame's recorded poses);
+        ``follow``: TF re-rooted on that actor (it publishes followed → map)."""
+        held = self.flush_blocks()
+        assert not held, 'FrameCdr.frame after add: flush first'
+        self.add_blocks(world, stamp, 0, removed, collisions, poses, follow)
+        [block] = self.flush_blocks()
+        return block.frame(0)[1]
 
     def flush(self) -> list:
         """The frames still held."""
         return [m for block in self.flush_blocks() for m in block.messages()]
 
-    def add_blocks(self, world: World, stamp, t_ns: int, removed=(), after=()) -> list:
+    def add_blocks(self, world: World, stamp, t_ns: int, removed=(), collisions=(),
+                   poses=None, follow: Optional[int] = None) -> list:
         """As :meth:`add`, the complete frames as :class:`FrameBlock` s (for writers of many
-        messages at once)."""
+        messages at once); ``poses`` and ``follow`` as :meth:`frame`."""
         actors = tuple(world.actors.values())
+        if follow is not None and follow not in world.actors:
+            follow = None
         state = tuple(map(world.state.get, _STATES))
         tl = state[4]
         lights = () if tl is None else tuple(
             a.light_times if a is not None else False
             for a in map(world.actors.get, tl['id'].tolist()))
         key = (tuple(map(id, actors)), tuple(map(_parent, actors)), tuple(map(_box, actors)),
-               *map(_ids, state), lights, -1 if state[5] is None else len(state[5]))
+               *map(_ids, state), lights, -1 if state[5] is None else len(state[5]), follow,
+               poses is None)
         done = []
         block = self._block
         if block is None or block.key != key or block.removed or removed \
@@ -194,8 +258,12 @@ class FrameCdr:
             if block is not None:
                 done = [self._finish(block)]
             block = self._block = _Block(key, actors, dict(world.actors), removed=tuple(removed))
-            self._begin(block, state[0])
-        block.frames.append(_Frame(int(t_ns), (stamp.sec, stamp.nanosec), state, list(after)))
+            if follow is not None:
+                block.follow = list(world.actors).index(follow)
+            self._begin(block, state[0], poses is None)
+        sec_ns = (stamp.sec, stamp.nanosec)
+        after, hits = self._collisions(world, collisions, sec_ns)
+        block.frames.append(_Frame(int(t_ns), sec_ns, state, after, hits, poses))
         return done
 
     def flush_blocks(self) -> list:
@@ -204,19 +272,21 @@ class FrameCdr:
         return [] if block is None else [self._finish(block)]
 
     # -- a block ------------------------------------------------------------------------------
-    def _begin(self, b: _Block, positions) -> None:
+    def _begin(self, b: _Block, positions, recorded: bool) -> None:
         """Templates and the block's constant arrays, from the world at its first frame
-        (``positions``: its Position array or None).  Which actors their parents place is
-        taken now: a later frame may detach them (the actors are the world's objects)."""
+        (``positions``: its Position array or None; ``recorded``: the poses are the frames'
+        recorded ones, not given).  Which actors their parents place is taken now: a later
+        frame may detach them (the actors are the world's objects)."""
         actors = b.actors
         b.ids = np.fromiter((a.id for a in actors), np.int64, len(actors))
-        poses = list(map(_pose, actors))
-        b.spawn_loc = np.array([p[0] for p in poses], np.float64).reshape(-1, 3)
-        b.spawn_rot = np.array([p[1] for p in poses], np.float64).reshape(-1, 3)
-        b.levels = attach_levels(actors, b.world_actors, set() if positions is None
-                                 else set(positions['id'].tolist()))
+        if recorded:
+            poses = list(map(_pose, actors))
+            b.spawn_loc = np.array([p[0] for p in poses], np.float64).reshape(-1, 3)
+            b.spawn_rot = np.array([p[1] for p in poses], np.float64).reshape(-1, 3)
+            b.levels = attach_levels(actors, b.world_actors, set() if positions is None
+                                     else set(positions['id'].tolist()))
         akey = b.key[0]
-        b.tf = self._caches['tf'].get((akey, b.key[1]), lambda: self._tf(b), actors)
+        b.tf = self._caches['tf'].get((akey, b.key[1], b.follow), lambda: self._tf(b), actors)
         b.actor_list = self._caches['actors'].get(b.key[:3], lambda: self._actor_list(b),
                                                   actors)
         b.markers = self._caches['markers'].get((akey, b.key[2], b.removed),
@@ -238,17 +308,21 @@ class FrameCdr:
         pos, kin, vlight, walk, tl, anim = state
         # poses as World.poses(None) + ue_to_rep103, for all frames at once: the recorded
         # positions, the children without one placed by their parents
-        loc = np.broadcast_to(b.spawn_loc, (count, n, 3)).copy()
-        rot = np.broadcast_to(b.spawn_rot, (count, n, 3)).copy()
-        if pos is not None and pos.shape[1] and n:
-            order = np.argsort(b.ids)
-            pid = pos['id'][0]
-            j = order[np.clip(np.searchsorted(b.ids, pid, sorter=order), 0, n - 1)]
-            hit = b.ids[j] == pid
-            loc[:, j[hit]] = float64_nan(pos['location'][:, hit])
-            rot[:, j[hit]] = float64_nan(pos['rotation'][:, hit])
-        if b.levels:
-            attach(loc, rot, b.spawn_loc, b.spawn_rot, b.levels)
+        if frames[0].poses is not None:                  # given (the replayer's)
+            loc, rot = (np.reshape(frames[0].poses[k] if count == 1 else
+                                   [f.poses[k] for f in frames], (count, n, 3)) for k in (0, 1))
+        else:
+            loc = np.broadcast_to(b.spawn_loc, (count, n, 3)).copy()
+            rot = np.broadcast_to(b.spawn_rot, (count, n, 3)).copy()
+            if pos is not None and pos.shape[1] and n:
+                order = np.argsort(b.ids)
+                pid = pos['id'][0]
+                j = order[np.clip(np.searchsorted(b.ids, pid, sorter=order), 0, n - 1)]
+                hit = b.ids[j] == pid
+                loc[:, j[hit]] = float64_nan(pos['location'][:, hit])
+                rot[:, j[hit]] = float64_nan(pos['rotation'][:, hit])
+            if b.levels:
+                attach(loc, rot, b.spawn_loc, b.spawn_rot, b.levels)
         xyz, q = ue_to_rep103(loc, rot)
         pose = _pose_rows(xyz, q)
         known = np.isfinite(pose).all(axis=-1)            # (frames, actors): a finite pose
@@ -267,6 +341,10 @@ class FrameCdr:
         if b.odom is not None:
             runs['odometry'] = self._odom_fill(b, count, stamps, q, pose, twist, has_twist,
                                                twist_known, known)
+        for i, f in enumerate(frames):
+            if f.after:
+                f.after.append(('collision_markers',
+                                self._collision_markers(b, f, xyz[i], known, i)))
         return FrameBlock([f.t_ns for f in frames],
                           [(kind, runs[kind]) for kind in KINDS if kind in runs],
                           {i: f.after for i, f in enumerate(frames) if f.after})
@@ -284,35 +362,43 @@ class FrameCdr:
     # -- TF -----------------------------------------------------------------------------------
     def _tf(self, b: _Block, keep=None):
         """The TF template of the block's actors (those ``keep`` says, a bool per actor, when
-        given), the rows of the children of a live parent and of their parents."""
+        given), the rows of the children of a live parent and of their parents.  The actor
+        followed (``b.follow``) publishes itself → map, whatever its parent."""
         frames, alive = self.frames, b.world_actors
         index = {a.id: k for k, a in enumerate(b.actors)}
         items, child, parent = [], [], []
         for k, a in enumerate(b.actors):
             p = a.parent if a.parent in alive and a.parent != a.id else 0
-            if p:
-                child.append(k)
-                parent.append(index[p])
+            if k == b.follow:
+                names = frames.of(a), frames.map
+            else:
+                if p:
+                    child.append(k)
+                    parent.append(index[p])
+                names = frames.of(alive[p]) if p else frames.map, frames.of(a)
             if keep is None or keep[k]:
-                items.append({'header': {'stamp': _STAMP,
-                                         'frame_id': frames.of(alive[p]) if p
-                                         else frames.map},
-                              'child_frame_id': frames.of(a), 'transform': Slot('transform')})
+                items.append({'header': {'stamp': _STAMP, 'frame_id': names[0]},
+                              'child_frame_id': names[1], 'transform': Slot('transform')})
         return (build(TF, {'transforms': items}), np.array(child, np.intp),
                 np.array(parent, np.intp))
 
     def _tf_fill(self, b, count, stamps, xyz, q, pose):
-        """As :func:`conversions.transforms` (no follow): a child of a live parent relative
-        to it; a transform that is not finite (the actor's pose, or its parent's) left out.
-        ``[(lo, hi, rows)]``: one run per set of actors left out."""
+        """map → each actor; a child of a live parent relative to it; the actor followed:
+        followed → map (the inverse of its pose); a transform that is not finite (the actor's
+        pose, or its parent's) left out.  ``[(lo, hi, rows)]``: one run per set of actors
+        left out."""
         tmpl, child, parent = b.tf
         values = pose
+        if len(child) or b.follow is not None:
+            values = pose.copy()
         if len(child):
             pq_inv = quat_conjugate(q[:, parent])
-            values = pose.copy()
             values[:, child] = _pose_rows(
                 quat_rotate(pq_inv, xyz[:, child] - xyz[:, parent]),
                 quat_multiply(pq_inv, q[:, child]))
+        if b.follow is not None:
+            q_inv = quat_conjugate(q[:, b.follow])
+            values[:, b.follow] = _pose_rows(-quat_rotate(q_inv, xyz[:, b.follow]), q_inv)
         finite = np.isfinite(values).all(axis=-1)              # (frames, actors)
         if finite.all():
             return [(0, count, tmpl.fill_rows(count, stamp=stamps, transform=values))]
@@ -320,7 +406,7 @@ class FrameCdr:
         out = []
         for lo, hi in _runs(finite):
             keep = finite[lo]
-            sub = self._caches['tf'].get((b.key[0], b.key[1], keep.tobytes()),
+            sub = self._caches['tf'].get((b.key[0], b.key[1], b.follow, keep.tobytes()),
                                          lambda: self._tf(b, keep)[0], b.actors)
             out.append((lo, hi, sub.fill_rows(hi - lo, stamp=stamps[lo:hi],
                                               transform=values[lo:hi, keep])))
@@ -344,14 +430,14 @@ class FrameCdr:
                  'walker_speed': Slot('speed')}
             if a.box is not None:
                 m['has_bounding_box'] = True
-                m['bounding_box_origin'] = _xyz(convert._m(a.box[0]))
+                m['bounding_box_origin'] = _xyz(_m(a.box[0]))
                 m['bounding_box_extent'] = _xyz([c * 0.01 for c in a.box[1]])
             items.append(m)
         return build(ACTOR_LIST, {'header': {'stamp': _STAMP, 'frame_id': frames.map},
                                   'actors': items})
 
     def _twists(self, b, count, kin):
-        """Velocities of the block's actors, as :class:`conversions.Snapshot`:
+        """Velocities of the block's actors (their Kinematics records, REP-103 map frame):
         ``(twist (frames, actors, 6), has (actors,) a Kinematics record, known (frames,
         actors) or None: all finite)``; a twist that is not finite is counted and made 0."""
         n = len(b.actors)
@@ -370,8 +456,9 @@ class FrameCdr:
         return twist, hit, known
 
     def _actor_list_fill(self, b, count, stamps, pose, twist, vlight, walk, known):
-        """As :func:`conversions.actor_list`: ``[(lo, hi, rows)]``, one run per set of actors
-        left out (their pose not finite)."""
+        """The live actors (pose in the map frame, twist, vehicle light state, walker speed
+        cm/s → m/s): ``[(lo, hi, rows)]``, one run per set of actors left out (their pose not
+        finite: a CarlaActor cannot say "pose unknown")."""
         n = len(b.actors)
         light = np.zeros((count, n), np.uint32)
         if vlight is not None and vlight.shape[1]:
@@ -401,42 +488,38 @@ class FrameCdr:
         when given), the rows of the drawn actors, their box origins, label offsets and
         colours."""
         frames, types = self.frames, self.marker_types
-        hdr = {'stamp': _STAMP, 'frame_id': frames.map}
-        items = [{'header': hdr, 'ns': ns, 'id': mid, 'action': _DELETE}
+        items = [mk.delete(frames.map, ns, mid)
                  for ns, mid in sorted((ns, int(aid)) for aid in b.removed
                                        for ns in ('carla_actors', 'carla_labels'))]
         drawn = [k for k, a in enumerate(b.actors) if a.type in types]
         actors = [b.actors[k] for k in drawn]
-        origin = np.array([convert._m(a.box[0]) if a.box is not None
-                           else (0.0, 0.0, convert.DEFAULT_ORIGIN_Z.get(a.type, 0.0))
+        origin = np.array([_m(a.box[0]) if a.box is not None
+                           else (0.0, 0.0, DEFAULT_ORIGIN_Z.get(a.type, 0.0))
                            for a in actors]).reshape(-1, 3)
         extent = np.array([np.array(a.box[1]) * 0.01 if a.box is not None
-                           else convert.DEFAULT_EXTENT.get(a.type, (0.2, 0.2, 0.2))
+                           else DEFAULT_EXTENT.get(a.type, (0.2, 0.2, 0.2))
                            for a in actors]).reshape(-1, 3)
         sizes = np.maximum(2 * extent, 0.01).tolist()
-        base = np.array([(*(convert.HERO_COLOUR if a.role_name == 'hero'
-                            else convert.TYPE_COLOURS.get(a.type, (1, 1, 1)))[:3], 0.8)
+        base = np.array([(*(HERO_COLOUR if a.role_name == 'hero'
+                            else TYPE_COLOURS.get(a.type, (1, 1, 1)))[:3], 0.8)
                          for a in actors], np.float64).reshape(-1, 4)
         above = np.column_stack([np.zeros((len(actors), 2)), extent[:, 2] + 0.5])
         shown = actors if keep is None else [a for a, k in zip(actors, keep) if k]
         sizes = sizes if keep is None else [s for s, k in zip(sizes, keep) if k]
-        for a, size in zip(shown, sizes):
-            items.append({'header': hdr, 'ns': 'carla_actors', 'id': a.id, 'type': _CUBE,
-                          'action': _ADD, 'pose': Slot('box_pose'), 'scale': _xyz(size),
-                          'color': Slot('box_colour')})
-        for a in shown:
-            text = f'{a.id} {a.blueprint}' + (f' ({a.role_name})' if a.role_name else '')
-            items.append({'header': hdr, 'ns': 'carla_labels', 'id': a.id, 'type': _TEXT,
-                          'action': _ADD, 'pose': {'position': Slot('label_xyz')},
-                          'scale': {'z': 0.6}, 'color': {'r': 1.0, 'g': 1.0, 'b': 1.0, 'a': 1.0},
-                          'text': text})
-        return (build(MARKERS, {'markers': items}), np.array(drawn, np.intp), origin, above,
-                base)
+        items += [mk.box(frames.map, 'carla_actors', id=a.id, pose=Slot('box_pose'),
+                         scale=_xyz(size), color=Slot('box_colour'))
+                  for a, size in zip(shown, sizes)]
+        items += [mk.label(frames.map, 'carla_labels', f'{a.id} {a.blueprint}'
+                           + (f' ({a.role_name})' if a.role_name else ''), id=a.id,
+                           position=Slot('label_xyz'), height=0.6) for a in shown]
+        return (mk.array_template(items), np.array(drawn, np.intp), origin, above, base)
 
     def _markers_fill(self, b, count, stamps, xyz, q, tl, known):
-        """As :func:`conversions.actor_markers`: boxes in type colours (traffic lights in the
-        colour of their state), labels above them; ``[(lo, hi, rows)]``, one run per set of
-        actors left out (their pose not finite)."""
+        """Oriented boxes of the actors of the marker types (the recorded bounding box, else
+        a per-type default; the hero green, traffic lights in the colour of their state, else
+        the type's colour), labels (id, blueprint, role) 0.5 m above them, DELETEs of the
+        actors removed; ``[(lo, hi, rows)]``, one run per set of actors left out (their pose
+        not finite)."""
         tmpl, drawn, origin, above, base = b.markers
         if not len(drawn):
             return [(0, count, tmpl.fill_rows(count, stamp=stamps))]
@@ -486,7 +569,8 @@ class FrameCdr:
                                        'lights': items}), np.array(rows, np.intp))
 
     def _lights_fill(self, b, count, stamps, pose, tl, known):
-        """As :func:`conversions.traffic_lights`; a state change changes the text (its name),
+        """The recorded lights (state, frozen, time in state; times and pose from their
+        actor); a state change changes the text (its name),
         and a light left out (its actor's pose not finite) the message, so the frames go in
         runs of equal states and lights left out, one template each: ``[(lo, hi, rows)]``."""
         if tl is None or not tl.shape[1]:
@@ -526,7 +610,7 @@ class FrameCdr:
 
     # -- vehicle controls ---------------------------------------------------------------------
     def _controls_fill(self, b, count, stamps, anim):
-        """As :func:`conversions.vehicle_controls`."""
+        """The AnimVehicle records: steering, throttle, brake, handbrake, gear."""
         n = 0 if anim is None else anim.shape[1]
         tmpl = self._caches['controls'].get(n, lambda: build(VEHICLE_CONTROLS, {
             'header': {'stamp': _STAMP, 'frame_id': self.frames.map},
@@ -542,9 +626,44 @@ class FrameCdr:
                               handbrake=anim['handbrake'].astype(bool)[..., None],
                               gear=anim['gear'][..., None])
 
+    # -- collisions ---------------------------------------------------------------------------
+    def _collisions(self, world: World, records, stamp: tuple) -> tuple:
+        """``([('collisions', cdr), …], [(marker id, actor id), …])`` of Collision
+        ``records`` (rare: a message each, serialised at once; their markers wait for the
+        frame's poses)."""
+        if not records:
+            return [], []
+        head = {'stamp': {'sec': stamp[0], 'nanosec': stamp[1]}, 'frame_id': self.frames.map}
+        out, hits = [], []
+        for c in records:
+            a1, a2 = world.actors.get(c.actor1), world.actors.get(c.actor2)
+            out.append(('collisions', serialize(COLLISION, {
+                'header': head, 'collision_id': c.id, 'actor1_id': c.actor1,
+                'actor2_id': c.actor2, 'actor1_is_hero': c.actor1_hero,
+                'actor2_is_hero': c.actor2_hero, 'actor1_blueprint': a1.blueprint if a1 else '',
+                'actor2_blueprint': a2.blueprint if a2 else ''})))
+            hits += [((c.id * 2 + (aid == c.actor2)) & 0x7FFFFFFF, aid)
+                     for aid in (c.actor1, c.actor2) if aid != NOT_AN_ACTOR]
+        return out, hits
+
+    def _collision_markers(self, b: _Block, f: _Frame, xyz, known, i: int) -> bytes:
+        """A red sphere (3 m, for one second) at each colliding actor that is alive with a
+        finite pose."""
+        row = {int(a): k for k, a in enumerate(b.ids.tolist())}
+        stamp = {'sec': f.stamp[0], 'nanosec': f.stamp[1]}
+        items = []
+        for mid, aid in f.hits:
+            k = row.get(aid)
+            if k is None or (known is not None and not known[i, k]):
+                continue
+            items.append(mk.sphere(self.frames.map, 'carla_collisions', 3.0, COLLISION_COLOUR,
+                                   id=mid, position=_xyz(xyz[k]), stamp=stamp,
+                                   lifetime=COLLISION_LIFETIME))
+        return serialize(MARKERS, {'markers': items})
+
     # -- hero odometry ------------------------------------------------------------------------
     def _odom_fill(self, b, count, stamps, q, pose, twist, has_twist, twist_known, known):
-        """As :func:`conversions.hero_odometry`: twist in the hero's own frame;
+        """The hero in the map frame, its twist in its own frame (nav_msgs convention);
         ``[(lo, hi, rows or None)]``: no message where the hero's pose or twist is not
         finite."""
         h = b.hero

@@ -16,6 +16,10 @@ simulator, replayed like CARLA's replayer (SUPPLEMENT §5.5).
 | srv | carla/pause, carla/resume | std_srvs/Trigger | |
 | srv | carla/seek | ros_sim_bridge/CarlaSeek | |
 
+Every topic but /diagnostics is published as CDR bytes made by :mod:`.frame_cdr`, the
+conversion ``carla_log to-bag`` writes (one frame per publish: the poses at the time published,
+the stamp that time).
+
 All stamps are the recording time (seconds since its first frame), the time /clock publishes:
 run consumers with ``use_sim_time:=true``.  The replayer is the /clock source: its own timer
 runs on the steady clock whatever ``use_sim_time`` says (on ROS time it would wait for a clock
@@ -47,7 +51,7 @@ from ros_sim_bridge.ros.stamps import seconds_to_stamp
 from ros_sim_bridge.core.binary import CodecError
 from ..cli import damage_summary, open_recording
 from ..world import World
-from . import conversions as convert
+from .frame_cdr import FrameCdr, Frames
 
 PARAMETERS = {
     'file': ('', 'CARLA recorder .log file to replay'),
@@ -92,7 +96,8 @@ class CarlaReplayerNode(Node):
         except CodecError as err:   # empty, short, not a recording: one clear line, exit 1
             raise ValueError(f'{p.file}: {err}') from None
         self.world = World(self.rec)
-        self.frames = convert.Frames(p.map_frame, p.actor_frame, p.hero_frame)
+        self.frames = Frames(p.map_frame, p.actor_frame, p.hero_frame)
+        self.cdr = FrameCdr(self.frames, tuple(p.marker_types), block=1)
         self.diagnostics = Diagnostics(self, period=p.diagnostics_period)
         self.stats = self.diagnostics.stream(f'replay {p.file}', 'carla recorder',
                                              stale_after=max(2.0, 3.0 / p.publish_rate))
@@ -130,6 +135,12 @@ class CarlaReplayerNode(Node):
         self.controls = self.create_publisher(CarlaVehicleControlList, pre + 'vehicle_controls',
                                               DATA)
         self.odom = self.create_publisher(Odometry, pre + 'hero/odometry', DATA)
+        #: frame_cdr's kinds → their publishers (None: not published)
+        self.publishers_of = {'clock': self.clock, 'tf': self.tf if p.publish_tf else None,
+                              'actor_list': self.actors_pub, 'markers': self.markers,
+                              'traffic_lights': self.lights, 'collisions': self.collisions,
+                              'collision_markers': self.collision_markers,
+                              'vehicle_controls': self.controls, 'odometry': self.odom}
         self.create_service(Trigger, pre + 'pause', self._pause)
         self.create_service(Trigger, pre + 'resume', self._resume)
         self.create_service(CarlaSeek, pre + 'seek', self._seek)
@@ -229,7 +240,7 @@ class CarlaReplayerNode(Node):
     def publish_at(self, t: float, jump: bool = False) -> None:
         """Everything at recording time ``t``; ``jump``: after a seek or a loop, the world is
         rebuilt and collisions of the frames jumped over are not published."""
-        p, frames = self.p, self.frames
+        p = self.p
         index = self.rec.frame_at(t)
         changes = self.world.advance(index, jump)
         for err in self.world.errors:
@@ -238,44 +249,28 @@ class CarlaReplayerNode(Node):
         self.stats.packet(0)
         stamp = seconds_to_stamp(t)
         interpolate = p.interpolate and p.rate_factor < 2.0
-        snap = convert.Snapshot.of(self.world, t, interpolate)
-        published = 0
-        if self.clock is not None:
-            self.clock.publish(Clock(clock=stamp))
-            published += 1
+        _, loc, rot = self.world.poses(t, interpolate)
         follow = None
         if p.follow_actor == 0:
             follow = self.world.hero()
-        elif p.follow_actor > 0 and p.follow_actor in self.world.actors:
+        elif p.follow_actor > 0:
             follow = p.follow_actor
-        left_out = {'non_finite_kinematics': len(snap.twist_unknown)}
-        if p.publish_tf and self.world.actors:
-            transforms = convert.transforms(self.world, snap, stamp, frames, follow)
-            left_out['non_finite_poses'] = len(self.world.actors) - len(transforms)
-            self.tf.publish(TFMessage(transforms=transforms))
-            published += 1
+        cdr = self.cdr
+        before = cdr.non_finite_poses, cdr.non_finite_kinematics
+        msgs = cdr.frame(self.world, stamp, changes.removed, changes.collisions, (loc, rot),
+                         follow)
         if jump or self.world.index != self.counted_frame:
             self.counted_frame = self.world.index
-            self._left_out(left_out, t)
-        self.actors_pub.publish(convert.actor_list(self.world, snap, stamp, frames))
-        removed = changes.removed
-        self.markers.publish(convert.actor_markers(self.world, snap, stamp, frames, removed,
-                                                   tuple(p.marker_types)))
-        self.lights.publish(convert.traffic_lights(self.world, snap, stamp, frames))
-        self.controls.publish(convert.vehicle_controls(self.world, stamp, frames))
-        published += 4
-        for msg in convert.collisions(self.world, changes.collisions, stamp, frames):
-            self.collisions.publish(msg)
-            published += 1
-        if changes.collisions:
-            self.collision_markers.publish(convert.collision_markers(snap, changes.collisions,
-                                                                     stamp, frames))
-        hero = self.world.hero()
-        odom = None if hero is None else convert.hero_odometry(self.world, snap, hero, stamp,
-                                                               frames)
-        if odom is not None:
-            self.odom.publish(odom)
-            published += 1
+            self._left_out({'non_finite_poses': cdr.non_finite_poses - before[0]
+                            if p.publish_tf else 0,
+                            'non_finite_kinematics': cdr.non_finite_kinematics - before[1]}, t)
+        published = 0
+        publishers = self.publishers_of
+        for kind, data in msgs:
+            pub = publishers[kind]
+            if pub is not None:
+                pub.publish(bytes(data))
+                published += 1
         self.stats.publish(published)
         self.stats.extra.update({'time': f'{t:.3f}', 'frame': str(self.world.index),
                                  'actors': str(len(self.world.actors)),

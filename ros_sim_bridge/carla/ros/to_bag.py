@@ -4,11 +4,10 @@ Header stamps are the recording time from 0 (as the node's and its /clock); ever
 log time in the bag is that same time (as ``ibeo_idc to-bag`` does), so ``ros2 bag play
 --clock`` and stamp-based tools agree.
 
-The per-frame messages (clock, TF, actor list, markers, traffic lights, vehicle controls, hero
-odometry) are serialised by :class:`.frame_cdr.FrameCdr` straight from numpy into CDR
-templates, the same messages :mod:`.conversions` builds for the node (tested); the rare ones
-(collisions and their markers) go through the conversions and rclpy.  The frames of a block
-go to the bag as rows (:meth:`BagWriter.write_rows`: the MCAP records of many frames copied by
+The messages (clock, TF, actor list, markers, traffic lights, vehicle controls, collisions and
+their markers, hero odometry) are the node's, serialised by :class:`.frame_cdr.FrameCdr`
+straight from numpy into CDR templates.  The frames of a block go to the bag as rows
+(:meth:`BagWriter.write_rows`: the MCAP records of many frames copied by
 numpy at once); a frame with collisions message by message.  The bag's file is written by a
 thread of its own (``O_DIRECT`` where possible), beside this work.  ``stop`` is asked once
 per frame: when it says so, the frames written so far are a complete bag.
@@ -17,15 +16,12 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from rclpy.serialization import serialize_message
-
 from ros_sim_bridge.ros.bag import BagWriter
 from ros_sim_bridge.ros.stamps import seconds_to_stamp
 from ..codec import Recording
 from ..world import World
-from . import conversions as convert
 from . import frame_cdr
-from .frame_cdr import FrameCdr
+from .frame_cdr import FrameCdr, Frames
 
 
 class BagCounts(dict):
@@ -37,11 +33,11 @@ class BagCounts(dict):
 
 
 def to_bag(rec: Recording, output: str, *, rate: float = 0.0, progress: bool = True,
-           prefix: str = 'carla', frames: Optional[convert.Frames] = None,
+           prefix: str = 'carla', frames: Optional[Frames] = None,
            marker_types=(1, 2, 3, 4), stop: Optional[Callable[[], bool]] = None) -> BagCounts:
     """Write every frame (or one per 1/``rate`` s of recording time); returns the counts per
     topic (:class:`BagCounts`).  ``stop()`` true ends the bag after the last frame written."""
-    frames = frames or convert.Frames()
+    frames = frames or Frames()
     # fully qualified, as the node's topics resolve in the namespace of its prefix
     pre = '/' + prefix.strip('/') + '/' if prefix.strip('/') else '/'
     world = World(rec)
@@ -55,7 +51,7 @@ def to_bag(rec: Recording, output: str, *, rate: float = 0.0, progress: bool = T
              'markers': (pre + 'markers', frame_cdr.MARKERS),
              'traffic_lights': (pre + 'traffic_lights', frame_cdr.TRAFFIC_LIGHTS),
              'vehicle_controls': (pre + 'vehicle_controls', frame_cdr.VEHICLE_CONTROLS),
-             'collisions': (pre + 'collisions', 'ros_sim_bridge/msg/CarlaCollision'),
+             'collisions': (pre + 'collisions', frame_cdr.COLLISION),
              'collision_markers': (pre + 'collision_markers', frame_cdr.MARKERS),
              'odometry': (pre + 'hero/odometry', frame_cdr.ODOMETRY)}
     next_t = -1.0
@@ -110,14 +106,7 @@ def to_bag(rec: Recording, output: str, *, rate: float = 0.0, progress: bool = T
                 next_t = t + (1.0 / rate if rate > 0 else 0.0)
                 stamp = seconds_to_stamp(t)
                 t_ns = stamp.sec * 1_000_000_000 + stamp.nanosec   # log time = the stamp
-                after = []
-                if collisions_pending:           # rare: through the conversions and rclpy
-                    snap = convert.Snapshot.of(world, None)   # each frame's recorded poses
-                    after = [('collisions', serialize_message(m)) for m in convert.collisions(
-                        world, collisions_pending, stamp, frames)]
-                    after.append(('collision_markers', serialize_message(
-                        convert.collision_markers(snap, collisions_pending, stamp, frames))))
-                put(cdr.add_blocks(world, stamp, t_ns, removed_pending, after))
+                put(cdr.add_blocks(world, stamp, t_ns, removed_pending, collisions_pending))
                 removed_pending, collisions_pending = [], []
             put(cdr.flush_blocks())
     finally:

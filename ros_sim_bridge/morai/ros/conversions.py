@@ -25,7 +25,6 @@ document says only "x-axis component").
 from __future__ import annotations
 
 import numpy as np
-from visualization_msgs.msg import Marker
 
 from ros_sim_bridge.morai import codec as morai
 from ros_sim_bridge.morai.codec.units import (  # noqa: F401 (names used here and by callers)
@@ -34,7 +33,7 @@ from ros_sim_bridge.msg import (MoraiCollisionObject, MoraiCollisionVehicle, Mor
                                 MoraiEgoVehicleStatus, MoraiGetTrafficLightStatus,
                                 MoraiIntersectionStatus, MoraiObjectStatus)
 from ros_sim_bridge.core import frames
-from ros_sim_bridge.ros import markers as ros_markers
+from ros_sim_bridge.ros import markers_cdr as mk
 from ros_sim_bridge.ros.cdr_template import Slot, build
 
 # Units: the codec gives the wire's km/h and deg (README "Units rule"); the factors are the
@@ -250,9 +249,8 @@ class ObjectsCdr:
         texts = tuple(f'{OBJECT_TYPE_NAMES.get(t, t)} {i}'
                       for i, t in zip(ids.tolist(), types)) if self.labels else ()
         tmpl = _cached(self._arrays, (n, texts), lambda: (
-            'visualization_msgs/msg/MarkerArray', {'markers': self._marker_tree(n, texts)}),
-            self._max)
-        poses, scales = ros_markers.box_rows(
+            mk.TYPE_NAME, {'markers': self._marker_tree(n, texts)}), self._max)
+        poses, scales = mk.box_rows(
             n, centre, np.where(size > 0, size, 0.1),
             yaw=objs['heading'].astype(np.float64) * DEG)
         values = {'stamp': _pair(stamp), 'id': ids.reshape(-1, 1), 'pose': poses,
@@ -266,19 +264,12 @@ class ObjectsCdr:
         return bytes(tmpl.fill(**values))
 
     def _marker_tree(self, n: int, texts: tuple) -> list:
-        def marker(ns, **fields):
-            return {'header': {'stamp': Slot('stamp'), 'frame_id': self.frame}, 'ns': ns,
-                    **fields}
-        tree = [marker(MARKER_NS_OBJECTS, action=Marker.DELETEALL)]
+        tree = [mk.delete_all(self.frame, MARKER_NS_OBJECTS)]
         if self.labels:
-            tree.append(marker(MARKER_NS_LABELS, action=Marker.DELETEALL))
-        tree += [marker(MARKER_NS_OBJECTS, id=Slot('id'), type=Marker.CUBE,
-                        action=Marker.ADD, pose=Slot('pose'), scale=Slot('scale'),
-                        color=Slot('color')) for _ in range(n)]
-        tree += [marker(MARKER_NS_LABELS, id=Slot('label_id'), type=Marker.TEXT_VIEW_FACING,
-                        action=Marker.ADD, pose={'position': Slot('label_at')},
-                        scale={'z': 0.8}, color={'r': 1.0, 'g': 1.0, 'b': 1.0, 'a': 1.0},
-                        text=text) for text in texts]
+            tree.append(mk.delete_all(self.frame, MARKER_NS_LABELS))
+        tree += [mk.box(self.frame, MARKER_NS_OBJECTS)] * n
+        tree += [mk.label(self.frame, MARKER_NS_LABELS, text, id=Slot('label_id'),
+                          position=Slot('label_at'), height=0.8) for text in texts]
         return tree
 
 
@@ -364,15 +355,10 @@ class EventsCdr:
         frame), id = obj_id."""
         records = data.present()
         n = len(records)
-        r, g, b, a = COLLISION_COLOUR
         tmpl = _cached(self._cache, ('collision_markers', n), lambda: (
-            'visualization_msgs/msg/MarkerArray', {'markers': [
-                {'header': self._header(), 'ns': MARKER_NS_COLLISION,
-                 'action': Marker.DELETEALL}] + [
-                {'header': self._header(), 'ns': MARKER_NS_COLLISION, 'id': Slot('id'),
-                 'type': Marker.SPHERE, 'action': Marker.ADD,
-                 'pose': {'position': Slot('at')}, 'scale': {'x': 1.0, 'y': 1.0, 'z': 1.0},
-                 'color': {'r': r, 'g': g, 'b': b, 'a': a}}] * n}))
+            mk.TYPE_NAME, {'markers': [mk.delete_all(self.frame, MARKER_NS_COLLISION)] + [
+                mk.sphere(self.frame, MARKER_NS_COLLISION, 1.0, COLLISION_COLOUR,
+                          position=Slot('at'))] * n}))
         at = np.stack([records[f'global_offset_{c}'] for c in 'xyz'], -1).astype(np.float64)
         return bytes(tmpl.fill(stamp=_pair(stamp), at=at,
                                id=records['obj_id'].astype(np.int32).reshape(-1, 1)))
@@ -393,17 +379,14 @@ class EventsCdr:
         flat = data.present().reshape(-1)
         n = len(flat)
         tmpl = _cached(self._cache, ('vehicle_collision_markers', n), lambda: (
-            'visualization_msgs/msg/MarkerArray', {'markers': [
-                {'header': self._header(), 'ns': MARKER_NS_VEHICLE_COLLISION,
-                 'action': Marker.DELETEALL}] + [
-                {'header': self._header(), 'ns': MARKER_NS_VEHICLE_COLLISION, 'id': k,
-                 'type': Marker.CUBE, 'action': Marker.ADD, 'pose': Slot('pose'),
-                 'scale': Slot('scale'), 'color': dict(zip(
-                     'rgba', VEHICLE_COLLISION_COLOURS[k % 2]))} for k in range(n)]}))
+            mk.TYPE_NAME, {'markers': [
+                mk.delete_all(self.frame, MARKER_NS_VEHICLE_COLLISION)] + [
+                mk.box(self.frame, MARKER_NS_VEHICLE_COLLISION, id=k,
+                       color=VEHICLE_COLLISION_COLOURS[k % 2]) for k in range(n)]}))
         size = np.stack([flat['size_x'], flat['size_y'], flat['size_z']], -1).astype(np.float64)
         centre = np.stack([flat['pos_x'], flat['pos_y'], flat['pos_z'] + 0.5 * flat['size_z']],
                           -1).astype(np.float64)
-        poses, scales = ros_markers.box_rows(n, centre, np.where(size > 0, size, 0.1),
+        poses, scales = mk.box_rows(n, centre, np.where(size > 0, size, 0.1),
                                              yaw=flat['heading'].astype(np.float64) * DEG)
         return bytes(tmpl.fill(stamp=_pair(stamp), pose=poses, scale=scales))
 

@@ -1,0 +1,253 @@
+"""CARLA replayer: the maximum rate factor of ``carla_replayer`` for a 100-actor recording
+with every topic published (target ≥ 20× real time), next to its floor: ``publish(bytes)`` of
+the same messages through the same publishers in the same run (issue #27).
+
+The node (:class:`CarlaReplayerNode`, in this process, its timer not spun) is driven through
+every recorded frame of a generated 20 Hz recording (80 vehicles, 15 walkers, 5 traffic
+lights: 100 actors; a hero with a sensor, collisions, a destroyed vehicle) as fast as it goes:
+each step is what one tick of the node does (advance the world, the poses at that time, the
+one CDR conversion, /clock, /tf, actor list, markers, traffic lights, vehicle controls, hero
+odometry and any collisions published as bytes).  One publish per recorded frame is the most
+a replay at rate factor R needs at R × 20 publishes/s, so the node's frames per second ÷ 20 is
+its maximum rate factor with every frame's topics published.  Interpolation is off, as the
+node does at rate factors ≥ 2.  A subscriber process takes every topic (raw), so each publish
+is delivered, not dropped for want of a reader.
+
+``--live`` then runs the installed executable as users do, timer-driven at
+``publish_rate`` = 20 × R for rising rate factors R over a 60 s recording (started paused,
+resumed once this process hears it), and counts the
+publishes that reach a subscriber here (distinct /clock stamps) against the recording's
+frames: the timer's ticks are not aligned with the frames, so even an instant node leaves
+some frames without a tick of their own and gives others two.  Figures printed, nothing
+asserted.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+from ros_sim_bridge.carla.generator import Scene, write
+from ros_sim_bridge.tools.ports import BENCH_DOMAINS
+from ros_sim_bridge.tools.session import keep_dds_local
+
+RATE = 20.0            # recorded frames per second
+
+SUBSCRIBER = textwrap.dedent('''
+    import sys, rclpy
+    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+    from nav_msgs.msg import Odometry
+    from rosgraph_msgs.msg import Clock
+    from tf2_msgs.msg import TFMessage
+    from visualization_msgs.msg import MarkerArray
+    from ros_sim_bridge.msg import (CarlaActorList, CarlaCollision, CarlaTrafficLightList,
+                                    CarlaVehicleControlList)
+    from ros_sim_bridge.ros.qos import DATA, TF
+    rclpy.init()
+    node = rclpy.create_node('bench_carla_subscriber')
+    count = [0]
+    def on(_):
+        count[0] += 1
+    for t, name, qos in ((Clock, '/clock', 10), (TFMessage, '/tf', TF),
+                         (CarlaActorList, '/carla/actor_list', DATA),
+                         (MarkerArray, '/carla/markers', DATA),
+                         (CarlaTrafficLightList, '/carla/traffic_lights', DATA),
+                         (CarlaCollision, '/carla/collisions', DATA),
+                         (MarkerArray, '/carla/collision_markers', DATA),
+                         (CarlaVehicleControlList, '/carla/vehicle_controls', DATA),
+                         (Odometry, '/carla/hero/odometry', DATA)):
+        node.create_subscription(t, name, on, qos, raw=True)
+    print('ready', flush=True)
+    ex = SingleThreadedExecutor()
+    ex.add_node(node)
+    try:
+        while rclpy.ok():
+            ex.spin_once(timeout_sec=0.1)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    print(count[0], flush=True)
+''')
+
+
+def scene(seconds: float) -> Scene:
+    # 100 actors: 80 vehicles, 15 walkers, 5 traffic lights (+ spectator and collision sensor)
+    return Scene(seconds=seconds, rate=RATE, vehicles=80, walkers=15, traffic_lights=5)
+
+
+FAILED = {'node': 0, 'floor': 0}    # publishes the RMW refused (its queue full)
+
+
+def drive(node, times) -> float:
+    """Seconds for the node to publish every frame of ``times`` once (a seek to the first)."""
+    t0 = time.perf_counter()
+    for k, t in enumerate(times):
+        try:
+            node.publish_at(t, jump=k == 0)
+        except Exception:          # the node's timer counts it in diagnostics and goes on
+            FAILED['node'] += 1
+    return time.perf_counter() - t0
+
+
+def captured(node, times) -> list:
+    """The (publisher, bytes) of every message the node publishes at ``times``, in order: its
+    own conversion (a FrameCdr of the node's settings) on a world of its own."""
+    from ros_sim_bridge.carla.ros.frame_cdr import FrameCdr
+    from ros_sim_bridge.carla.world import World
+    from ros_sim_bridge.ros.stamps import seconds_to_stamp
+    world, cdr = World(node.rec), FrameCdr(node.frames, tuple(node.p.marker_types), block=1)
+    out = []
+    for k, t in enumerate(times):
+        changes = world.advance(node.rec.frame_at(t), k == 0)
+        _, loc, rot = world.poses(t, False)
+        for kind, data in cdr.frame(world, seconds_to_stamp(t), changes.removed,
+                                    changes.collisions, (loc, rot)):
+            pub = node.publishers_of[kind]
+            if pub is not None:
+                out.append((pub, bytes(data)))
+    return out
+
+
+def floor(messages) -> float:
+    t0 = time.perf_counter()
+    for pub, data in messages:
+        try:
+            pub.publish(data)
+        except Exception:
+            FAILED['floor'] += 1
+    return time.perf_counter() - t0
+
+
+def live(tmp: Path, factors) -> None:
+    """The installed carla_replayer at each rate factor: publishes received per recorded
+    frame (distinct /clock stamps), the longest step between them (recording time)."""
+    import numpy as np
+    import rclpy
+    from rosgraph_msgs.msg import Clock
+    from std_srvs.srv import Trigger
+
+    from ros_sim_bridge.tools.launcher import executable, ros_args
+    path, seconds = tmp / 'live.log', 60.0
+    with open(path, 'wb') as f:
+        write(f, scene(seconds))
+    node = rclpy.create_node('bench_carla_live')
+    print(f'\nlive: the installed carla_replayer on a {seconds:g} s recording (100 actors), '
+          'publish_rate = 20 × rate_factor; /clock received here:')
+    for factor in factors:
+        stamps = []
+        sub = node.create_subscription(
+            Clock, '/clock', lambda m: stamps.append(m.clock.sec * 10**9 + m.clock.nanosec),
+            1000)
+        proc = subprocess.Popen([str(executable('carla_replayer')), *ros_args(parameters={
+            'file': str(path), 'rate_factor': factor, 'publish_rate': RATE * factor,
+            'start_paused': True})], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        resume = node.create_client(Trigger, 'carla/resume')     # once it is heard: go
+        end = time.monotonic() + 20
+        while time.monotonic() < end and not stamps:
+            rclpy.spin_once(node, timeout_sec=0.05)
+        assert resume.wait_for_service(timeout_sec=10), 'carla/resume did not appear'
+        done = resume.call_async(Trigger.Request())
+        while time.monotonic() < end and not done.done():
+            rclpy.spin_once(node, timeout_sec=0.05)
+        node.destroy_client(resume)
+        stamps.clear()
+        end = time.monotonic() + seconds / factor + 10
+        while time.monotonic() < end and not (stamps and stamps[-1] >= (seconds - 0.1) * 1e9):
+            rclpy.spin_once(node, timeout_sec=0.05)
+        proc.send_signal(2)
+        proc.wait(10)
+        node.destroy_subscription(sub)
+        got = np.unique(np.array(stamps, np.int64))
+        steps = np.diff(got) / 1e9 if len(got) > 1 else np.zeros(1)
+        span = (got[-1] - got[0]) / 1e9 if len(got) > 1 else 0.0
+        print(f'  ×{factor:<4g} {len(got):5d} publishes over {span:5.1f} s of recording = '
+              f'{len(got) / max(span * RATE, 1):4.0%} of its {span * RATE:.0f} frames; steps '
+              f'median {np.median(steps) * 1e3:.0f} ms, longest {steps.max() * 1e3:.0f} ms; '
+              f'load {os.getloadavg()[0]:.1f}')
+    node.destroy_node()
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('--seconds', type=float, default=30.0, help='recording length')
+    ap.add_argument('--runs', type=int, default=3)
+    ap.add_argument('--no-subscriber', action='store_true',
+                    help='no subscriber process: the node publishes to no reader (live: /clock '
+                         'only, heard here)')
+    ap.add_argument('--live', type=float, nargs='*', default=None,
+                    help='rate factors for the installed executable (none given: 10 20 30 40)')
+    a = ap.parse_args(argv)
+    keep_dds_local(BENCH_DOMAINS)
+    from ros_sim_bridge.ros.dds import use_packaged_fastdds_profile
+    use_packaged_fastdds_profile()        # as the executables start (the subscriber too)
+    import rclpy
+    from rclpy.parameter import Parameter
+
+    from ros_sim_bridge.carla.ros.node import CarlaReplayerNode
+    tmp = Path(tempfile.mkdtemp(prefix='bench_carla_replayer_'))
+    sub = None
+    rclpy.init()
+    try:
+        path = tmp / 'scene.log'
+        with open(path, 'wb') as f:
+            size = write(f, scene(a.seconds))
+        node = CarlaReplayerNode(parameter_overrides=[
+            Parameter('file', value=str(path)), Parameter('start_paused', value=True),
+            Parameter('rate_factor', value=20.0), Parameter('publish_rate', value=1.0)])
+        times = [float(t) for t in node.rec.elapsed]
+        if not a.no_subscriber:
+            sub = subprocess.Popen([sys.executable, '-c', SUBSCRIBER], stdout=subprocess.PIPE,
+                                   cwd=tmp, text=True)
+            assert sub.stdout.readline().strip() == 'ready'
+        deadline = time.monotonic() + 10
+        while sub is not None and time.monotonic() < deadline and any(
+                p is not None and p.get_subscription_count() == 0
+                for p in node.publishers_of.values()):
+            time.sleep(0.05)
+        messages = captured(node, times)
+        sizes = sum(len(d) for _, d in messages)
+        print(f'recording: {a.seconds:g} s at {RATE:g} Hz, 100 actors, {len(times)} frames, '
+              f'{size / 1e6:.1f} MB; {len(messages)} messages a pass '
+              f'({len(messages) / len(times):.1f} a frame, {sizes / len(times) / 1e3:.0f} kB a '
+              f'frame); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores')
+        node_runs, floor_runs = [], []
+        for _ in range(a.runs):                   # interleaved: the same load for both
+            node_runs.append(drive(node, times))
+            floor_runs.append(floor(messages))
+        t_node, t_floor = statistics.median(node_runs), statistics.median(floor_runs)
+        n = len(times)
+        print(f'carla_replayer, every frame\'s topics: {n / t_node:7.0f} frames/s = '
+              f'{t_node / n * 1e3:.2f} ms a frame → maximum rate factor '
+              f'**{n / t_node / RATE:.0f}×** real time (target ≥ 20×); median of {a.runs}: '
+              + ' '.join(f'{x:.2f}' for x in node_runs) + ' s')
+        print(f'floor, publish(bytes) of the same messages: {n / t_floor:7.0f} frames/s = '
+              f'{t_floor / n * 1e3:.2f} ms a frame → {n / t_floor / RATE:.0f}×; the node at '
+              f'{t_floor / t_node:.0%} of its floor (the rest: world, poses, conversion)')
+        if any(FAILED.values()):
+            print(f'publishes refused by the RMW (writer queue full): node {FAILED["node"]}, '
+                  f'floor {FAILED["floor"]}')
+        if a.live is not None:
+            node.destroy_node()
+            live(tmp, a.live or (10.0, 20.0, 30.0, 40.0))
+    finally:
+        if sub is not None:
+            sub.send_signal(2)
+            try:
+                received = sub.communicate(timeout=10)[0].strip()
+                print(f'the subscriber process received {received} messages')
+            except subprocess.TimeoutExpired:
+                sub.kill()
+        rclpy.shutdown()
+        import shutil
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == '__main__':
+    os.environ.setdefault('ROS_DISTRO', 'kilted')
+    sys.exit(main())
