@@ -1,13 +1,22 @@
 # Quick start on a machine without ROS:  make demo  |  make test
 # The PyPI ROS 2 venv stands in for /opt/ros/<distro>; it lives outside the source tree
 # (CMake refuses exported include paths inside the source directory).
-VENV      ?= $(HOME)/.cache/ros_sim_bridge/venv
+# ROS_DISTRO picks the ROS 2 distribution: kilted (default) or jazzy, e.g. make test ROS_DISTRO=jazzy.
+# Each has its own requirements (scripts/requirements-<distro>.txt), venv and build/install
+# folders (Kilted: venv, build/, install/; Jazzy: venv-jazzy, build-jazzy/, install-jazzy/).
+ROS_DISTRO ?= kilted
+ifeq ($(ROS_DISTRO),kilted)
+DISTRO_SUFFIX :=
+else
+DISTRO_SUFFIX := -$(ROS_DISTRO)
+endif
+VENV      ?= $(HOME)/.cache/ros_sim_bridge/venv$(DISTRO_SUFFIX)
 RUN       := scripts/with-venv.sh $(VENV)
 SOURCES   := $(shell find CMakeLists.txt package.xml cmake msg srv launch config ros_sim_bridge \
                -type f -not -path '*/__pycache__/*' 2>/dev/null)
 # Separate trees (e.g. two builds side by side): make test BUILD_BASE=/tmp/b INSTALL_BASE=/tmp/i
-BUILD_BASE   ?= build
-INSTALL_BASE ?= install
+BUILD_BASE   ?= build$(DISTRO_SUFFIX)
+INSTALL_BASE ?= install$(DISTRO_SUFFIX)
 export INSTALL_BASE
 BUILT     := $(INSTALL_BASE)/.built
 PYTEST_ARGS ?=
@@ -16,8 +25,9 @@ PYTEST_ARGS ?=
 all: build
 
 setup: $(VENV)/.ready
-$(VENV)/.ready: scripts/setup-venv.sh scripts/requirements-ros.txt compat/tf2_msgs/msg/TFMessage.msg
-	@scripts/setup-venv.sh $(VENV)
+$(VENV)/.ready: scripts/setup-venv.sh scripts/requirements-$(ROS_DISTRO).txt \
+                compat/tf2_msgs/msg/TFMessage.msg
+	@scripts/setup-venv.sh $(VENV) $(ROS_DISTRO)
 
 # colcon build, exactly as on a robot, against the venv's ROS 2; quiet unless it fails.
 build: $(BUILT)
@@ -28,6 +38,7 @@ $(BUILT): $(VENV)/.ready $(SOURCES)
 	    --event-handlers console_cohesion- console_stderr- \
 	    --cmake-args -DBUILD_TESTING=OFF -DPython3_EXECUTABLE=$(VENV)/bin/python \
 	    > $(BUILD_BASE).log 2>&1 || { tail -40 $(BUILD_BASE).log; exit 1; }
+	@echo $(ROS_DISTRO) > $(INSTALL_BASE)/ros_distro
 	@touch $@
 
 test: $(BUILT)

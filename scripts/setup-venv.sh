@@ -1,11 +1,27 @@
 #!/usr/bin/env bash
-# Creates the virtual environment that stands in for a ROS 2 install on a machine without ROS:
-# the PyPI ROS 2 Kilted wheels, colcon, cmake, and the tf2_msgs interface package built from
-# compat/tf2_msgs (PyPI has none). Idempotent; run by `make setup` (and so by demo/test).
+# setup-venv.sh VENV [DISTRO]: creates the virtual environment that stands in for a ROS 2
+# install on a machine without ROS: the PyPI ROS 2 wheels of DISTRO (kilted, the default, or
+# jazzy; scripts/requirements-DISTRO.txt), colcon, cmake, and the tf2_msgs interface package
+# built from compat/tf2_msgs (PyPI has none). The venv records its distro in VENV/ros_distro
+# (scripts/with-venv.sh exports it as ROS_DISTRO) and the requirements it was installed from in
+# VENV/requirements.txt: a ready venv whose copy matches is reused as it is. Run by `make setup`
+# (and so by build/test/demo).
 set -euo pipefail
 venv=${1:-.venv}
+distro=${2:-kilted}
 here=$(cd "$(dirname "$0")/.." && pwd)
 log="$venv.setup.log"
+reqs="$here/scripts/requirements-$distro.txt"
+if [ ! -f "$reqs" ]; then
+  echo "error: no requirements for ROS_DISTRO=$distro (have: $(cd "$here/scripts" &&
+        ls requirements-*.txt | sed 's/requirements-//; s/\.txt//' | tr '\n' ' '))" >&2
+  exit 1
+fi
+if [ -f "$venv/ros_distro" ] && [ "$(cat "$venv/ros_distro")" != "$distro" ]; then
+  echo "error: $venv holds ROS 2 $(cat "$venv/ros_distro"), not $distro: one venv per distro" >&2
+  echo "       (make ROS_DISTRO=$distro uses its own; or remove $venv)" >&2
+  exit 1
+fi
 
 say() { printf '[setup] %s\n' "$*"; }
 
@@ -42,12 +58,18 @@ if [ ! -x "$venv/bin/python" ]; then
   say "creating $venv with $py"
   "$py" -m venv "$venv"
 fi
-say "installing ROS 2 Kilted wheels, colcon and cmake into $venv (about a minute, log: $log)"
-if ! "$venv/bin/python" -m pip install -q -r "$here/scripts/requirements-ros.txt" >"$log" 2>&1; then
-  grep -v 'is ignored: it is neither' "$log" | tail -20 >&2
-  echo "error: pip install failed (full log: $log)" >&2
-  exit 1
+if [ -f "$venv/.ready" ] && cmp -s "$reqs" "$venv/requirements.txt"; then
+  say "reusing $venv (ROS 2 $distro, installed from the same $(basename "$reqs"))"
+else
+  rm -f "$venv/.ready"
+  say "installing ROS 2 $distro wheels, colcon and cmake into $venv (about a minute, log: $log)"
+  if ! "$venv/bin/python" -m pip install -q -r "$reqs" >"$log" 2>&1; then
+    grep -v 'is ignored: it is neither' "$log" | tail -20 >&2
+    echo "error: pip install failed (full log: $log)" >&2
+    exit 1
+  fi
 fi
+printf '%s\n' "$distro" >"$venv/ros_distro"
 
 # 4. The wheels' exported CMake files name the wheel build host's Python and numpy include
 #    directories; point them at this venv's (a contained fix inside the venv).
@@ -68,5 +90,6 @@ if ! "$venv/bin/python" -c 'import tf2_msgs.msg' >/dev/null 2>&1; then
   "$here/scripts/with-venv.sh" "$venv" cmake --install "$venv/build/tf2_msgs" >>"$log" 2>&1 || {
     tail -30 "$log" >&2; echo "error: tf2_msgs build failed (log: $log)" >&2; exit 1; }
 fi
+cp "$reqs" "$venv/requirements.txt"
 touch "$venv/.ready"
 say "ready: $venv"

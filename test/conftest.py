@@ -192,13 +192,25 @@ class RosHarness:
         self._owned.append(node)
         return node
 
-    def stop(self, node) -> None:
+    def node_count(self, name: str, namespace: str = '/') -> int:
+        """How many nodes of this name and namespace the graph holds (as the probe sees it)."""
+        return self.probe.get_node_names_and_namespaces().count((name, namespace))
+
+    def stop(self, node, timeout: float = 10.0) -> None:
+        """Stop ``node`` and wait until it has left the graph: rclpy destroys a node the
+        executor is still using later, and until then a new node of the same name shares its
+        /rosout publisher (rcl keys it by logger name), which goes with the old node."""
+        name, namespace = node.get_name(), node.get_namespace()
+        before = max(self.node_count(name, namespace), 1)
         self.executor.remove_node(node)
         if hasattr(node, 'close'):
             node.close()
         node.destroy_node()
         if node in self._owned:
             self._owned.remove(node)
+        assert wait_until(lambda: self.node_count(name, namespace) < before, timeout,
+                          interval=0.01), \
+            f'node {namespace.rstrip("/")}/{name} still in the graph {timeout} s after stop'
 
     def collect(self, msg_type, topic: str, qos=10, *, matched: bool = True) -> Collector:
         """Subscribe; with ``matched`` wait until a publisher is connected (DDS discovery is

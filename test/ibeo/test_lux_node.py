@@ -104,8 +104,16 @@ class RawSensor:
     def wait_client(self, timeout: float = 10.0) -> None:
         assert self.connected.wait(timeout), 'the driver did not connect'
 
-    def send(self, data: bytes) -> None:
-        self.conn.sendall(data)
+    def send(self, data: bytes, timeout: float = 60.0) -> None:
+        """All of ``data``, however long the driver takes to read it (the socket's 0.1 s
+        timeout is for the receiving loop: a big message may fill the send buffer for longer)."""
+        conn, view = self.conn, memoryview(data)
+        deadline = time.monotonic() + timeout
+        while view:
+            try:
+                view = view[conn.send(view):]
+            except socket.timeout:          # nothing sent; the driver is still reading
+                assert time.monotonic() < deadline, f'the driver read nothing for {timeout} s'
 
     def drop(self) -> None:
         conn, self.conn = self.conn, None
