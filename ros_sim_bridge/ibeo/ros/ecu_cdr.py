@@ -26,6 +26,7 @@ from ros_sim_bridge.ros.cdr_template import (ElementTemplates, Slot, build,
                                              messages_with_elements, ragged)
 from ros_sim_bridge.ros.markers_cdr import MarkerCdr, marker_arrays
 from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
+from .lux_cdr import label_items
 from ros_sim_bridge.ros.stamps import ns_to_sec_nanosec
 
 NAN = float('nan')
@@ -448,9 +449,9 @@ class EcuCdr:
                                outlines, width=0.05,
                                colors=r['contour_rgba'][outlined], lifetime=life)
         ids = num['id'].tolist()
-        labels = m.labels(stamps[placed], frame, ns_label, r['ids'][placed],
-                          r['label_positions'],
-                          [f'{ids[i]} {t.names[i]}' for i in placed.tolist()], lifetime=life)
+        labels = label_items(stamps[placed], frame, ns_label, r['ids'][placed],
+                             r['label_positions'],
+                             [f'{ids[i]} {t.names[i]}' for i in placed.tolist()], lifetime=life)
         b0, b1 = np.searchsorted(placed, starts), np.searchsorted(placed, ends)
         s0, s1 = np.searchsorted(outlined, starts), np.searchsorted(outlined, ends)
         return [boxes[a:b] + strips[c:d] + labels[a:b]

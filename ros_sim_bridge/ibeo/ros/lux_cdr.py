@@ -20,7 +20,7 @@ from builtin_interfaces.msg import Duration
 
 from ros_sim_bridge.ibeo.codec import objects as lux_objects
 from ros_sim_bridge.ibeo.codec import units
-from ros_sim_bridge.ros.cdr_template import (ElementTemplates, Slot, build,
+from ros_sim_bridge.ros.cdr_template import (ElementTemplates, Slot, TextSlot, build,
                                              messages_with_elements, ragged)
 from ros_sim_bridge.ros.markers import colors_array, duration
 from ros_sim_bridge.ros.markers_cdr import MarkerCdr, marker_arrays
@@ -32,7 +32,8 @@ OBJECT_LIST = 'ros_sim_bridge/msg/LuxObjectList'
 VEHICLE_STATE = 'ros_sim_bridge/msg/LuxVehicleState'
 TWIST = 'geometry_msgs/msg/TwistStamped'
 _MARKER = 'visualization_msgs/msg/Marker'
-_ARROW, _DELETE, _ADD = 0, 2, 0            # visualization_msgs/Marker type ARROW, actions
+# visualization_msgs/Marker types and actions
+_ARROW, _LINE_STRIP, _TEXT, _DELETE, _ADD = 0, 4, 9, 2, 0
 
 # LuxScanInfo's float64 fields in message order (one slot 'f8')
 _SCAN_F8 = ('sync_phase_offset', 'scan_start_sensor_time', 'scan_duration',
@@ -208,6 +209,43 @@ def _arrow_value(frame: str, lifetime: Duration):
                     'lifetime': lifetime, 'points': [Slot('points')] * 2}
 
 
+def _strip_value(frame: str, lifetime: Duration, k: int):
+    return lambda: {'header': _header(frame), 'ns': 'contours', 'id': Slot('id'),
+                    'type': _LINE_STRIP, 'action': _ADD, 'pose': {'orientation': {'w': 1.0}},
+                    'scale': {'x': 0.05}, 'color': Slot('color'), 'lifetime': lifetime,
+                    'points': [Slot('points')] * k}
+
+
+def _label_value(frame: str, ns: str, lifetime: Duration, length: int):
+    return lambda: {'header': _header(frame), 'ns': ns, 'id': Slot('id'),
+                    'type': _TEXT, 'action': _ADD, 'pose': {'position': Slot('position')},
+                    'scale': {'z': 0.6}, 'color': {'r': 1.0, 'g': 1.0, 'b': 1.0, 'a': 1.0},
+                    'lifetime': lifetime, 'text': TextSlot('text', length)}
+
+
+def _rows(stamp, n: int) -> np.ndarray:
+    return np.broadcast_to(np.asarray(stamp, np.int64), (n, 2))
+
+
+def label_items(stamp, frame: str, ns: str, ids, positions, texts, *,
+                lifetime: Optional[Duration] = None) -> list:
+    """White TEXT_VIEW_FACING marker items (:func:`~ros_sim_bridge.ros.markers_cdr.
+    marker_arrays`) of ``texts`` at ``positions`` (n, 3), 0.6 m tall, marker ids ``ids``;
+    ``stamp`` one (sec, nanosec) or (n, 2) rows.  One template per text length (the texts'
+    bytes are a slot), so the labels of many objects are filled together."""
+    life = lifetime or duration(0.0)
+    raw = [t.encode() for t in texts]
+    n = len(raw)
+    lengths = np.fromiter(map(len, raw), np.intp, n)
+    flat = np.frombuffer(b''.join(raw), np.uint8)
+    values = {'stamp': _rows(stamp, n), 'id': np.asarray(ids).reshape(-1),
+              'position': np.asarray(positions, np.float64).reshape(n, 3),
+              'text': ragged(flat[:, None], np.cumsum(lengths) - lengths)}
+    key = ('label', frame, ns, life.sec, life.nanosec)
+    return [(_MARKERS.at(key + (k,), _label_value(frame, ns, life, k)), values, i)
+            for i, k in enumerate(lengths.tolist())]
+
+
 def _delete_value(frame: str, ns: str):
     return lambda: {'header': _header(frame), 'ns': ns, 'id': Slot('id'), 'action': _DELETE}
 
@@ -240,17 +278,14 @@ class LuxMarkers:
             size = np.stack([o['box_size_x'], o['box_size_y'], np.full(n, h)], -1)
             items += m.boxes(stamp, frame, 'boxes', ids, center, size, yaw=o['box_orientation'],
                              colors=class_colors(cls, 0.35), min_size=0.05, lifetime=life)
-            xyz, lengths = contours if contours is not None else contours_xyz(lst.contours)
-            starts = (np.cumsum(lengths) - lengths).tolist()
-            items += m.line_strips(stamp, frame, 'contours', ids,
-                                   [xyz[a:a + k, :2] for a, k in zip(starts, lengths.tolist())],
-                                   width=0.05, colors=class_colors(cls, 1.0), lifetime=life)
+            items += self._strips(stamp, frame, ids, cls, contours if contours is not None
+                                  else contours_xyz(lst.contours))
             top = center.copy()
             top[:, 2] = h + 0.5
-            texts = [f'{i} {lux_objects.classification_name(c)}'
-                     for i, c in zip(ids.tolist(), cls.tolist())]
-            items += m.labels(stamp, frame, 'labels', ids, top, texts, height=0.6,
-                              lifetime=life)
+            items += label_items(stamp, frame, 'labels', ids, top,
+                                 [f'{i} {lux_objects.classification_name(c)}'
+                                  for i, c in zip(ids.tolist(), cls.tolist())],
+                                 lifetime=self.lifetime)
             now = {(ns, i) for ns in MARKER_NAMESPACES[:3] for i in ids.tolist()}
             use_abs = o['abs_velocity_valid'].astype(bool)
             use_rel = ~use_abs & o['rel_velocity_valid'].astype(bool)
@@ -277,6 +312,21 @@ class LuxMarkers:
         gone = self._deletes(stamp, frame, self.shown - now)
         self.shown = now
         return marker_arrays([gone + items])[0]
+
+    def _strips(self, stamp, frame: str, ids, cls, contours) -> list:
+        """LINE_STRIP items of the contours ((K, 3) points, lengths), z = 0; a one-point
+        contour doubled (a strip needs two points)."""
+        xyz, lengths = contours
+        n, life = len(ids), self.lifetime
+        single = lengths == 1
+        if single.any():
+            xyz = np.repeat(xyz, np.repeat(np.where(single, 2, 1), lengths), axis=0)
+            lengths = np.where(single, 2, lengths)
+        values = {'stamp': _rows(stamp, n), 'id': ids, 'color': class_colors(cls, 1.0),
+                  'points': ragged(xyz, np.cumsum(lengths) - lengths)}
+        return [(_MARKERS.at(('strip', frame, life.sec, life.nanosec, k),
+                             _strip_value(frame, life, k)), values, i)
+                for i, k in enumerate(lengths.tolist())]
 
     def clear(self, stamp, frame: str) -> CdrMessage:
         """DELETE every marker shown (e.g. when the link drops)."""
@@ -326,4 +376,4 @@ def vehicle_twist(s, stamp, frame: str) -> CdrMessage:
 
 
 __all__ = ['MARKER_NAMESPACES', 'class_colors', 'scan_info', 'object_list', 'object_lists',
-           'LuxMarkers', 'vehicle_state', 'twist', 'vehicle_twist']
+           'LuxMarkers', 'label_items', 'vehicle_state', 'twist', 'vehicle_twist']
