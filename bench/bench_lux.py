@@ -5,8 +5,8 @@ Three ways through the same bytes (one 0x2202 message with 10,000 and with 60,00
 
 * driver — the ibeo_lux node's points path with its own objects: Ibeo framer → header →
   ``decode_scan_wire`` → the node's CloudBuilder (the compiled kernel of src/lux_cloud.c where
-  it is installed, x/y/z + fields) → PointCloud2 in the node's reused buffer → the node's
-  ``points`` publisher.  Printed beside it: the same with the builder's numpy path (the
+  it is installed, x/y/z + fields) writing the points inside the bytes of the PointCloud2's CDR
+  (``CloudCdr``) → ``publish(bytes)`` on the node's ``points`` publisher.  Printed beside it: the same with the builder's numpy path (the
   fallback), and the whole node (``_on_event``: plus LuxScanInfo and the diagnostics counters);
 * loop — the naive driver: one ``struct.unpack_from`` per point, math.cos/sin, packing the same
   24-byte points, then the same PointCloud2 and publish;
@@ -139,12 +139,11 @@ def main() -> int:
                 for event in framer.feed(msg):
                     node._on_event(event, now)
 
-            def driver(builder=node.builder):   # the node's points path: builder, buffer, publisher
+            def driver(builder=node.builder):   # the node's points path: builder, CDR, publisher
                 for event in framer.feed(msg):      # the framer decodes header and body once
                     scan, wire = event.record
-                    cloud = builder.build_wire(scan, wire, alloc=node.cloud_buffer.points)
-                    out = node.cloud_buffer.message(cloud, Header(frame_id='laser'),
-                                                    is_dense=not builder.nan_points)
+                    cloud = builder.build_wire(scan, wire, alloc=node.cloud_cdr.points)
+                    out = node.cloud_cdr.message(cloud, (0, 0), is_dense=not builder.nan_points)
                     del cloud
                     node.points_pub.publish(out)
 

@@ -56,6 +56,14 @@ class Slot:
     name: str
 
 
+@dataclass(frozen=True)
+class TextSlot(Slot):
+    """A string field of ``length`` bytes (UTF-8, without the terminating NUL) filled per
+    message: its count and NUL are in the template, its bytes a slot of ``length`` uint8
+    fields (values: (n, length) bytes, e.g. :func:`ragged` over the texts' bytes joined)."""
+    length: int = 0
+
+
 @lru_cache(maxsize=None)
 def message_class(namespaced: str):
     """The rclpy class of ``pkg/msg/Name``."""
@@ -208,8 +216,19 @@ class _Writer:
         entry[2].append((len(self.buf) - 4) // size)
         self.buf += bytes(size * len(leaves))
 
+    def text_slot(self, t, slot: TextSlot) -> None:
+        if not isinstance(t, AbstractString) or isinstance(t, AbstractWString):
+            raise TypeError(f'text slot {slot.name} on {t}, not a string')
+        self.basic('uint32', slot.length + 1)
+        octet = BasicType('uint8')
+        for _ in range(slot.length):
+            self.slot(octet, slot)
+        self.buf += b'\0'
+
     def field(self, t, value) -> None:
-        if isinstance(value, Slot):
+        if isinstance(value, TextSlot):
+            self.text_slot(t, value)
+        elif isinstance(value, Slot):
             self.slot(t, value)
         elif isinstance(t, BasicType):
             self.basic(t.typename, value)
@@ -311,16 +330,18 @@ def messages_with_elements(heads, element_lists) -> list:
     assignment per slot for all of them, whatever the message they are in."""
     groups: dict = {}               # (template, id(values)) → [template, values, origins, rows]
     singles, spans = [], []
-    known: dict = {}                # (template function, phase) → template
+    known: dict = {}                # (template function, phase) → (template, its size)
     base = 8                        # the buffer offset of the next message's payload
     for head, elements in zip(heads, element_lists):
         end = len(head) - 4         # the payload offset of the next element
-        count = 0
         for template_at, values, row in elements:
-            tmpl = known.get((template_at, end % 8))
-            if tmpl is None:
-                tmpl = known[(template_at, end % 8)] = template_at(end % 8)
-            origin = base + end - tmpl.phase        # where the template's payload starts
+            phase = end & 7
+            entry = known.get((template_at, phase))
+            if entry is None:
+                tmpl = template_at(phase)
+                entry = known[(template_at, phase)] = (tmpl, len(tmpl.element))
+            tmpl, size = entry
+            origin = base + end - phase             # where the template's payload starts
             if row is None:
                 singles.append((tmpl, origin, values))
             else:
@@ -329,9 +350,8 @@ def messages_with_elements(heads, element_lists) -> list:
                     group = groups[(tmpl, id(values))] = [tmpl, values, [], []]
                 group[2].append(origin)
                 group[3].append(row)
-            end += len(tmpl.element)
-            count += 1
-        spans.append((head, base, end, count))
+            end += size
+        spans.append((head, base, end, len(elements)))
         base = -(-(base + end + 4) // 8) * 8
     out = np.empty(base, np.uint8)
     for head, at, end, count in spans:

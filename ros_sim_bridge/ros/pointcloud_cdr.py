@@ -16,11 +16,11 @@ from functools import lru_cache
 
 import numpy as np
 
+from .cdr_template import Slot, build
 from .pointcloud import _cached_fields, _host_order
 from .stamps import ns_to_sec_nanosec
 
 TYPE_NAME = 'sensor_msgs/msg/PointCloud2'
-_ENCAPSULATION = b'\x00\x01\x00\x00'          # CDR, little-endian
 _LITTLE = sys.byteorder == 'little'
 
 
@@ -40,58 +40,22 @@ class CdrMessage:
         return sum(memoryview(p).nbytes for p in self.parts)
 
 
-class _Cdr:
-    """Little-endian CDR into a bytearray; alignment counted after the encapsulation header."""
-
-    def __init__(self):
-        self.buf = bytearray(_ENCAPSULATION)
-
-    def align(self, n: int) -> None:
-        pad = -(len(self.buf) - 4) % n
-        if pad:
-            self.buf += bytes(pad)
-
-    def u32(self, v: int) -> None:
-        self.align(4)
-        self.buf += struct.pack('<I', v)
-
-    def i32(self, v: int) -> None:
-        self.align(4)
-        self.buf += struct.pack('<i', v)
-
-    def u8(self, v: int) -> None:
-        self.buf.append(v & 0xFF)
-
-    def string(self, s: str) -> None:
-        raw = s.encode('utf-8') + b'\0'
-        self.u32(len(raw))
-        self.buf += raw
-
-
 @lru_cache(maxsize=64)
-def _head_template(dtype: np.dtype, frame_id: str) -> tuple[bytes, int, int]:
-    """(head, width offset, data length offset): the CDR of a 1-row PointCloud2 of ``dtype``
-    points in ``frame_id`` up to its data, stamp and sizes 0 (row_step is just before the data
-    length); the rest depends only on the layout and the frame."""
-    c = _Cdr()
-    c.i32(0)                                   # stamp: sec, nanosec (offsets 4, 8)
-    c.u32(0)
-    c.string(frame_id)
-    c.u32(1)                                   # height
-    width_at = len(c.buf)
-    c.u32(0)                                   # width
-    fields = _cached_fields(dtype)
-    c.u32(len(fields))
-    for f in fields:
-        c.string(f.name)
-        c.u32(f.offset)
-        c.u8(f.datatype)
-        c.u32(f.count)
-    c.u8(0 if _LITTLE else 1)                  # is_bigendian
-    c.u32(dtype.itemsize)                      # point_step
-    c.u32(0)                                   # row_step
-    c.u32(0)                                   # data length
-    return bytes(c.buf), width_at, len(c.buf) - 4
+def _head_template(dtype: np.dtype, frame_id: str) -> tuple:
+    """(head, stamp offset, width offset, row_step offset): the CDR of a 1-row PointCloud2 of
+    ``dtype`` points in ``frame_id`` up to its data (:func:`.cdr_template.build`, the data
+    length the last 4 bytes), stamp and sizes 0; the rest depends only on the layout and the
+    frame."""
+    tmpl = build(TYPE_NAME, {
+        'header': {'stamp': Slot('stamp'), 'frame_id': frame_id}, 'height': 1,
+        'width': Slot('width'), 'fields': list(_cached_fields(dtype)),
+        'is_bigendian': not _LITTLE, 'point_step': dtype.itemsize,
+        'row_step': Slot('row_step'), 'data': [], 'is_dense': Slot('dense')})
+    at = {name: 4 + int(index.reshape(-1)[0]) * dtype_.itemsize
+          for name, (dtype_, index) in tmpl.slots.items()}
+    if at['dense'] != len(tmpl.data) - 1 or at['row_step'] != len(tmpl.data) - 9:
+        raise AssertionError('PointCloud2 layout: row_step, data length, is_dense last')
+    return tmpl.data[:-1], at['stamp'], at['width'], at['row_step']
 
 
 _STAMP = struct.Struct('<iI')
@@ -108,11 +72,70 @@ def pointcloud2_cdr(points: np.ndarray, frame_id: str, stamp_ns: int, *,
     if not _host_order(points.dtype):
         points = points.astype(points.dtype.newbyteorder('='))
     sec, nanosec = ns_to_sec_nanosec(stamp_ns, source='PointCloud2', field='stamp')
-    template, width_at, length_at = _head_template(points.dtype, frame_id)
+    template, stamp_at, width_at, row_step_at = _head_template(points.dtype, frame_id)
     head = bytearray(template)
     n, size = len(points), points.nbytes
-    _STAMP.pack_into(head, 4, sec, nanosec)
+    _STAMP.pack_into(head, stamp_at, sec, nanosec)
     _U32.pack_into(head, width_at, n)
-    _U32_U32.pack_into(head, length_at - 4, size, size)      # row_step, data length
+    _U32_U32.pack_into(head, row_step_at, size, size)      # row_step, data length
     body = memoryview(points.view(np.uint8).reshape(-1)) if n else b''
     return CdrMessage(TYPE_NAME, (bytes(head), body, b'\x01' if is_dense else b'\x00'))
+
+
+def _new_bytes():
+    """CPython's ``PyBytes_FromStringAndSize(NULL, n)``: a new bytes object of ``n`` bytes
+    whose contents its creator writes before anyone else sees it (the C API's contract for
+    building bytes in place), and the address of its contents."""
+    import ctypes
+    api = ctypes.pythonapi
+    new = api.PyBytes_FromStringAndSize
+    new.restype, new.argtypes = ctypes.py_object, (ctypes.c_void_p, ctypes.c_ssize_t)
+    address = api.PyBytes_AsString
+    address.restype, address.argtypes = ctypes.c_void_p, (ctypes.py_object,)
+    return new, address
+
+
+class CloudCdr:
+    """PointCloud2 messages of ``dtype`` points in ``frame_id`` built where they are
+    published: :meth:`points` gives a writable array of n points inside the bytes of a new
+    message (a builder writes the points there, nothing copies them afterwards),
+    :meth:`message` sets the stamp and sizes and hands the ``bytes`` over
+    (``publisher.publish`` takes them as they are).  One message at a time, one thread."""
+
+    def __init__(self, dtype: np.dtype, frame_id: str):
+        self.dtype = np.dtype(dtype)
+        if not _host_order(self.dtype):
+            raise ValueError(f'{self.dtype} is not in host byte order')
+        self.frame_id = frame_id
+        self._head, self._stamp_at, self._width_at, self._row_step_at = _head_template(
+            self.dtype, frame_id)
+        self._new, self._address = _new_bytes()
+        self._msg = None
+        self._view = None
+
+    def points(self, n: int) -> np.ndarray:
+        """A writable array of ``n`` points in a new message (the earlier one not handed over
+        is dropped)."""
+        head = len(self._head)
+        size = head + n * self.dtype.itemsize + 1
+        msg = self._new(None, size)              # > 1 byte: never a shared singleton
+        view = np.ctypeslib.as_array((np.ctypeslib.ctypes.c_uint8 * size).from_address(
+            self._address(msg)))
+        view[:head] = np.frombuffer(self._head, np.uint8)
+        self._msg, self._view = msg, view
+        return view[head:size - 1].view(self.dtype)
+
+    def message(self, points: np.ndarray, stamp, *, is_dense: bool = True) -> bytes:
+        """The message holding ``points`` (the array last returned by :meth:`points`), stamped
+        ``stamp`` ((sec, nanosec))."""
+        view, msg = self._view, self._msg
+        if view is None or points.dtype != self.dtype or \
+                len(self._head) + points.nbytes + 1 != len(view):
+            raise ValueError('points is not the array last returned by points()')
+        self._msg = self._view = None
+        size = points.nbytes
+        _STAMP.pack_into(view, self._stamp_at, *stamp)
+        _U32.pack_into(view, self._width_at, len(points))
+        _U32_U32.pack_into(view, self._row_step_at, size, size)
+        view[-1] = 1 if is_dense else 0
+        return msg

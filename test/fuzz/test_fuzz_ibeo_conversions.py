@@ -1,7 +1,8 @@
 """Fuzz: ibeo records → ROS messages, including the CloudBuilder point kernel.
 
 Every decoded (mutated) scan, object list, vehicle state and errors/warnings message converts
-to messages that serialise; the compiled kernel and the numpy path give the same points; the
+to messages that serialise (the CDR ones: rclpy decodes them and serialises them again to the
+same length, checking every field's type and range); the compiled kernel and the numpy path give the same points; the
 kernel is never handed a table that has been freed (#10 defect 1); object lists of any size
 convert in bounded time (#10 defect 7).
 """
@@ -20,14 +21,32 @@ from std_msgs.msg import Header
 from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.ibeo.codec import errors_warnings, objects as lux_objects, registry
 from ros_sim_bridge.ibeo.codec import scan as lux_scan
-from ros_sim_bridge.ibeo.ros import conversions as convert, lux_native
-from ros_sim_bridge.ros.pointcloud import CloudBuffer, from_pointcloud2
+from ros_sim_bridge.ibeo.ros import conversions as convert, lux_cdr, lux_native
+from ros_sim_bridge.ros.cdr_template import message_class
+from ros_sim_bridge.ros.pointcloud import from_pointcloud2
+from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage, CloudCdr
 
 import fuzz_support as fz
 import ibeo_seeds
 
 BODIES = ibeo_seeds.bodies()
 HEADER = Header(stamp=Time(sec=5, nanosec=6), frame_id='laser')
+STAMP = (5, 6)
+
+
+def _cdr_ok(*msgs) -> list:
+    """Every CDR message decodes with rclpy and serialises again to its length (rclpy checks
+    every field's type and range there); the decoded messages."""
+    from rclpy.serialization import deserialize_message, serialize_message
+    out = []
+    for m in msgs:
+        raw = m.data if isinstance(m, CdrMessage) else m
+        cls = message_class(m.type_name) if isinstance(m, CdrMessage) else \
+            message_class('sensor_msgs/msg/PointCloud2')
+        back = deserialize_message(raw, cls)
+        assert len(serialize_message(back)) == len(raw)
+        out.append(back)
+    return out
 
 
 def _decoded(data_type, body):
@@ -67,19 +86,20 @@ def test_scan_cloud(body, eight_layer, tilt, first_echo, elevations, drop):
     if lux_native.KERNEL is not None:
         native = convert.CloudBuilder(elevations, drop_flags=drop, first_echo_only=first_echo,
                                       native=True)
-        buf = CloudBuffer(convert.CLOUD_DTYPE)
+        buf = CloudCdr(convert.CLOUD_DTYPE, 'laser')
         cloud = fz.timed(native.build_wire, scan, wire, eight_layer=eight_layer,
                          beam_tilt=tilt, alloc=buf.points)
         _same_points(cloud, expected)
         assert native.nan_points == numpy_builder.nan_points
-        msg = buf.message(cloud, HEADER, is_dense=not native.nan_points)
-        fz.serialize(msg)
-        assert from_pointcloud2(msg).tobytes() == cloud.tobytes()
+        points = cloud.tobytes()
+        msg, = _cdr_ok(buf.message(cloud, STAMP, is_dense=not native.nan_points))
+        assert from_pointcloud2(msg).tobytes() == points
+        assert msg.is_dense == (not native.nan_points) and msg.header.frame_id == 'laser'
         del cloud
-    info = convert.scan_info(scan, HEADER, device_id=7, scan_points=len(wire),
+    info = lux_cdr.scan_info(scan, STAMP, 'laser', device_id=7, scan_points=len(wire),
                              published_points=len(expected), eight_layer=eight_layer,
                              beam_tilt=tilt, sensor_time_offset=-1e9)
-    fz.serialize(info)
+    _cdr_ok(info)
 
 
 class _TableWatch:
@@ -150,12 +170,14 @@ def test_kernel_tables_stay_alive(monkeypatch, layouts):
 
 
 def _objects_conversions(lst) -> None:
-    tracker = convert.ObjectMarkers(lifetime_s=0.5)
+    tracker = lux_cdr.LuxMarkers(lifetime_s=0.5)
     si = convert.objects_to_si(lst)                  # the codec's cm, cm/s, ms, deg → SI
-    msgs = [convert.object_list(lst, HEADER, device_id=3), tracker.update(lst, HEADER),
-            convert.object_list(si, HEADER), tracker.update(si, HEADER),
-            tracker.update(lux_objects.LuxObjectList(0), HEADER), tracker.clear(HEADER)]
-    fz.serialize(*msgs)
+    msgs = [lux_cdr.object_list(lst, STAMP, 'laser', device_id=3),
+            tracker.update(lst, STAMP, 'laser'),
+            lux_cdr.object_list(si, STAMP, 'laser'), tracker.update(si, STAMP, 'laser'),
+            tracker.update(lux_objects.LuxObjectList(0), STAMP, 'laser'),
+            tracker.clear(STAMP, 'laser')]
+    _cdr_ok(*msgs)
 
 
 @given(fz.mutated(BODIES[registry.OBJECTS], max_mutations=6))
@@ -171,8 +193,8 @@ def test_vehicle_state_conversions(body):
     fz.tried('ibeo.ros.conversions.vehicle_state')
     s = _decoded(registry.VEHICLE_STATE, body)
     if s is not None:
-        fz.serialize(convert.vehicle_state(s, HEADER, device_id=255),
-                     convert.vehicle_twist(s, HEADER))
+        _cdr_ok(lux_cdr.vehicle_state(s, STAMP, 'laser', device_id=255),
+                lux_cdr.vehicle_twist(s, STAMP, 'laser'))
 
 
 @given(fz.mutated(BODIES[registry.ERRORS_WARNINGS], max_mutations=6),

@@ -18,7 +18,17 @@ from ros_sim_bridge.ibeo.codec import vehicle_state_ecu as ve
 from ros_sim_bridge.ibeo.codec.header import IbeoHeader
 from ros_sim_bridge.ibeo.ros import ecu_conversions as ec
 from ros_sim_bridge.ros.pointcloud import from_pointcloud2
-from std_msgs.msg import Header
+
+from ibeo_readback import one, readback
+
+STAMP = (1_700_000_000, 5)
+
+
+def via(record, topic: str, device_id: int = 1):
+    """The decoded message ``topic`` of ``record`` through the converter (its CDR read back,
+    stamped STAMP)."""
+    kind = getattr(record, 'DATA_TYPE', 0x2604)
+    return one(ec.IbeoToRos(), IbeoHeader(kind, 0, device_id, 5 << 32), record, STAMP)[topic]
 
 
 def yaw_of(q) -> float:
@@ -34,12 +44,13 @@ def test_gps_fix_degrees_status_and_covariance():
     g = gi.PositionWgs84(latitude=math.radians(52.5), longitude=math.radians(-13.25),
                          altitude=40.0, latitude_sigma=2.0, longitude_sigma=1.0,
                          altitude_sigma=3.0, source_type=8)
-    fix = ec.gps_fix(g, Header(frame_id='gps'))
+    fix = via(g, '/gps/fix')
+    assert fix.header.frame_id == 'gps'
     assert (fix.latitude, fix.longitude, fix.altitude) == pytest.approx((52.5, -13.25, 40.0))
     assert fix.status.status == NavSatStatus.STATUS_GBAS_FIX          # RTK integer
     assert list(fix.position_covariance) == [1.0, 0, 0, 0, 4.0, 0, 0, 0, 9.0]   # E, N, U
     assert fix.position_covariance_type == NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
-    unknown = ec.gps_fix(gi.PositionWgs84(), Header())
+    unknown = via(gi.PositionWgs84(), '/gps/fix')
     assert unknown.position_covariance_type == NavSatFix.COVARIANCE_TYPE_UNKNOWN
 
 
@@ -47,9 +58,10 @@ def test_gps_imu_orientation_is_enu_and_rates_flu():
     g = gi.GpsImu(yaw_angle=0.0, roll_angle=0.1, pitch_angle=-0.05, yaw_rate=0.2,
                   roll_rate=0.01, longitudinal_acceleration=1.5, cross_acceleration=-0.5,
                   vertical_acceleration=9.81, yaw_angle_sigma=0.1)
-    imu = ec.gps_imu_imu(g, Header(frame_id='imu'))
+    imu = via(g, '/imu/data')
+    assert imu.header.frame_id == 'imu'
     assert yaw_of(imu.orientation) == pytest.approx(math.pi / 2)      # heading north = ENU +y
-    west = ec.gps_imu_imu(gi.GpsImu(yaw_angle=math.pi / 2), Header())
+    west = via(gi.GpsImu(yaw_angle=math.pi / 2), '/imu/data')
     assert abs(yaw_of(west.orientation)) == pytest.approx(math.pi)     # π/2 = west (§33)
     assert (imu.angular_velocity.z, imu.angular_velocity.x) == (0.2, 0.01)
     assert (imu.linear_acceleration.x, imu.linear_acceleration.y,
@@ -65,14 +77,15 @@ def test_objects_2281_fields_missing_in_the_type_are_nan_and_centre_from_referen
     o['box_size_x'], o['box_size_y'] = 4.0, 2.0
     o['classification'], o['classification_quality'], o['classification_age_ms'] = 12, 55, 900
     lst = oe.EcuObjectList2281(1, o, [np.zeros((0, 2), np.float32)], [[(300, 4, 32)]])
-    msg = ec.object_list(lst, Header(frame_id='base_link'), device_id=5)
+    msg = via(lst, '/ecu/objects', device_id=5)
+    assert (msg.header.frame_id, msg.device_id) == ('base_link', 5)
     (obj,) = msg.objects
     assert (obj.id, obj.classification_name, obj.classification_quality,
             obj.classification_age) == (70000, 'underdrivable', 55, 900)
     assert (obj.box_center_x, obj.box_center_y) == (12.0, 3.0)       # 2 m ahead, 1 m left
     assert math.isnan(obj.bounding_box_center_x) and math.isnan(obj.box_center_sigma_x)
     assert [(p.key, p.type_id, p.value) for p in obj.properties] == [(300, 4, 32.0)]
-    markers = ec.object_markers(msg).markers
+    markers = via(lst, '/objects/markers').markers
     assert markers[0].pose.position.x == 12.0 and markers[0].scale.x == 4.0
 
 
@@ -85,19 +98,22 @@ def test_scan_frames_follow_the_coordinate_flag():
                                   se.make_scanners(2), pts))
     topics = [t for t, _ in out]
     assert topics == ['/e/points', '/e/ecu/scan_info', '/tf_static']
-    assert out[0][1].header.frame_id == 'base_link' and out[0][1].width == 3
+    cloud = readback(out[0][1])
+    assert cloud.header.frame_id == 'base_link' and cloud.width == 3
     # the same mounting again: no second /tf_static
     again = conv.convert(IbeoHeader(0x2205, 0, 1, 6 << 32),
                          se.EcuScan(6 << 32, 0, 0, 2, se.make_scanners(2), pts))
     assert [t for t, _ in again] == ['/e/points', '/e/points', '/e/ecu/scan_info']
-    assert [m.header.frame_id for t, m in again[:2]] == ['ibeo_scanner_1', 'ibeo_scanner_2']
-    assert from_pointcloud2(again[0][1])['device_id'].tolist() == [1, 1]
+    clouds = [readback(m) for _, m in again[:2]]
+    assert [m.header.frame_id for m in clouds] == ['ibeo_scanner_1', 'ibeo_scanner_2']
+    assert from_pointcloud2(clouds[0])['device_id'].tolist() == [1, 1]
 
 
 def test_vehicle_state_odometry_units():
     s = ve.EcuVehicleState2807(distance_x=123456, distance_y=-5000, course_angle=0.5,
                                longitudinal_velocity=3.0, yaw_rate=0.1)
-    odom = ec.vehicle_odometry(s, Header(frame_id='odom'))
+    odom = via(s, '/vehicle_state/odometry')
+    assert (odom.header.frame_id, odom.child_frame_id) == ('odom', 'base_link')
     assert (odom.pose.pose.position.x, odom.pose.pose.position.y) == \
         pytest.approx((12.3456, -0.5))
     assert yaw_of(odom.pose.pose.orientation) == pytest.approx(0.5)
@@ -105,14 +121,16 @@ def test_vehicle_state_odometry_units():
 
 
 def test_image_and_status():
-    jpeg = ec.image(im.EcuImage(im.JPEG, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 1, 2, 2, b'\xff\xd8'),
-                    Header())
+    jpeg = readback(ec.image(im.EcuImage(im.JPEG, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 1, 2, 2,
+                                         b'\xff\xd8'), STAMP, 'camera'))
     assert jpeg.format == 'jpeg' and bytes(jpeg.data) == b'\xff\xd8'
-    gray = ec.image(im.EcuImage(im.GRAY8, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 1, 2, 2, b'abcd'),
-                    Header())
-    assert (gray.encoding, gray.width, gray.step) == ('mono8', 2, 2)
+    assert (jpeg.header.frame_id, jpeg.header.stamp.sec) == ('camera', STAMP[0])
+    gray = readback(ec.image(im.EcuImage(im.GRAY8, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 1, 2, 2,
+                                         b'abcd'), STAMP, 'camera'))
+    assert (gray.encoding, gray.width, gray.height, gray.step) == ('mono8', 2, 2, 2)
+    assert bytes(gray.data) == b'abcd' and not gray.is_bigendian
     assert ec.image(im.EcuImage(im.YUV422, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 1, 2, 2, b''),
-                    Header()) is None
+                    STAMP, 'camera') is None
     st = ec.status(sm.DeviceStatus(4, 1, 1, 3, 0x80, 0))
     assert st.level == DiagnosticStatus.ERROR and 'timeout' in st.message
     assert 'device 4 (scanner)' in st.name
@@ -128,7 +146,7 @@ def test_gps_fix_no_receiver_position_is_no_fix(lat, lon, alt):
     here), is published as STATUS_NO_FIX without a covariance, never as a fix."""
     g = gi.PositionWgs84(latitude=lat, longitude=lon, altitude=alt, latitude_sigma=1.0,
                          longitude_sigma=1.0, altitude_sigma=1.0, source_type=8)
-    fix = ec.gps_fix(g, Header(frame_id='gps'))
+    fix = via(g, '/gps/fix')
     assert fix.status.status == NavSatStatus.STATUS_NO_FIX
     assert fix.position_covariance_type == NavSatFix.COVARIANCE_TYPE_UNKNOWN
 
@@ -140,8 +158,7 @@ def test_object_without_a_finite_centre_gets_no_box_or_label_at_the_origin():
     o['box_size_x'], o['box_size_y'], o['course_angle'] = [4.0, np.nan], [2.0, np.nan], np.nan
     contours = [np.array([[1.0, 1.0], [2.0, 1.0]], np.float32), np.zeros((0, 2), np.float32)]
     lst = oe.EcuObjectList2280(0, o, contours)
-    msg = ec.object_list(lst, Header(frame_id='base_link'))
-    markers = ec.object_markers(msg).markers
+    markers = via(lst, '/objects/markers').markers
     by_ns = {}
     for m in markers:
         by_ns.setdefault(m.ns, []).append(m)

@@ -75,12 +75,14 @@ def test_the_converter_stamps_lux_records_with_the_header_time_and_says_why():
     """IbeoToRos (to-bag's converter): each LUX vector's messages (cloud and scan info, object
     list and markers, vehicle state and twist) carry its valid record time, or its header time
     when the record time is not valid (``invalid_time`` says why)."""
+    from ibeo_readback import readback
     from ros_sim_bridge.ibeo.ros.ecu_conversions import IbeoToRos
     conv = IbeoToRos()
     whys = []
     for dt, h, t, stamp in sent(TYPES):
         raw = message(dt, h, t, TYPES)
-        pairs = conv.convert(decode_header(raw), ibeo.decode_message(dt, raw[24:]))
+        pairs = [(topic, readback(m)) for topic, m in conv.convert(
+            decode_header(raw), ibeo.decode_message(dt, raw[24:]))]
         stamped = [m for _, msg in pairs for m in getattr(msg, 'markers', None) or [msg]]
         assert len(pairs) >= 2 and all(stamp_ns(m) == ntp64_to_unix_ns(stamp)
                                        for m in stamped), hex(dt)

@@ -4,15 +4,24 @@ import math
 
 import numpy as np
 import pytest
-from std_msgs.msg import Header
 from visualization_msgs.msg import Marker
 
 from ros_sim_bridge.ibeo.codec import objects as O
 from ros_sim_bridge.ibeo.codec.framing import make_framer
 from ros_sim_bridge.ibeo.codec.header import encode_message
 from ros_sim_bridge.ibeo.ros import conversions as convert
+from ros_sim_bridge.ibeo.ros import lux_cdr
 
-H = Header(frame_id='laser')
+from ibeo_readback import readback
+
+STAMP = (1_700_000_000, 25)
+
+
+def object_msg(capped, device_id: int = 0):
+    """The LuxObjectList of a capped list, its CDR read back."""
+    msg = readback(lux_cdr.object_list(capped, STAMP, 'laser', device_id=device_id))
+    assert msg.header.frame_id == 'laser' and msg.header.stamp.nanosec == 25
+    return msg
 
 
 def object_list(n, points_per_object=3):
@@ -45,7 +54,7 @@ def test_objects_and_contour_points_beyond_the_caps_are_cut_and_counted():
     assert capped.dropped_points == 255 * 1 + 66
     assert {len(c) for c in capped.contours} == {4}
     assert (capped.objects['id'][:3] == [0, 1, 2]).all()        # the first ones are kept
-    msg = convert.object_list(capped, H, device_id=2)
+    msg = object_msg(capped, device_id=2)
     assert len(msg.objects) == 256 and all(len(o.contour) == 4 for o in msg.objects)
     assert msg.scan_start_ntp == 0x1234 and msg.device_id == 2
 
@@ -53,8 +62,8 @@ def test_objects_and_contour_points_beyond_the_caps_are_cut_and_counted():
 def test_zero_caps_publish_an_empty_list():
     capped = convert.cap_objects(object_list(5), convert.ObjectCaps(0, 0))
     assert len(capped.objects) == 0 and capped.dropped_objects == 5
-    assert convert.object_list(capped, H).objects == []
-    assert convert.object_markers(capped, H) == []
+    assert object_msg(capped).objects == []
+    assert readback(lux_cdr.LuxMarkers().update(capped, STAMP, 'laser')).markers == []
 
 
 def test_largest_legal_list_is_bounded_by_the_caps():
@@ -65,8 +74,8 @@ def test_largest_legal_list_is_bounded_by_the_caps():
     capped = convert.cap_objects(frame.record, convert.ObjectCaps())
     assert len(capped.objects) == convert.ObjectCaps().max_objects
     assert capped.dropped_objects == 65535 - convert.ObjectCaps().max_objects
-    tracker = convert.ObjectMarkers()
-    arr = tracker.update(capped, H)
+    tracker = lux_cdr.LuxMarkers()
+    arr = readback(tracker.update(capped, STAMP, 'laser'))
     boxes = [m for m in arr.markers if m.ns == 'boxes']
     assert len(boxes) == convert.ObjectCaps().max_objects
 
@@ -76,7 +85,8 @@ def test_markers_of_one_object_by_hand():
     lst.objects['reference_x'], lst.objects['reference_y'] = 200, 100         # cm
     lst.objects['abs_velocity_x'], lst.objects['abs_velocity_y'] = 300, -100  # cm/s
     lst.objects['rel_velocity_valid'] = False
-    arr = convert.ObjectMarkers(box_height=1.5).update(convert.cap_objects(lst), H)
+    arr = readback(lux_cdr.LuxMarkers(box_height=1.5).update(convert.cap_objects(lst), STAMP,
+                                                               'laser'))
     by_ns = {m.ns: m for m in arr.markers}
     box = by_ns['boxes']
     assert box.type == Marker.CUBE and box.pose.position.z == pytest.approx(0.75)
@@ -150,6 +160,6 @@ def test_conversion_applies_the_units_table():
     decoded = O.decode_objects(O.encode_objects(lst))
     np.testing.assert_allclose(convert.cap_objects(decoded).contours[0],
                                [[10.0, -4.0], [11.0, -5.0]])
-    msg = convert.object_list(si, H)
+    msg = object_msg(si)
     assert msg.objects[0].reference_x == pytest.approx(12.34)
     assert msg.objects[0].contour[1].x == pytest.approx(11.0)

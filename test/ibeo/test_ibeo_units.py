@@ -7,7 +7,6 @@ import math
 import struct
 
 import pytest
-from std_msgs.msg import Header
 
 from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.ibeo import geometry as G
@@ -15,9 +14,12 @@ from ros_sim_bridge.ibeo.codec import commands as C
 from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.codec import scan as S
 from ros_sim_bridge.ibeo.codec import units
+from ros_sim_bridge.ibeo.codec.header import IbeoHeader
 from ros_sim_bridge.ibeo.ros import conversions as convert
 from ros_sim_bridge.ibeo.ros import ecu_conversions as ec
-from ros_sim_bridge.ibeo.ros import lux_native
+from ros_sim_bridge.ibeo.ros import lux_cdr, lux_native
+
+from ibeo_readback import readback
 
 
 def hx(s: str) -> bytes:
@@ -109,7 +111,9 @@ def test_scan_header_in_si():
     assert units.ticks_to_rad(scan.start_angle_ticks, scan.ticks_per_rotation) == \
         pytest.approx(math.radians(50), rel=1e-12)
     assert units.rad_per_tick(11520) == pytest.approx(math.radians(1 / 32), rel=1e-15)
-    info = convert.scan_info(scan, Header(frame_id='laser'))
+    info = readback(lux_cdr.scan_info(scan, (1, 2), 'laser'))
+    assert (info.header.frame_id, info.scan_number, info.scanner_status, info.device_id) == (
+        'laser', 0x1234, 0x030B, 0)
     assert info.start_angle == pytest.approx(math.radians(50), rel=1e-12)
     assert info.end_angle == pytest.approx(math.radians(-60), rel=1e-12)
     assert (info.mounting_yaw, info.mounting_pitch, info.mounting_roll) == pytest.approx(
@@ -148,7 +152,8 @@ def test_ecu_vehicle_state_distance_in_si():
     struct.pack_into('>Qii', body, 4, 555, 123456, -20000)     # 1/10 mm (§15)
     v = registry.decode_message(0x2806, bytes(body))
     assert (v.distance_x, v.distance_y) == (123456, -20000)    # the codec: the table's unit
-    odom = ec.vehicle_odometry(v, Header(frame_id='odom'))
+    odom = readback(dict(ec.IbeoToRos().convert(IbeoHeader(0x2806, 0, 1, 5 << 32), v))[
+        '/vehicle_state/odometry'])
     assert (odom.pose.pose.position.x, odom.pose.pose.position.y) == pytest.approx(
         (12.3456, -2.0), rel=1e-12)
 
@@ -158,6 +163,7 @@ def test_ecu_gps_rad_to_navsatfix_deg():
     struct.pack_into('>IQB3d', body, 0, 1000, 77, 3, 0.84, 0.2, 500.0)   # rad, rad, m (§22)
     g = registry.decode_message(0x2604, bytes(body))
     assert (g.latitude, g.longitude) == (0.84, 0.2)
-    fix = ec.gps_fix(g, Header())
+    fix = readback(dict(ec.IbeoToRos().convert(IbeoHeader(0x2604, 0, 1, 5 << 32), g))[
+        '/gps/fix'])
     assert (fix.latitude, fix.longitude) == pytest.approx((math.degrees(0.84),
                                                            math.degrees(0.2)), rel=1e-12)

@@ -12,12 +12,13 @@ import struct
 import subprocess
 
 import pytest
-from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import NavSatFix
 
 from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.codec.header import IbeoHeader
 from ros_sim_bridge.ibeo.ros import ecu_conversions as ec
+
+from ibeo_readback import readback
 
 from conftest import free_tcp_port, message_differences, wait_until
 from test_ibeo_data_diagnostics import NTP, Diagnostics, connected, header, installed, serving
@@ -38,12 +39,15 @@ def body_2808(sigma_x: float, sigma_y: float, lat: float = 48.125, lon: float = 
 
 
 def fixes(body: bytes) -> tuple:
-    """(the node's NavSatFix, to-bag's CDR of it read back) of one 0x2808 body."""
+    """(the NavSatFix of one 0x2808 body read back with rclpy, the same stamped with a receive
+    time as the node does, read back)."""
     hdr = IbeoHeader(data_type=0x2808, size=len(body), device_id=1, ntp=NTP)
     record = registry.decode_message(0x2808, body, hdr)
-    live = dict(ec.IbeoToRos().convert(hdr, record))['/vehicle_state/fix']
-    cdr = dict(ec.IbeoToRos(serialized=True).convert(hdr, record))['/vehicle_state/fix']
-    return live, deserialize_message(cdr.data, NavSatFix)
+    bagged = readback(dict(ec.IbeoToRos().convert(hdr, record))['/vehicle_state/fix'])
+    live = readback(dict(ec.IbeoToRos().convert(hdr, record, (7, 8)))['/vehicle_state/fix'])
+    assert (live.header.stamp.sec, live.header.stamp.nanosec) == (7, 8)
+    live.header.stamp = bagged.header.stamp
+    return live, bagged
 
 
 def test_sigmas_give_an_approximated_diagonal_in_both_paths():

@@ -167,3 +167,41 @@ def test_byte_fields_serialise_as_rclpy():
     data = serialize('diagnostic_msgs/msg/DiagnosticArray', array)
     assert deserialize_message(data, DiagnosticArray) == array
     assert len(data) == len(serialize_message(array))
+
+
+@pytest.mark.parametrize('text', ['', 'a', '12 car', 'héllo wörld', 'x' * 37])
+def test_text_slot_bytes_equal_rclpy_for_each_phase(text):
+    """A TextSlot string: its count and NUL from the template, its bytes filled per message;
+    the message is rclpy's for the same text, alone and as a sequence element at every phase
+    (the strings of the same length share one template)."""
+    from ros_sim_bridge.ros.cdr_template import TextSlot, ragged
+    raw = text.encode()
+    tmpl = build('visualization_msgs/msg/Marker', {'ns': 'labels', 'id': Slot('id'),
+                                                   'text': TextSlot('text', len(raw))})
+    cdr = bytes(tmpl.fill(id=42, text=np.frombuffer(raw, np.uint8)[:, None]))
+    want = Marker(ns='labels', id=42, text=text)
+    assert deserialize_message(cdr, Marker) == want
+    assert len(cdr) == len(serialize_message(want))
+    other = 'ab'.encode()       # a string of another length before: every phase in turn
+    flat = np.frombuffer(raw + other, np.uint8)[:, None]
+    starts = np.array([0, len(raw)])
+    for lead in range(8):
+        def at(phase, n=len(raw)):
+            return build('visualization_msgs/msg/Marker', {
+                'ns': 'labels', 'id': Slot('id'), 'text': TextSlot('text', n)}, phase=phase)
+        head = serialize('visualization_msgs/msg/MarkerArray', {'markers': []})
+        pre = [Marker(ns='p' * lead)] if lead else []
+        values = {'id': np.array([1, 2]), 'text': ragged(flat, starts)}
+        items = [(lambda phase: build('visualization_msgs/msg/Marker', {'ns': 'p' * lead},
+                                      phase=phase), {}, None)] if lead else []
+        items += [(at, values, 0), (lambda phase: at(phase, len(other)), values, 1)]
+        got, = messages_with_elements([head], [items])
+        back = deserialize_message(bytes(got), MarkerArray)
+        assert back == MarkerArray(markers=pre + [Marker(ns='labels', id=1, text=text),
+                                                  Marker(ns='labels', id=2, text='ab')])
+
+
+def test_text_slot_only_on_strings():
+    from ros_sim_bridge.ros.cdr_template import TextSlot
+    with pytest.raises(TypeError, match='not a string'):
+        build('visualization_msgs/msg/Marker', {'id': TextSlot('t', 3)})

@@ -1,42 +1,33 @@
-"""ibeo LUX / SICK LD-MRS records → ROS messages.
+"""ibeo LUX / SICK LD-MRS records → the numbers of their ROS messages.
 
 * :class:`CloudBuilder`: a 0x2202 scan's points → :data:`CLOUD_DTYPE` (x, y, z,
   horizontal_angle, echo_width, layer, echo, flags) in the scanner frame, vectorised
   (the compiled kernel of :mod:`.lux_native`, or numpy), with the point filters, straight into
-  a :class:`~.pointcloud.CloudBuffer`.  Geometry as
+  the message's bytes (:class:`~ros_sim_bridge.ros.pointcloud_cdr.CloudCdr`).  Geometry as
   :func:`ros_sim_bridge.ibeo.geometry.points_xyz` (layer table, 8-layer mirror tilt), in
   single precision, with the codec's ticks and cm turned to rad and m by
   :mod:`ros_sim_bridge.ibeo.codec.units`.
-* :func:`scan_info` (the scan header's ticks, cm and 409.6 ns counts in SI), :func:`object_list` (after :func:`cap_objects`: at most
-  :class:`ObjectCaps` objects and contour points per message, converted from the codec's cm,
-  cm/s, ms, deg to SI with :mod:`ros_sim_bridge.ibeo.codec.units`), :func:`vehicle_state`,
-  :func:`vehicle_twist`.
-* :class:`ObjectMarkers`: object list → ``visualization_msgs/MarkerArray`` (oriented boxes,
-  contours, labels, velocity arrows; :mod:`ros_sim_bridge.ros.markers`), deleting the markers
-  of objects that vanished.
+* :func:`cap_objects`: at most :class:`ObjectCaps` objects and contour points per message,
+  converted from the codec's cm, cm/s, ms, deg to SI with
+  :mod:`ros_sim_bridge.ibeo.codec.units`; the messages (scan info, object list, markers,
+  vehicle state, twist) are made from these as CDR bytes by :mod:`.lux_cdr`.
 * :func:`errors_statuses`: 0x2030 registers → ``diagnostic_msgs/DiagnosticStatus`` (ERROR for
   the error registers, WARN for the warning registers, every named bit a key).
 """
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
-from geometry_msgs.msg import Point, TwistStamped
-from std_msgs.msg import Header
-from visualization_msgs.msg import Marker, MarkerArray
 
-from ros_sim_bridge.ros import markers
 
 from ros_sim_bridge.ibeo.codec import commands as lux_commands
 from ros_sim_bridge.ibeo.codec import objects as lux_objects
 from ros_sim_bridge.ibeo.codec import scan as lux_scan
 from ros_sim_bridge.ibeo.codec import units
 from ros_sim_bridge.ibeo import geometry
-from ros_sim_bridge.msg import LuxObject, LuxObjectList, LuxScanInfo, LuxVehicleState
 from ros_sim_bridge.ibeo.ros import lux_native
 
 # --- point cloud ---------------------------------------------------------------------------
@@ -203,8 +194,8 @@ class CloudBuilder:
         8-layer scans: elevation tilted per mirror side as geometry.layer_elevations, layer
         field = layer + 4 · mirror side (0..3 front, 4..7 rear).  Every step is one numpy
         operation into a reused work array or straight into the output fields; ``alloc(n)``
-        gives the output array (e.g. :meth:`.pointcloud.CloudBuffer.points`, the message's own
-        buffer), np.empty by default.
+        gives the output array (e.g. :meth:`~ros_sim_bridge.ros.pointcloud_cdr.CloudCdr.points`,
+        inside the message's own bytes), np.empty by default.
         """
         wire = np.ascontiguousarray(self.select(wire))
         n = len(wire)
@@ -243,69 +234,7 @@ def concatenate(*clouds: np.ndarray) -> np.ndarray:
         CLOUD_DTYPE)
 
 
-def scan_info(scan: lux_scan.LuxScan, header: Header, *, device_id: int = 0,
-              scan_points: Optional[int] = None, published_points: int = 0,
-              eight_layer: bool = False, beam_tilt: float = 0.0,
-              sensor_time_offset: float = 0.0) -> LuxScanInfo:
-    m = LuxScanInfo()
-    m.header = header
-    m.device_id = int(device_id)
-    m.scan_number = int(scan.scan_number)
-    m.scanner_status = int(scan.scanner_status)
-    m.scanner_status_names = scan.status_names
-    m.sync_phase_offset = float(scan.sync_phase_offset * units.SYNC_PHASE_TO_SI)
-    m.scan_start_ntp = int(scan.start_ntp)
-    m.scan_end_ntp = int(scan.end_ntp)
-    m.scan_start_sensor_time = scan.start_ntp / 4294967296.0
-    m.scan_duration = float(scan.duration_s)
-    m.sensor_time_offset = float(sensor_time_offset)
-    m.angle_ticks_per_rotation = int(scan.ticks_per_rotation)
-    tpr = scan.ticks_per_rotation
-    m.start_angle = float(units.ticks_to_rad(scan.start_angle_ticks, tpr))
-    m.end_angle = float(units.ticks_to_rad(scan.end_angle_ticks, tpr))
-    m.scan_points = len(scan.points) if scan_points is None else int(scan_points)
-    m.published_points = int(published_points)
-    # mounting pose: apply yaw → pitch → roll → translation (§3)
-    m.mounting_yaw, m.mounting_pitch, m.mounting_roll = (
-        float(units.ticks_to_rad(t, tpr)) for t in (scan.mounting_yaw_ticks,
-                                                   scan.mounting_pitch_ticks,
-                                                   scan.mounting_roll_ticks))
-    m.mounting_x, m.mounting_y, m.mounting_z = (
-        float(cm * units.CM) for cm in (scan.mounting_x_cm, scan.mounting_y_cm,
-                                        scan.mounting_z_cm))
-    m.flags = int(scan.flags)
-    m.flag_names = scan.flag_names
-    m.mirror_side = scan.mirror_side
-    m.upside_down = scan.upside_down
-    m.eight_layer = bool(eight_layer)
-    m.beam_tilt = float(beam_tilt) if eight_layer else 0.0
-    return m
-
-
 # --- objects -------------------------------------------------------------------------------
-
-# LuxObject field ← OBJECT_DTYPE field
-_OBJECT_FIELDS = (
-    ('id', 'id'), ('age', 'age'), ('prediction_age', 'prediction_age'),
-    ('relative_time', 'relative_time'),
-    ('reference_x', 'reference_x'), ('reference_y', 'reference_y'),
-    ('reference_sigma_x', 'reference_sigma_x'), ('reference_sigma_y', 'reference_sigma_y'),
-    ('closest_x', 'closest_x'), ('closest_y', 'closest_y'),
-    ('bounding_box_center_x', 'bbox_center_x'), ('bounding_box_center_y', 'bbox_center_y'),
-    ('bounding_box_size_x', 'bbox_size_x'), ('bounding_box_size_y', 'bbox_size_y'),
-    ('box_center_x', 'box_center_x'), ('box_center_y', 'box_center_y'),
-    ('box_size_x', 'box_size_x'), ('box_size_y', 'box_size_y'),
-    ('box_orientation', 'box_orientation'),
-    ('absolute_velocity_valid', 'abs_velocity_valid'),
-    ('absolute_velocity_x', 'abs_velocity_x'), ('absolute_velocity_y', 'abs_velocity_y'),
-    ('absolute_velocity_sigma_x', 'abs_velocity_sigma_x'),
-    ('absolute_velocity_sigma_y', 'abs_velocity_sigma_y'),
-    ('relative_velocity_valid', 'rel_velocity_valid'),
-    ('relative_velocity_x', 'rel_velocity_x'), ('relative_velocity_y', 'rel_velocity_y'),
-    ('classification', 'classification'), ('classification_age', 'classification_age'),
-    ('classification_certainty', 'classification_certainty'),
-)
-
 
 @dataclass(frozen=True)
 class ObjectCaps:
@@ -371,150 +300,6 @@ def _contours_to_si(contours, keep: int) -> list:
         points = contours.points[:end] * units.CONTOUR_TO_SI
         return list(lux_objects.Contours(points, contours.counts[:keep]))
     return [np.asarray(c, np.float64) * units.CONTOUR_TO_SI for c in contours[:keep]]
-
-
-def contour_points(lst) -> list[list[Point]]:
-    """Each object's contour as geometry_msgs/Point (z = 0), built once: the object list and
-    the contour markers can share them."""
-    return [[Point(x=x, y=y) for x, y in np.asarray(c).tolist()] for c in lst.contours]
-
-
-def object_list(lst, header: Header, *, device_id: int = 0,
-                contours: Optional[list] = None) -> LuxObjectList:
-    """LuxObjectList of a (capped, see :func:`cap_objects`) object list: every object's fields
-    in one ``tolist`` pass, contours as geometry_msgs/Point lists (z = 0; ``contours`` from
-    :func:`contour_points` when already built)."""
-    m = LuxObjectList()
-    m.header = header
-    m.device_id = int(device_id)
-    m.scan_start_ntp = int(lst.scan_start_ntp)
-    src_names = [src for _, src in _OBJECT_FIELDS]
-    dst_names = [dst for dst, _ in _OBJECT_FIELDS]
-    rows = lst.objects[src_names].tolist() if len(lst.objects) else []
-    template = LuxObject()
-    out = []
-    if contours is None:
-        contours = contour_points(lst)
-    for row, contour in zip(rows, contours):
-        o = copy.copy(template)
-        for dst, value in zip(dst_names, row):
-            setattr(o, dst, value)
-        o.classification_name = lux_objects.classification_name(o.classification)
-        o.contour = contour
-        out.append(o)
-    m.objects = out
-    return m
-
-
-_CLASS_COLORS = {  # r, g, b
-    0: (0.6, 0.6, 0.6), 1: (0.8, 0.8, 0.3), 2: (0.8, 0.5, 0.2), 3: (1.0, 0.2, 0.2),
-    4: (0.2, 0.8, 1.0), 5: (0.2, 0.4, 1.0), 6: (0.6, 0.2, 1.0), 12: (0.2, 1.0, 0.6),
-}
-
-
-def class_colors(classification: np.ndarray, alpha: float) -> np.ndarray:
-    """(n, 4) RGBA of each object's class (white for classes without a colour)."""
-    cls = np.asarray(classification).astype(np.int64)
-    rgba = np.ones((len(cls), 4), np.float64)
-    for value, rgb in _CLASS_COLORS.items():
-        rgba[cls == value, :3] = rgb
-    rgba[:, 3] = alpha
-    return rgba
-
-
-#: Marker namespaces of objects/markers (id = object id in each)
-MARKER_NAMESPACES = ('boxes', 'contours', 'labels', 'velocities')
-
-
-def object_markers(lst, header: Header, *, lifetime_s: float = 0.0,
-                   box_height: float = 1.5, contours: Optional[list] = None) -> list[Marker]:
-    """ADD markers for every object of a (capped) list: box (CUBE), contour (LINE_STRIP),
-    label (TEXT), velocity (ARROW, absolute if valid else relative if valid, else none).
-    Marker id = object id; built by :mod:`ros_sim_bridge.ros.markers` over whole arrays;
-    ``contours``: :func:`contour_points` shared with the object list (else built here)."""
-    o = lst.objects
-    n = len(o)
-    if not n:
-        return []
-    life = markers.duration(lifetime_s)
-    ids = o['id'].astype(np.int64)
-    center = np.stack([o['box_center_x'], o['box_center_y'], np.full(n, box_height / 2.0)], -1)
-    size = np.stack([o['box_size_x'], o['box_size_y'], np.full(n, box_height)], -1)
-    out = markers.boxes(header, 'boxes', ids, center, size, yaw=o['box_orientation'],
-                        colors=class_colors(o['classification'], 0.35), min_size=0.05,
-                        lifetime=life)
-    out += markers.line_strips(header, 'contours', ids,
-                               lst.contours if contours is None else contours, width=0.05,
-                               colors=class_colors(o['classification'], 1.0), lifetime=life)
-    top = center.copy()
-    top[:, 2] = box_height + 0.5
-    texts = [f'{i} {lux_objects.classification_name(c)}'
-             for i, c in zip(ids.tolist(), o['classification'].tolist())]
-    out += markers.labels(header, 'labels', ids, top, texts, height=0.6, lifetime=life)
-    use_abs = o['abs_velocity_valid']
-    use_rel = ~use_abs & o['rel_velocity_valid']
-    moving = use_abs | use_rel
-    if moving.any():
-        vx = np.where(use_abs, o['abs_velocity_x'], o['rel_velocity_x'])[moving]
-        vy = np.where(use_abs, o['abs_velocity_y'], o['rel_velocity_y'])[moving]
-        start = np.stack([o['reference_x'][moving], o['reference_y'][moving],
-                          np.full(len(vx), box_height / 2.0)], -1)
-        end = start + np.stack([vx, vy, np.zeros(len(vx))], -1)
-        colors = np.where(use_abs[moving][:, None], [1.0, 1.0, 0.0, 1.0], [1.0, 0.6, 0.0, 1.0])
-        out += markers.arrows(header, 'velocities', ids[moving], start, end, shaft=0.1,
-                              head=0.25, head_length=0.3, colors=colors, lifetime=life)
-    return out
-
-
-class ObjectMarkers:
-    """Object lists → MarkerArray, with DELETE markers (the shared
-    :class:`~ros_sim_bridge.ros.markers.MarkerTracker`) for whatever the previous array showed
-    and this one does not (objects that vanished, velocities that became invalid)."""
-
-    def __init__(self, *, lifetime_s: float = 0.0, box_height: float = 1.5):
-        self.lifetime_s = lifetime_s
-        self.box_height = box_height
-        self.tracker = markers.MarkerTracker()
-
-    @property
-    def shown(self) -> set:
-        return self.tracker.shown
-
-    def update(self, lst, header: Header, *, contours: Optional[list] = None) -> MarkerArray:
-        return self.tracker.update(header, object_markers(
-            lst, header, lifetime_s=self.lifetime_s, box_height=self.box_height,
-            contours=contours))
-
-    def clear(self, header: Header) -> MarkerArray:
-        """DELETE every marker shown (e.g. when the link drops)."""
-        return self.tracker.clear(header)
-
-
-# --- vehicle state -------------------------------------------------------------------------
-
-def vehicle_state(s, header: Header, *, device_id: int = 0) -> LuxVehicleState:
-    m = LuxVehicleState()
-    m.header = header
-    m.device_id = int(device_id)
-    m.timestamp_ntp = int(s.timestamp_ntp)
-    m.scan_number = int(s.scan_number)
-    m.error_flags = int(s.error_flags)
-    m.error_names = s.error_names
-    m.valid = bool(s.valid)
-    for name in ('longitudinal_velocity', 'steering_wheel_angle', 'front_wheel_angle', 'x', 'y',
-                 'course_angle', 'time_difference', 'x_difference', 'y_difference',
-                 'heading_difference', 'yaw_rate'):
-        setattr(m, name, float(getattr(s, name)) * units.VEHICLE_STATE_TO_SI.get(name, 1.0))
-    return m
-
-
-def vehicle_twist(s, header: Header) -> TwistStamped:
-    """Longitudinal velocity (x) and yaw rate (z) of a (valid) vehicle state."""
-    m = TwistStamped()
-    m.header = header
-    m.twist.linear.x = float(s.longitudinal_velocity)
-    m.twist.angular.z = float(s.yaw_rate)
-    return m
 
 
 # --- command parameters (services) ---------------------------------------------------------
@@ -584,9 +369,6 @@ def errors_statuses(ew, *, name_prefix: str, hardware_id: str, age_s: Optional[f
     return out
 
 
-__all__ = ['CLOUD_DTYPE', 'drop_mask', 'CloudBuilder', 'is_dense', 'concatenate', 'scan_info',
-           'ObjectCaps', 'CappedObjects', 'cap_objects', 'contour_points', 'object_list',
-           'class_colors',
-           'MARKER_NAMESPACES', 'object_markers', 'ObjectMarkers',
-           'vehicle_state', 'vehicle_twist', 'parameter_request_raw', 'parameter_reply_value',
-           'errors_statuses']
+__all__ = ['CLOUD_DTYPE', 'drop_mask', 'CloudBuilder', 'is_dense', 'concatenate',
+           'ObjectCaps', 'CappedObjects', 'cap_objects', 'cut_contours', 'objects_to_si',
+           'parameter_request_raw', 'parameter_reply_value', 'errors_statuses']

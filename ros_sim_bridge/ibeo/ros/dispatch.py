@@ -3,17 +3,17 @@ TCP read or one played message go through the session; each decoded record goes 
 handler (LUX 0x2202 / 0x2221 / 0x2805 / 0x2030 through :mod:`.conversions`, every ECU / FUSION
 type through :class:`~.ecu_conversions.IbeoToRos`, the converter of ``ibeo_idc to-bag``),
 stamped by ``stamp_source`` (a record's own time judged beside its header time, as ``to-bag``
-judges it: :mod:`~ros_sim_bridge.ibeo.record_times`), published, counted in its diagnostics
-stream.
+judges it: :mod:`~ros_sim_bridge.ibeo.record_times`; a receive time is the stamp slot of the
+same conversion, filled here), published as CDR bytes (:mod:`.lux_cdr`, :mod:`.ecu_cdr`), counted
+in its diagnostics stream.
 """
 from __future__ import annotations
 
 import dataclasses
-import math
 
 from typing import Optional
 
-from std_msgs.msg import Header
+import numpy as np
 from tf2_msgs.msg import TFMessage
 
 from ros_sim_bridge.core.binary import CodecError
@@ -26,10 +26,11 @@ from ros_sim_bridge.ibeo.session import (BadMessage, InvalidTime, Message, Scan,
                                          handled)
 from ros_sim_bridge.ibeo.ros import conversions as convert
 from ros_sim_bridge.ibeo.ros import ecu_conversions as ecu
+from ros_sim_bridge.ibeo.ros import lux_cdr
 from ros_sim_bridge.ros.diagnostics import StreamStats
-from ros_sim_bridge.ros.pointcloud import to_pointcloud2
+from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage, pointcloud2_cdr
 from ros_sim_bridge.ros.qos import DATA, LATCHED
-from ros_sim_bridge.ros.stamps import ns_to_stamp
+from ros_sim_bridge.ros.stamps import ns_to_sec_nanosec
 
 #: data types sent on events or on request only (replies, 0x2030 while errors or warnings
 #: last, ECU traces, meta information): their silence is no fault
@@ -40,7 +41,7 @@ EVENT_TYPES = frozenset((registry.REPLY, registry.ERRORS_WARNINGS,
 class DataDispatch:
     """Mixin of :class:`~.node.IbeoLuxNode`: ``_on_event(event, now_ns)`` for every framer
     event.  Uses the node's ``session``, ``p``, ``stats``, ``link``, ``diagnostics``,
-    ``_lock``, converters (``builder``, ``cloud_buffer``, ``markers``, ``object_caps``,
+    ``_lock``, converters (``builder``, ``cloud_cdr``, ``markers``, ``object_caps``,
     ``ecu``) and publishers, and the handler tables :meth:`~.node.IbeoLuxNode._make_publishers`
     builds."""
 
@@ -93,17 +94,20 @@ class DataDispatch:
                                          f'{where.name}: failed to handle a message: {exc!r}',
                                          'error')
 
-    def _stamp(self, ntp: int, now_ns: int, ev, checked: bool = False):
-        """The stamp of event ``ev`` whose sensor time is ``ntp`` (:meth:`LuxSession.
-        stamp_ns`); ``checked``: ``ntp`` was judged beside the checked header time (a
-        recording's replacement of an invalid one too) and is used as it is."""
+    def _stamp(self, ntp: int, now_ns: int, ev, checked: bool = False) -> tuple:
+        """The stamp (sec, nanosec) of event ``ev`` whose sensor time is ``ntp``
+        (:meth:`LuxSession.stamp_ns`); ``checked``: ``ntp`` was judged beside the checked
+        header time (a recording's replacement of an invalid one too) and is used as it is."""
         ns, fell_back = self.session.stamp_ns(ntp, now_ns, self.p.stamp_source,
                                               checked or ev.time_valid, ev.neighbour_ntp)
         if fell_back:
-            self.stamp_fallbacks += 1
-            self.diagnostics.log_limited('stamp', 'unset_clock', 'stamp_source is sensor but the '
-                                         'sensor clock is unset: using the receive time')
-        return ns_to_stamp(ns)
+            self._count_fallback()
+        return ns_to_sec_nanosec(ns, source='ibeo', field='stamp')
+
+    def _count_fallback(self) -> None:
+        self.stamp_fallbacks += 1
+        self.diagnostics.log_limited('stamp', 'unset_clock', 'stamp_source is sensor but the '
+                                     'sensor clock is unset: using the receive time')
 
     def _record_stamp(self, record, now_ns: int, ev):
         """The stamp of a LUX record with a time of its own (scan, object list, vehicle state):
@@ -135,57 +139,58 @@ class DataDispatch:
         self.diagnostics.bad_input(self._stats_for(ev.header.data_type), ev.error, now_ns)
 
     def _on_scan(self, ev: Scan, now_ns: int) -> None:
-        scan, wire = ev.scan, ev.wire
-        hdr = Header(stamp=self._record_stamp(scan, now_ns, ev),
-                     frame_id=self.p.frame_id)
-        if ev.pairing == 'single':
+        scan, wire, frame = ev.scan, ev.wire, self.p.frame_id
+        stamp = self._record_stamp(scan, now_ns, ev)
+        if ev.pairing == 'single':               # the points built inside the message's bytes
             cloud = self.builder.build_wire(scan, wire, eight_layer=ev.eight_layer,
-                                            beam_tilt=ev.beam_tilt,
-                                            alloc=self.cloud_buffer.points)
+                                            beam_tilt=ev.beam_tilt, alloc=self.cloud_cdr.points)
             n = len(cloud)
-            msg = self.cloud_buffer.message(cloud, hdr, is_dense=not self.builder.nan_points)
-            del cloud                              # the buffer is reused for the next scan
-            self.points_pub.publish(msg)
+            cdr = self.cloud_cdr.message(cloud, stamp, is_dense=not self.builder.nan_points)
+            del cloud
+            self.points_pub.publish(cdr)
             published = 2
         else:
             cloud = self.builder.build_wire(scan, wire, eight_layer=True, beam_tilt=ev.beam_tilt)
             n = len(cloud)
             published = 1
             if ev.pairing == 'second' and self._half is not None:
-                (first, first_hdr), self._half = self._half, None
+                (first, first_stamp), self._half = self._half, None
                 both = convert.concatenate(first, cloud)
-                self.points_pub.publish(to_pointcloud2(both, first_hdr,
-                                                       is_dense=convert.is_dense(both)))
+                self._publish_cloud(both, first_stamp)
                 published += 1
             else:
-                self._half = (cloud, hdr)
-        self.scan_info_pub.publish(convert.scan_info(
-            scan, hdr, device_id=ev.header.device_id, scan_points=len(wire), published_points=n,
-            eight_layer=ev.eight_layer, beam_tilt=ev.beam_tilt,
-            sensor_time_offset=self.session.time_offset_s or 0.0))
+                self._half = (cloud, stamp)
+        self.scan_info_pub.publish(lux_cdr.scan_info(
+            scan, stamp, frame, device_id=ev.header.device_id, scan_points=len(wire),
+            published_points=n, eight_layer=ev.eight_layer, beam_tilt=ev.beam_tilt,
+            sensor_time_offset=self.session.time_offset_s or 0.0).data)
         self.stats[registry.SCAN].publish(published)
+
+    def _publish_cloud(self, cloud, stamp) -> None:
+        self.points_pub.publish(pointcloud2_cdr(
+            cloud, self.p.frame_id, stamp[0] * 1_000_000_000 + stamp[1],
+            is_dense=convert.is_dense(cloud)).data)
 
     def _on_unpaired_half(self, ev: UnpairedHalf, now_ns: int) -> None:
         """The waiting half gets no partner: publish it alone."""
         half, self._half = self._half, None
         if half is not None:
-            self.points_pub.publish(to_pointcloud2(half[0], half[1],
-                                                   is_dense=convert.is_dense(half[0])))
+            self._publish_cloud(*half)
             self.stats[registry.SCAN].publish(1)
 
     def _on_objects(self, ev: Message, now_ns: int, stats: StreamStats) -> None:
-        lst = ev.record
-        hdr = Header(stamp=self._record_stamp(lst, now_ns, ev),
-                     frame_id=self.p.frame_id)
+        lst, frame = ev.record, self.p.frame_id
+        stamp = self._record_stamp(lst, now_ns, ev)
         lst = convert.cap_objects(lst, self.object_caps)
         if lst.truncated:
             self._count_truncation(lst, stats)
-        contours = convert.contour_points(lst)     # shared by the list and its markers
-        self.objects_pub.publish(convert.object_list(lst, hdr, device_id=ev.header.device_id,
-                                                     contours=contours))
+        contours = lux_cdr.contours_xyz(lst.contours)   # shared by the list and its markers
+        self.objects_pub.publish(lux_cdr.object_list(
+            lst, stamp, frame, device_id=ev.header.device_id, contours=contours).data)
         published = 1
         if self.p.publish_markers:
-            self.markers_pub.publish(self.markers.update(lst, hdr, contours=contours))
+            self.markers_pub.publish(self.markers.update(lst, stamp, frame,
+                                                         contours=contours).data)
             published += 1
         stats.publish(published)
 
@@ -204,12 +209,12 @@ class DataDispatch:
             f'points beyond max_contour_points={self.object_caps.max_contour_points} dropped')
 
     def _on_vehicle_state(self, ev: Message, now_ns: int, stats: StreamStats) -> None:
-        vs = ev.record
-        hdr = Header(stamp=self._record_stamp(vs, now_ns, ev),
-                     frame_id=self.p.vehicle_frame_id)
-        self.vehicle_pub.publish(convert.vehicle_state(vs, hdr, device_id=ev.header.device_id))
+        vs, frame = ev.record, self.p.vehicle_frame_id
+        stamp = self._record_stamp(vs, now_ns, ev)
+        self.vehicle_pub.publish(lux_cdr.vehicle_state(vs, stamp, frame,
+                                                       device_id=ev.header.device_id).data)
         if vs.valid:
-            self.twist_pub.publish(convert.vehicle_twist(vs, hdr))
+            self.twist_pub.publish(lux_cdr.vehicle_twist(vs, stamp, frame).data)
             stats.publish(2)
         else:
             with self._lock:
@@ -247,9 +252,10 @@ class DataDispatch:
                 self._count_truncation(capped, stats)
             record = capped.record
         try:
-            pairs, error = self.ecu.convert(header, record), None
+            stamp, fell_back = self._ecu_restamp(ev, now_ns)
+            pairs, error = self.ecu.convert(header, record, stamp), None
         except CodecError as exc:      # a time no ROS stamp holds (StampError): as to-bag does
-            pairs, error = [], exc
+            pairs, error, fell_back = [], exc, False
         if self.ecu.invalid_time is not None and checked is not None:   # judged before that
             self._count_invalid_record_time(ev.header, self.ecu.invalid_time)
         if error is not None:
@@ -265,11 +271,10 @@ class DataDispatch:
                 self.without_ros_form[key] += 1
             stats.extra['without_ros_form'] = str(self.without_ros_form[key])
             return
-        stamp = self._ecu_restamp(ev, now_ns)
+        if fell_back:
+            self._count_fallback()
         published = 0
         for topic, msg in pairs:
-            if stamp is not None:
-                _restamp(msg, stamp)
             if topic == ecu.TOPICS['diagnostics']:
                 with self._lock:
                     for st in msg.status:
@@ -282,11 +287,11 @@ class DataDispatch:
             elif topic == ecu.TOPICS['markers'] and not self.p.publish_markers:
                 continue
             elif topic == ecu.TOPICS['objects']:
-                self._count_unplaced(msg, stats)
+                self._count_unplaced(record, stats)
             pub = self._ecu_pubs.get(topic)
             if pub is None:                       # not made at start (see node.ECU_TOPIC_TYPES)
-                pub = self._ecu_publisher(topic, type(msg))
-            pub.publish(msg)
+                pub = self._ecu_publisher(topic, ecu.message_type(msg))
+            pub.publish(msg.data if isinstance(msg, CdrMessage) else msg)
             published += 1
         stats.publish(published)
 
@@ -321,11 +326,10 @@ class DataDispatch:
                               f'0x{ev.header.data_type:04X} scan with {n} point(s) whose x, y '
                               'or z is NaN or infinite: published as sent, the cloud not dense')
 
-    def _count_unplaced(self, msg, stats: StreamStats) -> None:
+    def _count_unplaced(self, lst, stats: StreamStats) -> None:
         """ECU objects without a finite box centre: published in the list as sent, drawn
         without box and label (their contour only); counted and logged."""
-        n = sum(1 for o in msg.objects
-                if not (math.isfinite(o.box_center_x) and math.isfinite(o.box_center_y)))
+        n = int((~np.isfinite(lst.box_centers()).all(axis=1)).sum()) if len(lst.objects) else 0
         if n:
             self._count_on_stream(stats, 'objects_without_centre', n,
                                   f'{n} ECU object(s) without a finite box centre: in the '
@@ -337,16 +341,19 @@ class DataDispatch:
         pub = self._ecu_pubs[topic] = self.create_publisher(msg_type, topic, qos)
         return pub
 
-    def _ecu_restamp(self, ev: Message, now_ns: int):
-        """None: keep the converter's stamps (the messages' NTP times judged beside the checked
-        header time, a recording's replacement of an invalid one too, as in ``to-bag``); else
-        the stamp to put on every message (:meth:`_stamp` of the header time: the receive
-        time)."""
+    def _ecu_restamp(self, ev: Message, now_ns: int) -> tuple:
+        """(None, False): the converter's stamps (the messages' NTP times judged beside the
+        checked header time, a recording's replacement of an invalid one too, as in
+        ``to-bag``); else (the stamp slot of every message: :meth:`_stamp` of the header time,
+        the receive time; whether that fell back from an unset sensor clock, counted once
+        something is published)."""
         checked = _checked_header_ntp(ev)
         if self.p.stamp_source == 'sensor' and checked is not None \
                 and self.session.clock_is_set(checked):
-            return None
-        return self._stamp(ev.header.ntp, now_ns, ev)
+            return None, False
+        ns, fell_back = self.session.stamp_ns(ev.header.ntp, now_ns, self.p.stamp_source,
+                                              ev.time_valid, ev.neighbour_ntp)
+        return ns_to_sec_nanosec(ns, source='ibeo', field='stamp'), fell_back
 
 
 class _LiveIbeoToRos(ecu.IbeoToRos):
@@ -362,12 +369,3 @@ def _checked_header_ntp(ev) -> Optional[int]:
     recording's replacement of an invalid one (as ``to-bag`` has it); None live for an invalid
     one (the message is stamped with its receive time, its record time not judged)."""
     return ev.header.ntp if ev.time_valid else ev.neighbour_ntp
-
-
-def _restamp(msg, stamp) -> None:
-    """Put ``stamp`` on a message's header, a MarkerArray's markers or a TFMessage's
-    transforms."""
-    if hasattr(msg, 'header'):
-        msg.header.stamp = stamp
-    for inner in (getattr(msg, 'markers', None) or getattr(msg, 'transforms', None) or ()):
-        inner.header.stamp = stamp

@@ -1,31 +1,41 @@
-"""ECU messages of :mod:`.ecu_conversions` as CDR bytes, for ``ibeo_idc to-bag``: odometry,
-fixes, IMU, twists and scan infos made from :mod:`ros_sim_bridge.ros.cdr_template` templates
-(one per topic shape: frame names, scanner count), object lists and their markers from element
-templates (one per object shape: class name, contour length), instead of rclpy objects.  The
-numbers come from the same functions the rclpy forms use (``*_rows``, ``*_values``,
-:func:`~.ecu_conversions.object_table`), so the messages read back equal to those forms
-(tested message for message on a whole recording).
+"""Ibeo ECU / FUSION SYSTEM messages as CDR bytes, the one conversion of the ``ibeo_ecu``
+node's topics and of ``ibeo_idc to-bag``: odometry, fixes, IMU, twists, scan infos, images and
+the other ECU forms made from :mod:`ros_sim_bridge.ros.cdr_template` templates (one per topic
+shape: frame names, scanner count), object lists and their markers from element templates (one
+per object shape: class name, contour length).  The numbers come from
+:mod:`.ecu_conversions` (``*_rows``, ``*_values``, passed in) and from :func:`object_table`
+here; every ``stamp`` is (sec, nanosec), chosen by the caller (the record's time, or the
+node's receive time at publish).
 """
 from __future__ import annotations
 
 import dataclasses
+import struct
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+from sensor_msgs.msg import NavSatStatus
 
-from ros_sim_bridge.msg import IbeoOdometry
+from ros_sim_bridge.core.ntp import NTP_UNIX_OFFSET, ntp64_to_unix_ns
+from ros_sim_bridge.ibeo.codec import objects_ecu as oe
+from ros_sim_bridge.ibeo.codec import typed_values as tv
+from ros_sim_bridge.msg import IbeoObject, IbeoObjectList, IbeoObjectProperty, IbeoOdometry
 from ros_sim_bridge.ros import markers as mk
 from ros_sim_bridge.ros.cdr_template import (ElementTemplates, Slot, build,
                                              messages_with_elements, ragged)
 from ros_sim_bridge.ros.markers_cdr import MarkerCdr, marker_arrays
 from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
+from .lux_cdr import label_items
 from ros_sim_bridge.ros.stamps import ns_to_sec_nanosec
-from . import ecu_conversions as ec
 
+NAN = float('nan')
 _STAMP = Slot('stamp')
 _SCANNER_F4 = ('start_angle', 'end_angle', 'frequency', 'beam_tilt', 'mounting_yaw',
                'mounting_pitch', 'mounting_roll', 'mounting_x', 'mounting_y', 'mounting_z')
 _SCANNER_NTP = ('start_ntp', 'end_ntp', 'device_start_ntp', 'device_end_ntp')
+#: IbeoOdometry's fields after the header, in message order (the codec's names)
+ODOMETRY_FIELDS = tuple(n for n in IbeoOdometry.get_fields_and_field_types() if n != 'header')
 _ODOMETRY_KIND = {n: ('f8' if t == 'double' else 'u8' if t == 'uint64' else 'u1')
                   for n, t in IbeoOdometry.get_fields_and_field_types().items()
                   if n != 'header'}
@@ -34,8 +44,180 @@ _ODOMETRY_KIND = {n: ('f8' if t == 'double' else 'u8' if t == 'uint64' else 'u1'
 _OBJECT_LIST = 'ros_sim_bridge/msg/IbeoObjectList'
 
 
-def _stamp(ntp: int) -> tuple:
-    return ns_to_sec_nanosec(ec.ntp_to_ns(ntp), source='ibeo', field='ntp')
+def ntp_to_ns(ntp: int) -> int:
+    """Unix ns of an NTP64 time; a clock that was never set (seconds since power-up, before
+    1970) gives its seconds since power-up instead of a negative time."""
+    if (ntp >> 32) >= NTP_UNIX_OFFSET:
+        return ntp64_to_unix_ns(ntp)
+    return (ntp * 1_000_000_000) >> 32
+
+
+# --- objects -------------------------------------------------------------------------------
+
+_RENAMED = {'classification_quality': 'classification_certainty',
+            'classification_age': 'classification_age_ms'}
+
+
+def object_property(key: int, type_id: int, value) -> IbeoObjectProperty:
+    p = IbeoObjectProperty(key=int(key), type_id=int(type_id))
+    if type_id == tv.STRING:
+        p.value, p.text = NAN, str(value)
+    else:
+        p.value = NAN if value is None else float(value)
+    return p
+
+
+#: IbeoObject's number fields (name → rosidl type), in message order
+OBJECT_NUMBERS = {n: t for n, t in IbeoObject.get_fields_and_field_types().items()
+                  if t in ('float', 'uint8', 'uint16', 'uint32', 'uint64')}
+#: the same fields grouped by element type: numpy dtype → names, in message order
+OBJECT_FIELDS_BY_DTYPE = {
+    np.dtype(d): [n for n, t in OBJECT_NUMBERS.items() if t == kind]
+    for kind, d in (('float', 'f4'), ('uint8', 'u1'), ('uint16', 'u2'), ('uint32', 'u4'),
+                    ('uint64', 'u8'))}
+
+
+def _row_layout() -> tuple:
+    """One object's numbers as a row: the groups of :data:`OBJECT_FIELDS_BY_DTYPE` side by
+    side, the widest first (each group aligned, the row a multiple of 8 bytes); (dtype, group
+    dtype → (byte offset, field count), the bytes of a row of no field given: NaN / 0)."""
+    names, formats, offsets, groups, at = [], [], [], {}, 0
+    for d in sorted(OBJECT_FIELDS_BY_DTYPE, key=lambda d: -d.itemsize):
+        fields = OBJECT_FIELDS_BY_DTYPE[d]
+        groups[d] = (at, len(fields))
+        names += fields
+        formats += [d] * len(fields)
+        offsets += range(at, at + len(fields) * d.itemsize, d.itemsize)
+        at += len(fields) * d.itemsize
+    row = np.dtype({'names': names, 'formats': formats, 'offsets': offsets,
+                    'itemsize': -(-at // 8) * 8})
+    empty = np.zeros((), row)
+    for name in OBJECT_FIELDS_BY_DTYPE[np.dtype('f4')]:
+        empty[name] = np.nan
+    return row, groups, np.frombuffer(empty.tobytes(), np.uint8)
+
+
+_OBJECT_ROW, _OBJECT_GROUPS, _EMPTY_OBJECT = _row_layout()
+
+
+@lru_cache(maxsize=None)
+def _object_gather(wire: np.dtype) -> tuple:
+    """How :func:`object_table` fills a row from an object of dtype ``wire``: (byte indices in
+    the object, byte indices in the row) of the fields of the same type, and (row field,
+    object field) of those to cast (e.g. a UINT16 id into IbeoObject's uint32)."""
+    present = set(wire.names)
+    src, dst, casts = [], [], []
+    for name in _OBJECT_ROW.names:
+        source = name if name in present else _RENAMED.get(name)
+        if source not in present:
+            continue
+        (t, t_at), (s, s_at) = _OBJECT_ROW.fields[name][:2], wire.fields[source][:2]
+        if s == t:
+            src += range(s_at, s_at + s.itemsize)
+            dst += range(t_at, t_at + t.itemsize)
+        else:
+            casts.append((name, source))
+    return np.array(src, np.intp), np.array(dst, np.intp), casts
+
+
+@dataclass(frozen=True)
+class ObjectTable:
+    """An ECU object list as :class:`IbeoObject` fields: ``by_dtype[dtype]`` an (n, m) array of
+    the m fields of :data:`OBJECT_FIELDS_BY_DTYPE` (float32 NaN where the data type has no such
+    field, 0 for missing integers) and ``numbers`` the same rows as a structured array
+    (``numbers[name]``: a field's column); class names, contours ((k, 2) m) and properties
+    ([(key, type id, value)]) per object."""
+    by_dtype: dict
+    numbers: np.ndarray
+    names: list
+    contours: list
+    properties: list
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+def object_table(lst: oe.EcuObjectList) -> ObjectTable:
+    """Every field of every object (the bytes of the fields of the same type gathered at once);
+    box centres of 0x2281 from the reference point."""
+    o = lst.objects
+    n = len(o)
+    raw = np.empty((n, _OBJECT_ROW.itemsize), np.uint8)
+    raw[:] = _EMPTY_OBJECT
+    src, dst, casts = _object_gather(o.dtype)
+    if n:
+        raw[:, dst] = np.ascontiguousarray(o).view(np.uint8).reshape(n, -1)[:, src]
+    rows = raw.view(_OBJECT_ROW).reshape(n)
+    for name, source in casts:
+        rows[name] = o[source]
+    if n:
+        centers = lst.box_centers()
+        rows['box_center_x'] = centers[:, 0]
+        rows['box_center_y'] = centers[:, 1]
+    by_dtype = {d: raw[:, at:at + m * d.itemsize].view(d)
+                for d, (at, m) in _OBJECT_GROUPS.items()}
+    names = [oe.classification_name(c) for c in rows['classification'].tolist()]
+    return ObjectTable(by_dtype, rows, names, [np.asarray(c) for c in lst.contours[:n]],
+                       list(lst.properties) or [[] for _ in range(n)])
+
+
+def list_fields(lst: oe.EcuObjectList, device_id: int) -> dict:
+    """IbeoObjectList's fields but the header and the objects."""
+    out = {'data_type': lst.DATA_TYPE, 'device_id': int(device_id),
+           'mid_scan_ntp': int(lst.mid_scan_ntp), 'object_list_id': 0, 'device_type': 0,
+           'device_interface_version': 0, 'post_processed': False}
+    if isinstance(lst, oe.EcuObjectList2281):
+        out.update(object_list_id=int(lst.object_list_id), device_type=int(lst.device_type),
+                   device_interface_version=int(lst.device_interface_version),
+                   post_processed=bool(lst.post_processed))
+    return out
+
+
+def _class_rgba() -> np.ndarray:
+    """RGBA (opaque) of each class number; grey for those without a colour of their own."""
+    table = np.tile([0.7, 0.7, 0.7, 1.0], (256, 1))
+    for value, rgb in {3: (1.0, 0.2, 0.2), 4: (1.0, 0.6, 0.0), 5: (0.2, 0.6, 1.0),
+                       6: (0.4, 0.2, 1.0), 12: (0.3, 0.8, 0.3)}.items():
+        table[value, :3] = rgb
+    return table
+
+
+_CLASS_RGBA = _class_rgba()
+_NO_GEOMETRY = np.array([0.0, 0.0, 0.05, 0.05, 0.0])    # centre, size x/y, course angle
+
+
+#: namespaces of :func:`object_markers`, and its marker lifetime and box height
+OBJECT_MARKER_NS = ('ecu_objects', 'ecu_contours', 'ecu_labels')
+MARKER_LIFETIME_S, BOX_HEIGHT = 0.25, 1.5
+
+
+def object_marker_rows(ids, geo: np.ndarray, classification, *,
+                       box_height: float = BOX_HEIGHT) -> dict:
+    """The numbers of :func:`object_markers` from the objects' ids, (n, 5) box centre x/y,
+    size x/y and course angle (NaN: none) and classes: marker ids (tracking id, 31 bits) and
+    contour RGBA of every object; for the objects with a finite centre (``placed``, their
+    indices: an object without one gets no box and no label rather than one at the origin)
+    box centres/sizes/yaw (sizes 5 cm and yaw 0 where not given) and RGBA, label
+    positions."""
+    ids = np.asarray(ids, np.int64) & 0x7FFFFFFF
+    finite = np.isfinite(geo)
+    placed = np.flatnonzero(finite[:, 0] & finite[:, 1])
+    geo = np.where(finite, geo, _NO_GEOMETRY)[placed]
+    box = np.empty((len(placed), 6))                     # centre x, y, z, size x, y, z
+    box[:, :2], box[:, 2] = geo[:, :2], box_height / 2
+    box[:, 3:5], box[:, 5] = geo[:, 2:4], box_height
+    rgba = _CLASS_RGBA[np.asarray(classification, np.uint8)]
+    box_rgba = rgba[placed]
+    box_rgba[:, 3] = 0.5
+    return {'ids': ids, 'placed': placed, 'centers': box[:, :3], 'sizes': box[:, 3:],
+            'yaw': geo[:, 4], 'box_rgba': box_rgba, 'contour_rgba': rgba,
+            'label_positions': box[:, :3] + [0.0, 0.0, box_height / 2 + 0.4]}
+
+
+
+def stamp_of(ntp: int) -> tuple:
+    """(sec, nanosec) of an NTP64 time (:func:`ntp_to_ns`); StampError when no stamp holds it."""
+    return ns_to_sec_nanosec(ntp_to_ns(ntp), source='ibeo', field='ntp')
 
 
 def _header(frame: str) -> dict:
@@ -55,7 +237,7 @@ class EcuCdr:
     _templates: dict = {}
     _objects = ElementTemplates('ros_sim_bridge/msg/IbeoObject')
     _markers = MarkerCdr()
-    _life = mk.duration(ec.MARKER_LIFETIME_S)
+    _life = mk.duration(MARKER_LIFETIME_S)
 
     def _template(self, key: tuple, type_name: str, value):
         tmpl = self._templates.get(key)
@@ -67,28 +249,33 @@ class EcuCdr:
         tmpl = self._template(key, type_name, value)
         return CdrMessage(tmpl.type_name, (tmpl.fill(**slots),))
 
-    def vehicle_odometry(self, s, ntp: int, frame: str, child_frame: str) -> CdrMessage:
-        pose, tw = ec.vehicle_odometry_rows(s)
+    def vehicle_odometry(self, rows: tuple, stamp, frame: str, child_frame: str
+                         ) -> CdrMessage:
+        """nav_msgs/Odometry of (pose (7), twist (6)) rows
+        (:func:`.ecu_conversions.vehicle_odometry_rows`)."""
+        pose, tw = rows
         return self._fill(('odometry', frame, child_frame), 'nav_msgs/msg/Odometry',
                           lambda: {'header': _header(frame), 'child_frame_id': child_frame,
                                    'pose': {'pose': Slot('pose')},
                                    'twist': {'twist': Slot('twist')}},
-                          stamp=_stamp(ntp), pose=pose, twist=tw)
+                          stamp=stamp, pose=pose, twist=tw)
 
-    def navsatfix(self, values: tuple, ntp: int, frame: str) -> CdrMessage:
+    def navsatfix(self, values: tuple, stamp, frame: str) -> CdrMessage:
+        """sensor_msgs/NavSatFix of :func:`.ecu_conversions.navsat_values`."""
         lat, lon, alt, status, cov, cov_type = values
         return self._fill(('fix', frame), 'sensor_msgs/msg/NavSatFix',
                           lambda: {'header': _header(frame),
                                    'status': {'status': Slot('status'),
-                                              'service': ec.NavSatStatus.SERVICE_GPS},
+                                              'service': NavSatStatus.SERVICE_GPS},
                                    'latitude': Slot('lla'), 'longitude': Slot('lla'),
                                    'altitude': Slot('lla'), 'position_covariance': Slot('cov'),
                                    'position_covariance_type': Slot('cov_type')},
-                          stamp=_stamp(ntp), status=status, lla=_column([lat, lon, alt]),
+                          stamp=stamp, status=status, lla=_column([lat, lon, alt]),
                           cov=cov, cov_type=cov_type)
 
-    def imu(self, g, ntp: int, frame: str) -> CdrMessage:
-        q, q_cov, rate, rate_cov, acc, acc_cov = ec.gps_imu_imu_rows(g)
+    def imu(self, rows: tuple, stamp, frame: str) -> CdrMessage:
+        """sensor_msgs/Imu of :func:`.ecu_conversions.gps_imu_imu_rows`."""
+        q, q_cov, rate, rate_cov, acc, acc_cov = rows
         return self._fill(('imu', frame), 'sensor_msgs/msg/Imu',
                           lambda: {'header': _header(frame), 'orientation': Slot('q'),
                                    'orientation_covariance': Slot('cov'),
@@ -96,26 +283,29 @@ class EcuCdr:
                                    'angular_velocity_covariance': Slot('cov'),
                                    'linear_acceleration': Slot('v3'),
                                    'linear_acceleration_covariance': Slot('cov')},
-                          stamp=_stamp(ntp), q=q, cov=[q_cov, rate_cov, acc_cov],
+                          stamp=stamp, q=q, cov=[q_cov, rate_cov, acc_cov],
                           v3=[rate, acc])
 
-    def odometry(self, o, ntp: int, frame: str) -> CdrMessage:
+    def odometry(self, o, stamp, frame: str) -> CdrMessage:
+        """IbeoOdometry of a 0x9002 record (every field as sent)."""
         rows = {'f8': [], 'u8': [], 'u1': []}
-        for name in ec.ODOMETRY_FIELDS:
+        for name in ODOMETRY_FIELDS:
             rows[_ODOMETRY_KIND[name]].append(getattr(o, name))
         return self._fill(('ibeo_odometry', frame), 'ros_sim_bridge/msg/IbeoOdometry',
                           lambda: {'header': _header(frame),
                                    **{n: Slot(k) for n, k in _ODOMETRY_KIND.items()}},
-                          stamp=_stamp(ntp), **{k: _column(v, k) for k, v in rows.items()})
+                          stamp=stamp, **{k: _column(v, k) for k, v in rows.items()})
 
-    def twist(self, velocity: float, yaw_rate: float, ntp: int, frame: str) -> CdrMessage:
+    def twist(self, velocity: float, yaw_rate: float, stamp, frame: str) -> CdrMessage:
+        """TwistStamped of a forward velocity (x) and a yaw rate (z)."""
         return self._fill(('twist', frame), 'geometry_msgs/msg/TwistStamped',
                           lambda: {'header': _header(frame), 'twist': Slot('twist')},
-                          stamp=_stamp(ntp),
+                          stamp=stamp,
                           twist=[float(velocity), 0.0, 0.0, 0.0, 0.0, float(yaw_rate)])
 
-    def scan_info(self, scan, ntp: int, frame: str, device_id: int) -> CdrMessage:
-        """:func:`.ecu_conversions.scan_info` (0x2204 infos leave the 0x2205-only fields 0)."""
+    def scan_info(self, scan, stamp, frame: str, device_id: int) -> CdrMessage:
+        """IbeoScanInfo of a 0x2204 / 0x2205 scan: its header and every scanner info
+        (0x2204 infos leave the 0x2205-only fields 0)."""
         sc = scan.scanners
         full = 'resolutions' in sc.dtype.names
         n = len(sc)
@@ -140,27 +330,75 @@ class EcuCdr:
         slots = {slot: rows[:, a:b].view(dtype).reshape(-1, width)
                  for slot, (a, b, dtype, width) in columns.items()}
         return self._fill(('scan_info', frame, n, full), 'ros_sim_bridge/msg/IbeoScanInfo',
-                          value, stamp=_stamp(ntp),
+                          value, stamp=stamp,
                           u16=_column([scan.DATA_TYPE, scan.scan_number], 'u2'),
                           u8=int(device_id), u64=np.uint64(scan.start_ntp),
                           u32=_column([scan.end_offset_us, scan.flags, len(scan.points)], 'u4'),
                           **slots)
 
-    def objects(self, lst, ntp: int, frame: str, device_id: int) -> tuple:
-        """(IbeoObjectList, MarkerArray) of an ECU object list: :func:`.ecu_conversions.
-        object_list` and :func:`.ecu_conversions.object_markers`."""
-        return self.objects_many([lst], [ntp], frame, [device_id])[0]
+    def _with_data(self, key: tuple, type_name: str, value, data, **slots) -> CdrMessage:
+        """A message whose last field is a ``uint8[]``: its template with that field empty
+        (the bytes end with its count), the count set, the bytes ``data`` appended (not
+        copied here: a part of the message)."""
+        head = bytearray(self._template(key, type_name, value).fill(**slots))
+        data = memoryview(data).cast('B')
+        struct.pack_into('<I', head, len(head) - 4, len(data))
+        return CdrMessage(type_name, (bytes(head), data))
 
-    def objects_many(self, lists: list, ntps: list, frame: str, device_ids: list) -> list:
+    def compressed_image(self, data, stamp, frame: str, fmt: str = 'jpeg') -> CdrMessage:
+        """sensor_msgs/CompressedImage of encoded bytes (``fmt``: e.g. 'jpeg')."""
+        return self._with_data(('compressed', frame, fmt), 'sensor_msgs/msg/CompressedImage',
+                               lambda: {'header': _header(frame), 'format': fmt, 'data': []},
+                               data, stamp=stamp)
+
+    def image(self, data, stamp, frame: str, *, width: int, height: int, encoding: str,
+              step: int) -> CdrMessage:
+        """sensor_msgs/Image of raw pixel bytes (little-endian)."""
+        return self._with_data(('image', frame, encoding), 'sensor_msgs/msg/Image',
+                               lambda: {'header': _header(frame), 'height': Slot('u32'),
+                                        'width': Slot('u32'), 'encoding': encoding,
+                                        'is_bigendian': 0, 'step': Slot('u32'), 'data': []},
+                               data, stamp=stamp,
+                               u32=_column([height, width, step], np.uint32))
+
+    def can_message(self, m, stamp, frame: str, source_device_id: int) -> CdrMessage:
+        """IbeoCanMessage of a 0x1002 CAN frame."""
+        return self._with_data(('can', frame), 'ros_sim_bridge/msg/IbeoCanMessage',
+                               lambda: {'header': _header(frame), 'can_id': Slot('u16'),
+                                        'message_type': Slot('u8'), 'version': Slot('u8'),
+                                        'device_id': Slot('u8'),
+                                        'source_device_id': Slot('u16'),
+                                        'device_time_us': Slot('u32'), 'data': []},
+                               bytes(m.data), stamp=stamp,
+                               u16=_column([m.can_id, source_device_id], np.uint16),
+                               u8=_column([m.message_type, m.version, m.device_id], np.uint8),
+                               u32=int(m.device_time_us))
+
+    def time_reference(self, stamp, time_ref, source: str) -> CdrMessage:
+        """sensor_msgs/TimeReference (frame ''): ``time_ref`` the external clock's time."""
+        tmpl = self._template(('time_reference', source), 'sensor_msgs/msg/TimeReference',
+                              lambda: {'header': _header(''), 'time_ref': Slot('stamp'),
+                                       'source': source})
+        return CdrMessage(tmpl.type_name, (tmpl.fill(stamp=[stamp, time_ref]),))
+
+    def objects(self, lst, stamp, frame: str, device_id: int) -> tuple:
+        """(IbeoObjectList, MarkerArray) of an ECU object list: every field of every object
+        (:func:`object_table`); oriented boxes (namespace ``ecu_objects``), contours
+        (``ecu_contours``: the finite points of each, none where it has none) and ``id class``
+        labels (``ecu_labels``), one marker id per tracking id, expiring after
+        :data:`MARKER_LIFETIME_S`."""
+        return self.objects_many([lst], [stamp], frame, [device_id])[0]
+
+    def objects_many(self, lists: list, stamps: list, frame: str, device_ids: list) -> list:
         """:meth:`objects` of each of ``lists``, object lists of one data type (stamps
-        ``ntps``, devices ``device_ids``), made at once: the objects of all in one table, the
+        ``stamps``, devices ``device_ids``), made at once: the objects of all in one table, the
         elements of all in one buffer."""
         counts = np.array([len(lst.objects) for lst in lists], np.intp)
         ends = np.cumsum(counts)
         starts = ends - counts
-        t = ec.object_table(_joined(lists))
-        stamps = np.array([_stamp(ntp) for ntp in ntps], np.int64).reshape(-1, 2)
-        fields = [ec.list_fields(lst, dev) for lst, dev in zip(lists, device_ids)]
+        t = object_table(_joined(lists))
+        stamps = np.array(stamps, np.int64).reshape(-1, 2)
+        fields = [list_fields(lst, dev) for lst, dev in zip(lists, device_ids)]
         head = self._template(('object_list', frame), _OBJECT_LIST,
                               lambda: {'header': _header(frame), 'objects': [],
                                        **{k: Slot(_LIST_SLOT[v]) for k, v in _LIST_TYPES.items()}})
@@ -191,16 +429,16 @@ class EcuCdr:
                                                      frame, starts, ends))
         return [(CdrMessage(_OBJECT_LIST, (o,)), m) for o, m in zip(objects, markers)]
 
-    def _object_markers(self, t: ec.ObjectTable, outlines: list, lengths: np.ndarray,
+    def _object_markers(self, t: ObjectTable, outlines: list, lengths: np.ndarray,
                         stamps: np.ndarray, frame: str, starts, ends) -> list:
         """The marker items of each list (its objects: rows ``starts[j]:ends[j]`` of ``t``),
         every object stamped with its row of ``stamps``; ``outlines`` the (k, 3) finite contour
         points of those with ``lengths`` k > 0 of them."""
         num = t.numbers
-        r = ec.object_marker_rows(num['id'], np.column_stack(
+        r = object_marker_rows(num['id'], np.column_stack(
             [num[k] for k in ('box_center_x', 'box_center_y', 'box_size_x', 'box_size_y',
                               'course_angle')]).astype(np.float64), num['classification'])
-        ns_box, ns_contour, ns_label = ec.OBJECT_MARKER_NS
+        ns_box, ns_contour, ns_label = OBJECT_MARKER_NS
         life, m = self._life, self._markers
         placed = r['placed']
         outlined = np.flatnonzero(lengths)
@@ -211,9 +449,9 @@ class EcuCdr:
                                outlines, width=0.05,
                                colors=r['contour_rgba'][outlined], lifetime=life)
         ids = num['id'].tolist()
-        labels = m.labels(stamps[placed], frame, ns_label, r['ids'][placed],
-                          r['label_positions'],
-                          [f'{ids[i]} {t.names[i]}' for i in placed.tolist()], lifetime=life)
+        labels = label_items(stamps[placed], frame, ns_label, r['ids'][placed],
+                             r['label_positions'],
+                             [f'{ids[i]} {t.names[i]}' for i in placed.tolist()], lifetime=life)
         b0, b1 = np.searchsorted(placed, starts), np.searchsorted(placed, ends)
         s0, s1 = np.searchsorted(outlined, starts), np.searchsorted(outlined, ends)
         return [boxes[a:b] + strips[c:d] + labels[a:b]
@@ -282,15 +520,15 @@ def _contours_xyz(contours: list) -> tuple:
     return xyz, lengths
 
 
-_LIST_TYPES = {n: t for n, t in ec.IbeoObjectList.get_fields_and_field_types().items()
+_LIST_TYPES = {n: t for n, t in IbeoObjectList.get_fields_and_field_types().items()
                if n not in ('header', 'objects')}
 _LIST_SLOT = {'uint8': 'u1', 'uint16': 'u2', 'uint64': 'u8', 'boolean': 'u1'}
 
 
 def _object_value(name: str, k: int, props):
     def value():
-        return {**{field: Slot(dtype.str) for dtype, fields in ec.OBJECT_FIELDS_BY_DTYPE.items()
+        return {**{field: Slot(dtype.str) for dtype, fields in OBJECT_FIELDS_BY_DTYPE.items()
                    for field in fields},
                 'classification_name': name, 'contour': [Slot('contour')] * k,
-                'properties': [ec.object_property(*p) for p in props]}
+                'properties': [object_property(*p) for p in props]}
     return value

@@ -1,6 +1,8 @@
-"""Ibeo ECU / FUSION SYSTEM records → ROS messages, and :class:`IbeoToRos`, the dispatcher
-from (Ibeo header, record) to (topic, message) pairs that ``ibeo_idc to-bag`` uses (LUX types
-through the existing :mod:`.conversions`, called read-only).
+"""Ibeo ECU / FUSION SYSTEM records → ROS messages as CDR bytes, and :class:`IbeoToRos`, the
+dispatcher from (Ibeo header, record) to (topic, message) pairs that the ibeo node publishes
+and ``ibeo_idc to-bag`` writes: the numbers of each message here (``*_rows``, ``*_values``),
+the bytes from the templates of :mod:`.ecu_cdr` (LUX types: :mod:`.lux_cdr`).  Only the
+latched ``/tf_static`` mounts and the ``/diagnostics`` statuses are rclpy messages.
 
 Frames (REP-103): ECU positions are ISO 8855 (x forward, y left, z up) = FLU, so they pass
 through unchanged.  A scan in vehicle coordinates (scan flag bit 11) goes out in
@@ -20,22 +22,19 @@ false when a point's x, y or z is not finite.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
-from functools import lru_cache
+from dataclasses import replace
 from typing import NamedTuple, Optional
 
 import numpy as np
+from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from geometry_msgs.msg import Point, TwistStamped
-from nav_msgs.msg import Odometry
-from sensor_msgs.msg import CompressedImage, Image, Imu, NavSatFix, NavSatStatus, TimeReference
+from sensor_msgs.msg import NavSatFix, NavSatStatus
 from std_msgs.msg import Header
 from tf2_msgs.msg import TFMessage
-from visualization_msgs.msg import MarkerArray
 
 from ros_sim_bridge.core import frames
 from ros_sim_bridge.core.binary import BAD_VALUE, CodecError
-from ros_sim_bridge.core.ntp import MAX_TIME_JUMP_S, NTP_UNIX_OFFSET, ntp64_to_unix_ns
+from ros_sim_bridge.core.ntp import MAX_TIME_JUMP_S
 from ros_sim_bridge.ibeo.codec import can_message as cm
 from ros_sim_bridge.ibeo.codec import frame_end as fe
 from ros_sim_bridge.ibeo.codec import frame_index as fi
@@ -51,18 +50,17 @@ from ros_sim_bridge.ibeo.codec import objects_ecu as oe
 from ros_sim_bridge.ibeo.codec import odometry as od
 from ros_sim_bridge.ibeo.codec import scan_ecu as se
 from ros_sim_bridge.ibeo.codec import system_monitoring as sm
-from ros_sim_bridge.ibeo.codec import typed_values as tv
 from ros_sim_bridge.ibeo.codec import registry, units
 from ros_sim_bridge.ibeo.codec import vehicle_state_ecu as ve
 from ros_sim_bridge.ibeo.record_times import checked_record_time
-from ros_sim_bridge.msg import (IbeoCanMessage, IbeoMeasurementList, IbeoObject,
-                                IbeoObjectAssociation, IbeoObjectList, IbeoObjectProperty,
-                                IbeoOdometry, IbeoScanInfo, IbeoScannerInfo)
-from ros_sim_bridge.ros import markers as mk
+from ros_sim_bridge.ibeo.ros import lux_cdr
+from ros_sim_bridge.ibeo.ros.ecu_cdr import (  # noqa: F401  (the object table is ecu_cdr's)
+    BOX_HEIGHT, MARKER_LIFETIME_S, OBJECT_FIELDS_BY_DTYPE, OBJECT_MARKER_NS, OBJECT_NUMBERS,
+    ODOMETRY_FIELDS, EcuCdr, ObjectTable, list_fields, ntp_to_ns, object_marker_rows,
+    object_property, object_table, stamp_of)
+from ros_sim_bridge.ros.cdr_template import serialize
 from ros_sim_bridge.ros.geometry import transform
-from ros_sim_bridge.ros.pointcloud import to_pointcloud2
-from ros_sim_bridge.ros.pointcloud_cdr import pointcloud2_cdr
-from ros_sim_bridge.ros.stamps import ns_to_stamp
+from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage, pointcloud2_cdr
 
 NAN = float('nan')
 #: Published ECU point layout: the codec's POINT_DTYPE as is (28 bytes: x, y, z, echo_width
@@ -70,16 +68,13 @@ NAN = float('nan')
 CLOUD_DTYPE = se.POINT_DTYPE
 
 
-def ntp_to_ns(ntp: int) -> int:
-    """Unix ns of an NTP64 time; a clock that was never set (seconds since power-up, before
-    1970) gives its seconds since power-up instead of a negative time."""
-    if (ntp >> 32) >= NTP_UNIX_OFFSET:
-        return ntp64_to_unix_ns(ntp)
-    return (ntp * 1_000_000_000) >> 32
+def _time(stamp) -> Time:
+    return Time(sec=int(stamp[0]), nanosec=int(stamp[1]))
 
 
-def _header(ntp: int, frame_id: str) -> Header:
-    return Header(stamp=ns_to_stamp(ntp_to_ns(ntp)), frame_id=frame_id)
+def _tree_header(stamp, frame_id: str) -> dict:
+    """A std_msgs/Header value tree (:mod:`ros_sim_bridge.ros.cdr_template`)."""
+    return {'stamp': {'sec': int(stamp[0]), 'nanosec': int(stamp[1])}, 'frame_id': frame_id}
 
 
 #: the record fields each pose, transform, IMU and twist is made of (all must be finite)
@@ -108,13 +103,12 @@ def is_dense(points: np.ndarray) -> bool:
 
 # --- scans ---------------------------------------------------------------------------------
 
-def scan_clouds(scan: se.EcuScan, *, stamp_ntp: int, vehicle_frame: str = 'base_link',
-                scanner_frame: str = 'ibeo_scanner_{device_id}', serialized: bool = False
-                ) -> list:
-    """[(frame, PointCloud2)]: one cloud in ``vehicle_frame`` for a scan in vehicle
-    coordinates, else one per device id in its scanner frame.  Fields: :data:`CLOUD_DTYPE`.
-    With ``serialized`` the clouds come as :class:`~ros_sim_bridge.ros.pointcloud_cdr.CdrMessage`
-    (CDR bytes straight from the points: for bags and raw publishing)."""
+def scan_clouds(scan: se.EcuScan, *, stamp, vehicle_frame: str = 'base_link',
+                scanner_frame: str = 'ibeo_scanner_{device_id}') -> list:
+    """[(frame, PointCloud2 CDR)]: one cloud in ``vehicle_frame`` for a scan in vehicle
+    coordinates, else one per device id in its scanner frame, stamped ``stamp`` ((sec,
+    nanosec)).  Fields: :data:`CLOUD_DTYPE`; the bytes straight from the points
+    (:func:`~ros_sim_bridge.ros.pointcloud_cdr.pointcloud2_cdr`)."""
     pts = scan.points
     if scan.vehicle_coordinates:
         parts = [(vehicle_frame, pts)]
@@ -131,44 +125,18 @@ def scan_clouds(scan: se.EcuScan, *, stamp_ntp: int, vehicle_frame: str = 'base_
         parts = [(scanner_frame.format(device_id=int(d)), pts)
                  for d in scan.scanners['device_id'][:1]]
     dense = [bool(scan.dense) or is_dense(p) for _, p in parts]   # parts of a dense scan are
-    if serialized:
-        t_ns = ntp_to_ns(stamp_ntp)
-        return [(frame, pointcloud2_cdr(p, frame, t_ns, is_dense=d))
-                for (frame, p), d in zip(parts, dense)]
-    return [(frame, to_pointcloud2(p, _header(stamp_ntp, frame), is_dense=d))
+    t_ns = int(stamp[0]) * 1_000_000_000 + int(stamp[1])
+    return [(frame, pointcloud2_cdr(p, frame, t_ns, is_dense=d))
             for (frame, p), d in zip(parts, dense)]
 
 
-def scan_info(scan: se.EcuScan, header: Header, *, device_id: int = 0) -> IbeoScanInfo:
-    m = IbeoScanInfo(header=header, data_type=scan.DATA_TYPE, device_id=int(device_id),
-                     scan_start_ntp=int(scan.start_ntp),
-                     scan_end_offset_us=int(scan.end_offset_us), flags=int(scan.flags),
-                     scan_number=int(scan.scan_number), scan_points=len(scan.points))
-    names = scan.scanners.dtype.names
-    for row in scan.scanners:
-        s = IbeoScannerInfo()
-        for name in ('device_id', 'scanner_type', 'scan_number'):
-            setattr(s, name, int(row[name]))
-        for name in ('start_angle', 'end_angle', 'mounting_yaw', 'mounting_pitch',
-                     'mounting_roll', 'mounting_x', 'mounting_y', 'mounting_z'):
-            setattr(s, name, float(row[name]))
-        if 'resolutions' in names:
-            for name in ('start_ntp', 'end_ntp', 'device_start_ntp', 'device_end_ntp',
-                         'scan_flags'):
-                setattr(s, name, int(row[name]))
-            s.frequency, s.beam_tilt = float(row['frequency']), float(row['beam_tilt'])
-            s.resolution_start_angles = row['resolutions']['start_angle'].astype(np.float32)
-            s.resolutions = row['resolutions']['resolution'].astype(np.float32)
-        m.scanners.append(s)
-    return m
-
-
-def scanner_transforms(scan: se.EcuScan, *, stamp_ntp: int, vehicle_frame: str = 'base_link',
+def scanner_transforms(scan: se.EcuScan, *, stamp, vehicle_frame: str = 'base_link',
                        scanner_frame: str = 'ibeo_scanner_{device_id}') -> list:
-    """vehicle → scanner TransformStamped per scanner info (mounting yaw/pitch/roll, x/y/z);
-    none for a scanner whose mounting is not finite."""
+    """vehicle → scanner TransformStamped per scanner info (mounting yaw/pitch/roll, x/y/z),
+    stamped ``stamp`` ((sec, nanosec)); none for a scanner whose mounting is not finite
+    (rclpy messages: the node keeps every mount and publishes them latched)."""
     out = []
-    stamp = ns_to_stamp(ntp_to_ns(stamp_ntp))
+    stamp = _time(stamp)
     for row in scan.scanners:
         if non_finite_field(row, MOUNTING_FIELDS) is not None:
             continue
@@ -178,74 +146,6 @@ def scanner_transforms(scan: se.EcuScan, *, stamp_ntp: int, vehicle_frame: str =
                              scanner_frame.format(device_id=int(row['device_id'])),
                              (row['mounting_x'], row['mounting_y'], row['mounting_z']), q))
     return out
-
-
-# --- objects -------------------------------------------------------------------------------
-
-_RENAMED = {'classification_quality': 'classification_certainty',
-            'classification_age': 'classification_age_ms'}
-
-
-def object_property(key: int, type_id: int, value) -> IbeoObjectProperty:
-    p = IbeoObjectProperty(key=int(key), type_id=int(type_id))
-    if type_id == tv.STRING:
-        p.value, p.text = NAN, str(value)
-    else:
-        p.value = NAN if value is None else float(value)
-    return p
-
-
-#: IbeoObject's number fields (name → rosidl type), in message order
-OBJECT_NUMBERS = {n: t for n, t in IbeoObject.get_fields_and_field_types().items()
-                  if t in ('float', 'uint8', 'uint16', 'uint32', 'uint64')}
-#: the same fields grouped by element type: numpy dtype → names, in message order
-OBJECT_FIELDS_BY_DTYPE = {
-    np.dtype(d): [n for n, t in OBJECT_NUMBERS.items() if t == kind]
-    for kind, d in (('float', 'f4'), ('uint8', 'u1'), ('uint16', 'u2'), ('uint32', 'u4'),
-                    ('uint64', 'u8'))}
-
-
-def _row_layout() -> tuple:
-    """One object's numbers as a row: the groups of :data:`OBJECT_FIELDS_BY_DTYPE` side by
-    side, the widest first (each group aligned, the row a multiple of 8 bytes); (dtype, group
-    dtype → (byte offset, field count), the bytes of a row of no field given: NaN / 0)."""
-    names, formats, offsets, groups, at = [], [], [], {}, 0
-    for d in sorted(OBJECT_FIELDS_BY_DTYPE, key=lambda d: -d.itemsize):
-        fields = OBJECT_FIELDS_BY_DTYPE[d]
-        groups[d] = (at, len(fields))
-        names += fields
-        formats += [d] * len(fields)
-        offsets += range(at, at + len(fields) * d.itemsize, d.itemsize)
-        at += len(fields) * d.itemsize
-    row = np.dtype({'names': names, 'formats': formats, 'offsets': offsets,
-                    'itemsize': -(-at // 8) * 8})
-    empty = np.zeros((), row)
-    for name in OBJECT_FIELDS_BY_DTYPE[np.dtype('f4')]:
-        empty[name] = np.nan
-    return row, groups, np.frombuffer(empty.tobytes(), np.uint8)
-
-
-_OBJECT_ROW, _OBJECT_GROUPS, _EMPTY_OBJECT = _row_layout()
-
-
-@lru_cache(maxsize=None)
-def _object_gather(wire: np.dtype) -> tuple:
-    """How :func:`object_table` fills a row from an object of dtype ``wire``: (byte indices in
-    the object, byte indices in the row) of the fields of the same type, and (row field,
-    object field) of those to cast (e.g. a UINT16 id into IbeoObject's uint32)."""
-    present = set(wire.names)
-    src, dst, casts = [], [], []
-    for name in _OBJECT_ROW.names:
-        source = name if name in present else _RENAMED.get(name)
-        if source not in present:
-            continue
-        (t, t_at), (s, s_at) = _OBJECT_ROW.fields[name][:2], wire.fields[source][:2]
-        if s == t:
-            src += range(s_at, s_at + s.itemsize)
-            dst += range(t_at, t_at + t.itemsize)
-        else:
-            casts.append((name, source))
-    return np.array(src, np.intp), np.array(dst, np.intp), casts
 
 
 class CappedObjectList(NamedTuple):
@@ -275,146 +175,6 @@ def cap_object_list(lst: oe.EcuObjectList, max_objects: int, max_contour_points:
                             n - keep, dropped_points)
 
 
-@dataclass(frozen=True)
-class ObjectTable:
-    """An ECU object list as :class:`IbeoObject` fields: ``by_dtype[dtype]`` an (n, m) array of
-    the m fields of :data:`OBJECT_FIELDS_BY_DTYPE` (float32 NaN where the data type has no such
-    field, 0 for missing integers) and ``numbers`` the same rows as a structured array
-    (``numbers[name]``: a field's column); class names, contours ((k, 2) m) and properties
-    ([(key, type id, value)]) per object."""
-    by_dtype: dict
-    numbers: np.ndarray
-    names: list
-    contours: list
-    properties: list
-
-    def __len__(self) -> int:
-        return len(self.names)
-
-
-def object_table(lst: oe.EcuObjectList) -> ObjectTable:
-    """Every field of every object (the bytes of the fields of the same type gathered at once);
-    box centres of 0x2281 from the reference point."""
-    o = lst.objects
-    n = len(o)
-    raw = np.empty((n, _OBJECT_ROW.itemsize), np.uint8)
-    raw[:] = _EMPTY_OBJECT
-    src, dst, casts = _object_gather(o.dtype)
-    if n:
-        raw[:, dst] = np.ascontiguousarray(o).view(np.uint8).reshape(n, -1)[:, src]
-    rows = raw.view(_OBJECT_ROW).reshape(n)
-    for name, source in casts:
-        rows[name] = o[source]
-    if n:
-        centers = lst.box_centers()
-        rows['box_center_x'] = centers[:, 0]
-        rows['box_center_y'] = centers[:, 1]
-    by_dtype = {d: raw[:, at:at + m * d.itemsize].view(d)
-                for d, (at, m) in _OBJECT_GROUPS.items()}
-    names = [oe.classification_name(c) for c in rows['classification'].tolist()]
-    return ObjectTable(by_dtype, rows, names, [np.asarray(c) for c in lst.contours[:n]],
-                       list(lst.properties) or [[] for _ in range(n)])
-
-
-def list_fields(lst: oe.EcuObjectList, device_id: int) -> dict:
-    """IbeoObjectList's fields but the header and the objects."""
-    out = {'data_type': lst.DATA_TYPE, 'device_id': int(device_id),
-           'mid_scan_ntp': int(lst.mid_scan_ntp), 'object_list_id': 0, 'device_type': 0,
-           'device_interface_version': 0, 'post_processed': False}
-    if isinstance(lst, oe.EcuObjectList2281):
-        out.update(object_list_id=int(lst.object_list_id), device_type=int(lst.device_type),
-                   device_interface_version=int(lst.device_interface_version),
-                   post_processed=bool(lst.post_processed))
-    return out
-
-
-def object_list(lst: oe.EcuObjectList, header: Header, *, device_id: int = 0) -> IbeoObjectList:
-    """Every field of every object (:func:`object_table`)."""
-    m = IbeoObjectList(header=header, **list_fields(lst, device_id))
-    t = object_table(lst)
-    rows = list(zip(*(t.numbers[name].tolist() for name in OBJECT_NUMBERS)))
-    for i in range(len(t)):
-        obj = IbeoObject()
-        for name, value in zip(OBJECT_NUMBERS, rows[i]):
-            setattr(obj, name, value)
-        obj.classification_name = t.names[i]
-        obj.contour = [Point(x=x, y=y, z=0.0) for x, y in t.contours[i].tolist()]
-        obj.properties = [object_property(*p) for p in t.properties[i]]
-        m.objects.append(obj)
-    return m
-
-
-def _class_rgba() -> np.ndarray:
-    """RGBA (opaque) of each class number; grey for those without a colour of their own."""
-    table = np.tile([0.7, 0.7, 0.7, 1.0], (256, 1))
-    for value, rgb in {3: (1.0, 0.2, 0.2), 4: (1.0, 0.6, 0.0), 5: (0.2, 0.6, 1.0),
-                       6: (0.4, 0.2, 1.0), 12: (0.3, 0.8, 0.3)}.items():
-        table[value, :3] = rgb
-    return table
-
-
-_CLASS_RGBA = _class_rgba()
-_NO_GEOMETRY = np.array([0.0, 0.0, 0.05, 0.05, 0.0])    # centre, size x/y, course angle
-
-
-#: namespaces of :func:`object_markers`, and its marker lifetime and box height
-OBJECT_MARKER_NS = ('ecu_objects', 'ecu_contours', 'ecu_labels')
-MARKER_LIFETIME_S, BOX_HEIGHT = 0.25, 1.5
-
-
-def object_marker_rows(ids, geo: np.ndarray, classification, *,
-                       box_height: float = BOX_HEIGHT) -> dict:
-    """The numbers of :func:`object_markers` from the objects' ids, (n, 5) box centre x/y,
-    size x/y and course angle (NaN: none) and classes: marker ids (tracking id, 31 bits) and
-    contour RGBA of every object; for the objects with a finite centre (``placed``, their
-    indices: an object without one gets no box and no label rather than one at the origin)
-    box centres/sizes/yaw (sizes 5 cm and yaw 0 where not given) and RGBA, label
-    positions."""
-    ids = np.asarray(ids, np.int64) & 0x7FFFFFFF
-    finite = np.isfinite(geo)
-    placed = np.flatnonzero(finite[:, 0] & finite[:, 1])
-    geo = np.where(finite, geo, _NO_GEOMETRY)[placed]
-    box = np.empty((len(placed), 6))                     # centre x, y, z, size x, y, z
-    box[:, :2], box[:, 2] = geo[:, :2], box_height / 2
-    box[:, 3:5], box[:, 5] = geo[:, 2:4], box_height
-    rgba = _CLASS_RGBA[np.asarray(classification, np.uint8)]
-    box_rgba = rgba[placed]
-    box_rgba[:, 3] = 0.5
-    return {'ids': ids, 'placed': placed, 'centers': box[:, :3], 'sizes': box[:, 3:],
-            'yaw': geo[:, 4], 'box_rgba': box_rgba, 'contour_rgba': rgba,
-            'label_positions': box[:, :3] + [0.0, 0.0, box_height / 2 + 0.4]}
-
-
-def object_markers(msg: IbeoObjectList, *, lifetime_s: float = MARKER_LIFETIME_S,
-                   box_height: float = BOX_HEIGHT) -> MarkerArray:
-    """Oriented boxes (namespace ``ecu_objects``), contours (``ecu_contours``: the finite
-    points of each, none where it has none) and ``id class`` labels (``ecu_labels``) of an
-    :class:`IbeoObjectList`, built by the shared :mod:`ros_sim_bridge.ros.markers` builders;
-    one id per tracking id; markers expire after ``lifetime_s``."""
-    objs = msg.objects
-    if not objs:
-        return MarkerArray()
-    r = object_marker_rows([o.id for o in objs],
-                           np.array([(o.box_center_x, o.box_center_y, o.box_size_x,
-                                      o.box_size_y, o.course_angle) for o in objs], np.float64),
-                           [o.classification for o in objs], box_height=box_height)
-    life = mk.duration(lifetime_s)
-    ns_box, ns_contour, ns_label = OBJECT_MARKER_NS
-    placed = r['placed']
-    out = mk.boxes(msg.header, ns_box, r['ids'][placed], r['centers'], r['sizes'],
-                   yaw=r['yaw'], colors=r['box_rgba'], min_size=0.05, lifetime=life)
-    drawn = [[p for p in o.contour if math.isfinite(p.x) and math.isfinite(p.y)
-              and math.isfinite(p.z)] for o in objs]       # RViz refuses a NaN / ±Inf point
-    outlined = [i for i, d in enumerate(drawn) if d]
-    out += mk.line_strips(msg.header, ns_contour, r['ids'][outlined],
-                          [drawn[i] for i in outlined], width=0.05,
-                          colors=r['contour_rgba'][outlined], lifetime=life)
-    out += mk.labels(msg.header, ns_label, r['ids'][placed], r['label_positions'],
-                     [f'{objs[i].id} {objs[i].classification_name}' for i in placed.tolist()],
-                     lifetime=life)
-    return MarkerArray(markers=out)
-
-
 # --- vehicle states, GPS, IMU, odometry ----------------------------------------------------
 
 def vehicle_odometry_rows(s) -> tuple:
@@ -426,17 +186,6 @@ def vehicle_odometry_rows(s) -> tuple:
     pose = [float(s.distance_x * to_si['distance_x']), float(s.distance_y * to_si['distance_y']),
             0.0, 0.0, 0.0, z, w]
     return pose, [float(s.longitudinal_velocity), 0.0, 0.0, 0.0, 0.0, float(s.yaw_rate)]
-
-
-def vehicle_odometry(s, header: Header, *, child_frame: str = 'base_link') -> Odometry:
-    """0x2806/0x2807 (:func:`vehicle_odometry_rows`) in ``header.frame_id`` (odometry frame)."""
-    pose, tw = vehicle_odometry_rows(s)
-    m = Odometry(header=header, child_frame_id=child_frame)
-    p = m.pose.pose
-    p.position.x, p.position.y, p.position.z = pose[:3]
-    p.orientation.x, p.orientation.y, p.orientation.z, p.orientation.w = pose[3:]
-    m.twist.twist.linear.x, m.twist.twist.angular.z = tw[0], tw[5]
-    return m
 
 
 def _covariance(sx: float, sy: float, sz: float) -> list:
@@ -477,11 +226,6 @@ def navsat_values(lat_deg: float, lon_deg: float, alt: float, *, sigmas=None,
     return lat, lon, alt, status, [0.0] * 9, NavSatFix.COVARIANCE_TYPE_UNKNOWN
 
 
-def navsatfix(lat_deg: float, lon_deg: float, alt: float, header: Header, *, sigmas=None,
-              status: int = NavSatStatus.STATUS_FIX) -> NavSatFix:
-    return _fix(navsat_values(lat_deg, lon_deg, alt, sigmas=sigmas, status=status), header)
-
-
 def gps_fix_values(g: gi.PositionWgs84) -> tuple:
     """0x2604 → :func:`navsat_values`: latitude/longitude rad → deg; east/north/up sigmas
     from lon/lat/alt sigmas; the source type as SBAS / GBAS fix."""
@@ -513,22 +257,6 @@ def gps_imu_fix_values(g: gi.GpsImu) -> tuple:
                          status=status)
 
 
-def _fix(values: tuple, header: Header) -> NavSatFix:
-    lat, lon, alt, status, cov, cov_type = values
-    m = NavSatFix(header=header, latitude=lat, longitude=lon, altitude=alt,
-                  position_covariance=cov, position_covariance_type=cov_type)
-    m.status.status, m.status.service = status, NavSatStatus.SERVICE_GPS
-    return m
-
-
-def gps_fix(g: gi.PositionWgs84, header: Header) -> NavSatFix:
-    return _fix(gps_fix_values(g), header)
-
-
-def gps_imu_fix(g: gi.GpsImu, header: Header) -> NavSatFix:
-    return _fix(gps_imu_fix_values(g), header)
-
-
 def gps_imu_imu_rows(g: gi.GpsImu) -> tuple:
     """0x9001 → Imu fields in FLU, in message order: orientation (x, y, z, w: roll/pitch and
     ENU yaw = north-based yaw + π/2) and its covariance, angular velocity (roll/pitch/yaw
@@ -547,43 +275,19 @@ def gps_imu_imu_rows(g: gi.GpsImu) -> tuple:
                         g.vertical_acceleration_sigma))
 
 
-def gps_imu_imu(g: gi.GpsImu, header: Header) -> Imu:
-    """0x9001 → Imu (:func:`gps_imu_imu_rows`)."""
-    q, q_cov, rate, rate_cov, acc, acc_cov = gps_imu_imu_rows(g)
-    m = Imu(header=header, orientation_covariance=q_cov,
-            angular_velocity_covariance=rate_cov, linear_acceleration_covariance=acc_cov)
-    m.orientation.x, m.orientation.y, m.orientation.z, m.orientation.w = q
-    m.angular_velocity.x, m.angular_velocity.y, m.angular_velocity.z = rate
-    m.linear_acceleration.x, m.linear_acceleration.y, m.linear_acceleration.z = acc
-    return m
-
-
-#: IbeoOdometry's fields after the header, in message order (the codec's names)
-ODOMETRY_FIELDS = tuple(n for n in IbeoOdometry.get_fields_and_field_types() if n != 'header')
-
-
-def odometry(o: od.EcuOdometry, header: Header) -> IbeoOdometry:
-    m = IbeoOdometry(header=header)
-    for name in ODOMETRY_FIELDS:
-        setattr(m, name, getattr(o, name))
-    return m
-
-
-def twist(velocity: float, yaw_rate: float, header: Header) -> TwistStamped:
-    m = TwistStamped(header=header)
-    m.twist.linear.x, m.twist.angular.z = float(velocity), float(yaw_rate)
-    return m
-
-
 # --- image ---------------------------------------------------------------------------------
 
-def image(img: im.EcuImage, header: Header):
-    """JPEG/MJPEG → CompressedImage ('jpeg'); GRAY8 → Image ('mono8'); None for YUV."""
+_CDR = EcuCdr()
+
+
+def image(img: im.EcuImage, stamp, frame: str):
+    """JPEG/MJPEG → CompressedImage ('jpeg'); GRAY8 → Image ('mono8'); None for YUV (or a
+    GRAY8 image whose size is not width × height)."""
     if img.image_format in (im.JPEG, im.MJPEG):
-        return CompressedImage(header=header, format='jpeg', data=img.data)
+        return _CDR.compressed_image(img.data, stamp, frame, 'jpeg')
     if img.image_format == im.GRAY8 and len(img.data) == img.width * img.height:
-        return Image(header=header, height=img.height, width=img.width, encoding='mono8',
-                     is_bigendian=0, step=img.width, data=img.data)
+        return _CDR.image(img.data, stamp, frame, width=img.width, height=img.height,
+                          encoding='mono8', step=img.width)
     return None
 
 
@@ -628,52 +332,56 @@ def status(record, *, device_id: int = 0, prefix: str = 'ibeo: ') -> DiagnosticS
 
 # --- measurement list, CAN, object association, time record, meta information, planes -----
 
-def measurement_list(m: ml.MeasurementList, header: Header, *, device_id: int = 0
-                     ) -> IbeoMeasurementList:
+def measurement_list(m: ml.MeasurementList, stamp, frame: str, *, device_id: int = 0
+                     ) -> CdrMessage:
     """0x2821 (§21): the typed key/values as sent, each with its §13 name."""
-    return IbeoMeasurementList(
-        header=header, device_id=int(device_id), device_time_us=int(m.microseconds),
-        list_name=m.list_name, group_name=m.group_name,
-        names=[m.key_name(k) for k, _, _ in m.measurements],
-        measurements=[object_property(k, t, v) for k, t, v in m.measurements])
+    return CdrMessage('ros_sim_bridge/msg/IbeoMeasurementList', (serialize(
+        'ros_sim_bridge/msg/IbeoMeasurementList', {
+            'header': _tree_header(stamp, frame), 'device_id': int(device_id),
+            'device_time_us': int(m.microseconds), 'list_name': m.list_name,
+            'group_name': m.group_name, 'names': [m.key_name(k) for k, _, _ in m.measurements],
+            'measurements': [object_property(k, t, v) for k, t, v in m.measurements]}),))
 
 
-def can_message(m: cm.CanMessage, header: Header, *, source_device_id: int = 0
-                ) -> IbeoCanMessage:
-    """0x1002 (§30): one CAN frame, stamped with its receive time."""
-    return IbeoCanMessage(header=header, can_id=int(m.can_id), message_type=int(m.message_type),
-                          version=int(m.version), device_id=int(m.device_id),
-                          source_device_id=int(source_device_id),
-                          device_time_us=int(m.device_time_us), data=bytes(m.data))
+def can_message(m: cm.CanMessage, stamp, *, source_device_id: int = 0) -> CdrMessage:
+    """0x1002 (§30): one CAN frame, stamped with its receive time (frame '')."""
+    return _CDR.can_message(m, stamp, '', source_device_id)
 
 
-def object_association(a: oa.ObjectAssociation, header: Header) -> IbeoObjectAssociation:
+def object_association(a: oa.ObjectAssociation, stamp, frame: str) -> CdrMessage:
     """0x4001 (§31): the association table as parallel arrays; NTP times → ROS times."""
     rows = a.associations
-    return IbeoObjectAssociation(
-        header=header, reference_object_list_id=int(a.reference_object_list_id),
-        reference_device_type=int(a.reference_device_type),
-        reference_device_interface_version=int(a.reference_device_interface_version),
-        dut_object_list_id=int(a.dut_object_list_id), dut_device_type=int(a.dut_device_type),
-        dut_device_interface_version=int(a.dut_device_interface_version),
-        reference_object_id=rows['reference_object_id'].astype(np.uint32),
-        dut_object_id=rows['dut_object_id'].astype(np.uint32),
-        first_seen=[ns_to_stamp(ntp_to_ns(int(t))) for t in rows['timestamp_first_ntp']],
-        last_seen=[ns_to_stamp(ntp_to_ns(int(t))) for t in rows['timestamp_last_ntp']],
-        certainty=rows['certainty'].astype(np.float32))
+
+    def times(column):
+        return [dict(zip(('sec', 'nanosec'), stamp_of(int(t)))) for t in rows[column]]
+    return CdrMessage('ros_sim_bridge/msg/IbeoObjectAssociation', (serialize(
+        'ros_sim_bridge/msg/IbeoObjectAssociation', {
+            'header': _tree_header(stamp, frame),
+            'reference_object_list_id': int(a.reference_object_list_id),
+            'reference_device_type': int(a.reference_device_type),
+            'reference_device_interface_version': int(a.reference_device_interface_version),
+            'dut_object_list_id': int(a.dut_object_list_id),
+            'dut_device_type': int(a.dut_device_type),
+            'dut_device_interface_version': int(a.dut_device_interface_version),
+            'reference_object_id': rows['reference_object_id'].astype(np.uint32),
+            'dut_object_id': rows['dut_object_id'].astype(np.uint32),
+            'first_seen': times('timestamp_first_ntp'),
+            'last_seen': times('timestamp_last_ntp'),
+            'certainty': rows['certainty'].astype(np.float32)}),))
 
 
-def time_references(t: tr.TimeRecord, *, frame_id: str = '') -> list:
+def time_references(t: tr.TimeRecord, stamp=None) -> list:
     """0x9000 (§32): one ``sensor_msgs/TimeReference`` per pair: stamp = the internal clock's
-    time, ``time_ref`` = the external clock's (e.g. GPS) at that moment, ``source`` names the
-    external clock and the pair's fix mode."""
+    time (``stamp`` instead when given: the node's receive time), ``time_ref`` = the external
+    clock's (e.g. GPS) at that moment, ``source`` names the external clock and the pair's fix
+    mode."""
     out = []
     for ext, internal, fix in zip(t.external_ntp.tolist(), t.internal_ntp.tolist(),
                                   t.fix_modes.tolist()):
-        out.append(TimeReference(
-            header=_header(internal, frame_id), time_ref=ns_to_stamp(ntp_to_ns(ext)),
-            source=(f'ibeo clock {t.external_clock_id}/{t.external_clock_name} '
-                    f'fix {tr.FIX_MODES.get(fix, str(fix))}')))
+        out.append(_CDR.time_reference(
+            stamp_of(internal) if stamp is None else stamp, stamp_of(ext),
+            f'ibeo clock {t.external_clock_id}/{t.external_clock_name} '
+            f'fix {tr.FIX_MODES.get(fix, str(fix))}'))
     return out
 
 
@@ -700,20 +408,18 @@ def meta_information(lst: mi.MetaInformationList, *, device_id: int = 0,
                             message=f'{len(lst.elements)} element(s)', values=values)
 
 
-def plane_cloud(p: pcp.PointCloudPlane, *, stamp_ntp: int, frame_id: str,
-                serialized: bool = False):
+def plane_cloud(p: pcp.PointCloudPlane, stamp, frame_id: str) -> CdrMessage:
     """0x7510 (§28): the points (x/y/z m in the tangential plane at the reference point, plus
     echo pulse width / flags when the points type has them) as a PointCloud2."""
-    dense = is_dense(p.points)
-    if serialized:
-        return pointcloud2_cdr(p.points, frame_id, ntp_to_ns(stamp_ntp), is_dense=dense)
-    return to_pointcloud2(p.points, _header(stamp_ntp, frame_id), is_dense=dense)
+    return pointcloud2_cdr(p.points, frame_id, int(stamp[0]) * 1_000_000_000 + int(stamp[1]),
+                           is_dense=is_dense(p.points))
 
 
-def plane_reference(p: pcp.PointCloudPlane, header: Header) -> NavSatFix:
+def plane_reference(p: pcp.PointCloudPlane, stamp, frame_id: str) -> CdrMessage:
     """0x7510's WGS84 reference point (rad → deg; no covariance given)."""
-    return navsatfix(math.degrees(p.reference_latitude), math.degrees(p.reference_longitude),
-                     p.reference_altitude, header)
+    return _CDR.navsatfix(navsat_values(math.degrees(p.reference_latitude),
+                                        math.degrees(p.reference_longitude),
+                                        p.reference_altitude), stamp, frame_id)
 
 
 # --- dispatcher ----------------------------------------------------------------------------
@@ -754,14 +460,14 @@ class Conversion(NamedTuple):
 
 
 class IbeoToRos:
-    """(IbeoHeader, record) → [(topic, message)] for every type with a ROS form.  Topics per
-    :data:`TOPICS` (relative ones under ``namespace``).  Types without one (frame end, IDC
-    trailer, frame index, carriage ways, commands: :data:`NO_ROS_FORM`) give [].  With
-    ``serialized`` the ECU clouds and the fixed-shape messages (:mod:`.ecu_cdr`) are
-    :class:`~ros_sim_bridge.ros.pointcloud_cdr.CdrMessage` (bytes, not rclpy messages).  A
-    record's own time (:mod:`~ros_sim_bridge.ibeo.record_times`) stamps its messages when
-    valid within ``max_jump_s`` of the header time it is given (a checked one), else that
-    header time does."""
+    """(IbeoHeader, record) → [(topic, message)] for every type with a ROS form: CDR bytes
+    (:class:`~ros_sim_bridge.ros.pointcloud_cdr.CdrMessage`), but the latched ``/tf_static``
+    mounts (a TFMessage) and ``/diagnostics`` (a DiagnosticArray).  Topics per :data:`TOPICS`
+    (relative ones under ``namespace``).  Types without one (frame end, IDC trailer, frame
+    index, carriage ways, commands: :data:`NO_ROS_FORM`) give [].  A record's own time
+    (:mod:`~ros_sim_bridge.ibeo.record_times`) stamps its messages when valid within
+    ``max_jump_s`` of the header time it is given (a checked one), else that header time does;
+    :meth:`convert`'s ``stamp`` (the node's receive time) replaces both."""
 
     #: data types whose conversion depends on those converted before (a scanner's transform
     #: is sent by the first scan that shows its mounting): ``ibeo_idc to-bag`` converts them in
@@ -772,20 +478,15 @@ class IbeoToRos:
                  scanner_frame: str = 'ibeo_scanner_{device_id}', odom_frame: str = 'odom',
                  gps_frame: str = 'gps', imu_frame: str = 'imu', camera_frame: str = 'camera',
                  lux_frame: str = 'laser', plane_frame: str = 'ibeo_plane',
-                 serialized: bool = False, status_prefix: str = 'ibeo: ',
-                 max_jump_s: float = MAX_TIME_JUMP_S):
+                 status_prefix: str = 'ibeo: ', max_jump_s: float = MAX_TIME_JUMP_S):
         self.ns = namespace.rstrip('/')
         self.status_prefix = status_prefix   # of /diagnostics status names (live: the node's)
         self.vehicle_frame, self.scanner_frame = vehicle_frame, scanner_frame
         self.odom_frame, self.gps_frame, self.imu_frame = odom_frame, gps_frame, imu_frame
         self.camera_frame, self.lux_frame = camera_frame, lux_frame
         self.plane_frame = plane_frame
-        self.serialized = serialized
         self.max_jump_s = max_jump_s
-        self._cdr = None
-        if serialized:
-            from .ecu_cdr import EcuCdr
-            self._cdr = EcuCdr()
+        self._cdr = _CDR
         self._tf_sent: dict = {}
         self._lux_builder = None
         #: the messages the last :meth:`convert` left out for a non-finite value
@@ -810,33 +511,39 @@ class IbeoToRos:
                                        kind=BAD_VALUE))
         return False
 
-    def convert(self, header, record) -> list:
+    def convert(self, header, record, stamp=None) -> list:
         """[(topic, message)] of one record; :attr:`refused` holds a CodecError(BAD_VALUE) for
         each message left out for a non-finite value (a transform, odometry, IMU or twist),
         :attr:`invalid_time` why its own time was not used (judged first: set as well when a
-        stamp then cannot be made, StampError)."""
+        stamp then cannot be made, StampError).  ``stamp`` ((sec, nanosec)): the stamp of
+        every message instead of the record's times (the node's receive time)."""
         out: list = []
         self.refused = []
         h_ntp = header.ntp
         dev = header.device_id
         own = checked_record_time(record, h_ntp, self.max_jump_s)
         self.invalid_time = None if own is None else own.why
-        t = h_ntp if own is None else own.ntp      # the stamp of a record with a time of its own
+        t_ntp = h_ntp if own is None else own.ntp         # a record with a time of its own
+
+        def own_stamp():
+            return stamp_of(t_ntp) if stamp is None else stamp
+
+        def header_stamp():
+            return stamp_of(h_ntp) if stamp is None else stamp
+        st = own_stamp() if isinstance(record, _OWN_STAMPED) else None
+        c = self._cdr
         if isinstance(record, se.EcuScan):
-            clouds = scan_clouds(record, stamp_ntp=t, vehicle_frame=self.vehicle_frame,
-                                 scanner_frame=self.scanner_frame,
-                                 serialized=self.serialized)
+            clouds = scan_clouds(record, stamp=st, vehicle_frame=self.vehicle_frame,
+                                 scanner_frame=self.scanner_frame)
             out += [(self.topic('points'), cloud) for _, cloud in clouds]
             frame = clouds[0][0] if clouds else ''
-            out.append((self.topic('scan_info'),
-                        self._cdr.scan_info(record, t, frame, dev) if self._cdr else
-                        scan_info(record, _header(t, frame), device_id=dev)))
+            out.append((self.topic('scan_info'), c.scan_info(record, st, frame, dev)))
             mounts = [m for m in record.scanners[['device_id', *MOUNTING_FIELDS]].tolist()
                       if all(map(math.isfinite, m[1:])) or   # else named and left out:
                       self._finite(header, dict(zip(MOUNTING_FIELDS, m[1:])),
                                    MOUNTING_FIELDS, f'transform for scanner {m[0]}')]
             if any(self._tf_sent.get(m[0]) != m for m in mounts):   # new or moved scanners
-                new = [tf for tf, m in zip(scanner_transforms(record, stamp_ntp=t,
+                new = [tf for tf, m in zip(scanner_transforms(record, stamp=st,
                                                               vehicle_frame=self.vehicle_frame,
                                                               scanner_frame=self.scanner_frame),
                                            mounts) if self._tf_sent.get(m[0]) != m]
@@ -844,107 +551,80 @@ class IbeoToRos:
                     self._tf_sent[m[0]] = m
                 out.append((self.topic('tf_static'), TFMessage(transforms=new)))
         elif isinstance(record, oe.EcuObjectList):
-            if self._cdr:
-                objects, markers = self._cdr.objects(record, t, self.vehicle_frame, dev)
-            else:
-                objects = object_list(record, _header(t, self.vehicle_frame), device_id=dev)
-                markers = object_markers(objects)
+            objects, markers = c.objects(record, st, self.vehicle_frame, dev)
             out += [(self.topic('objects'), objects), (self.topic('markers'), markers)]
         elif isinstance(record, (ve.EcuVehicleState2806, ve.EcuVehicleState2807)):
             if self._finite(header, record, VEHICLE_ODOMETRY_FIELDS, 'odometry'):
                 out.append((self.topic('vehicle_odometry'),
-                            self._cdr.vehicle_odometry(record, t, self.odom_frame,
-                                                       self.vehicle_frame) if self._cdr else
-                            vehicle_odometry(record, _header(t, self.odom_frame),
-                                             child_frame=self.vehicle_frame)))
+                            c.vehicle_odometry(vehicle_odometry_rows(record), st,
+                                               self.odom_frame, self.vehicle_frame)))
         elif isinstance(record, ve.EcuVehicleState2808):
-            fix = vehicle_fix_values(record)
             out.append((self.topic('vehicle_fix'),
-                        self._cdr.navsatfix(fix, t, self.gps_frame) if self._cdr else
-                        _fix(fix, _header(t, self.gps_frame))))
+                        c.navsatfix(vehicle_fix_values(record), st, self.gps_frame)))
             if self._finite(header, record, VEHICLE_TWIST_FIELDS, 'twist'):
                 out.append((self.topic('vehicle_twist'),
-                            self._cdr.twist(record.longitudinal_velocity, record.yaw_rate, t,
-                                            self.vehicle_frame) if self._cdr else
-                            twist(record.longitudinal_velocity, record.yaw_rate,
-                                  _header(t, self.vehicle_frame))))
+                            c.twist(record.longitudinal_velocity, record.yaw_rate, st,
+                                    self.vehicle_frame)))
         elif isinstance(record, gi.PositionWgs84):
             out.append((self.topic('gps_fix'),
-                        self._cdr.navsatfix(gps_fix_values(record), t, self.gps_frame)
-                        if self._cdr else gps_fix(record, _header(t, self.gps_frame))))
+                        c.navsatfix(gps_fix_values(record), st, self.gps_frame)))
         elif isinstance(record, gi.GpsImu):
             imu = self._finite(header, record, IMU_FIELDS, 'imu')
-            if self._cdr:
-                out.append((self.topic('gps_imu_fix'),
-                            self._cdr.navsatfix(gps_imu_fix_values(record), t, self.gps_frame)))
-                if imu:
-                    out.append((self.topic('imu'), self._cdr.imu(record, t, self.imu_frame)))
-            else:
-                out.append((self.topic('gps_imu_fix'),
-                            gps_imu_fix(record, _header(t, self.gps_frame))))
-                if imu:
-                    out.append((self.topic('imu'),
-                                gps_imu_imu(record, _header(t, self.imu_frame))))
+            out.append((self.topic('gps_imu_fix'),
+                        c.navsatfix(gps_imu_fix_values(record), st, self.gps_frame)))
+            if imu:
+                out.append((self.topic('imu'),
+                            c.imu(gps_imu_imu_rows(record), st, self.imu_frame)))
         elif isinstance(record, od.EcuOdometry):         # IbeoOdometry: NaN stays data
             moving = self._finite(header, record, ODOMETRY_TWIST_FIELDS, 'twist')
-            if self._cdr:
-                out.append((self.topic('odometry'),
-                            self._cdr.odometry(record, t, self.vehicle_frame)))
-                if moving:
-                    out.append((self.topic('odometry_twist'),
-                                self._cdr.twist(record.velocity, record.yaw_rate, t,
-                                                self.vehicle_frame)))
-            else:
-                hdr = _header(t, self.vehicle_frame)
-                out.append((self.topic('odometry'), odometry(record, hdr)))
-                if moving:
-                    out.append((self.topic('odometry_twist'),
-                                twist(record.velocity, record.yaw_rate, hdr)))
+            out.append((self.topic('odometry'), c.odometry(record, st, self.vehicle_frame)))
+            if moving:
+                out.append((self.topic('odometry_twist'),
+                            c.twist(record.velocity, record.yaw_rate, st, self.vehicle_frame)))
         elif isinstance(record, im.EcuImage):
-            msg = image(record, _header(t, self.camera_frame))
+            msg = image(record, st, self.camera_frame)
             if msg is not None:
-                key = 'image_compressed' if isinstance(msg, CompressedImage) else 'image'
+                key = ('image_compressed' if msg.type_name == 'sensor_msgs/msg/CompressedImage'
+                       else 'image')
                 out.append((self.topic(key), msg))
         elif isinstance(record, (sm.DeviceStatus, sm.CanStatus, sm.SystemStatus,
                                  sm.TraceMessage)):
             out.append((self.topic('diagnostics'),
-                        DiagnosticArray(header=_header(h_ntp, ''),
+                        DiagnosticArray(header=Header(stamp=_time(header_stamp())),
                                         status=[status(record, device_id=dev,
                                                       prefix=self.status_prefix)])))
         elif isinstance(record, ml.MeasurementList):
             out.append((self.topic('measurements'),
-                        measurement_list(record, _header(t, self.vehicle_frame), device_id=dev)))
+                        measurement_list(record, st, self.vehicle_frame, device_id=dev)))
         elif isinstance(record, cm.CanMessage):
-            out.append((self.topic('can'),
-                        can_message(record, _header(t, ''),
-                                    source_device_id=dev)))
+            out.append((self.topic('can'), can_message(record, st, source_device_id=dev)))
         elif isinstance(record, oa.ObjectAssociation):
             out.append((self.topic('object_association'),
-                        object_association(record, _header(h_ntp, self.vehicle_frame))))
+                        object_association(record, header_stamp(), self.vehicle_frame)))
         elif isinstance(record, tr.TimeRecord):
-            out += [(self.topic('time_reference'), m) for m in time_references(record)]
+            out += [(self.topic('time_reference'), m)
+                    for m in time_references(record, stamp)]
         elif isinstance(record, mi.MetaInformationList):
             out.append((self.topic('diagnostics'),
-                        DiagnosticArray(header=_header(h_ntp, ''),
+                        DiagnosticArray(header=Header(stamp=_time(header_stamp())),
                                         status=[meta_information(
                                             record, device_id=dev, prefix=self.status_prefix)])))
         elif isinstance(record, pcp.PointCloudPlane):
-            out.append((self.topic('plane_points'),
-                        plane_cloud(record, stamp_ntp=h_ntp, frame_id=self.plane_frame,
-                                    serialized=self.serialized)))
+            hs = header_stamp()
+            out.append((self.topic('plane_points'), plane_cloud(record, hs, self.plane_frame)))
             out.append((self.topic('plane_reference'),
-                        plane_reference(record, _header(h_ntp, self.plane_frame))))
+                        plane_reference(record, hs, self.plane_frame)))
         elif isinstance(record, tuple(NO_ROS_FORM)):
             pass
         else:
-            out += self._lux(header, record, t)
+            out += self._lux(header, record, own_stamp)
         return out
 
     def convert_many(self, items: list) -> list:
         """A :class:`Conversion` of each (header, record) of ``items``, as :meth:`convert` one
-        by one gives; serialised ECU object lists of one data type are made at once, not
-        through :meth:`convert` (when one of them fails, each is converted on its own)."""
-        if (self._cdr is not None and len(items) > 1 and len({type(r) for _, r in items}) == 1
+        by one gives; ECU object lists of one data type are made at once, not through
+        :meth:`convert` (when one of them fails, each is converted on its own)."""
+        if (len(items) > 1 and len({type(r) for _, r in items}) == 1
                 and isinstance(items[0][1], oe.EcuObjectList)):
             try:
                 return self._object_lists(items)
@@ -962,60 +642,80 @@ class IbeoToRos:
         return out
 
     def _object_lists(self, items: list) -> list:
-        """:meth:`convert` of serialised object lists of one data type, made at once."""
+        """:meth:`convert` of object lists of one data type, made at once."""
         owns = [checked_record_time(r, h.ntp, self.max_jump_s) for h, r in items]
         made = self._cdr.objects_many([r for _, r in items],
-                                      [h.ntp if own is None else own.ntp
+                                      [stamp_of(h.ntp if own is None else own.ntp)
                                        for (h, _), own in zip(items, owns)],
                                       self.vehicle_frame, [h.device_id for h, _ in items])
         objects, markers = self.topic('objects'), self.topic('markers')
         return [Conversion([(objects, o), (markers, m)], [], None if own is None else own.why)
                 for (o, m), own in zip(made, owns)]
 
-    def _lux(self, header, record, t: int) -> list:
-        """LUX types through the existing conversions (read-only use); ``t``: the stamp of a
-        record with a time of its own (its own or its header time, :meth:`convert`)."""
+    def _lux(self, header, record, own_stamp) -> list:
+        """LUX types through :mod:`.lux_cdr` (the ``ibeo_lux`` node's conversions);
+        ``own_stamp()``: the stamp of a record with a time of its own (its own or its header
+        time, :meth:`convert`)."""
         from ros_sim_bridge.ibeo.codec import errors_warnings as lux_ew
         from ros_sim_bridge.ibeo.codec import objects as lux_objects
         from ros_sim_bridge.ibeo.codec import scan as lux_scan
         from ros_sim_bridge.ibeo.codec import vehicle_state as lux_vs
         from ros_sim_bridge.ibeo.ros import conversions as lux
         dev = header.device_id
+        lux_types = (lux_scan.LuxScan, lux_objects.LuxObjectList, lux_vs.LuxVehicleState,
+                     lux_ew.LuxErrorsWarnings)
+        if not isinstance(record, lux_types):
+            return []
+        st = own_stamp()
         if isinstance(record, lux_scan.LuxScan):
             if self._lux_builder is None:
                 self._lux_builder = lux.CloudBuilder()
-            hdr = _header(t, self.lux_frame)
             cloud = self._lux_builder.build(record)
-            return [(self.topic('points'), to_pointcloud2(cloud, hdr,
-                                                          is_dense=lux.is_dense(cloud))),
+            t_ns = int(st[0]) * 1_000_000_000 + int(st[1])
+            return [(self.topic('points'), pointcloud2_cdr(cloud, self.lux_frame, t_ns,
+                                                           is_dense=lux.is_dense(cloud))),
                     (self.topic('lux_scan_info'),
-                     lux.scan_info(record, hdr, device_id=dev, published_points=len(cloud)))]
+                     lux_cdr.scan_info(record, st, self.lux_frame, device_id=dev,
+                                       published_points=len(cloud)))]
         if isinstance(record, lux_objects.LuxObjectList):
-            hdr = _header(t, self.lux_frame)
             si = lux.objects_to_si(record)
-            return [(self.topic('lux_objects'), lux.object_list(si, hdr, device_id=dev)),
-                    (self.topic('markers'), MarkerArray(markers=lux.object_markers(si, hdr)))]
+            return [(self.topic('lux_objects'),
+                     lux_cdr.object_list(si, st, self.lux_frame, device_id=dev)),
+                    (self.topic('markers'), lux_cdr.LuxMarkers().update(si, st,
+                                                                        self.lux_frame))]
         if isinstance(record, lux_vs.LuxVehicleState):
-            hdr = _header(t, self.vehicle_frame)
-            out = [(self.topic('lux_vehicle_state'), lux.vehicle_state(record, hdr,
-                                                                       device_id=dev))]
+            out = [(self.topic('lux_vehicle_state'),
+                    lux_cdr.vehicle_state(record, st, self.vehicle_frame, device_id=dev))]
             if record.valid:
-                out.append((self.topic('lux_twist'), lux.vehicle_twist(record, hdr)))
+                out.append((self.topic('lux_twist'),
+                            lux_cdr.vehicle_twist(record, st, self.vehicle_frame)))
             return out
         if isinstance(record, lux_ew.LuxErrorsWarnings):
             statuses = lux.errors_statuses(record, name_prefix=self.status_prefix,
                                            hardware_id=f'ibeo device {dev}', age_s=0.0)
             return [(self.topic('diagnostics'),
-                     DiagnosticArray(header=_header(header.ntp, ''), status=statuses))]
+                     DiagnosticArray(header=Header(stamp=_time(st)), status=statuses))]
         return []
 
 
-__all__ = ['CLOUD_DTYPE', 'ntp_to_ns', 'non_finite_field', 'is_dense', 'scan_clouds',
-           'scan_info', 'scanner_transforms',
-           'object_list', 'object_markers', 'vehicle_odometry_rows', 'vehicle_odometry',
-           'navsat_values', 'navsatfix', 'vehicle_fix_values', 'gps_fix_values', 'gps_fix',
-           'gps_imu_fix_values', 'gps_imu_fix', 'gps_imu_imu_rows', 'gps_imu_imu', 'ODOMETRY_FIELDS', 'odometry', 'twist',
-           'image', 'status',
-           'measurement_list', 'can_message', 'object_association', 'time_references',
-           'meta_information', 'plane_cloud', 'plane_reference', 'TOPICS', 'NO_ROS_FORM',
-           'IbeoToRos']
+#: ECU record types whose messages are stamped with the record's own time (or its header's)
+_OWN_STAMPED = (se.EcuScan, oe.EcuObjectList, ve.EcuVehicleState2806, ve.EcuVehicleState2807,
+                ve.EcuVehicleState2808, gi.PositionWgs84, gi.GpsImu, od.EcuOdometry, im.EcuImage,
+                ml.MeasurementList, cm.CanMessage)
+
+
+def message_type(msg):
+    """The rclpy class of a converted message (a CdrMessage's by its type name)."""
+    if isinstance(msg, CdrMessage):
+        from ros_sim_bridge.ros.cdr_template import message_class
+        return message_class(msg.type_name)
+    return type(msg)
+
+
+__all__ = ['CLOUD_DTYPE', 'ntp_to_ns', 'stamp_of', 'non_finite_field', 'is_dense',
+           'scan_clouds', 'scanner_transforms', 'object_table', 'list_fields',
+           'object_marker_rows', 'vehicle_odometry_rows', 'navsat_values', 'vehicle_fix_values',
+           'gps_fix_values', 'gps_imu_fix_values', 'gps_imu_imu_rows', 'ODOMETRY_FIELDS',
+           'image', 'status', 'measurement_list', 'can_message', 'object_association',
+           'time_references', 'meta_information', 'plane_cloud', 'plane_reference', 'TOPICS',
+           'NO_ROS_FORM', 'IbeoToRos', 'message_type']

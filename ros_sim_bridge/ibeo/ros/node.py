@@ -61,6 +61,7 @@ from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
+from ros_sim_bridge.core.memory import reuse_freed_memory
 from ros_sim_bridge.core.ntp import MAX_TIME_JUMP_S
 from ros_sim_bridge.core.receive_times import ReadTimes
 from ros_sim_bridge.core.tcp import TcpClient
@@ -79,6 +80,7 @@ from ros_sim_bridge.ibeo.ros import conversions as convert
 from ros_sim_bridge.ibeo.ros import ecu_conversions as ecu
 from ros_sim_bridge.ibeo.ros.commands import (SIMPLE_COMMANDS, CommandServices,
                                               PendingCommand)
+from ros_sim_bridge.ibeo.ros import lux_cdr
 from ros_sim_bridge.ibeo.ros.dispatch import DataDispatch, _LiveIbeoToRos
 from ros_sim_bridge.ibeo.ros.playback import FilePlayback, recording_outputs
 from ros_sim_bridge.ibeo.ros.status import StatusReports
@@ -87,7 +89,7 @@ from ros_sim_bridge.msg import (IbeoObjectList, IbeoOdometry, IbeoScanInfo, LuxO
 from ros_sim_bridge.ros.diagnostics import Diagnostics, StreamStats
 from ros_sim_bridge.ros.params import (common_parameters, declare_parameters, non_negative, port,
                                        positive)
-from ros_sim_bridge.ros.pointcloud import CloudBuffer
+from ros_sim_bridge.ros.pointcloud_cdr import CloudCdr
 from ros_sim_bridge.ros.qos import DATA
 from ros_sim_bridge.ros.runner import run_node
 from ros_sim_bridge.ros.stamps import ns_to_stamp
@@ -264,10 +266,13 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
                                          clutter=p.drop_clutter, transparent=p.drop_transparent))
         self.point_builder = ('compiled kernel' if self.builder.native else
                               'numpy (compiled kernel not installed)')
-        self.cloud_buffer = CloudBuffer(convert.CLOUD_DTYPE)
-        self.markers = convert.ObjectMarkers(lifetime_s=p.marker_lifetime)
+        # each scan's message is a new buffer of up to 1.7 MB: pages of the freed ones reused
+        # (not mapped afresh: a page fault per 4 kB, more than the points cost to build)
+        reuse_freed_memory()
+        self.cloud_cdr = CloudCdr(convert.CLOUD_DTYPE, p.frame_id)
+        self.markers = lux_cdr.LuxMarkers(lifetime_s=p.marker_lifetime)
         self.object_caps = convert.ObjectCaps(p.max_objects, p.max_contour_points)
-        self._half = None                        # (cloud, header) of the waiting 8-layer half
+        self._half = None                        # (cloud, stamp) of the waiting 8-layer half
         self.ecu = self._ecu_converter()
         self.static_transforms: dict = {}        # child frame → TransformStamped (ECU mounts)
 
@@ -401,8 +406,9 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
         for ev in self.session.connection_lost():
             self._dispatch(ev, time.time_ns(), None)
         if self.p.publish_markers and self.markers.shown:
-            self.markers_pub.publish(self.markers.clear(
-                Header(stamp=ns_to_stamp(time.time_ns()), frame_id=self.p.frame_id)))
+            stamp = ns_to_stamp(time.time_ns())
+            self.markers_pub.publish(self.markers.clear((stamp.sec, stamp.nanosec),
+                                                        self.p.frame_id).data)
 
     def _type_streams_down(self, reason: str) -> None:
         """The link is down: each data type stream that is expected or had data says so

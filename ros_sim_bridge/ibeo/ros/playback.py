@@ -10,7 +10,7 @@ import time
 
 from ros_sim_bridge.ibeo.codec import objects_ecu, registry
 from ros_sim_bridge.ibeo.idc_playback import IdcPlayer
-from ros_sim_bridge.ibeo.ros.ecu_conversions import cap_object_list
+from ros_sim_bridge.ibeo.ros.ecu_conversions import cap_object_list, message_type
 
 #: the types the LUX path publishes itself (the ECU converter is not asked about them)
 LUX_TYPES = frozenset((registry.SCAN, registry.OBJECTS, registry.VEHICLE_STATE,
@@ -149,5 +149,5 @@ def recording_outputs(reader, entries, converter) -> dict:
         except Exception:           # damaged or without a layout: it plays as it will
             continue
         for topic, msg in pairs:
-            out.setdefault(topic, type(msg))
+            out.setdefault(topic, message_type(msg))
     return out

@@ -1,0 +1,379 @@
+"""ibeo LUX / SICK LD-MRS records (0x2202 scan header, 0x2221 objects, 0x2805 vehicle state)
+as CDR bytes: the one conversion of the ``ibeo_lux`` node's topics and of ``ibeo_idc to-bag``.
+
+Each message is a :mod:`ros_sim_bridge.ros.cdr_template` template filled from numpy rows; what
+a template bakes in (frame, status and flag names, class names, contour lengths) is its cache
+key.  Numbers come from :mod:`ros_sim_bridge.ibeo.codec.units` (ticks and cm → rad and m) and
+from :func:`.conversions.cap_objects` (object lists in SI).  Every ``stamp`` is (sec,
+nanosec): a receive time or a sensor time, chosen by the caller at publish time.
+
+Object markers (``objects/markers``): oriented boxes, contours, labels
+(:class:`~ros_sim_bridge.ros.markers_cdr.MarkerCdr`), velocity arrows, and a DELETE for every
+marker the previous array showed and this one does not (:class:`LuxMarkers`).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+from builtin_interfaces.msg import Duration
+
+from ros_sim_bridge.ibeo.codec import objects as lux_objects
+from ros_sim_bridge.ibeo.codec import units
+from ros_sim_bridge.ros.cdr_template import (ElementTemplates, Slot, TextSlot, build,
+                                             messages_with_elements, ragged)
+from ros_sim_bridge.ros.markers import colors_array, duration
+from ros_sim_bridge.ros.markers_cdr import MarkerCdr, marker_arrays
+from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
+
+_STAMP = Slot('stamp')
+SCAN_INFO = 'ros_sim_bridge/msg/LuxScanInfo'
+OBJECT_LIST = 'ros_sim_bridge/msg/LuxObjectList'
+VEHICLE_STATE = 'ros_sim_bridge/msg/LuxVehicleState'
+TWIST = 'geometry_msgs/msg/TwistStamped'
+_MARKER = 'visualization_msgs/msg/Marker'
+# visualization_msgs/Marker types and actions
+_ARROW, _LINE_STRIP, _TEXT, _DELETE, _ADD = 0, 4, 9, 2, 0
+
+# LuxScanInfo's float64 fields in message order (one slot 'f8')
+_SCAN_F8 = ('sync_phase_offset', 'scan_start_sensor_time', 'scan_duration',
+            'sensor_time_offset', 'start_angle', 'end_angle', 'mounting_yaw', 'mounting_pitch',
+            'mounting_roll', 'mounting_x', 'mounting_y', 'mounting_z', 'beam_tilt')
+_SCAN_U16 = ('scan_number', 'angle_ticks_per_rotation', 'scan_points')
+
+# LuxObject fields ← OBJECT_DTYPE fields (in SI after cap_objects), grouped by slot type
+_OBJECT_U16 = (('id', 'id'), ('age', 'age'), ('prediction_age', 'prediction_age'),
+               ('classification', 'classification'),
+               ('classification_age', 'classification_age'),
+               ('classification_certainty', 'classification_certainty'))
+_OBJECT_F8 = (
+    ('relative_time', 'relative_time'),
+    ('reference_x', 'reference_x'), ('reference_y', 'reference_y'),
+    ('reference_sigma_x', 'reference_sigma_x'), ('reference_sigma_y', 'reference_sigma_y'),
+    ('closest_x', 'closest_x'), ('closest_y', 'closest_y'),
+    ('bounding_box_center_x', 'bbox_center_x'), ('bounding_box_center_y', 'bbox_center_y'),
+    ('bounding_box_size_x', 'bbox_size_x'), ('bounding_box_size_y', 'bbox_size_y'),
+    ('box_center_x', 'box_center_x'), ('box_center_y', 'box_center_y'),
+    ('box_size_x', 'box_size_x'), ('box_size_y', 'box_size_y'),
+    ('box_orientation', 'box_orientation'),
+    ('absolute_velocity_x', 'abs_velocity_x'), ('absolute_velocity_y', 'abs_velocity_y'),
+    ('absolute_velocity_sigma_x', 'abs_velocity_sigma_x'),
+    ('absolute_velocity_sigma_y', 'abs_velocity_sigma_y'),
+    ('relative_velocity_x', 'rel_velocity_x'), ('relative_velocity_y', 'rel_velocity_y'))
+_OBJECT_BOOL = (('absolute_velocity_valid', 'abs_velocity_valid'),
+                ('relative_velocity_valid', 'rel_velocity_valid'))
+_VEHICLE_F8 = ('longitudinal_velocity', 'steering_wheel_angle', 'front_wheel_angle', 'x', 'y',
+               'course_angle', 'time_difference', 'x_difference', 'y_difference',
+               'heading_difference', 'yaw_rate')
+
+#: Marker namespaces of objects/markers (id = object id in each)
+MARKER_NAMESPACES = ('boxes', 'contours', 'labels', 'velocities')
+
+_CLASS_COLORS = {  # r, g, b
+    0: (0.6, 0.6, 0.6), 1: (0.8, 0.8, 0.3), 2: (0.8, 0.5, 0.2), 3: (1.0, 0.2, 0.2),
+    4: (0.2, 0.8, 1.0), 5: (0.2, 0.4, 1.0), 6: (0.6, 0.2, 1.0), 12: (0.2, 1.0, 0.6),
+}
+
+
+def class_colors(classification: np.ndarray, alpha: float) -> np.ndarray:
+    """(n, 4) RGBA of each object's class (white for classes without a colour)."""
+    cls = np.asarray(classification).astype(np.int64)
+    rgba = np.ones((len(cls), 4), np.float64)
+    for value, rgb in _CLASS_COLORS.items():
+        rgba[cls == value, :3] = rgb
+    rgba[:, 3] = alpha
+    return rgba
+
+
+def _header(frame: str) -> dict:
+    return {'stamp': _STAMP, 'frame_id': frame}
+
+
+def _column(values, dtype) -> np.ndarray:
+    return np.asarray(values, dtype)[:, None]
+
+
+class _Templates:
+    """Whole-message templates by key (a bounded cache: keys carry names from the wire)."""
+
+    def __init__(self, max_templates: int = 1024):
+        self._cache: dict = {}
+        self._max = max_templates
+
+    def get(self, key, type_name: str, value):
+        tmpl = self._cache.get(key)
+        if tmpl is None:
+            if len(self._cache) >= self._max:
+                self._cache.clear()
+            tmpl = self._cache[key] = build(type_name, value())
+        return tmpl
+
+
+_TEMPLATES = _Templates()
+_OBJECTS = ElementTemplates('ros_sim_bridge/msg/LuxObject')
+_MARKERS = ElementTemplates(_MARKER)
+
+
+def scan_info(scan, stamp, frame: str, *, device_id: int = 0,
+              scan_points: Optional[int] = None, published_points: int = 0,
+              eight_layer: bool = False, beam_tilt: float = 0.0,
+              sensor_time_offset: float = 0.0) -> CdrMessage:
+    """LuxScanInfo of a 0x2202 scan header: ticks → rad (``units.ticks_to_rad``), cm → m,
+    sync phase 409.6 ns counts → s; ``beam_tilt`` only for 8-layer geometry."""
+    status, flags = int(scan.scanner_status), int(scan.flags)
+    eight = bool(eight_layer)
+
+    def value():
+        return {'header': _header(frame), 'device_id': Slot('u8'),
+                'scanner_status': status, 'scanner_status_names': list(scan.status_names),
+                'scan_start_ntp': Slot('u64'), 'scan_end_ntp': Slot('u64'),
+                'published_points': Slot('u32'), 'flags': flags,
+                'flag_names': list(scan.flag_names), 'mirror_side': int(scan.mirror_side),
+                'upside_down': bool(scan.upside_down), 'eight_layer': eight,
+                **{n: Slot('f8') for n in _SCAN_F8}, **{n: Slot('u16') for n in _SCAN_U16}}
+    tmpl = _TEMPLATES.get(('scan_info', frame, status, flags, eight), SCAN_INFO, value)
+    tpr = scan.ticks_per_rotation
+    mount = [float(units.ticks_to_rad(t, tpr)) for t in (
+        scan.mounting_yaw_ticks, scan.mounting_pitch_ticks, scan.mounting_roll_ticks)]
+    mount += [float(cm * units.CM) for cm in (scan.mounting_x_cm, scan.mounting_y_cm,
+                                              scan.mounting_z_cm)]
+    f8 = [float(scan.sync_phase_offset * units.SYNC_PHASE_TO_SI),
+          scan.start_ntp / 4294967296.0, float(scan.duration_s), float(sensor_time_offset),
+          float(units.ticks_to_rad(scan.start_angle_ticks, tpr)),
+          float(units.ticks_to_rad(scan.end_angle_ticks, tpr)), *mount,
+          float(beam_tilt) if eight else 0.0]
+    u16 = [int(scan.scan_number), int(tpr),
+           len(scan.points) if scan_points is None else int(scan_points)]
+    return CdrMessage(SCAN_INFO, (tmpl.fill(
+        stamp=stamp, u8=int(device_id), u32=int(published_points),
+        u64=_column([scan.start_ntp, scan.end_ntp], np.uint64), f8=_column(f8, np.float64),
+        u16=_column(u16, np.uint16)),))
+
+
+def contours_xyz(contours) -> tuple:
+    """(k, 2) contours as one (K, 3) float64 array (z = 0) and each one's k."""
+    lengths = np.fromiter(map(len, contours), np.intp, len(contours))
+    xyz = np.zeros((int(lengths.sum()), 3))
+    if len(xyz):
+        xyz[:, :2] = np.concatenate([np.asarray(c, np.float64).reshape(-1, 2)
+                                     for c in contours])
+    return xyz, lengths
+
+
+def _object_value(name: str, k: int):
+    def value():
+        return {**{dst: Slot('u16') for dst, _ in _OBJECT_U16},
+                **{dst: Slot('f8') for dst, _ in _OBJECT_F8},
+                **{dst: Slot('b') for dst, _ in _OBJECT_BOOL},
+                'classification_name': name, 'contour': [Slot('contour')] * k}
+    return value
+
+
+def object_list(lst, stamp, frame: str, *, device_id: int = 0, contours=None) -> CdrMessage:
+    """LuxObjectList of a capped list (:func:`.conversions.cap_objects`, in SI): every object
+    from one template per (class name, contour length), the numbers of all objects assigned
+    at once; ``contours``: :func:`contours_xyz` of the list when already made."""
+    return object_lists([lst], [stamp], frame, [device_id],
+                        None if contours is None else [contours])[0]
+
+
+def object_lists(lists: list, stamps: list, frame: str, device_ids: list,
+                 contours: Optional[list] = None) -> list:
+    """:func:`object_list` of each of ``lists``, made in one buffer."""
+    head = _TEMPLATES.get(('object_list', frame), OBJECT_LIST,
+                          lambda: {'header': _header(frame), 'device_id': Slot('u8'),
+                                   'scan_start_ntp': Slot('u64'), 'objects': []})
+    heads = [head.fill(stamp=st, u8=int(dev), u64=np.uint64(lst.scan_start_ntp))
+             for lst, st, dev in zip(lists, stamps, device_ids)]
+    items = []
+    for j, lst in enumerate(lists):
+        o = lst.objects
+        xyz, lengths = contours[j] if contours is not None else contours_xyz(lst.contours)
+        values = {'u16': np.stack([o[src] for _, src in _OBJECT_U16], -1).astype(
+                      np.uint16)[:, :, None] if len(o) else None,
+                  'f8': np.stack([o[src] for _, src in _OBJECT_F8], -1).astype(
+                      np.float64)[:, :, None] if len(o) else None,
+                  'b': np.stack([o[src] for _, src in _OBJECT_BOOL], -1).astype(
+                      np.uint8)[:, :, None] if len(o) else None,
+                  'contour': ragged(xyz, np.cumsum(lengths) - lengths)}
+        names = [lux_objects.classification_name(c) for c in o['classification'].tolist()]
+        items.append([(_OBJECTS.at((name, k), _object_value(name, k)), values, i)
+                      for i, (name, k) in enumerate(zip(names, lengths.tolist()))])
+    return [CdrMessage(OBJECT_LIST, (m,)) for m in messages_with_elements(heads, items)]
+
+
+def _arrow_value(frame: str, lifetime: Duration):
+    return lambda: {'header': _header(frame), 'ns': 'velocities', 'id': Slot('id'),
+                    'type': _ARROW, 'action': _ADD, 'pose': {'orientation': {'w': 1.0}},
+                    'scale': {'x': 0.1, 'y': 0.25, 'z': 0.3}, 'color': Slot('color'),
+                    'lifetime': lifetime, 'points': [Slot('points')] * 2}
+
+
+def _strip_value(frame: str, lifetime: Duration, k: int):
+    return lambda: {'header': _header(frame), 'ns': 'contours', 'id': Slot('id'),
+                    'type': _LINE_STRIP, 'action': _ADD, 'pose': {'orientation': {'w': 1.0}},
+                    'scale': {'x': 0.05}, 'color': Slot('color'), 'lifetime': lifetime,
+                    'points': [Slot('points')] * k}
+
+
+def _label_value(frame: str, ns: str, lifetime: Duration, length: int):
+    return lambda: {'header': _header(frame), 'ns': ns, 'id': Slot('id'),
+                    'type': _TEXT, 'action': _ADD, 'pose': {'position': Slot('position')},
+                    'scale': {'z': 0.6}, 'color': {'r': 1.0, 'g': 1.0, 'b': 1.0, 'a': 1.0},
+                    'lifetime': lifetime, 'text': TextSlot('text', length)}
+
+
+def _rows(stamp, n: int) -> np.ndarray:
+    return np.broadcast_to(np.asarray(stamp, np.int64), (n, 2))
+
+
+def label_items(stamp, frame: str, ns: str, ids, positions, texts, *,
+                lifetime: Optional[Duration] = None) -> list:
+    """White TEXT_VIEW_FACING marker items (:func:`~ros_sim_bridge.ros.markers_cdr.
+    marker_arrays`) of ``texts`` at ``positions`` (n, 3), 0.6 m tall, marker ids ``ids``;
+    ``stamp`` one (sec, nanosec) or (n, 2) rows.  One template per text length (the texts'
+    bytes are a slot), so the labels of many objects are filled together."""
+    life = lifetime or duration(0.0)
+    raw = [t.encode() for t in texts]
+    n = len(raw)
+    lengths = np.fromiter(map(len, raw), np.intp, n)
+    flat = np.frombuffer(b''.join(raw), np.uint8)
+    values = {'stamp': _rows(stamp, n), 'id': np.asarray(ids).reshape(-1),
+              'position': np.asarray(positions, np.float64).reshape(n, 3),
+              'text': ragged(flat[:, None], np.cumsum(lengths) - lengths)}
+    key = ('label', frame, ns, life.sec, life.nanosec)
+    return [(_MARKERS.at(key + (k,), _label_value(frame, ns, life, k)), values, i)
+            for i, k in enumerate(lengths.tolist())]
+
+
+def _delete_value(frame: str, ns: str):
+    return lambda: {'header': _header(frame), 'ns': ns, 'id': Slot('id'), 'action': _DELETE}
+
+
+class LuxMarkers:
+    """Object lists → ``visualization_msgs/MarkerArray`` CDR: boxes (CUBE), contours
+    (LINE_STRIP), labels (TEXT), velocities (ARROW: absolute if valid, else relative if valid,
+    else none), marker id = object id in each namespace, after a DELETE of each marker the
+    previous array showed and this one does not (objects that vanished, a velocity that became
+    invalid)."""
+
+    def __init__(self, *, lifetime_s: float = 0.0, box_height: float = 1.5):
+        self.lifetime = duration(lifetime_s)
+        self.box_height = float(box_height)
+        self._cdr = MarkerCdr()
+        #: (namespace, id) of every marker the last array added
+        self.shown: set = set()
+
+    def update(self, lst, stamp, frame: str, *, contours=None) -> CdrMessage:
+        """The markers of a capped list (:func:`.conversions.cap_objects`); ``contours``:
+        :func:`contours_xyz` of its contours when already made."""
+        o, m, life, h = lst.objects, self._cdr, self.lifetime, self.box_height
+        n = len(o)
+        items: list = []
+        now: set = set()
+        if n:
+            ids = o['id'].astype(np.int64)
+            cls = o['classification']
+            center = np.stack([o['box_center_x'], o['box_center_y'], np.full(n, h / 2.0)], -1)
+            size = np.stack([o['box_size_x'], o['box_size_y'], np.full(n, h)], -1)
+            items += m.boxes(stamp, frame, 'boxes', ids, center, size, yaw=o['box_orientation'],
+                             colors=class_colors(cls, 0.35), min_size=0.05, lifetime=life)
+            items += self._strips(stamp, frame, ids, cls, contours if contours is not None
+                                  else contours_xyz(lst.contours))
+            top = center.copy()
+            top[:, 2] = h + 0.5
+            items += label_items(stamp, frame, 'labels', ids, top,
+                                 [f'{i} {lux_objects.classification_name(c)}'
+                                  for i, c in zip(ids.tolist(), cls.tolist())],
+                                 lifetime=self.lifetime)
+            now = {(ns, i) for ns in MARKER_NAMESPACES[:3] for i in ids.tolist()}
+            use_abs = o['abs_velocity_valid'].astype(bool)
+            use_rel = ~use_abs & o['rel_velocity_valid'].astype(bool)
+            moving = use_abs | use_rel
+            if moving.any():
+                vx = np.where(use_abs, o['abs_velocity_x'], o['rel_velocity_x'])[moving]
+                vy = np.where(use_abs, o['abs_velocity_y'], o['rel_velocity_y'])[moving]
+                k = len(vx)
+                points = np.empty((k, 2, 3))
+                points[:, 0, 0], points[:, 0, 1] = o['reference_x'][moving], \
+                    o['reference_y'][moving]
+                points[:, :, 2] = h / 2.0
+                points[:, 1, :2] = points[:, 0, :2] + np.stack([vx, vy], -1)
+                colors = np.where(use_abs[moving][:, None], [1.0, 1.0, 0.0, 1.0],
+                                  [1.0, 0.6, 0.0, 1.0])
+                arrow_ids = ids[moving]
+                values = {'stamp': np.broadcast_to(np.asarray(stamp, np.int64), (k, 2)),
+                          'id': arrow_ids, 'color': colors_array(colors, k),
+                          'points': points}
+                at = _MARKERS.at(('arrow', frame, life.sec, life.nanosec),
+                                 _arrow_value(frame, life))
+                items += [(at, values, i) for i in range(k)]
+                now |= {('velocities', i) for i in arrow_ids.tolist()}
+        gone = self._deletes(stamp, frame, self.shown - now)
+        self.shown = now
+        return marker_arrays([gone + items])[0]
+
+    def _strips(self, stamp, frame: str, ids, cls, contours) -> list:
+        """LINE_STRIP items of the contours ((K, 3) points, lengths), z = 0; a one-point
+        contour doubled (a strip needs two points)."""
+        xyz, lengths = contours
+        n, life = len(ids), self.lifetime
+        single = lengths == 1
+        if single.any():
+            xyz = np.repeat(xyz, np.repeat(np.where(single, 2, 1), lengths), axis=0)
+            lengths = np.where(single, 2, lengths)
+        values = {'stamp': _rows(stamp, n), 'id': ids, 'color': class_colors(cls, 1.0),
+                  'points': ragged(xyz, np.cumsum(lengths) - lengths)}
+        return [(_MARKERS.at(('strip', frame, life.sec, life.nanosec, k),
+                             _strip_value(frame, life, k)), values, i)
+                for i, k in enumerate(lengths.tolist())]
+
+    def clear(self, stamp, frame: str) -> CdrMessage:
+        """DELETE every marker shown (e.g. when the link drops)."""
+        gone = self._deletes(stamp, frame, self.shown)
+        self.shown = set()
+        return marker_arrays([gone])[0]
+
+    @staticmethod
+    def _deletes(stamp, frame: str, keys) -> list:
+        """DELETE items for (namespace, id) keys, in a stable (sorted) order."""
+        keys = sorted(keys)
+        if not keys:
+            return []
+        values = {'stamp': np.broadcast_to(np.asarray(stamp, np.int64), (len(keys), 2)),
+                  'id': np.array([i for _, i in keys], np.int64)}
+        return [(_MARKERS.at(('delete', frame, ns), _delete_value(frame, ns)), values, row)
+                for row, (ns, _) in enumerate(keys)]
+
+
+def vehicle_state(s, stamp, frame: str, *, device_id: int = 0) -> CdrMessage:
+    """LuxVehicleState of a 0x2805 (:data:`units.VEHICLE_STATE_TO_SI`)."""
+    flags, valid = int(s.error_flags), bool(s.valid)
+
+    def value():
+        return {'header': _header(frame), 'device_id': Slot('u8'),
+                'timestamp_ntp': Slot('u64'), 'scan_number': Slot('u16'),
+                'error_flags': flags, 'error_names': list(s.error_names), 'valid': valid,
+                **{n: Slot('f8') for n in _VEHICLE_F8}}
+    tmpl = _TEMPLATES.get(('vehicle_state', frame, flags, valid), VEHICLE_STATE, value)
+    f8 = [float(getattr(s, n)) * units.VEHICLE_STATE_TO_SI.get(n, 1.0) for n in _VEHICLE_F8]
+    return CdrMessage(VEHICLE_STATE, (tmpl.fill(
+        stamp=stamp, u8=int(device_id), u64=np.uint64(s.timestamp_ntp),
+        u16=int(s.scan_number), f8=_column(f8, np.float64)),))
+
+
+def twist(velocity: float, yaw_rate: float, stamp, frame: str) -> CdrMessage:
+    """TwistStamped of a forward velocity (x) and a yaw rate (z)."""
+    tmpl = _TEMPLATES.get(('twist', frame), TWIST,
+                          lambda: {'header': _header(frame), 'twist': Slot('twist')})
+    return CdrMessage(TWIST, (tmpl.fill(stamp=stamp, twist=[
+        float(velocity), 0.0, 0.0, 0.0, 0.0, float(yaw_rate)]),))
+
+
+def vehicle_twist(s, stamp, frame: str) -> CdrMessage:
+    """Longitudinal velocity (x) and yaw rate (z) of a (valid) 0x2805."""
+    return twist(s.longitudinal_velocity, s.yaw_rate, stamp, frame)
+
+
+__all__ = ['MARKER_NAMESPACES', 'class_colors', 'scan_info', 'object_list', 'object_lists',
+           'LuxMarkers', 'label_items', 'vehicle_state', 'twist', 'vehicle_twist']
