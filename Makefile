@@ -5,6 +5,9 @@
 # Each has its own requirements (scripts/requirements-<distro>.txt), venv and build/install
 # folders (Kilted: venv, build/, install/; Jazzy: venv-jazzy, build-jazzy/, install-jazzy/).
 ROS_DISTRO ?= kilted
+ifeq ($(wildcard scripts/requirements-$(ROS_DISTRO).txt),)
+$(error ROS_DISTRO=$(ROS_DISTRO): no scripts/requirements-$(ROS_DISTRO).txt (tested here: kilted, jazzy))
+endif
 ifeq ($(ROS_DISTRO),kilted)
 DISTRO_SUFFIX :=
 else

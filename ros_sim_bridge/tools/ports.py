@@ -4,7 +4,8 @@ DDS (RTPS) derives its UDP ports from the domain: 7400 + 250·domain + 10 + 2·p
 A socket that takes a port DDS is about to need can break discovery for a whole run, so the
 domains used here (25–100: ports 13650–32650) stay below both the kernel's ephemeral range
 (32768–60999, where every unbound sender and every port-0 bind lands) and the range ports are
-handed out from (50000–60000).
+handed out from (61000–65000).  That range is above the ephemeral one: a port found free here
+cannot be given to some unbound sender before the node that is to listen on it binds it.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import socket
 TEST_DOMAINS = (70, 100)
 DEMO_DOMAINS = (45, 64)
 BENCH_DOMAINS = (25, 44)
-PORT_RANGE = (50000, 60000)
+PORT_RANGE = (61000, 65000)
 
 
 def free_udp_ports(count: int, step: int = 1) -> int:

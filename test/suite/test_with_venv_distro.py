@@ -101,3 +101,10 @@ def test_make_keeps_each_distro_in_its_own_folders(distro, suffix):
         f'rm -rf /home/u/.cache/ros_sim_bridge/venv{suffix} '
         f'/home/u/.cache/ros_sim_bridge/venv{suffix}.setup.log']
     assert (ROOT / 'scripts' / f'requirements-{distro}.txt').exists()
+
+
+def test_make_names_a_distro_it_has_no_requirements_for():
+    out = subprocess.run(['make', '--no-print-directory', '-n', 'build', 'ROS_DISTRO=humble'],
+                         cwd=ROOT, env=plain_env(), capture_output=True, text=True, timeout=60)
+    assert out.returncode != 0 and out.stdout == ''
+    assert 'ROS_DISTRO=humble: no scripts/requirements-humble.txt' in out.stderr, out.stderr
