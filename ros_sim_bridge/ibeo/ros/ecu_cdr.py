@@ -21,10 +21,9 @@ from ros_sim_bridge.core.ntp import NTP_UNIX_OFFSET, ntp64_to_unix_ns
 from ros_sim_bridge.ibeo.codec import objects_ecu as oe
 from ros_sim_bridge.ibeo.codec import typed_values as tv
 from ros_sim_bridge.msg import IbeoObject, IbeoObjectList, IbeoObjectProperty, IbeoOdometry
-from ros_sim_bridge.ros import markers as mk
 from ros_sim_bridge.ros.cdr_template import (ElementTemplates, Slot, build,
                                              messages_with_elements, ragged)
-from ros_sim_bridge.ros.markers_cdr import MarkerCdr, marker_arrays
+from ros_sim_bridge.ros.markers_cdr import MarkerCdr, marker_arrays, duration as marker_duration
 from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
 from .lux_cdr import label_items
 from ros_sim_bridge.ros.stamps import ns_to_sec_nanosec
@@ -237,7 +236,7 @@ class EcuCdr:
     _templates: dict = {}
     _objects = ElementTemplates('ros_sim_bridge/msg/IbeoObject')
     _markers = MarkerCdr()
-    _life = mk.duration(MARKER_LIFETIME_S)
+    _life = marker_duration(MARKER_LIFETIME_S)
 
     def _template(self, key: tuple, type_name: str, value):
         tmpl = self._templates.get(key)

@@ -22,7 +22,7 @@ from ros_sim_bridge.ibeo.codec import objects as lux_objects
 from ros_sim_bridge.ibeo.codec import units
 from ros_sim_bridge.ros.cdr_template import (ElementTemplates, Slot, TextSlot, build,
                                              messages_with_elements, ragged)
-from ros_sim_bridge.ros.markers import colors_array, duration
+from ros_sim_bridge.ros.markers_cdr import colors_array, duration
 from ros_sim_bridge.ros.markers_cdr import MarkerCdr, marker_arrays
 from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
 

@@ -30,7 +30,7 @@ from ros_sim_bridge.monodrive.codec import payloads
 from ros_sim_bridge.monodrive.codec.control import standard_json, utf8_text
 from ros_sim_bridge.ros.cdr_template import (ElementTemplates, Slot, build,
                                              messages_with_elements, serialize)
-from ros_sim_bridge.ros.markers import box_rows, colors_array, duration
+from ros_sim_bridge.ros.markers_cdr import box_rows, colors_array, duration
 from ros_sim_bridge.ros.markers_cdr import MarkerCdr
 
 CM = 0.01
@@ -343,7 +343,7 @@ _MARKER = 'visualization_msgs/msg/Marker'
 class AnnotationCdr:
     """A camera's annotation messages as MarkerArray CDR, with DELETE bookkeeping: markers
     shown by the previous message and gone from this one are deleted first (as
-    ``ros/markers.MarkerTracker`` does), then the new ones added:
+    ``ros/markers_cdr.MarkerTracker`` does), then the new ones added:
 
     * ``monodrive_annotation_2d``: each 2-D box (pixels) as a closed LINE_STRIP on the plane
       ``depth`` m in front of the camera, in its optical frame (x right, y down, z forward),
