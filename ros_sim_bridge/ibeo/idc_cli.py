@@ -7,7 +7,7 @@
 
 ``info`` and ``from-hex`` need no ROS at all.  ``to-bag`` converts every message with a ROS
 form through :class:`~ros_sim_bridge.ibeo.ros.ecu_conversions.IbeoToRos` (the topics and types
-listed in the README) and writes them with the suite's
+listed in docs/ibeo.md) and writes them with the suite's
 :class:`~ros_sim_bridge.ros.bag.BagWriter`, log time = the Ibeo header's NTP time.  Damaged
 regions and messages that do not decode are reported and skipped; the conversion goes on.  A
 ROS message left out of a record for a NaN or ±Inf (a transform, odometry, IMU, twist) is

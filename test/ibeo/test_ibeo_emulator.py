@@ -415,7 +415,7 @@ def test_replay_real_captures_end_to_end():
 
 
 def test_unpaced_looping_replay_still_answers_commands_and_serves_every_client():
-    """--replay-speed 0 --loop (the README's example) streams without end: the server still
+    """--replay-speed 0 --loop (docs/ibeo.md's example) streams without end: the server still
     reads commands and accepts a second client between its passes over the recording."""
     scene = sim.LuxScene()
     msgs = [m.to_bytes() for _ in range(2) for m in scene.step()]

@@ -336,7 +336,7 @@ def test_oversized_message_cut_short_inside_a_message_that_runs_past_its_end():
 
 
 def test_a_header_of_a_type_outside_the_ibeo_range_is_one_false_sync():
-    # the README: a false sync, one error (not a bad value and bad magic too); the bytes skipped
+    # docs/ibeo.md: a false sync, one error (not a bad value and bad magic too); the bytes skipped
     # to the next magic word are part of it
     stream = scan_msg(1) + header(0x0042, 16) + bytes(16) + scan_msg(2)
     for step in (1, 7, len(stream)):

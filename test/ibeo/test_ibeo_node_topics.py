@@ -1,5 +1,5 @@
 """Which topics each ibeo executable and mode has, read from the ROS graph as a user's
-``ros2 node info`` sees it (``get_publisher_names_and_types_by_node``), README "ibeo topics":
+``ros2 node info`` sees it (``get_publisher_names_and_types_by_node``), docs/ibeo.md "Topics":
 
 * ``ibeo_lux`` (tcp): the LUX topics only; an ECU type that arrives anyway gets its topic on
   first use;
@@ -29,7 +29,7 @@ FAST = {'diagnostics_period': 0.2, 'min_backoff': 0.05, 'max_backoff': 0.25}
 INFRA = {'/diagnostics', '/rosout', '/parameter_events'}
 LUX = {'/points', '/scan_info', '/objects', '/objects/markers', '/vehicle_state',
        '/vehicle_state/twist'}
-#: the ECU outputs (issue #11, README): scan infos, scanner mounts, objects, vehicle states,
+#: the ECU outputs (docs/ibeo.md): scan infos, scanner mounts, objects, vehicle states,
 #: GPS, GPS/IMU, odometry, images
 ECU = {'/ecu/scan_info', '/tf_static', '/ecu/objects', '/vehicle_state/odometry',
        '/vehicle_state/fix', '/gps/fix', '/gps_imu/fix', '/imu/data', '/odometry',

@@ -1,4 +1,4 @@
-"""The units rule for ibeo (README "Units rule"): the codec keeps the units of the spec's tables
+"""The units rule for ibeo (docs/development.md, "Units rule"): the codec keeps the units of the spec's tables
 (test_codec_ibeo.py checks those), ``ibeo/codec/units.py`` holds the factors to SI and the
 conversion layer applies them.  Here: the SI side of the same golden vectors."""
 from __future__ import annotations

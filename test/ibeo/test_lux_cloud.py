@@ -114,7 +114,7 @@ def wire_point(layer_echo, flags, angle, distance, width):
 
 
 def cloud_records(cloud):
-    """The published bytes, read by the README's point-field table (offsets 0..23)."""
+    """The published bytes, read by the point-field table of docs/ibeo.md (offsets 0..23)."""
     raw = np.ascontiguousarray(cloud).tobytes()
     return [struct.unpack_from('<5f4B', raw, 24 * i) for i in range(len(cloud))]
 

@@ -1,5 +1,5 @@
 """monodrive_client and monodrive_sim as a new user starts them: the installed executables
-(subprocess), their parameter services, values refused at start, and the README's names."""
+(subprocess), their parameter services, values refused at start, and the names of docs/monodrive.md."""
 import re
 import socket
 from pathlib import Path
@@ -83,20 +83,19 @@ def test_sim_busy_port_is_named_and_exit_1():
     one_line_naming(out, 'monodrive_sim', f'127.0.0.1:{port}', '--port', 'in use')
 
 
-# -- README ------------------------------------------------------------------------------------
+# -- docs/monodrive.md ------------------------------------------------------------------------
 
-def readme_section(title: str) -> str:
-    text = (REPO / 'README.md').read_text()
-    start = text.index(f'\n## {title}')
-    end = text.find('\n## ', start + 1)
-    return text[start:end if end > 0 else None]
+def page_intro() -> str:
+    """docs/monodrive.md up to its first section: the example commands."""
+    text = (REPO / 'docs' / 'monodrive.md').read_text()
+    return text[:text.index('\n## ')]
 
 
 def test_readme_names_are_those_of_the_launched_node(ros):
-    """Every service, topic and node the monoDrive section's commands name after
+    """Every service, topic and node the monoDrive page's commands name after
     ``ros2 launch ros_sim_bridge monodrive.launch.py`` exists on the node started as that launch
     file starts it (its namespace and parameter overrides from the same plan)."""
-    section = readme_section('monoDrive client')
+    section = page_intro()
     block = section[section.index('```bash'):]
     block = block[:block.index('```', 7)]
     services = re.findall(r'ros2 service call (\S+)', block)
@@ -120,12 +119,13 @@ def test_readme_names_are_those_of_the_launched_node(ros):
 
 
 def test_readme_pip_paragraph_lists_every_console_script():
-    """``pip install .`` installs each console script of setup.py; the README says which."""
+    """``pip install .`` installs each console script of setup.py; docs/development.md says
+    which."""
     scripts = re.findall(r"'(\w+) = ros_sim_bridge\.[\w.]+:\w+'",
                          (REPO / 'setup.py').read_text())
     assert len(scripts) >= 5
-    text = (REPO / 'README.md').read_text()
+    text = (REPO / 'docs' / 'development.md').read_text()
     paragraph = text[text.index('**setup.py.**'):]
     paragraph = paragraph[:paragraph.index('\n\n')]
     missing = [s for s in scripts if f'`{s}`' not in paragraph]
-    assert not missing, f'README setup.py paragraph does not name {missing}'
+    assert not missing, f'docs/development.md setup.py paragraph does not name {missing}'

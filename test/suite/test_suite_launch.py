@@ -6,7 +6,7 @@ The evaluation then does what ``ros2 launch`` does: declared arguments get their
 given values, conditions are evaluated, OpaqueFunctions run. Checked: every executable, config
 file and parameter named exists and matches the node's PARAMETERS table; every
 LaunchConfiguration used is declared and described; a params file wins over argument defaults;
-``copter_ids:=2`` becomes [2]; README argument examples name declared arguments.
+``copter_ids:=2`` becomes [2]; README and docs/ argument examples name declared arguments.
 """
 from __future__ import annotations
 
@@ -377,7 +377,9 @@ def test_old_ibeo_lux_launch_file_is_the_new_one(stand_ins):
 
 
 def readme_launch_examples():
-    text = (REPO / 'README.md').read_text()
+    """The ``ros2 launch`` lines of the README and of every page under docs/."""
+    pages = [REPO / 'README.md', *sorted((REPO / 'docs').glob('*.md'))]
+    text = '\n'.join(p.read_text() for p in pages)
     for line in text.splitlines():
         match = re.search(r'ros2 launch ros_sim_bridge ([\w.]+\.launch\.py)([^`]*)', line)
         if match:
@@ -392,14 +394,14 @@ def test_readme_launch_examples_parse(stand_ins, name, rest):
         if token.startswith('-'):
             continue
         key, sep, value = token.partition(':=')
-        assert sep, f'README: {token!r} is not name:=value'
+        assert sep, f'README/docs: {token!r} is not name:=value'
         given[key] = '' if value == 'PLACEHOLDER' else value   # a placeholder: not given
         if key.endswith('params_file') and not Path(value).exists():   # the user's own file
             source = key[:-len('_params_file')] or name.split('.')[0]
             given[key] = str(REPO / 'config' / suite.SOURCES[source].config)
     declared, _ = evaluate(name, given)
     for key in given:
-        assert key in declared, f'README: {name} has no argument {key!r} (ros2 launch ignores it)'
+        assert key in declared, f'README/docs: {name} has no argument {key!r} (ros2 launch ignores it)'
 
 
 @pytest.mark.parametrize('text, expected', [(2, [2]), ('2', [2]), ('[1, 2]', [1, 2]),

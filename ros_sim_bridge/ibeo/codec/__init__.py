@@ -5,7 +5,7 @@ stream framer: false syncs, decode once),
 :mod:`.registry` (data type → decoder/encoder dispatch), :mod:`.scan` (0x2202),
 :mod:`.objects` (0x2221), :mod:`.vehicle_state` (0x2805), :mod:`.errors_warnings` (0x2030),
 :mod:`.commands` (0x2010 / 0x2020), :mod:`.units` (the factors from the spec's units to SI;
-the codec itself keeps the spec's units, see the README's units rule), and the ECU and
+the codec itself keeps the spec's units, see the units rule in docs/development.md), and the ECU and
 ``.idc`` types (0x2205, 0x2280, 0x2403, …).  Each type's module registers it when imported;
 the registry imports it when a body of that type is first decoded
 (:data:`.registry.KNOWN_TYPES`), so framing and indexing import no decoder.  A type module is

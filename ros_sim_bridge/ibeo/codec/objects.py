@@ -4,7 +4,7 @@ Body = scan start time (NTP64) + object count (u16) + objects; each object is a 
 part followed by its own contour list (Point2D int16 cm).  Every field is decoded in the
 unit the spec's table names (cm, cm/s, ms; the orientation's 1/100 deg fixed point → deg) into
 one :data:`OBJECT_DTYPE` array; contours are per-object (k, 2) arrays in cm.  The factors to SI
-are in :mod:`.units` (README "Units rule"); ``ibeo/ros/conversions.py`` applies them.
+are in :mod:`.units` (docs/development.md, "Units rule"); ``ibeo/ros/conversions.py`` applies them.
 
 Real-world rules (SUPPLEMENT §3.3): orientation is 1/100 deg (spec v1.32); a velocity
 component 0x8000 marks the vector invalid (→ NaN and ``*_valid`` False); a contour count of

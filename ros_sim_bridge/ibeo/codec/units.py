@@ -1,4 +1,4 @@
-"""The ibeo wire's units and their factors to SI (the units rule: README, "Units rule").
+"""The ibeo wire's units and their factors to SI (the units rule: docs/development.md, "Units rule").
 
 The codec decodes every field in the unit the spec's table names for it: 0x2202 scans (§3)
 keep angles in ticks, distances, echo widths and the mounting position in cm, the sync phase

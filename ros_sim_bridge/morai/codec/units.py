@@ -1,4 +1,4 @@
-"""The wire's units and their factors to SI (the units rule: README, "Units rule").
+"""The wire's units and their factors to SI (the units rule: docs/development.md, "Units rule").
 
 The codec decodes every field in the unit the spec's table names for it (morai-sim-udp.txt:
 km/h, deg, deg/s); ``morai/ros/conversions.py`` applies :data:`TO_SI` on the way to ROS and

@@ -36,7 +36,7 @@ from ros_sim_bridge.core import frames
 from ros_sim_bridge.ros import markers_cdr as mk
 from ros_sim_bridge.ros.cdr_template import Slot, build
 
-# Units: the codec gives the wire's km/h and deg (README "Units rule"); the factors are the
+# Units: the codec gives the wire's km/h and deg (docs/development.md, "Units rule"); the factors are the
 # codec's table (morai/codec/units.py), applied here and nowhere else.
 
 # -- colours by ObjType (RGBA) ----------------------------------------------------------------
