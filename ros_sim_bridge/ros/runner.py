@@ -53,7 +53,7 @@ def node_help(node_class) -> str:
         '| --params-file FILE]', '', ' '.join(doc.replace('``', '').split()), '',
         'parameters (read-only once running):',
         describe_parameters(getattr(node_class, 'PARAMETERS', {})), '',
-        'Topics, services, frames and /diagnostics: README.md, and config/*.yaml for a '
+        'Topics, services, frames and /diagnostics: docs/<source>.md, and config/*.yaml for a '
         'parameters file to start from.'])
 
 

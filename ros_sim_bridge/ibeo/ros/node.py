@@ -116,7 +116,7 @@ PARAMETERS = {
     'start_offset': (0.0, 'source:=file: s after the first message to start at; negative: '
                           'before the last'),
     'start_paused': (False, 'source:=file: wait for ~/resume before playing'),
-    'host': ('127.0.0.1', 'sensor address (a real LUX ships with 192.168.0.1, see the README)'),
+    'host': ('127.0.0.1', 'sensor address (a real LUX ships with 192.168.0.1, see docs/ibeo.md)'),
     'port': (12002, 'sensor TCP port', port(what='TCP port')),
     'frame_id': ('laser', 'scanner frame of points, scan_info, objects and markers (FLU)'),
     'vehicle_frame_id': ('base_link', 'frame of vehicle_state and vehicle_state/twist'),
