@@ -68,6 +68,7 @@ class StreamStats:
         self.last_error_ns = 0
         self.last_packet_ns = 0
         self.extra: dict[str, str] = {}
+        self.counters: collections.Counter[str] = collections.Counter()   # see count()
         # link state of a connection-oriented stream (None: not a link); see link_down()
         self.link_error_after = 5.0
         self._link_down_ns: Optional[int] = None
@@ -108,6 +109,11 @@ class StreamStats:
             self.errors[kind] += 1
             self.last_error = text
             self.last_error_ns = now_ns or time.time_ns()
+
+    def count(self, key: str, n: int = 1) -> None:
+        """A node's own event counter, shown as ``key`` among the status values."""
+        with self._lock:
+            self.counters[key] += n
 
     def set_drops(self, total: int) -> None:
         with self._lock:
@@ -163,7 +169,7 @@ class StreamStats:
         values += [(f'errors.{k}', str(v)) for k, v in sorted(self.errors.items())]
         if down_ns is not None:
             values.append(('down_s', f'{max(0.0, (now - down_ns) / 1e9):.1f}'))
-        values += sorted(self.extra.items())
+        values += sorted([*self.extra.items(), *((k, str(v)) for k, v in self.counters.items())])
         return DiagnosticStatus(level=level, name=self.name, message=text,
                                 hardware_id=self.hardware_id,
                                 values=[KeyValue(key=k, value=v) for k, v in values])

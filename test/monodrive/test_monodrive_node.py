@@ -107,7 +107,7 @@ def test_camera_annotations_published_as_markers(ros, sim, tmp_path):
         math.hypot(t['x'], t['y']), abs=1e-3)       # on the circle
     assert img.wait_for(2, 10.0)
     link = node.sensors[0]
-    assert wait_until(lambda: int(link.stats.extra.get('annotations', 0)) >= 2, 10.0)
+    assert wait_until(lambda: link.stats.counters['annotations'] >= 2, 10.0)
     assert not [r for r in raw.messages if r.source == 'Camera']
 
 

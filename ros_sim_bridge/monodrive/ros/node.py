@@ -306,7 +306,7 @@ class SensorLink:
             node.raw_pub.publish(convert.raw(k, self.port, stamp, game_time=header.game_time,
                                              sample_count=header.sample_count,
                                              payload=payload))
-            self.stats.extra['raw_json'] = str(int(self.stats.extra.get('raw_json', 0)) + 1)
+            self.stats.count('raw_json')
             return
         if k == 'DepthCamera':
             self.pubs['depth'].publish(convert.depth_image(payload, self.width, self.height,
@@ -335,8 +335,7 @@ class SensorLink:
             node.publish_state(payloads.decode_state(payload), header, stamp)
         elif k == 'Radar':
             if not payloads.is_json(payload):      # the optional radar cube: not converted
-                self.stats.extra['radar_cubes'] = str(
-                    int(self.stats.extra.get('radar_cubes', 0)) + 1)
+                self.stats.count('radar_cubes')
                 return
             targets = payloads.decode_radar(payload)
             for err in targets.problems:            # targets left out: counted, logged
@@ -372,7 +371,7 @@ class SensorLink:
         for err in ann.problems:
             node.diagnostics.bad_input(self.stats, err)
         self.pubs['annotations'].publish(self.annotations.markers(ann, stamp))
-        self.stats.extra['annotations'] = str(int(self.stats.extra.get('annotations', 0)) + 1)
+        self.stats.count('annotations')
         self.stats.publish()
 
     def publish_cloud(self, data: bytes, game_time: float, now_ns: int) -> None:
@@ -546,7 +545,7 @@ class MonoDriveClientNode(Node):
                                              f'{what} {ev.message.type}: {ev.message.text[:200]}',
                                              'info')
                 key = 'unsolicited' if isinstance(ev, sess.Unsolicited) else 'late_replies'
-                self.control_stats.extra[key] = str(int(self.control_stats.extra.get(key, 0)) + 1)
+                self.control_stats.count(key)
         self._cond.notify_all()
 
     def _sensor_configured(self, req: sess.Request) -> None:
@@ -595,7 +594,7 @@ class MonoDriveClientNode(Node):
         """How long commands took inside the node (/diagnostics: calls, slowest), and a log
         line for one over a second: a caller that waited longer lost the time outside."""
         extra = self.control_stats.extra
-        extra['service_calls'] = str(int(extra.get('service_calls', 0)) + 1)
+        self.control_stats.count('service_calls')
         if took * 1e3 > float(extra.get('service_slowest_ms', 0)):
             extra['service_slowest_ms'] = f'{took * 1e3:.1f}'
         if took > 1.0:

@@ -129,7 +129,7 @@ class RflySimTruthNode(Node):
             vehicle.stats.publish()
         else:  # known forms that carry nothing we publish (outCopterStruct)
             key = 'ignored_' + type(record).__name__
-            vehicle.stats.extra[key] = str(int(vehicle.stats.extra.get(key, '0')) + 1)
+            vehicle.stats.count(key)
 
     # codec → conversions → publishers
     def _truth_stamp(self, state, now_ns: int):
