@@ -458,6 +458,9 @@ _NO_ROS_FORM = {
 }
 
 
+_WITHOUT_FORM: set = set()              # the types of _NO_ROS_FORM seen so far
+
+
 def __getattr__(name: str):
     if name == 'NO_ROS_FORM':          # class → why (its modules imported)
         return {getattr(module, cls): why for (module, cls), why in _NO_ROS_FORM.items()}
@@ -547,6 +550,8 @@ class IbeoToRos:
 
         def header_stamp():
             return stamp_of(h_ntp) if stamp is None else stamp
+        if type(record) in _WITHOUT_FORM:  # a type seen before without a ROS form
+            return out
         st = own_stamp() if _own_stamped(record) else None
         c = self._cdr
         if isinstance(record, se.EcuScan):
@@ -632,7 +637,7 @@ class IbeoToRos:
             out.append((self.topic('plane_reference'),
                         plane_reference(record, hs, self.plane_frame)))
         elif any(module.made(record, cls) for module, cls in _NO_ROS_FORM):
-            pass
+            _WITHOUT_FORM.add(type(record))
         else:
             out += self._lux(header, record, own_stamp)
         return out
@@ -723,9 +728,17 @@ _OWN_STAMPED = ((se, ('EcuScan',)), (oe, ('EcuObjectList',)),
                 (ml, ('MeasurementList',)), (cm, ('CanMessage',)))
 
 
+_OWN_STAMPED_BY_TYPE: dict = {}        # record type → whether it is one of them
+
+
 def _own_stamped(record) -> bool:
-    return isinstance(record, (se.EcuScan, oe.EcuObjectList)) or any(
-        module.made(record, *names) for module, names in _OWN_STAMPED[2:])
+    kind = type(record)
+    own = _OWN_STAMPED_BY_TYPE.get(kind)
+    if own is None:                     # its module is imported: the answer holds for good
+        own = _OWN_STAMPED_BY_TYPE[kind] = isinstance(
+            record, (se.EcuScan, oe.EcuObjectList)) or any(
+            module.made(record, *names) for module, names in _OWN_STAMPED[2:])
+    return own
 
 
 def message_type(msg):
