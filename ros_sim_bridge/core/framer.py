@@ -85,7 +85,9 @@ class MagicFramer:
     message would end beyond the body's end when the bytes at the body's end are no plausible
     header (:meth:`_boundary`), marks a false sync (CodecError TRUNCATED, resync from the byte
     after the magic); a plausible header nested wholly inside the body, or running past a body
-    followed by a plausible header, is payload and left alone.
+    followed by a plausible header, is payload and left alone.  So the body is searched only
+    once all of it is in, and only when the bytes after it are not (yet) a complete plausible
+    header: a message followed by one costs no search, whatever its size.
     ``skip_oversized`` (optional): a header above ``max_body`` that comes in sync (at the
     stream's start or where the previous message ended) is one OVERSIZED event and its body is
     dropped by its declared size (:meth:`_skip_oversized`); out of sync it is a false sync
@@ -228,9 +230,16 @@ class MagicFramer:
                 self._window_from = len(self.magic)
             header, size, parsed = self._pending
             end = hs + size
-            if (self.search_window and self._crossing is None
-                    and self._false_sync_in_window(end, events)):
-                continue
+            if self.search_window and self._crossing is None:
+                # the header's own bytes first (a header cut short by its sender); the body
+                # only once all of it is in, and only when no plausible header follows it
+                if self._false_sync_in_window(hs, events):
+                    continue
+                if len(self._buf) < end:
+                    return events
+                if not self._followed_by_header(end) and \
+                        self._false_sync_in_window(end, events):
+                    continue
             if len(self._buf) < end:
                 return events
             if self._crossing is not None:
@@ -275,6 +284,12 @@ class MagicFramer:
         if len(after) < self.header_size:
             return None
         return self._plausible(after) is not None
+
+    def _followed_by_header(self, end: int) -> bool:
+        """Whether a complete plausible header stands at ``end`` in the buffer: the message
+        ending there is framed whatever its body holds (a plausible header inside it running
+        past its end is payload), so its body is not searched (O(1) per message)."""
+        return len(self._buf) >= end + self.header_size and bool(self._boundary(end))
 
     def _cut_error(self, at: int) -> CodecError:
         """The TRUNCATED error of the pending message given up for the plausible header at

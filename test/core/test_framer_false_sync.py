@@ -76,6 +76,25 @@ def test_a_complete_message_followed_by_a_header_is_framed_whatever_its_body_hol
     assert f.false_syncs == 1
 
 
+def test_a_body_followed_by_a_header_is_not_searched():
+    # the common case costs O(1) per message: a complete message followed by a plausible
+    # header is framed whatever its body holds, so the magic words in its body are not looked
+    # at (each one looked at costs a header parse); only the header's own bytes are
+    parsed = []
+
+    def counting(header: bytes) -> int:
+        parsed.append(header)
+        return size(header)
+    body = b'ok' + (MAGIC + b'\xff\xff') * 50      # 50 magic words, headers above max_body
+    f = MagicFramer('toy', MAGIC, 4, counting, 1000, check_body=check, search_window=True)
+    events = f.feed(msg(body) + msg(b'ok2'))
+    assert bodies(events) == [body, b'ok2'] and f.false_syncs == 0
+    assert len(parsed) == 3              # each header, and the second once more as a boundary
+    parsed.clear()                       # the next header not in yet: the body is searched
+    events = f.feed(msg(body))
+    assert bodies(events) == [body] and len(parsed) == 1 + 50
+
+
 def test_finish_hands_on_a_message_waiting_for_the_bytes_after_it():
     f = MagicFramer('toy', MAGIC, 4, size, 100, search_window=True)
     whole = msg(b'ok' + MAGIC + struct.pack('>H', 60) + b'xy')

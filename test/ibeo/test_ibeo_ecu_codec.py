@@ -811,3 +811,24 @@ def test_carriage_way_6970_golden():
     with pytest.raises(CodecError) as e:
         CW.decode_carriage_ways(body[:-1])
     assert e.value.kind == TRUNCATED and 'lanes[1].segments' in e.value.field
+
+
+@needs_kernel
+@pytest.mark.parametrize('n', (0, 1, 2, 7, 1000, 60_001))
+def test_points_grouped_by_device_compiled_and_numpy_agree(n):
+    # a scan in scanner coordinates goes out as one cloud per device id: the points of each
+    # id together, ids ascending, each group in the scan's order (a stable sort)
+    assert S.GROUP is not None
+    rng = np.random.default_rng(n)
+    points = np.frombuffer(rng.integers(0, 256, 28 * n, dtype=np.uint8).tobytes(),
+                           S.POINT_DTYPE).copy()
+    points['device_id'] = rng.choice([200, 3, 0, 255, 17], n)
+    native, groups = S.group_by_device(points)
+    slow, slow_groups = S.group_by_device(points, native=False)
+    assert native.tobytes() == slow.tobytes() and groups == slow_groups
+    ids, rows = points['device_id'], points.view(np.uint8).reshape(n, 28)   # every byte
+    expected = [(int(d), rows[ids == d]) for d in sorted(set(ids.tolist()))]
+    assert [d for d, _, _ in groups] == [d for d, _ in expected]
+    for (d, a, b), (_, want) in zip(groups, expected):
+        assert native[a:b].tobytes() == want.tobytes()
+    assert sum(b - a for _, a, b in groups) == n

@@ -130,3 +130,25 @@ SIM_BRIDGE_EXPORT size_t sim_bridge_ecu_points(const uint8_t *wire, size_t n, ui
 #endif
     return non_finite + points_scalar(wire + done * POINT, n - done, out + done * POINT);
 }
+
+/* The argument list of sim_bridge_ecu_group; scan_ecu.py loads only a library that says 1. */
+SIM_BRIDGE_EXPORT int sim_bridge_ecu_group_abi(void) { return 1; }
+
+/* Copies n host-order points from points to out (which may not overlap) grouped by device id
+ * (byte 16), the groups in ascending id order, each keeping the points' order (a stable
+ * counting sort: one pass to count, one to copy); counts[256] gets the points per id. */
+SIM_BRIDGE_EXPORT void sim_bridge_ecu_group(const uint8_t *points, size_t n, uint8_t *out,
+                                            size_t *counts)
+{
+    size_t next[256];
+    memset(counts, 0, 256 * sizeof *counts);
+    for (size_t i = 0; i < n; ++i)
+        ++counts[points[i * POINT + 16]];
+    size_t at = 0;
+    for (int d = 0; d < 256; ++d) {
+        next[d] = at;
+        at += counts[d];
+    }
+    for (size_t i = 0; i < n; ++i, points += POINT)
+        memcpy(out + POINT * next[points[16]]++, points, POINT);
+}

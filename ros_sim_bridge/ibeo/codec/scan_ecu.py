@@ -185,6 +185,36 @@ def host_points(wire: np.ndarray, native: bool = True) -> tuple[np.ndarray, int]
     return out, KERNEL(wire.ctypes.data, len(wire), out.ctypes.data) if len(wire) else 0
 
 
+#: ``GROUP(points, n, out, counts)``: the points grouped by device id (``ecu_points.c``); None
+#: where :data:`KERNEL`'s library is missing
+GROUP = load_kernel(beside(__file__, LIBRARY), 'sim_bridge_ecu_group',
+                    [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p], None,
+                    abi=1)
+
+
+def group_by_device(points: np.ndarray, native: bool = True) -> tuple[np.ndarray, list]:
+    """(the points of :data:`POINT_DTYPE` grouped by device id, ascending, each group in the
+    points' own order; [(device id, start, end)] of each group): one counting pass and one
+    copy in the compiled kernel, else a stable numpy sort of whole rows."""
+    if GROUP is not None and native and points.dtype == POINT_DTYPE \
+            and points.flags.c_contiguous:
+        out = np.empty(len(points), POINT_DTYPE)
+        counts = np.zeros(256, np.uintp)
+        if len(points):
+            GROUP(points.ctypes.data, len(points), out.ctypes.data, counts.ctypes.data)
+        ends = np.cumsum(counts).tolist()
+        return out, [(d, ends[d] - int(counts[d]), ends[d])
+                     for d in np.flatnonzero(counts).tolist()]
+    ids = points['device_id']
+    order = np.argsort(ids, kind='stable')
+    rows = np.ascontiguousarray(points).view(np.uint8).reshape(len(points), POINT_DTYPE.itemsize)
+    out = np.take(rows, order, axis=0).reshape(-1).view(points.dtype)
+    ids = ids[order]
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]]) if len(ids) else np.zeros(0, int)
+    ends = np.r_[starts[1:], len(ids)]
+    return out, [(int(ids[a]), int(a), int(b)) for a, b in zip(starts, ends)]
+
+
 #: the body size a scan header's counts need (:func:`.body_sizes.scan_body_size`, numpy-free)
 declared_body_size = scan_body_size
 # it knows the same layouts

@@ -21,7 +21,9 @@ false when a point's x, y or z is not finite.
 """
 from __future__ import annotations
 
+import importlib
 import math
+import sys
 from dataclasses import replace
 from typing import NamedTuple, Optional
 
@@ -35,23 +37,9 @@ from tf2_msgs.msg import TFMessage
 from ros_sim_bridge.core import frames
 from ros_sim_bridge.core.binary import BAD_VALUE, CodecError
 from ros_sim_bridge.core.ntp import MAX_TIME_JUMP_S
-from ros_sim_bridge.ibeo.codec import can_message as cm
-from ros_sim_bridge.ibeo.codec import frame_end as fe
-from ros_sim_bridge.ibeo.codec import frame_index as fi
-from ros_sim_bridge.ibeo.codec import measurement_list as ml
-from ros_sim_bridge.ibeo.codec import meta_information as mi
-from ros_sim_bridge.ibeo.codec import object_association as oa
-from ros_sim_bridge.ibeo.codec import point_cloud_plane as pcp
-from ros_sim_bridge.ibeo.codec import carriage_way as cw
-from ros_sim_bridge.ibeo.codec import time_record as tr
-from ros_sim_bridge.ibeo.codec import gps_imu as gi
-from ros_sim_bridge.ibeo.codec import image as im
 from ros_sim_bridge.ibeo.codec import objects_ecu as oe
-from ros_sim_bridge.ibeo.codec import odometry as od
 from ros_sim_bridge.ibeo.codec import scan_ecu as se
-from ros_sim_bridge.ibeo.codec import system_monitoring as sm
 from ros_sim_bridge.ibeo.codec import registry, units
-from ros_sim_bridge.ibeo.codec import vehicle_state_ecu as ve
 from ros_sim_bridge.ibeo.record_times import checked_record_time
 from ros_sim_bridge.ibeo.ros import lux_cdr
 from ros_sim_bridge.ibeo.ros.ecu_cdr import (  # noqa: F401  (the object table is ecu_cdr's)
@@ -61,6 +49,34 @@ from ros_sim_bridge.ibeo.ros.ecu_cdr import (  # noqa: F401  (the object table i
 from ros_sim_bridge.ros.cdr_template import serialize
 from ros_sim_bridge.ros.geometry import transform
 from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage, pointcloud2_cdr
+
+
+class _Codec:
+    """An ibeo codec module imported when one of its names is first used (a recording holds a
+    few of the types: the others cost no start-up).  :meth:`made` tells whether a record is of
+    one of its classes without importing it: a module not imported yet has made no record."""
+
+    def __init__(self, name: str):
+        self._module = f'ros_sim_bridge.ibeo.codec.{name}'
+
+    def __getattr__(self, attr: str):
+        value = getattr(importlib.import_module(self._module), attr)
+        setattr(self, attr, value)
+        return value
+
+    def made(self, record, *names: str) -> bool:
+        """Whether ``record`` is an instance of one of the module's classes ``names``."""
+        module = sys.modules.get(self._module)
+        return module is not None and isinstance(record, tuple(getattr(module, n)
+                                                               for n in names))
+
+
+cm, fe, fi = _Codec('can_message'), _Codec('frame_end'), _Codec('frame_index')
+ml, mi = _Codec('measurement_list'), _Codec('meta_information')
+oa, pcp = _Codec('object_association'), _Codec('point_cloud_plane')
+cw, tr, gi = _Codec('carriage_way'), _Codec('time_record'), _Codec('gps_imu')
+im, od, sm = _Codec('image'), _Codec('odometry'), _Codec('system_monitoring')
+ve = _Codec('vehicle_state_ecu')
 
 NAN = float('nan')
 #: Published ECU point layout: the codec's POINT_DTYPE as is (28 bytes: x, y, z, echo_width
@@ -112,15 +128,9 @@ def scan_clouds(scan: se.EcuScan, *, stamp, vehicle_frame: str = 'base_link',
     pts = scan.points
     if scan.vehicle_coordinates:
         parts = [(vehicle_frame, pts)]
-    elif len(pts):              # one stable sort by device id, then a slice per device
-        ids = pts['device_id']
-        order = np.argsort(ids, kind='stable')
-        rows = np.ascontiguousarray(pts).view(np.dtype((np.void, pts.dtype.itemsize)))
-        pts, ids = rows[order].view(pts.dtype), ids[order]   # whole rows: 7× a field-wise take
-        starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
-        ends = np.r_[starts[1:], len(ids)]
-        parts = [(scanner_frame.format(device_id=int(ids[a])), pts[a:b])
-                 for a, b in zip(starts.tolist(), ends.tolist())]
+    elif len(pts):              # grouped by device id (a stable counting sort), a slice each
+        pts, groups = se.group_by_device(pts)
+        parts = [(scanner_frame.format(device_id=d), pts[a:b]) for d, a, b in groups]
     else:
         parts = [(scanner_frame.format(device_id=int(d)), pts)
                  for d in scan.scanners['device_id'][:1]]
@@ -438,13 +448,23 @@ TOPICS = {
     'time_reference': 'time_reference', 'plane_points': 'plane_points',
     'plane_reference': 'plane_points/reference',
 }
-#: Types decoded but without a ROS form, and why (``ibeo_idc to-bag`` counts them).
-NO_ROS_FORM = {
-    fi.FrameIndex: 'file positions of the .idc frames: structure of the file, not data',
-    fe.FrameEndSeparator: 'frame boundary marker',
-    fe.IdcTrailer: 'end of an .idc file',
-    cw.CarriageWayList: 'WGS84 road map without a local frame: use the codec records',
+#: Types decoded but without a ROS form, and why (``ibeo_idc to-bag`` counts them): (codec
+#: module, class name) → why
+_NO_ROS_FORM = {
+    (fi, 'FrameIndex'): 'file positions of the .idc frames: structure of the file, not data',
+    (fe, 'FrameEndSeparator'): 'frame boundary marker',
+    (fe, 'IdcTrailer'): 'end of an .idc file',
+    (cw, 'CarriageWayList'): 'WGS84 road map without a local frame: use the codec records',
 }
+
+
+_WITHOUT_FORM: set = set()              # the types of _NO_ROS_FORM seen so far
+
+
+def __getattr__(name: str):
+    if name == 'NO_ROS_FORM':          # class → why (its modules imported)
+        return {getattr(module, cls): why for (module, cls), why in _NO_ROS_FORM.items()}
+    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
 
 
 class Conversion(NamedTuple):
@@ -530,7 +550,9 @@ class IbeoToRos:
 
         def header_stamp():
             return stamp_of(h_ntp) if stamp is None else stamp
-        st = own_stamp() if isinstance(record, _OWN_STAMPED) else None
+        if type(record) in _WITHOUT_FORM:  # a type seen before without a ROS form
+            return out
+        st = own_stamp() if _own_stamped(record) else None
         c = self._cdr
         if isinstance(record, se.EcuScan):
             clouds = scan_clouds(record, stamp=st, vehicle_frame=self.vehicle_frame,
@@ -553,69 +575,69 @@ class IbeoToRos:
         elif isinstance(record, oe.EcuObjectList):
             objects, markers = c.objects(record, st, self.vehicle_frame, dev)
             out += [(self.topic('objects'), objects), (self.topic('markers'), markers)]
-        elif isinstance(record, (ve.EcuVehicleState2806, ve.EcuVehicleState2807)):
+        elif ve.made(record, 'EcuVehicleState2806', 'EcuVehicleState2807'):
             if self._finite(header, record, VEHICLE_ODOMETRY_FIELDS, 'odometry'):
                 out.append((self.topic('vehicle_odometry'),
                             c.vehicle_odometry(vehicle_odometry_rows(record), st,
                                                self.odom_frame, self.vehicle_frame)))
-        elif isinstance(record, ve.EcuVehicleState2808):
+        elif ve.made(record, 'EcuVehicleState2808'):
             out.append((self.topic('vehicle_fix'),
                         c.navsatfix(vehicle_fix_values(record), st, self.gps_frame)))
             if self._finite(header, record, VEHICLE_TWIST_FIELDS, 'twist'):
                 out.append((self.topic('vehicle_twist'),
                             c.twist(record.longitudinal_velocity, record.yaw_rate, st,
                                     self.vehicle_frame)))
-        elif isinstance(record, gi.PositionWgs84):
+        elif gi.made(record, 'PositionWgs84'):
             out.append((self.topic('gps_fix'),
                         c.navsatfix(gps_fix_values(record), st, self.gps_frame)))
-        elif isinstance(record, gi.GpsImu):
+        elif gi.made(record, 'GpsImu'):
             imu = self._finite(header, record, IMU_FIELDS, 'imu')
             out.append((self.topic('gps_imu_fix'),
                         c.navsatfix(gps_imu_fix_values(record), st, self.gps_frame)))
             if imu:
                 out.append((self.topic('imu'),
                             c.imu(gps_imu_imu_rows(record), st, self.imu_frame)))
-        elif isinstance(record, od.EcuOdometry):         # IbeoOdometry: NaN stays data
+        elif od.made(record, 'EcuOdometry'):         # IbeoOdometry: NaN stays data
             moving = self._finite(header, record, ODOMETRY_TWIST_FIELDS, 'twist')
             out.append((self.topic('odometry'), c.odometry(record, st, self.vehicle_frame)))
             if moving:
                 out.append((self.topic('odometry_twist'),
                             c.twist(record.velocity, record.yaw_rate, st, self.vehicle_frame)))
-        elif isinstance(record, im.EcuImage):
+        elif im.made(record, 'EcuImage'):
             msg = image(record, st, self.camera_frame)
             if msg is not None:
                 key = ('image_compressed' if msg.type_name == 'sensor_msgs/msg/CompressedImage'
                        else 'image')
                 out.append((self.topic(key), msg))
-        elif isinstance(record, (sm.DeviceStatus, sm.CanStatus, sm.SystemStatus,
-                                 sm.TraceMessage)):
+        elif sm.made(record, 'DeviceStatus', 'CanStatus', 'SystemStatus',
+                                 'TraceMessage'):
             out.append((self.topic('diagnostics'),
                         DiagnosticArray(header=Header(stamp=_time(header_stamp())),
                                         status=[status(record, device_id=dev,
                                                       prefix=self.status_prefix)])))
-        elif isinstance(record, ml.MeasurementList):
+        elif ml.made(record, 'MeasurementList'):
             out.append((self.topic('measurements'),
                         measurement_list(record, st, self.vehicle_frame, device_id=dev)))
-        elif isinstance(record, cm.CanMessage):
+        elif cm.made(record, 'CanMessage'):
             out.append((self.topic('can'), can_message(record, st, source_device_id=dev)))
-        elif isinstance(record, oa.ObjectAssociation):
+        elif oa.made(record, 'ObjectAssociation'):
             out.append((self.topic('object_association'),
                         object_association(record, header_stamp(), self.vehicle_frame)))
-        elif isinstance(record, tr.TimeRecord):
+        elif tr.made(record, 'TimeRecord'):
             out += [(self.topic('time_reference'), m)
                     for m in time_references(record, stamp)]
-        elif isinstance(record, mi.MetaInformationList):
+        elif mi.made(record, 'MetaInformationList'):
             out.append((self.topic('diagnostics'),
                         DiagnosticArray(header=Header(stamp=_time(header_stamp())),
                                         status=[meta_information(
                                             record, device_id=dev, prefix=self.status_prefix)])))
-        elif isinstance(record, pcp.PointCloudPlane):
+        elif pcp.made(record, 'PointCloudPlane'):
             hs = header_stamp()
             out.append((self.topic('plane_points'), plane_cloud(record, hs, self.plane_frame)))
             out.append((self.topic('plane_reference'),
                         plane_reference(record, hs, self.plane_frame)))
-        elif isinstance(record, tuple(NO_ROS_FORM)):
-            pass
+        elif any(module.made(record, cls) for module, cls in _NO_ROS_FORM):
+            _WITHOUT_FORM.add(type(record))
         else:
             out += self._lux(header, record, own_stamp)
         return out
@@ -698,10 +720,25 @@ class IbeoToRos:
         return []
 
 
-#: ECU record types whose messages are stamped with the record's own time (or its header's)
-_OWN_STAMPED = (se.EcuScan, oe.EcuObjectList, ve.EcuVehicleState2806, ve.EcuVehicleState2807,
-                ve.EcuVehicleState2808, gi.PositionWgs84, gi.GpsImu, od.EcuOdometry, im.EcuImage,
-                ml.MeasurementList, cm.CanMessage)
+#: ECU record types whose messages are stamped with the record's own time (or its header's):
+#: (codec module, class names)
+_OWN_STAMPED = ((se, ('EcuScan',)), (oe, ('EcuObjectList',)),
+                (ve, ('EcuVehicleState2806', 'EcuVehicleState2807', 'EcuVehicleState2808')),
+                (gi, ('PositionWgs84', 'GpsImu')), (od, ('EcuOdometry',)), (im, ('EcuImage',)),
+                (ml, ('MeasurementList',)), (cm, ('CanMessage',)))
+
+
+_OWN_STAMPED_BY_TYPE: dict = {}        # record type → whether it is one of them
+
+
+def _own_stamped(record) -> bool:
+    kind = type(record)
+    own = _OWN_STAMPED_BY_TYPE.get(kind)
+    if own is None:                     # its module is imported: the answer holds for good
+        own = _OWN_STAMPED_BY_TYPE[kind] = isinstance(
+            record, (se.EcuScan, oe.EcuObjectList)) or any(
+            module.made(record, *names) for module, names in _OWN_STAMPED[2:])
+    return own
 
 
 def message_type(msg):
