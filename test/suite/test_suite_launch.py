@@ -300,8 +300,9 @@ def test_params_file_wins_over_argument_defaults(stand_ins, tmp_path):
     # with the same file, given arguments do override
     _, nodes = evaluate('ibeo.launch.py', {'params_file': str(ibeo), 'port': '12555',
                                            'sim': 'true'})
-    assert node_parameters(node_named(nodes, 'ibeo_lux'))[1] == {'port': 12555,
-                                                             'parent_frame_id': 'map'}
+    # (and in namespace /ibeo the package's topic prefix 'ibeo' is left out)
+    assert node_parameters(node_named(nodes, 'ibeo_lux'))[1] == {
+        'port': 12555, 'parent_frame_id': 'map', 'topic_prefix': ''}
     args = node_named(nodes, 'ibeo_lux_sim').kwargs['arguments']
     assert args[args.index('--port') + 1] == '12555'
 
