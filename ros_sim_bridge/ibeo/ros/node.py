@@ -122,8 +122,8 @@ PARAMETERS = {
     'start_paused': (False, 'source:=file: wait for ~/resume before playing'),
     'host': ('127.0.0.1', 'sensor address (a real LUX ships with 192.168.0.1, see the README)'),
     'port': (12002, 'sensor TCP port', port(what='TCP port')),
-    'topic_prefix': ('ibeo', "namespace of the topics, relative to the node's (the launch "
-                             "files leave it out in namespace /ibeo); '' none"),
+    'topic_prefix': ('ibeo', "namespace of the topics, relative to the node's; '' none (the "
+                             'launch files leave it out in the namespace of the same name)'),
     'frame_id': ('laser', 'scanner frame of points, scan_info, objects and markers (FLU)'),
     'vehicle_frame_id': ('base_link', 'frame of vehicle_state and vehicle_state/twist'),
     'parent_frame_id': ('', "frame the scanner sits at the origin of: /tf_static parent_frame_id "
