@@ -147,8 +147,9 @@ def setups() -> list[Setup]:
     from ros_sim_bridge.msg import IbeoScanInfo, LuxScanInfo, MonoDriveState
     mono = Setup('monodrive_client', 'monodrive.yaml', 'monodrive/state', MonoDriveState,
                  'State stream connected')
-    return [Setup('ibeo_lux', 'ibeo.yaml', 'scan_info', LuxScanInfo, 'connected to'),
-            Setup('ibeo_ecu', 'ibeo_ecu.yaml', 'ecu/scan_info', IbeoScanInfo, 'connected to'),
+    return [Setup('ibeo_lux', 'ibeo.yaml', 'ibeo/scan_info', LuxScanInfo, 'connected to'),
+            Setup('ibeo_ecu', 'ibeo_ecu.yaml', 'ibeo_ecu/ecu/scan_info',
+                  IbeoScanInfo, 'connected to'),
             mono]
 
 

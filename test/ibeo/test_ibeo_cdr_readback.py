@@ -37,8 +37,8 @@ from ibeo_readback import readback
 from ros_sim_bridge.ros.bag import type_name
 from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
 from conftest import free_tcp_port, wait_until
-from test_lux_node import (RAW, SENSOR_NS, connected_sensor, object_list_msg, points,
-                           scan_msg, vehicle_msg)
+from test_lux_node import (RAW, SENSOR_NS, connected_sensor, node_topic, object_list_msg,
+                           points, scan_msg, vehicle_msg)
 
 FAST = {'diagnostics_period': 0.2, 'min_backoff': 0.05, 'max_backoff': 0.25}
 T_NS = 1_750_000_000_250_000_000                  # a record time (2025), 0.25 s into a second
@@ -72,8 +72,8 @@ def lux_node(ros, **params):
 
 def test_lux_points_and_scan_info_read_back(ros, closing):
     node, port = lux_node(ros)
-    clouds = RawCollector(ros, PointCloud2, 'points')
-    infos = RawCollector(ros, LuxScanInfo, 'scan_info')
+    clouds = RawCollector(ros, PointCloud2, node_topic(node, 'points'))
+    infos = RawCollector(ros, LuxScanInfo, node_topic(node, 'scan_info'))
     sensor = connected_sensor(port, closing)
     pts = points([(3, 0, 0, 0, 1000, 150),                 # layer 3 (+1.2°), ahead, 10 m
                   (0, 1, 0, 2880, 2000, 30)])               # layer 0 (−1.2°), 90° left, 20 m
@@ -110,10 +110,10 @@ def test_lux_points_and_scan_info_read_back(ros, closing):
 
 def test_lux_objects_markers_vehicle_state_and_twist_read_back(ros, closing):
     node, port = lux_node(ros)
-    objects = RawCollector(ros, LuxObjectList, 'objects')
-    markers = RawCollector(ros, MarkerArray, 'objects/markers')
-    states = RawCollector(ros, LuxVehicleState, 'vehicle_state')
-    twists = RawCollector(ros, TwistStamped, 'vehicle_state/twist')
+    objects = RawCollector(ros, LuxObjectList, node_topic(node, 'objects'))
+    markers = RawCollector(ros, MarkerArray, node_topic(node, 'objects/markers'))
+    states = RawCollector(ros, LuxVehicleState, node_topic(node, 'vehicle_state'))
+    twists = RawCollector(ros, TwistStamped, node_topic(node, 'vehicle_state/twist'))
     sensor = connected_sensor(port, closing)
     sensor.send(object_list_msg([
         (5, 5, (10.0, -2.0), (4.5, 1.8), math.radians(30.0), (3.0, -1.5),
@@ -184,7 +184,7 @@ def test_ecu_scan_objects_and_states_read_back(ros, closing):
               'gps_imu/fix': NavSatFix, 'imu/data': Imu, 'odometry': IbeoOdometry,
               'odometry/twist': TwistStamped, 'image/compressed': CompressedImage,
               'image': Image}
-    got = {t: RawCollector(ros, m, t) for t, m in topics.items()}
+    got = {t: RawCollector(ros, m, node_topic(node, t)) for t, m in topics.items()}
     sensor = connected_sensor(port, closing)
     infos = se.make_scanners(1)
     infos['device_id'], infos['mounting_x'], infos['mounting_yaw'] = 10, 3.5, 0.25
@@ -290,9 +290,10 @@ def test_ecu_can_and_time_reference_read_back_with_receive_stamps(ros, closing):
     for topic, cls, record in (('can', IbeoCanMessage, can),
                                ('time_reference', TimeReference, times)):
         send_record(sensor, record, device_id=7)       # makes the publisher
-        assert wait_until(lambda: any(p.topic_name == f'/{topic}' for p in node.publishers),
+        assert wait_until(lambda: any(p.topic_name == node_topic(node, topic)
+                                      for p in node.publishers),
                           10.0), topic
-        collectors[topic] = RawCollector(ros, cls, topic)
+        collectors[topic] = RawCollector(ros, cls, node_topic(node, topic))
         before = time_ns()
         send_record(sensor, record, device_id=7)
         raw = collectors[topic].wait_for(1)[0]

@@ -27,8 +27,10 @@ from test_lux_node import ERROR, OK, WARN, RawSensor, level, numbered_scan
 NTP = 3_900_000_000 << 32
 # data_timeout off: these sensors fall silent on purpose for longer than it (a type's data
 # stopping on a live link); the test of a silent sensor sets its own
+#: topic_prefix '': the node's namespace alone names its topics, as the launch files have it
+#: (the default prefix is test_ibeo_node_topics.py's and test_lux_node.py's)
 FAST = {'diagnostics_period': 0.2, 'min_backoff': 0.05, 'max_backoff': 0.25,
-        'stale_after': 2.0, 'data_timeout': 0.0}
+        'stale_after': 2.0, 'data_timeout': 0.0, 'topic_prefix': ''}
 
 
 def header(data_type: int, size: int, ntp: int = NTP) -> bytes:

@@ -352,8 +352,8 @@ def test_installed_ibeo_ecu_with_its_params_file_and_the_emulator_executable(ros
     (Set Filter 'all' from the file) against ibeo_lux_sim --ecu."""
     from ros_sim_bridge.tools.launcher import NodeProcess, config_file
     port = free_tcp_port()
-    clouds = ros.collect(PointCloud2, 'points', 100, matched=False)
-    fixes = ros.collect(NavSatFix, 'gps_imu/fix', 100, matched=False)
+    clouds = ros.collect(PointCloud2, '/ibeo_ecu/points', 100, matched=False)
+    fixes = ros.collect(NavSatFix, '/ibeo_ecu/gps_imu/fix', 100, matched=False)
     with NodeProcess('ibeo_ecu', params_file=config_file('ibeo_ecu.yaml'),
                      parameters={'port': port, 'min_backoff': 0.05, 'max_backoff': 0.25},
                      quiet=True) as proc, \
@@ -377,7 +377,7 @@ def test_installed_ibeo_ecu_skips_a_message_over_max_message_bytes_by_its_size(r
     from ros_sim_bridge.tools.launcher import NodeProcess
     from test_ibeo_false_sync import header, objects_2280_body, scan_2205_over_its_bound
     port = free_tcp_port()
-    fixes = ros.collect(NavSatFix, 'gps/fix', 100, matched=False)
+    fixes = ros.collect(NavSatFix, '/ibeo_ecu/gps/fix', 100, matched=False)
     diag = Diag(ros)
     if big == '0x2280':
         body = objects_2280_body(65_535, magic_every=367)

@@ -81,7 +81,7 @@ def lux(ros):
     def start(**params):
         port = free_tcp_port()
         ros.start(IbeoLuxNode, {'port': port, **RAW, **params})
-        infos = ros.collect(LuxScanInfo, 'scan_info', 1000)
+        infos = ros.collect(LuxScanInfo, 'ibeo/scan_info', 1000)
         return port, infos
     return start
 

@@ -25,6 +25,7 @@ from ros_sim_bridge.srv import IbeoSeek, LuxCommand, LuxGetStatus
 from ros_sim_bridge.tools.launcher import NodeProcess, config_file
 
 from conftest import wait_until
+from test_lux_node import node_topic
 
 SCANS = 25                                   # 12.5 Hz: 1.92 s from the first to the last scan
 FAST = {'diagnostics_period': 0.2, 'layers': 4, 'stamp_source': 'sensor'}
@@ -51,7 +52,7 @@ def lux_idc(tmp_path):
 
 def collect(ros, node, msg_type, topic, qos=100):
     """Subscribe and wait until the node's publisher has matched too."""
-    name = f'{node.get_namespace().rstrip("/")}/{topic}'
+    name = node_topic(node, topic)
     c = ros.collect(msg_type, name, qos)
     pub = next(p for p in node.publishers if p.topic_name == name)
     assert wait_until(lambda: pub.get_subscription_count() > 0, 10.0), f'{name} not matched'
@@ -207,7 +208,7 @@ def test_bad_file_parameters_refused(ros, tmp_path):
 
 def test_installed_node_plays_a_file_in_a_loop_and_exits_0(ros, lux_idc):
     path, _ = lux_idc
-    infos = ros.collect(LuxScanInfo, '/idc_f/scan_info', 100, matched=False)
+    infos = ros.collect(LuxScanInfo, '/idc_f/ibeo/scan_info', 100, matched=False)
     with NodeProcess('ibeo_lux', params_file=config_file('ibeo.yaml'), namespace='/idc_f',
                      parameters={'source': 'file', 'file': str(path), 'rate': 4.0,
                                  'loop': True, 'layers': 4}, quiet=True) as proc:

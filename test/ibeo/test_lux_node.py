@@ -173,12 +173,18 @@ def driver(ros):
     return start
 
 
+def node_topic(node, name: str) -> str:
+    """The full name of the node's relative topic ``name``: under its namespace and its
+    ``topic_prefix`` parameter (default ``ibeo``, ``ibeo_ecu``; '' none)."""
+    prefix = node.get_parameter('topic_prefix').value.strip('/')
+    return '/' + '/'.join(p for p in (node.get_namespace().strip('/'), prefix, name) if p)
+
+
 def collect(ros, node, msg_type, topic, qos=10):
     """ros.collect, and also wait until the node's publisher has matched the subscription
     (discovery runs both ways: data sent before the writer knows the reader is lost)."""
-    c = ros.collect(msg_type, topic, qos)
-    name = topic if topic.startswith('/') else \
-        f'{node.get_namespace().rstrip("/")}/{topic}'
+    name = topic if topic.startswith('/') else node_topic(node, topic)
+    c = ros.collect(msg_type, name, qos)
     pub = next(p for p in node.publishers if p.topic_name == name)
     assert wait_until(lambda: pub.get_subscription_count() > 0, 10.0), f'{name} not matched'
     return c
@@ -295,9 +301,9 @@ def test_points_8_layers_two_mirror_sides_merged_with_tilt(ros, driver, closing)
 def test_filters_and_first_echo(ros, driver, closing):
     node_a, port_a = driver('filtered', **RAW, drop_ground=True, drop_dirt=True, drop_clutter=True)
     node_b, port_b = driver('first_echo', **RAW, first_echo_only=True)
-    a = collect(ros, node_a, PointCloud2, '/filtered/points')
-    b = collect(ros, node_b, PointCloud2, '/first_echo/points')
-    info_a = collect(ros, node_a, LuxScanInfo, '/filtered/scan_info')
+    a = collect(ros, node_a, PointCloud2, 'points')
+    b = collect(ros, node_b, PointCloud2, 'points')
+    info_a = collect(ros, node_a, LuxScanInfo, 'scan_info')
     pts = points([(0, 0, 0, 0, 1000, 10), (0, 1, S.POINT_FLAG_GROUND, 0, 1100, 10),
                   (1, 0, S.POINT_FLAG_DIRT, 8, 1200, 10), (1, 2, S.POINT_FLAG_CLUTTER, 8, 300, 10),
                   (2, 1, S.POINT_FLAG_TRANSPARENT, 16, 900, 10), (3, 0, 0x50, 16, 1500, 10)])
@@ -314,8 +320,8 @@ def test_filters_and_first_echo(ros, driver, closing):
 def test_time_policy_sensor_and_receive(ros, driver, closing):
     node_s, port_s = driver('sensor_time', **RAW, stamp_source='sensor')
     node_r, port_r = driver('receive_time', **RAW)
-    s_info = collect(ros, node_s, LuxScanInfo, '/sensor_time/scan_info')
-    r_info = collect(ros, node_r, LuxScanInfo, '/receive_time/scan_info')
+    s_info = collect(ros, node_s, LuxScanInfo, 'scan_info')
+    r_info = collect(ros, node_r, LuxScanInfo, 'scan_info')
     diag = Diag(ros)
     sensors = {}
     for port in (port_s, port_r):
@@ -916,7 +922,7 @@ def test_real_ldmrs_capture_replayed_end_to_end(ros, driver, closing):
 
 def test_installed_executable_with_params_file(ros, closing):
     port = free_tcp_port()
-    infos = ros.collect(LuxScanInfo, 'scan_info', 100, matched=False)
+    infos = ros.collect(LuxScanInfo, '/ibeo/scan_info', 100, matched=False)
     with NodeProcess('ibeo_lux', params_file=config_file('ibeo.yaml'),
                      parameters={'host': '127.0.0.1', 'port': port, 'min_backoff': 0.05,
                                  'max_backoff': 0.25}, quiet=True) as proc:

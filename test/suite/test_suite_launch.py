@@ -272,8 +272,9 @@ def test_namespace_and_default_topics(stand_ins, source):
     node = node_named(nodes, src.executable)
     assert node.kwargs['namespace'] == source
     files, overrides = node_parameters(node)
-    # the params file alone, except a topic prefix that would repeat the namespace
-    assert set(overrides) <= {'topic_prefix'}
+    # the params file alone, except the topic prefix: config/<source>.yaml's is the namespace
+    # (as the node's default is), so it is left out there (issue #26)
+    assert overrides == {'topic_prefix': ''}
     _, nodes = evaluate(src.launch_file, {'namespace': 'robot1/' + source})
     assert node_named(nodes, src.executable).kwargs['namespace'] == 'robot1/' + source
 
@@ -299,8 +300,9 @@ def test_params_file_wins_over_argument_defaults(stand_ins, tmp_path):
     # with the same file, given arguments do override
     _, nodes = evaluate('ibeo.launch.py', {'params_file': str(ibeo), 'port': '12555',
                                            'sim': 'true'})
-    assert node_parameters(node_named(nodes, 'ibeo_lux'))[1] == {'port': 12555,
-                                                             'parent_frame_id': 'map'}
+    # (and in namespace /ibeo the package's topic prefix 'ibeo' is left out)
+    assert node_parameters(node_named(nodes, 'ibeo_lux'))[1] == {
+        'port': 12555, 'parent_frame_id': 'map', 'topic_prefix': ''}
     args = node_named(nodes, 'ibeo_lux_sim').kwargs['arguments']
     assert args[args.index('--port') + 1] == '12555'
 

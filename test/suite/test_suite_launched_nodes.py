@@ -8,6 +8,8 @@ holds change), then the launch arguments given.
 """
 from __future__ import annotations
 
+import time
+
 import pytest
 import yaml
 
@@ -121,3 +123,37 @@ def test_ibeo_sim_places_the_scanner_in_map_on_tf_static(stand_ins, launched, ro
         t.header.frame_id == 'map' and t.child_frame_id == 'laser' for t in m.transforms))
     mount = next(t for t in got[0].transforms if t.child_frame_id == 'laser')
     assert mount.transform.rotation.w == 1.0 and mount.transform.translation.x == 0.0
+
+
+@pytest.mark.parametrize('source, executable', [('ibeo', 'ibeo_lux'), ('ibeo_ecu', 'ibeo_ecu')])
+def test_ibeo_ros2_run_without_params_file_names_topics_as_launch_does(stand_ins, launched, ros,
+                                                                       source, executable):
+    """The installed node started without a params file (as ``ros2 run``: root namespace,
+    the node's defaults; only the port moved to a free one) and the node of
+    ``<source>.launch.py`` (namespace /<source>, config/<source>.yaml) publish the same topic
+    names: /ibeo/points … for ibeo_lux, /ibeo_ecu/points … for ibeo_ecu, never twice the
+    prefix."""
+    from ros_sim_bridge.tools.launcher import NodeProcess
+    infra = {'/diagnostics', '/rosout', '/parameter_events', '/tf_static'}
+
+    def node_topics(namespace: str) -> set[str]:
+        try:
+            return {t for t, _ in ros.probe.get_publisher_names_and_types_by_node(
+                executable, namespace)} - infra
+        except Exception:      # the node is not in the graph (yet)
+            return set()
+
+    _, nodes = evaluate(f'{source}.launch.py', {'port': str(free_tcp_port())})
+    with NodeProcess(executable, parameters={'port': free_tcp_port()}, quiet=True) as proc:
+        launched(nodes)
+
+        def alike() -> bool:
+            run, launch = node_topics('/'), node_topics(f'/{source}')
+            return f'/{source}/points' in run and run == launch
+        assert wait_until(alike, 30.0), (node_topics('/'), node_topics(f'/{source}'))
+        time.sleep(1.0)                 # late discoveries, if any, would show below
+        run, launch = node_topics('/'), node_topics(f'/{source}')
+        assert run == launch
+        assert {f'/{source}/points', f'/{source}/objects/markers'} <= run
+        assert not any(t.startswith(f'/{source}/{source}/') for t in run)
+        assert proc.running()

@@ -6,6 +6,8 @@ import time
 from ros_sim_bridge.tools.ports import free_tcp_port
 from ros_sim_bridge.tools.session import call_service
 
+PREFIX = 'ibeo/'   # the node's default topic_prefix (config/ibeo.yaml), in the root namespace
+
 
 def run(node, seconds: float) -> list[str]:
     """ibeo_lux (installed executable, config/ibeo.yaml) ← LuxServer (4 layers, 12.5 Hz)."""
@@ -33,12 +35,12 @@ def _listener(node):
     from ros_sim_bridge.tools.listener import Listener
 
     listener = Listener(node)
-    listener.listen(PointCloud2, 'points')
-    listener.listen(LuxScanInfo, 'scan_info', 50)
-    listener.listen(LuxObjectList, 'objects')
-    listener.listen(MarkerArray, 'objects/markers')
-    listener.listen(LuxVehicleState, 'vehicle_state')
-    listener.listen(TwistStamped, 'vehicle_state/twist')
+    listener.listen(PointCloud2, PREFIX + 'points')
+    listener.listen(LuxScanInfo, PREFIX + 'scan_info', 50)
+    listener.listen(LuxObjectList, PREFIX + 'objects')
+    listener.listen(MarkerArray, PREFIX + 'objects/markers')
+    listener.listen(LuxVehicleState, PREFIX + 'vehicle_state')
+    listener.listen(TwistStamped, PREFIX + 'vehicle_state/twist')
     return listener
 
 
@@ -76,9 +78,9 @@ def _drive(node, listener, port: int, seconds: float, lines: list[str]):
             seen = 0
             while time.monotonic() < deadline:
                 time.sleep(0.05)
-                info = listener.last.get('scan_info')
-                if info is not None and listener.count['scan_info'] != seen:
-                    seen = listener.count['scan_info']
+                info = listener.last.get(PREFIX + 'scan_info')
+                if info is not None and listener.count[PREFIX + 'scan_info'] != seen:
+                    seen = listener.count[PREFIX + 'scan_info']
                     points_per_scan.append(info.published_points)
             status = call_service(node, LuxGetStatus, '/ibeo_lux/get_status',
                                   LuxGetStatus.Request())
@@ -89,17 +91,17 @@ def _drive(node, listener, port: int, seconds: float, lines: list[str]):
 
 
 def _summary(listener, points_per_scan, warnings, link, status, param) -> list[str]:
-    c = listener.count
+    c = {topic[len(PREFIX):]: n for topic, n in listener.count.items()}
     lines = []
     pts = (f'{min(points_per_scan)}–{max(points_per_scan)} points per scan'
            if points_per_scan else 'no scans')
     lines.append(f'  scans: {c["points"]} clouds, {c["scan_info"]} scan_info ({pts})')
-    objs = listener.last.get('objects')
+    objs = listener.last.get(PREFIX + 'objects')
     if objs is not None:
         kinds = ', '.join(f'{o.id}:{o.classification_name}' for o in objs.objects)
         lines.append(f'  objects: {c["objects"]} lists, {c["objects/markers"]} marker arrays; '
                      f'last list: {len(objs.objects)} objects ({kinds})')
-    vs = listener.last.get('vehicle_state')
+    vs = listener.last.get(PREFIX + 'vehicle_state')
     if vs is not None:
         lines.append(f'  vehicle state: {c["vehicle_state"]} messages ({c["vehicle_state/twist"]}'
                      f' twists), last: valid={vs.valid}, v={vs.longitudinal_velocity:.2f} m/s, '

@@ -336,9 +336,10 @@ class DataDispatch:
                                   'object list as sent, no box or label marker')
 
     def _ecu_publisher(self, topic: str, msg_type):
-        """The publisher of an ECU output topic, made now (/tf_static latched)."""
+        """The publisher of an ECU output topic (relative: under ``topic_prefix``), made now
+        (/tf_static latched)."""
         qos = LATCHED if topic == ecu.TOPICS['tf_static'] else DATA
-        pub = self._ecu_pubs[topic] = self.create_publisher(msg_type, topic, qos)
+        pub = self._ecu_pubs[topic] = self._data_publisher(msg_type, topic, qos)
         return pub
 
     def _ecu_restamp(self, ev: Message, now_ns: int) -> tuple:
@@ -357,8 +358,8 @@ class DataDispatch:
 
 
 class _LiveIbeoToRos(ecu.IbeoToRos):
-    """The converter of ``ibeo_idc to-bag`` with the node's relative topic names (the node's
-    namespace applies, as to every other topic of the node)."""
+    """The converter of ``ibeo_idc to-bag`` with relative topic names: the node puts them
+    under its ``topic_prefix`` and namespace, as every other topic of the node."""
 
     def topic(self, key: str) -> str:
         return ecu.TOPICS[key]

@@ -1,6 +1,10 @@
 """ibeo LUX / SICK LD-MRS and Ibeo ECU / FUSION SYSTEM driver over TCP (executables
 ``ibeo_lux`` and ``ibeo_ecu``: the same node, ECU defaults in :mod:`.ecu_node`).
 
+Topic names are relative to ``topic_prefix`` (default ``ibeo``: ``ros2 run`` publishes
+/ibeo/points; the launch files run the node in namespace /ibeo, where the prefix is left out,
+so the names are the same), services are private (``~/``):
+
 | direction | name | type | notes |
 |---|---|---|---|
 | pub | points | sensor_msgs/PointCloud2 | 0x2202; x y z horizontal_angle echo_width layer echo flags; ECU 0x2204/0x2205: :data:`.ecu_conversions.CLOUD_DTYPE` |
@@ -118,6 +122,8 @@ PARAMETERS = {
     'start_paused': (False, 'source:=file: wait for ~/resume before playing'),
     'host': ('127.0.0.1', 'sensor address (a real LUX ships with 192.168.0.1, see docs/ibeo.md)'),
     'port': (12002, 'sensor TCP port', port(what='TCP port')),
+    'topic_prefix': ('ibeo', "namespace of the topics, relative to the node's; '' none (the "
+                             'launch files leave it out in the namespace of the same name)'),
     'frame_id': ('laser', 'scanner frame of points, scan_info, objects and markers (FLU)'),
     'vehicle_frame_id': ('base_link', 'frame of vehicle_state and vehicle_state/twist'),
     'parent_frame_id': ('', "frame the scanner sits at the origin of: /tf_static parent_frame_id "
@@ -284,12 +290,13 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
                               lux_frame=p.frame_id, max_jump_s=p.max_time_jump)
 
     def _make_publishers(self) -> None:
-        self.points_pub = self.create_publisher(PointCloud2, 'points', DATA)
-        self.scan_info_pub = self.create_publisher(LuxScanInfo, 'scan_info', DATA)
-        self.objects_pub = self.create_publisher(LuxObjectList, 'objects', DATA)
-        self.markers_pub = self.create_publisher(MarkerArray, 'objects/markers', DATA)
-        self.vehicle_pub = self.create_publisher(LuxVehicleState, 'vehicle_state', DATA)
-        self.twist_pub = self.create_publisher(TwistStamped, 'vehicle_state/twist', DATA)
+        pub = self._data_publisher
+        self.points_pub = pub(PointCloud2, 'points')
+        self.scan_info_pub = pub(LuxScanInfo, 'scan_info')
+        self.objects_pub = pub(LuxObjectList, 'objects')
+        self.markers_pub = pub(MarkerArray, 'objects/markers')
+        self.vehicle_pub = pub(LuxVehicleState, 'vehicle_state')
+        self.twist_pub = pub(TwistStamped, 'vehicle_state/twist')
         # session events → handlers; decoded records by their codec record type
         self._handlers = {Scan: self._on_scan, UnpairedHalf: self._on_unpaired_half,
                           Reply: self._on_reply, ReplyFailed: self._on_reply_failed,
@@ -313,6 +320,16 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
             self._ecu_publisher(topic, msg_type)
         if self.p.parent_frame_id:
             self._publish_mount()
+
+    def _topic(self, name: str) -> str:
+        """``topic_prefix/name`` for a relative ``name`` (``name`` alone with no prefix;
+        absolute names such as /tf_static as they are)."""
+        prefix = self.p.topic_prefix.strip('/')
+        return f'{prefix}/{name}' if prefix and not name.startswith('/') else name
+
+    def _data_publisher(self, msg_type, name: str, qos=DATA):
+        """A publisher of topic ``name`` under ``topic_prefix``."""
+        return self.create_publisher(msg_type, self._topic(name), qos)
 
     def _publish_mount(self) -> None:
         """``parent_frame_id`` → ``frame_id`` on /tf_static, latched with the ECU mounts."""
