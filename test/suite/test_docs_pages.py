@@ -76,9 +76,12 @@ def written(text: str, *candidates: str) -> bool:
     return any(r.fullmatch(c) for r in regexes for c in candidates if c)
 
 
-def ways_to_write(name: str, node_fqn: str) -> tuple[str, ...]:
-    """The forms a page may give a graph name of a node started in namespace ``/``."""
+def ways_to_write(name: str, node_fqn: str, prefix: str = '') -> tuple[str, ...]:
+    """The forms a page may give a graph name of a node started in namespace ``/``: whole,
+    relative, private (``~/``) or relative to the node's ``topic_prefix``."""
     forms = [name, name.lstrip('/')]
+    if prefix and name.startswith(f'/{prefix}/'):
+        forms.append(name[len(prefix) + 2:])
     if name.startswith(node_fqn + '/'):
         forms.append('~/' + name[len(node_fqn) + 1:])
     return tuple(forms)
@@ -159,7 +162,10 @@ def test_every_topic_and_service_of_the_node_is_in_the_page(ros, tmp_path, exe):
     from ros_sim_bridge.tools.launcher import NodeProcess
     page_name = NODES[exe][0]
     text = page(page_name)
-    with NodeProcess(exe, parameters=start_parameters(exe, tmp_path), quiet=True) as node:
+    parameters = start_parameters(exe, tmp_path)
+    declared = getattr(importlib.import_module(NODES[exe][1]), 'PARAMETERS', {})
+    prefix = parameters.get('topic_prefix', declared.get('topic_prefix', ('',))[0])
+    with NodeProcess(exe, parameters=parameters, quiet=True) as node:
         found = {}
 
         def settled():
@@ -171,7 +177,7 @@ def test_every_topic_and_service_of_the_node_is_in_the_page(ros, tmp_path, exe):
         assert node.running(), node.last_lines()
         topics, services = found['last']
     fqn = f"/{exe}"
-    missing = sorted(n for n in topics | services if not written(text, *ways_to_write(n, fqn)))
+    missing = sorted(n for n in topics | services if not written(text, *ways_to_write(n, fqn, prefix)))
     assert not missing, f'docs/{page_name} does not name {missing} of {exe}'
     assert len(topics) >= 2, topics
 
@@ -186,3 +192,5 @@ def test_a_name_removed_from_a_page_is_missed():
     assert not written('`<p>/<s>`', 'monodrive/state')
     assert written('`~/reset`', *ways_to_write('/ibeo_lux/reset', '/ibeo_lux'))
     assert not written('`~/reset`', *ways_to_write('/ibeo_lux/reset_defaults', '/ibeo_lux'))
+    assert written('`points`', *ways_to_write('/ibeo/points', '/ibeo_lux', 'ibeo'))
+    assert not written('`points`', *ways_to_write('/ibeo/points', '/ibeo_lux'))
