@@ -83,6 +83,8 @@ done
 # 5. tf2_msgs is not on PyPI: build the same interface (compat/tf2_msgs) into the venv only.
 if ! "$venv/bin/python" -c 'import tf2_msgs.msg' >/dev/null 2>&1; then
   say "building tf2_msgs/msg/TFMessage into $venv (compat/tf2_msgs)"
+  # the venv alone: the project's install space (perhaps of another distro) plays no part
+  export INSTALL_BASE="$venv/no-install-space"
   "$here/scripts/with-venv.sh" "$venv" cmake -S "$here/compat/tf2_msgs" -B "$venv/build/tf2_msgs" \
       -DCMAKE_INSTALL_PREFIX="$(cd "$venv" && pwd)" -DCMAKE_BUILD_TYPE=Release \
       -DPython3_EXECUTABLE="$(cd "$venv" && pwd)/bin/python" -DBUILD_TESTING=OFF >>"$log" 2>&1 &&
