@@ -402,6 +402,9 @@ def test_installed_lux_publishes_an_object_list_holding_a_phantom_header(ros, cl
     with installed('ibeo_lux', port, stamp_source='receive') as proc:
         sensor = serving(closing, port)
         connected(diag)
+        # a volatile subscriber misses what is published before discovery has matched it
+        assert wait_until(lambda: lists.sub.get_publisher_count() > 0
+                          and infos.sub.get_publisher_count() > 0, 10)
         sensor.send(scan_msg(1) + phantom_objects_msg() + scan_msg(2) + scan_msg(3))
         assert wait_until(lambda: len(lists.messages) == 1 and len(infos.messages) == 3, 15)
         for b in scan_msg(4) + phantom_objects_msg() + scan_msg(5) + scan_msg(6):
