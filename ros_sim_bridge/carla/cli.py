@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import mmap
 import sys
 import time
 from pathlib import Path
@@ -26,6 +25,7 @@ from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.core.cli import StopSignals, finite_number, run_tool
 from .codec import NOT_AN_ACTOR, Recording
 from .codec.records import vehicle_lights
+from .recording_file import damage_summary, open_recording
 
 CATEGORIES = 'ovwtha'   # other, vehicle, walker, traffic light, hero, any
 DOOR_WORDS = {0: 'Front Left', 1: 'Front Right', 2: 'Rear Left', 3: 'Rear Right', 4: 'Hood',
@@ -39,16 +39,6 @@ def g(x) -> str:
 
 def vec(v) -> str:
     return '(' + ', '.join(g(c) for c in v) + ')'
-
-
-def open_recording(path: str, **force) -> Recording:
-    """Map ``path`` and index it (the file is read by the page cache, not copied)."""
-    with open(path, 'rb') as f:
-        try:
-            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        except ValueError:  # empty file
-            data = b''
-    return Recording(data, **force)
 
 
 def header_lines(rec: Recording) -> list[str]:
@@ -206,16 +196,6 @@ def damage_lines(rec: Recording, damage) -> list[str]:
                    f'at byte {d.resumed} (frame {int(rec.frame_ids[i])} at '
                    f'{g(rec.elapsed[i])} seconds)')
     return out
-
-
-def damage_summary(rec: Recording) -> str:
-    """One line saying how much damage was skipped ('' for an undamaged file)."""
-    if not rec.damage:
-        return ''
-    regions = len(rec.damage)
-    where = ', '.join(str(d.offset) for d in rec.damage[:5]) + (' …' if regions > 5 else '')
-    return (f'{regions} damaged region{"s" if regions > 1 else ""}, {rec.skipped_bytes} B '
-            f'skipped (at byte {where}); {len(rec)} frames readable before and after')
 
 
 def decode_errors(rec: Recording) -> dict:

@@ -18,6 +18,7 @@ ones a node names ``dynamic`` and applies in its own set-parameters callback.
 from __future__ import annotations
 
 import math
+import os
 from types import SimpleNamespace
 from typing import Any, Callable, Collection, Mapping, Optional
 
@@ -160,3 +161,16 @@ def describe_parameters(table: dict[str, tuple]) -> str:
         lines.append(f'  {name} (default {shown})')
         lines.append(f'      {entry[1]}')
     return '\n'.join(lines)
+
+
+def resolve_config_path(path: str) -> str:
+    """A file named in the parameters (a JSON sensors file, say): as given (absolute or from the
+    working directory), else relative to this package's installed config/ folder."""
+    if os.path.isabs(path) or os.path.exists(path):
+        return path
+    try:
+        from ament_index_python.packages import get_package_share_directory
+        candidate = os.path.join(get_package_share_directory('ros_sim_bridge'), 'config', path)
+    except Exception:  # not installed (tests from the source tree)
+        candidate = os.path.join(os.path.dirname(__file__), '..', '..', 'config', path)
+    return candidate if os.path.exists(candidate) else path

@@ -185,7 +185,7 @@ def _monodrive_ports(params: dict, pick) -> dict:
         import atexit
         import json
         import tempfile
-        from ros_sim_bridge.monodrive.ros.node import resolve_config_path
+        from ros_sim_bridge.ros.params import resolve_config_path
         with open(resolve_config_path(str(name))) as f:
             sensors = json.load(f)
         for sensor in sensors if isinstance(sensors, list) else ():
@@ -203,14 +203,14 @@ def _monodrive_ports(params: dict, pick) -> dict:
 def carla_demo_recording() -> str:
     """A recording of the generator's scripted scene (vehicles, walkers, lights, a collision,
     a destroyed actor), written once to the user's cache: what ``sim:=true`` replays."""
-    from ros_sim_bridge.carla.generator import Scene, write
+    from ros_sim_bridge import carla
     folder = Path(os.environ.get('XDG_CACHE_HOME', Path.home() / '.cache')) / PACKAGE
-    path = folder / 'carla_demo_scene_ue4-0.9.13.log'
+    path = folder / f'carla_demo_scene_{carla.DEMO_VERSION}.log'
     if not path.exists():
         folder.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f'.{os.getpid()}.tmp')
         with open(tmp, 'wb') as f:
-            write(f, Scene(), 'ue4-0.9.13')
+            carla.write_demo_scene(f)
         os.replace(tmp, path)
     return str(path)
 

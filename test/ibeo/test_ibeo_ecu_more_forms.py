@@ -13,7 +13,7 @@ from ros_sim_bridge.core.ntp import NTP_UNIX_OFFSET
 from ros_sim_bridge.ibeo import codec as ibeo
 from ros_sim_bridge.ibeo.codec.header import IbeoHeader
 from ros_sim_bridge.ibeo.idc import IdcReader, IdcWriter
-from ros_sim_bridge.ibeo.idc_cli import convert
+from ros_sim_bridge.ibeo.ros.to_bag import convert
 from ros_sim_bridge.ibeo.ros import ecu_conversions as ec
 from ros_sim_bridge.ros.pointcloud import from_pointcloud2
 from ros_sim_bridge.ros.stamps import stamp_to_ns

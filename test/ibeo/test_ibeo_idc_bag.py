@@ -19,7 +19,7 @@ from ros_sim_bridge.ibeo.codec import system_monitoring as sm
 from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.ecu_recording import write_recording
 from ros_sim_bridge.ibeo.idc import IdcReader, IdcWriter
-from ros_sim_bridge.ibeo.idc_cli import convert
+from ros_sim_bridge.ibeo.ros.to_bag import convert
 from ros_sim_bridge.ros.bag import BagWriter
 from ros_sim_bridge.ros.pointcloud import from_pointcloud2
 
@@ -208,7 +208,7 @@ def test_windows_change_nothing_but_the_work_order(recording, tmp_path, monkeypa
     report (skipped messages and their offsets, counts) the same; whatever the window and the
     size up to which a message goes ahead."""
     import dataclasses
-    import ros_sim_bridge.ibeo.idc_cli as cli
+    import ros_sim_bridge.ibeo.ros.to_bag as cli
     src = tmp_path / 'bad_times.idc'             # two vehicle states with a record time unset
     with IdcReader(recording) as r, IdcWriter(src) as w:
         states = [e for e in r.entries if e.data_type == 0x2807]
@@ -240,7 +240,7 @@ def test_small_scans_stay_in_file_order_for_their_transforms(tmp_path, monkeypat
     converted in file order however small (here 100 points, far below the size that goes
     ahead), so a big and a small scan of one scanner, its mounting changed between them, give
     the bag one message at a time gives."""
-    import ros_sim_bridge.ibeo.idc_cli as cli
+    import ros_sim_bridge.ibeo.ros.to_bag as cli
     src = tmp_path / 'mounts.idc'
     with IdcWriter(src) as w:
         for k, (points, yaw) in enumerate(((3000, 0.1), (100, 0.1), (3000, 0.2), (100, 0.3))):
@@ -266,7 +266,7 @@ def test_an_error_met_ahead_is_raised_in_its_turn(recording, tmp_path, monkeypat
     """A converter that fails (not a CodecError) on a message converted ahead of its turn:
     the messages before it are still written, the error raised when its turn comes, the bag
     closed; the same bag as one message at a time gives."""
-    import ros_sim_bridge.ibeo.idc_cli as cli
+    import ros_sim_bridge.ibeo.ros.to_bag as cli
     from ros_sim_bridge.ibeo.ros.ecu_conversions import IbeoToRos
 
     class Failing(IbeoToRos):

@@ -49,7 +49,7 @@ from ros_sim_bridge.ros.qos import DATA, TF
 from ros_sim_bridge.ros.runner import run_node
 from ros_sim_bridge.ros.stamps import seconds_to_stamp
 from ros_sim_bridge.core.binary import CodecError
-from ..cli import damage_summary, open_recording
+from ..recording_file import damage_summary, open_recording
 from ..world import World
 from .frame_cdr import FrameCdr, Frames
 

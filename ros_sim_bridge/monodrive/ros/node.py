@@ -55,7 +55,7 @@ from ros_sim_bridge.ros.clocks import STEADY
 from ros_sim_bridge.ros.diagnostics import Diagnostics
 from ros_sim_bridge.ros.geometry import transform as make_transform
 from ros_sim_bridge.ros.params import (common_parameters, declare_parameters, non_negative_int,
-                                       one_of, port, positive, positive_int)
+                                       one_of, port, positive, positive_int, resolve_config_path)
 from ros_sim_bridge.ros.pointcloud import CloudBuffer
 from ros_sim_bridge.ros.pointcloud_cdr import pointcloud2_cdr
 from ros_sim_bridge.ros.qos import DATA, LATCHED, TF
@@ -759,19 +759,6 @@ def _answer(response, success: bool, message: str, reply_json: str = ''):
     response.message = control.utf8_text(message)
     response.reply_json = control.utf8_text(reply_json)
     return response
-
-
-def resolve_config_path(path: str) -> str:
-    """A JSON file named in the parameters: as given (absolute or from the working directory),
-    else relative to this package's installed config/ folder."""
-    if os.path.isabs(path) or os.path.exists(path):
-        return path
-    try:
-        from ament_index_python.packages import get_package_share_directory
-        candidate = os.path.join(get_package_share_directory('ros_sim_bridge'), 'config', path)
-    except Exception:  # not installed (tests from the source tree)
-        candidate = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'config', path)
-    return candidate if os.path.exists(candidate) else path
 
 
 def main(argv=None) -> int:
