@@ -493,9 +493,13 @@ class _DefinitionCache:
         origin = Path(spec.origin) if spec and spec.origin else None
         key = [distro, str(origin), origin.stat().st_mtime_ns if origin else 0]
         for folder in (package_msg_dirs() if msg_dirs is None else msg_dirs):
-            for path in sorted(Path(folder).glob('*.msg')):
-                st = path.stat()
-                key.append([str(path.resolve()), st.st_size, st.st_mtime_ns])
+            # the folder's entries, stat following links (a symlink install's point at the
+            # sources): resolving each of them took 3 ms
+            with os.scandir(Path(folder).resolve()) as entries:
+                for entry in sorted((e for e in entries if e.name.endswith('.msg')),
+                                    key=lambda e: e.name):
+                    st = entry.stat()
+                    key.append([entry.path, st.st_size, st.st_mtime_ns])
         self.key = json.loads(json.dumps(key))                    # as read back from JSON
         digest = f'{zlib.crc32(json.dumps(key).encode()):08x}'
         base = Path(os.environ.get('XDG_CACHE_HOME') or Path.home() / '.cache')
