@@ -18,7 +18,6 @@ the spec), as rosbags writes them.  Memory stays bounded: one chunk plus one ind
 """
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import os
@@ -26,14 +25,13 @@ import re
 import struct
 import textwrap
 import weakref
+import zlib
 from collections import deque
 from functools import partial
 from pathlib import Path
-from typing import Iterable, Optional, Union
+from typing import Iterable, NamedTuple, Optional, Union
 
 import numpy as np
-from rosbags.interfaces import (Qos, QosDurability, QosHistory, QosLiveliness,
-                                QosReliability, QosTime)
 
 from ros_sim_bridge.core.write_behind import WriteBehindFile
 
@@ -96,6 +94,36 @@ def dump_qos_v8(qos: list) -> str:
     return dump(qos)
 
 
+class Policy(NamedTuple):
+    """One value of a QoS policy, as rosbags' ``Qos*`` enums give it (``name``, ``value``)."""
+    name: str
+    value: int
+
+
+class QosTime(NamedTuple):
+    sec: int
+    nsec: int
+
+
+class Qos(NamedTuple):
+    """An offered QoS profile with the fields (and policy values) of ``rosbags.interfaces.Qos``,
+    what the metadata writers read; defined here because importing rosbags.interfaces costs
+    3 ms of every ``to-bag``'s start-up."""
+    history: Policy
+    depth: int
+    reliability: Policy
+    durability: Policy
+    deadline: QosTime
+    lifespan: QosTime
+    liveliness: Policy
+    liveliness_lease_duration: QosTime
+    avoid_ros_namespace_conventions: bool
+
+
+KEEP_LAST = Policy('KEEP_LAST', 1)                     # rosbags' / rmw's values
+RELIABLE, BEST_EFFORT = Policy('RELIABLE', 1), Policy('BEST_EFFORT', 2)
+TRANSIENT_LOCAL, VOLATILE = Policy('TRANSIENT_LOCAL', 1), Policy('VOLATILE', 2)
+AUTOMATIC = Policy('AUTOMATIC', 1)
 _NO_TIME = QosTime(0, 0)                   # 0 s 0 ns: "the rmw default" (infinite)
 
 
@@ -110,12 +138,10 @@ def offered_qos(topic: str, *, latched: Optional[bool] = None,
     name = topic.rsplit('/', 1)[-1]
     if latched is None:
         latched = name == 'tf_static'
-    depth, durability = ((1, QosDurability.TRANSIENT_LOCAL) if latched else
-                         (100, QosDurability.VOLATILE) if name == 'tf' else
-                         (10, QosDurability.VOLATILE))
-    return Qos(QosHistory.KEEP_LAST, depth,
-               QosReliability.RELIABLE if reliable else QosReliability.BEST_EFFORT,
-               durability, _NO_TIME, _NO_TIME, QosLiveliness.AUTOMATIC, _NO_TIME, False)
+    depth, durability = ((1, TRANSIENT_LOCAL) if latched else
+                         (100, VOLATILE) if name == 'tf' else (10, VOLATILE))
+    return Qos(KEEP_LAST, depth, RELIABLE if reliable else BEST_EFFORT,
+               durability, _NO_TIME, _NO_TIME, AUTOMATIC, _NO_TIME, False)
 
 
 #: strings written plain (unquoted): names, paths, types, hashes; not YAML's words for
@@ -455,25 +481,35 @@ def _definition(store, msgtype: str) -> tuple:
 
 class _DefinitionCache:
     """(definition, hash) of the types bags were written with, kept in a JSON file under
-    ``$XDG_CACHE_HOME/ros_sim_bridge/bag_types/`` named by what they are made from (the
-    distribution, the rosbags install, this package's ``.msg`` files: path, size, mtime), so a
-    process that writes a bag need not import and parse the rosbags type store (0.3 s of a
-    ``to-bag``'s start-up).  An unreadable cache is ignored, an unwritable one not kept."""
+    ``$XDG_CACHE_HOME/ros_sim_bridge/bag_types/`` that holds what they are made from (the
+    distribution, the rosbags install, this package's ``.msg`` files: path, size, mtime) and is
+    named by its CRC-32 (zlib's; hashlib would load OpenSSL, 3 ms of a start-up): a file whose
+    key differs is not used.  A process that writes a bag need not import and parse the rosbags
+    type store (0.3 s of a ``to-bag``'s start-up).  An unreadable cache is ignored, an
+    unwritable one not kept."""
 
     def __init__(self, distro: str, msg_dirs: Optional[Iterable[Path]]):
         spec = importlib.util.find_spec('rosbags')       # found without importing it
         origin = Path(spec.origin) if spec and spec.origin else None
         key = [distro, str(origin), origin.stat().st_mtime_ns if origin else 0]
         for folder in (package_msg_dirs() if msg_dirs is None else msg_dirs):
-            for path in sorted(Path(folder).glob('*.msg')):
-                st = path.stat()
-                key.append([str(path.resolve()), st.st_size, st.st_mtime_ns])
-        digest = hashlib.sha256(json.dumps(key).encode()).hexdigest()[:32]
+            # the folder's entries, stat following links (a symlink install's point at the
+            # sources): resolving each of them took 3 ms
+            with os.scandir(Path(folder).resolve()) as entries:
+                for entry in sorted((e for e in entries if e.name.endswith('.msg')),
+                                    key=lambda e: e.name):
+                    st = entry.stat()
+                    key.append([entry.path, st.st_size, st.st_mtime_ns])
+        self.key = json.loads(json.dumps(key))                    # as read back from JSON
+        digest = f'{zlib.crc32(json.dumps(key).encode()):08x}'
         base = Path(os.environ.get('XDG_CACHE_HOME') or Path.home() / '.cache')
         self.path = base / PACKAGE / 'bag_types' / f'{digest}.json'
         try:
-            self.types = {k: tuple(v) for k, v in json.loads(self.path.read_text()).items()}
-        except (OSError, ValueError, AttributeError, TypeError):
+            kept = json.loads(self.path.read_text())
+            if kept['key'] != self.key:
+                raise ValueError('another key with the same CRC')
+            self.types = {k: tuple(v) for k, v in kept['types'].items()}
+        except (OSError, ValueError, AttributeError, TypeError, KeyError):
             self.types = {}
 
     def add(self, msgtype: str, found: tuple) -> None:
@@ -481,7 +517,7 @@ class _DefinitionCache:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             tmp = self.path.with_suffix(f'.{os.getpid()}.tmp')
-            tmp.write_text(json.dumps(self.types))
+            tmp.write_text(json.dumps({'key': self.key, 'types': self.types}))
             tmp.replace(self.path)
         except OSError:
             pass

@@ -507,3 +507,27 @@ def test_bag_in_a_folder_named_beyond_the_basic_plane_reads_back(tmp_path):
         writer.write_msg('/tf', 7, TFMessage())
     with AnyReader([bag]) as reader:
         assert [(c.topic, t) for c, t, _ in reader.messages()] == [('/tf', 7)]
+
+
+def test_type_definitions_are_kept_under_their_key(tmp_path, monkeypatch):
+    """The (definition, hash) of each type written is kept in a cache file that holds its key
+    (distribution, rosbags, the package's .msg files); a later writer with the same key uses
+    what is kept, one whose key differs (e.g. a .msg edited) does not."""
+    import json
+    from ros_sim_bridge.ros import bag as bag_module
+    monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path / 'cache'))
+    monkeypatch.setenv('ROS_DISTRO', 'kilted')
+    with BagWriter(tmp_path / 'first') as writer:
+        writer.write_msg('/tf_static', 1, TFMessage())
+    files = list((tmp_path / 'cache' / 'ros_sim_bridge' / 'bag_types').glob('*.json'))
+    assert len(files) == 1
+    kept = json.loads(files[0].read_text())
+    definition, digest = kept['types']['tf2_msgs/msg/TFMessage']
+    assert 'geometry_msgs/TransformStamped[] transforms' in definition
+    assert digest.startswith('RIHS01_')
+    again = bag_module._DefinitionCache('kilted', None)
+    assert again.path == files[0] and again.key == kept['key']
+    assert again.types == {'tf2_msgs/msg/TFMessage': (definition, digest)}
+    kept['key'][-1][1] += 1                                 # a .msg file of another size
+    files[0].write_text(json.dumps(kept))
+    assert bag_module._DefinitionCache('kilted', None).types == {}
