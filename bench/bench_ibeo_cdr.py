@@ -19,7 +19,6 @@ Medians of repeated runs in this process; nothing is asserted.
 """
 from __future__ import annotations
 
-import statistics
 import sys
 import time
 
@@ -37,6 +36,7 @@ from ros_sim_bridge.ibeo.codec import scan as S  # noqa: E402
 from ros_sim_bridge.ibeo.codec import scan_ecu as se  # noqa: E402
 from ros_sim_bridge.ibeo.codec.framing import make_framer  # noqa: E402
 from ros_sim_bridge.ibeo.codec.header import HEADER_SIZE, encode_message  # noqa: E402
+from bench_lux import median_time  # noqa: E402  (the same timing as the LUX bench)
 
 N_POINTS, N_OBJECTS, CONTOUR = 60_000, 1_000, 8
 NTP = (3_960_000_000 << 32)
@@ -87,15 +87,6 @@ def ecu_objects(n: int) -> bytes:
     contour = np.tile(np.arange(CONTOUR, dtype=np.float32)[:, None], (1, 2))
     return registry.encode_record_message(oe.EcuObjectList2280(NTP, o, [contour] * n),
                                           ntp=NTP)
-
-
-def median_time(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 class Publishes:
