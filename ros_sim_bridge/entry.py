@@ -71,7 +71,7 @@ def launcher(module: str):
     return lambda: run(module)
 
 
-rflysim_sim = launcher('ros_sim_bridge.rflysim.emulator')
+rflysim_sim = launcher('ros_sim_bridge.rflysim.emulator.cli')
 morai_sim = launcher('ros_sim_bridge.morai.emulator')
 ibeo_lux_sim = launcher('ros_sim_bridge.ibeo.emulator')
 monodrive_sim = launcher('ros_sim_bridge.monodrive.emulator')

@@ -12,7 +12,8 @@ def run(node, seconds: float) -> list[str]:
     from tf2_msgs.msg import TFMessage
 
     from ros_sim_bridge.core.frames import quat_to_euler
-    from ros_sim_bridge.rflysim.emulator import Scene, Sender
+    from ros_sim_bridge.rflysim.emulator.scene import Scene
+    from ros_sim_bridge.rflysim.emulator.server import Sender
     from ros_sim_bridge.ros.qos import LATCHED
     from ros_sim_bridge.tools.launcher import NodeProcess, config_file
 
