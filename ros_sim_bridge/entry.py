@@ -72,7 +72,7 @@ def launcher(module: str):
 
 
 rflysim_sim = launcher('ros_sim_bridge.rflysim.emulator.cli')
-morai_sim = launcher('ros_sim_bridge.morai.emulator')
+morai_sim = launcher('ros_sim_bridge.morai.emulator.cli')
 ibeo_lux_sim = launcher('ros_sim_bridge.ibeo.emulator')
 monodrive_sim = launcher('ros_sim_bridge.monodrive.emulator')
 carla_log = launcher('ros_sim_bridge.carla.cli')

@@ -44,7 +44,8 @@ def run(node, seconds: float) -> list[str]:
 
 def start_emulator(seconds: float):
     """The emulator on free ports, and the bridge's parameter overrides pointing at it."""
-    from ros_sim_bridge.morai.emulator import MoraiEmulator, MoraiScene
+    from ros_sim_bridge.morai.emulator.scene import MoraiScene
+    from ros_sim_bridge.morai.emulator.server import MoraiEmulator
     from ros_sim_bridge.morai.ros.node import INBOUND
 
     inbound = [n for n in INBOUND if n != 'multi_ego_setting']
