@@ -30,7 +30,7 @@ keep_dds_local(BENCH_DOMAINS)
 
 from ros_sim_bridge.ibeo.codec.framing import make_framer  # noqa: E402
 from ros_sim_bridge.ibeo.codec.header import encode_message  # noqa: E402
-from ros_sim_bridge.ibeo.emulator import EcuScene  # noqa: E402
+from ros_sim_bridge.ibeo.emulator.scene import EcuScene  # noqa: E402
 
 SIZES = (10_000, 60_000)
 
