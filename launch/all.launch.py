@@ -1,6 +1,6 @@
 """The whole suite: `ros2 launch ros_sim_bridge all.launch.py [sim:=true] [rviz:=true]`.
 
-Every source of ros_sim_bridge/tools/suite.py (RflySim, MORAI, ibeo LUX …), each node in its
+Every source of the suite table (each source's SOURCE, collected by ros_sim_bridge/tools/suite.py), each node in its
 own namespace (``/rflysim``, ``/morai``, ``/ibeo``) with its config/<source>.yaml. Per source:
 ``<source>:=false`` leaves it out, ``<source>_params_file``, ``<source>_namespace`` and its own
 arguments prefixed (``rflysim_copter_ids``, ``ibeo_host``, ``ibeo_port``,
