@@ -4,7 +4,8 @@
 from ros_sim_bridge.core.source import Argument, Source
 
 EGO_PORT_SIM = '9091'  # MORAI's Ego Status port 909 needs privileges; 9091 on both sides
-#: bridge listen_port.<name> → emulator --<name>-port; bridge sim_port.<name> → --<name>-listen-port
+#: bridge listen_port.<name> → emulator --<name>-port;
+#: bridge sim_port.<name> → --<name>-listen-port
 LISTEN = ('ego_status', 'object_info', 'traffic_light_status', 'collision',
           'vehicle_collision', 'intersection_status')
 SIM_PORTS = ('ctrl_cmd', 'set_traffic_light', 'set_intersection', 'scenario_load',

@@ -65,7 +65,8 @@ def _morai_sim_args() -> list:
     return args
 
 
-@pytest.mark.parametrize('module', ['ibeo.emulator.cli', 'ibeo.emulator.cli --ecu', 'morai.emulator',
+@pytest.mark.parametrize('module', ['ibeo.emulator.cli', 'ibeo.emulator.cli --ecu',
+                                    'morai.emulator',
                                     'monodrive.emulator', 'rflysim.emulator'])
 def test_an_emulator_stops_even_when_the_signals_interrupt_was_lost(module):
     """A stop signal's KeyboardInterrupt raised inside C code that clears errors is lost
