@@ -350,7 +350,7 @@ class LuxScene:
         t_mid = t0 + self.period_s * (start - end) / TICKS / 2
         mz = _s16(p[0x1202])
         returns = self._layer_returns(h, *self._cast_rays(h, t_mid), mirror,
-                                      height=max(mz, 1) * 0.01)
+                                      height=max(mz, 1) * units.CM)
         ray, lay, rng, flg, own, epw, echo = self._echoes(*returns)
         keep = echo < 3                                   # the LUX reports up to 3 echoes
         pts = np.zeros(int(keep.sum()), sc.POINT_DTYPE)
@@ -358,7 +358,7 @@ class LuxScene:
         pts['echo'] = echo[keep]
         pts['flags'] = flg[keep]
         pts['angle_ticks'] = ticks[ray[keep]]
-        pts['distance_cm'] = np.clip(np.rint(rng[keep] * 100), 1, 0xFFFF)
+        pts['distance_cm'] = np.clip(np.rint(rng[keep] * units.CM_PER_M), 1, 0xFFFF)
         pts['echo_width_cm'] = np.clip(np.rint(epw[keep]), 1, 0xFFFF)
         t_start = t0
         t_end = t0 + self.period_s * (start - end) / TICKS
