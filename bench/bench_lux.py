@@ -139,13 +139,13 @@ def main() -> int:
                 for event in framer.feed(msg):
                     node.data.on_event(event, now)
 
-            def driver(builder=node.builder):   # the node's points path: builder, CDR, publisher
+            def driver(builder=node.data.builder):   # the node's points path: builder, CDR, publisher
                 for event in framer.feed(msg):      # the framer decodes header and body once
                     scan, wire = event.record
-                    cloud = builder.build_wire(scan, wire, alloc=node.cloud_cdr.points)
-                    out = node.cloud_cdr.message(cloud, (0, 0), is_dense=not builder.nan_points)
+                    cloud = builder.build_wire(scan, wire, alloc=node.data.cloud_cdr.points)
+                    out = node.data.cloud_cdr.message(cloud, (0, 0), is_dense=not builder.nan_points)
                     del cloud
-                    node.points_pub.publish(out)
+                    node.pubs.points.publish(out)
 
             def driver_numpy():
                 driver(numpy_builder)
@@ -208,7 +208,7 @@ def object_message(n: int, points: int) -> bytes:
 
 
 def bench_objects(node) -> None:
-    caps = node.object_caps
+    caps = node.data.object_caps
     print(f'\nibeo LUX 0x2221 object list → LuxObjectList + MarkerArray (caps: max_objects '
           f'{caps.max_objects}, max_contour_points {caps.max_contour_points})')
     print(f'  {"objects":>7} {"points/obj":>10} {"frame+decode ms":>16} {"node ms":>9} '
