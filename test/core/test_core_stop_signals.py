@@ -54,7 +54,7 @@ sys.exit(main({argv!r}))
 
 def _morai_sim_args() -> list:
     """Ego Status to a free port, nothing else sent, every listening port the system's."""
-    from ros_sim_bridge.morai.emulator import RECV_PORTS, SEND_PORTS
+    from ros_sim_bridge.morai.emulator.server import RECV_PORTS, SEND_PORTS
     from ros_sim_bridge.tools.ports import free_udp_ports
     args = []
     for n in SEND_PORTS:
@@ -66,8 +66,8 @@ def _morai_sim_args() -> list:
 
 
 @pytest.mark.parametrize('module', ['ibeo.emulator.cli', 'ibeo.emulator.cli --ecu',
-                                    'morai.emulator',
-                                    'monodrive.emulator', 'rflysim.emulator'])
+                                    'morai.emulator.cli',
+                                    'monodrive.emulator', 'rflysim.emulator.cli'])
 def test_an_emulator_stops_even_when_the_signals_interrupt_was_lost(module):
     """A stop signal's KeyboardInterrupt raised inside C code that clears errors is lost
     (seen within numpy's lazy import of numpy.random at start-up): the emulator then served
@@ -78,9 +78,9 @@ def test_an_emulator_stops_even_when_the_signals_interrupt_was_lost(module):
     from ros_sim_bridge.tools.ports import free_tcp_port, free_udp_ports
     module, *extra = module.split()
     argv = {'ibeo.emulator.cli': ['--port', str(free_tcp_port()), '--points', '100', *extra],
-            'morai.emulator': _morai_sim_args(),
+            'morai.emulator.cli': _morai_sim_args(),
             'monodrive.emulator': ['--port', str(free_tcp_port())],
-            'rflysim.emulator': ['--base-port', str(free_udp_ports(1))]}[module]
+            'rflysim.emulator.cli': ['--base-port', str(free_udp_ports(1))]}[module]
     proc = subprocess.run([sys.executable, '-c', LOST.format(module=module, argv=argv)],
                           capture_output=True, text=True, timeout=30)
     assert proc.returncode == 0 and 'serving' in proc.stdout, proc.stderr

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from ros_sim_bridge.morai.emulator import RECV_PORTS, SEND_PORTS
+from ros_sim_bridge.morai.emulator.server import RECV_PORTS, SEND_PORTS
 from ros_sim_bridge.morai.ros.node import INBOUND
 from ros_sim_bridge.tools.launcher import executable, ros_args
 from ros_sim_bridge.carla import demo_recording as carla_demo_recording
