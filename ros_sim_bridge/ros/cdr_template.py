@@ -318,6 +318,20 @@ class ElementTemplates:
         return template_at
 
 
+def small_unique(values) -> tuple:
+    """``np.unique(values, return_inverse=True)`` of integers ≥ 0 of a small range (shape
+    numbers, lengths, classes) without sorting: a table over the range."""
+    values = np.asarray(values).reshape(-1)
+    top = int(values.max()) + 1 if len(values) else 0
+    if top > 4 * len(values) + 4096:
+        uniq, inverse = np.unique(values, return_inverse=True)
+        return uniq, inverse.reshape(-1)
+    present = np.zeros(top, bool)
+    present[values] = True
+    rank = np.cumsum(present) - 1
+    return np.flatnonzero(present).astype(values.dtype), rank[values]
+
+
 class Ragged:
     """A ``values`` entry of :func:`messages_with_elements` for a slot on a number of fields
     that varies by element (points of contours, of line strips): element ``row``'s m values
@@ -367,6 +381,13 @@ class Run(Sequence):
         if isinstance(i, slice):
             return Run(self.templates, self.shape[i], self.values, self.rows[i])
         return self.templates[self.shape[i]], self.values, int(self.rows[i])
+
+    def __add__(self, other) -> list:
+        """The items of both (a list: put Runs in a list to keep them Runs)."""
+        return list(self) + list(other)
+
+    def __radd__(self, other) -> list:
+        return list(other) + list(self)
 
 
 def _runs(elements) -> tuple:
@@ -440,8 +461,7 @@ def messages_with_elements(heads, element_lists) -> list:
         end0 = np.array([len(f(0).element) & 7 for f in funcs], np.intp)
         phase[1:] = end0[fid[:-1]]
         phase[first[used]] = head_end[used] & 7
-        keys, tid = np.unique(fid * 8 + phase, return_inverse=True)
-        tid = tid.reshape(-1)
+        keys, tid = small_unique(fid * 8 + phase)
         tmpls = [funcs[k >> 3](k & 7) for k in keys.tolist()]
         size = np.array([len(t.element) for t in tmpls], np.intp)[tid]
         if not np.array_equal((phase + size) & 7, end0[fid]):
@@ -531,8 +551,7 @@ def _fill_run(view_of, tmpls: list, tid: np.ndarray, origin: np.ndarray, run: Ru
     """The slots of a Run's elements (templates ``tmpls[tid]`` at ``origin``): per slot one
     assignment for all, a slot whose field count varies by template (its fields adjacent)
     placed by ragged offsets."""
-    used, local = np.unique(tid, return_inverse=True)
-    local = local.reshape(-1)
+    used, local = small_unique(tid)
     group = [tmpls[k] for k in used.tolist()]
     rows, values = run.rows, run.values
     in_order = len(rows) and rows[0] == 0 and rows[-1] == len(rows) - 1 and \

@@ -273,7 +273,16 @@ def cap_objects(lst: lux_objects.LuxObjectList, caps: ObjectCaps = ObjectCaps()
     limit = max(int(caps.max_contour_points), 0)
     objects = units.scaled(lst.objects[:keep], units.OBJECT_TO_SI)
     contours = _contours_to_si(lst.contours, keep)
-    dropped_points = cut_contours(contours, limit)
+    if isinstance(contours, lux_objects.Contours):       # cut in its one array
+        counts = contours.counts
+        over = np.maximum(counts - limit, 0)
+        dropped_points = int(over.sum())
+        if dropped_points:
+            rank = np.arange(len(contours.points)) - np.repeat(np.cumsum(counts) - counts,
+                                                               counts)
+            contours = lux_objects.Contours(contours.points[rank < limit], counts - over)
+    else:
+        dropped_points = cut_contours(contours, limit)
     return CappedObjects(lst.scan_start_ntp, objects, contours, n - keep, dropped_points)
 
 
@@ -292,13 +301,14 @@ def objects_to_si(lst: lux_objects.LuxObjectList) -> CappedObjects:
                                        max_contour_points=0xFFFF))
 
 
-def _contours_to_si(contours, keep: int) -> list:
+def _contours_to_si(contours, keep: int):
     """The first ``keep`` contours in m: decoded :class:`~.objects.Contours` share one
-    (total, 2) array, scaled once; other sequences are scaled per contour."""
+    (total, 2) array, scaled once (a Contours again); other sequences are scaled per contour
+    (a list)."""
     if isinstance(contours, lux_objects.Contours):
         end = int(contours.counts[:keep].sum())
         points = contours.points[:end] * units.CONTOUR_TO_SI
-        return list(lux_objects.Contours(points, contours.counts[:keep]))
+        return lux_objects.Contours(points, contours.counts[:keep])
     return [np.asarray(c, np.float64) * units.CONTOUR_TO_SI for c in contours[:keep]]
 
 

@@ -20,8 +20,8 @@ from builtin_interfaces.msg import Duration
 
 from ros_sim_bridge.ibeo.codec import objects as lux_objects
 from ros_sim_bridge.ibeo.codec import units
-from ros_sim_bridge.ros.cdr_template import (ElementTemplates, Slot, TextSlot, build,
-                                             messages_with_elements, ragged)
+from ros_sim_bridge.ros.cdr_template import (ElementTemplates, Run, Slot, TextSlot, build,
+                                             messages_with_elements, ragged, small_unique)
 from ros_sim_bridge.ros.markers_cdr import colors_array, duration
 from ros_sim_bridge.ros.markers_cdr import MarkerCdr, marker_arrays
 from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
@@ -151,13 +151,51 @@ def scan_info(scan, stamp, frame: str, *, device_id: int = 0,
 
 
 def contours_xyz(contours) -> tuple:
-    """(k, 2) contours as one (K, 3) float64 array (z = 0) and each one's k."""
-    lengths = np.fromiter(map(len, contours), np.intp, len(contours))
+    """(k, 2) contours as one (K, 3) float64 array (z = 0) and each one's k (decoded
+    :class:`~.objects.Contours`: from their one array, no loop over the objects)."""
+    if isinstance(contours, lux_objects.Contours):
+        lengths = contours.counts.astype(np.intp)
+        points = [contours.points[:int(lengths.sum())]]
+    else:
+        lengths = np.fromiter(map(len, contours), np.intp, len(contours))
+        points = [np.asarray(c, np.float64).reshape(-1, 2) for c in contours]
     xyz = np.zeros((int(lengths.sum()), 3))
     if len(xyz):
-        xyz[:, :2] = np.concatenate([np.asarray(c, np.float64).reshape(-1, 2)
-                                     for c in contours])
+        xyz[:, :2] = np.concatenate(points).reshape(-1, 2)
     return xyz, lengths
+
+
+_POWERS_OF_TEN = 10 ** np.arange(19, dtype=np.int64)
+
+
+def class_names(classification, name_of=lux_objects.classification_name) -> tuple:
+    """The classes of ``classification`` as (distinct class numbers, each object's index in
+    them, their names): one name per class, not per object."""
+    numbers, index = small_unique(np.asarray(classification).astype(np.int64))
+    return numbers, index, [name_of(c) for c in numbers.tolist()]
+
+
+def id_class_texts(ids, classification, name_of=lux_objects.classification_name) -> tuple:
+    """The label texts ``f'{id} {class name}'`` of objects (ids ≥ 0) as their UTF-8 bytes one
+    after another (uint8) and each one's length, made column-wise (no loop over the
+    objects)."""
+    ids = np.asarray(ids).astype(np.int64).reshape(-1)
+    _, index, names = class_names(classification, name_of)
+    raw = [name.encode() for name in names]
+    widest = max(map(len, raw), default=0)
+    table = np.zeros((len(raw), widest + 1), np.uint8)
+    for row, name in zip(table, raw):
+        row[:len(name)] = np.frombuffer(name, np.uint8)
+    name_len = np.array([len(b) for b in raw], np.intp)[index] if raw else np.zeros(0, np.intp)
+    digits = np.maximum(np.searchsorted(_POWERS_OF_TEN, ids, 'right'), 1)
+    lengths = digits + 1 + name_len
+    cols = np.arange(int(lengths.max()) if len(ids) else 0)
+    place = digits[:, None] - 1 - cols                 # ≥ 0: a digit of 10**place
+    digit = ids[:, None] // np.power(10, np.clip(place, 0, 18)) % 10 + 48
+    at = cols - digits[:, None] - 1                    # -1: the space, ≥ 0: the name
+    text = np.where(place >= 0, digit,
+                    np.where(at < 0, 32, table[index[:, None], np.clip(at, 0, widest)]))
+    return text[cols < lengths[:, None]].astype(np.uint8), lengths
 
 
 def _object_value(name: str, k: int):
@@ -188,17 +226,23 @@ def object_lists(lists: list, stamps: list, frame: str, device_ids: list,
     items = []
     for j, lst in enumerate(lists):
         o = lst.objects
+        if not len(o):
+            items.append([])
+            continue
         xyz, lengths = contours[j] if contours is not None else contours_xyz(lst.contours)
         values = {'u16': np.stack([o[src] for _, src in _OBJECT_U16], -1).astype(
-                      np.uint16)[:, :, None] if len(o) else None,
+                      np.uint16)[:, :, None],
                   'f8': np.stack([o[src] for _, src in _OBJECT_F8], -1).astype(
-                      np.float64)[:, :, None] if len(o) else None,
+                      np.float64)[:, :, None],
                   'b': np.stack([o[src] for _, src in _OBJECT_BOOL], -1).astype(
-                      np.uint8)[:, :, None] if len(o) else None,
+                      np.uint8)[:, :, None],
                   'contour': ragged(xyz, np.cumsum(lengths) - lengths)}
-        names = [lux_objects.classification_name(c) for c in o['classification'].tolist()]
-        items.append([(_OBJECTS.at((name, k), _object_value(name, k)), values, i)
-                      for i, (name, k) in enumerate(zip(names, lengths.tolist()))])
+        _, cls, names = class_names(o['classification'])
+        top = int(lengths.max()) + 1
+        shapes, shape = small_unique(cls * top + lengths)
+        items.append([Run([_OBJECTS.at((names[c // top], c % top),
+                                       _object_value(names[c // top], c % top))
+                           for c in shapes.tolist()], shape, values)])
     return [CdrMessage(OBJECT_LIST, (m,)) for m in messages_with_elements(heads, items)]
 
 
@@ -227,23 +271,29 @@ def _rows(stamp, n: int) -> np.ndarray:
     return np.broadcast_to(np.asarray(stamp, np.int64), (n, 2))
 
 
-def label_items(stamp, frame: str, ns: str, ids, positions, texts, *,
-                lifetime: Optional[Duration] = None) -> list:
+def label_items(stamp, frame: str, ns: str, ids, positions, texts=None, *,
+                text_bytes: Optional[tuple] = None, lifetime: Optional[Duration] = None
+                ) -> Run:
     """White TEXT_VIEW_FACING marker items (:func:`~ros_sim_bridge.ros.markers_cdr.
     marker_arrays`) of ``texts`` at ``positions`` (n, 3), 0.6 m tall, marker ids ``ids``;
-    ``stamp`` one (sec, nanosec) or (n, 2) rows.  One template per text length (the texts'
-    bytes are a slot), so the labels of many objects are filled together."""
+    ``stamp`` one (sec, nanosec) or (n, 2) rows; the texts as strings or ``text_bytes``
+    (their UTF-8 bytes one after another, each one's length: :func:`id_class_texts`).  One
+    template per text length (the texts' bytes are a slot), so the labels of many objects
+    are filled together."""
     life = lifetime or duration(0.0)
-    raw = [t.encode() for t in texts]
-    n = len(raw)
-    lengths = np.fromiter(map(len, raw), np.intp, n)
-    flat = np.frombuffer(b''.join(raw), np.uint8)
+    if text_bytes is None:
+        raw = [t.encode() for t in texts]
+        text_bytes = (np.frombuffer(b''.join(raw), np.uint8),
+                      np.fromiter(map(len, raw), np.intp, len(raw)))
+    flat, lengths = text_bytes
+    n = len(lengths)
     values = {'stamp': _rows(stamp, n), 'id': np.asarray(ids).reshape(-1),
               'position': np.asarray(positions, np.float64).reshape(n, 3),
-              'text': ragged(flat[:, None], np.cumsum(lengths) - lengths)}
+              'text': ragged(np.asarray(flat, np.uint8)[:, None], np.cumsum(lengths) - lengths)}
     key = ('label', frame, ns, life.sec, life.nanosec)
-    return [(_MARKERS.at(key + (k,), _label_value(frame, ns, life, k)), values, i)
-            for i, k in enumerate(lengths.tolist())]
+    sizes, shape = small_unique(lengths)
+    return Run([_MARKERS.at(key + (k,), _label_value(frame, ns, life, k))
+                for k in sizes.tolist()], shape, values)
 
 
 def _delete_value(frame: str, ns: str):
@@ -261,8 +311,13 @@ class LuxMarkers:
         self.lifetime = duration(lifetime_s)
         self.box_height = float(box_height)
         self._cdr = MarkerCdr()
-        #: (namespace, id) of every marker the last array added
-        self.shown: set = set()
+        #: namespace → the sorted ids of the markers the last array added
+        self._shown: dict = {}
+
+    @property
+    def shown(self) -> set:
+        """(namespace, id) of every marker the last array added."""
+        return {(ns, i) for ns, ids in self._shown.items() for i in ids.tolist()}
 
     def update(self, lst, stamp, frame: str, *, contours=None) -> CdrMessage:
         """The markers of a capped list (:func:`.conversions.cap_objects`); ``contours``:
@@ -270,23 +325,24 @@ class LuxMarkers:
         o, m, life, h = lst.objects, self._cdr, self.lifetime, self.box_height
         n = len(o)
         items: list = []
-        now: set = set()
+        now: dict = {}
         if n:
             ids = o['id'].astype(np.int64)
             cls = o['classification']
             center = np.stack([o['box_center_x'], o['box_center_y'], np.full(n, h / 2.0)], -1)
             size = np.stack([o['box_size_x'], o['box_size_y'], np.full(n, h)], -1)
-            items += m.boxes(stamp, frame, 'boxes', ids, center, size, yaw=o['box_orientation'],
-                             colors=class_colors(cls, 0.35), min_size=0.05, lifetime=life)
-            items += self._strips(stamp, frame, ids, cls, contours if contours is not None
-                                  else contours_xyz(lst.contours))
+            items.append(m.boxes(stamp, frame, 'boxes', ids, center, size,
+                                 yaw=o['box_orientation'], colors=class_colors(cls, 0.35),
+                                 min_size=0.05, lifetime=life))
+            items.append(self._strips(stamp, frame, ids, cls, contours if contours is not None
+                                      else contours_xyz(lst.contours)))
             top = center.copy()
             top[:, 2] = h + 0.5
-            items += label_items(stamp, frame, 'labels', ids, top,
-                                 [f'{i} {lux_objects.classification_name(c)}'
-                                  for i, c in zip(ids.tolist(), cls.tolist())],
-                                 lifetime=self.lifetime)
-            now = {(ns, i) for ns in MARKER_NAMESPACES[:3] for i in ids.tolist()}
+            items.append(label_items(stamp, frame, 'labels', ids, top,
+                                     text_bytes=id_class_texts(ids, cls),
+                                     lifetime=self.lifetime))
+            every = np.unique(ids)
+            now = dict.fromkeys(MARKER_NAMESPACES[:3], every)
             use_abs = o['abs_velocity_valid'].astype(bool)
             use_rel = ~use_abs & o['rel_velocity_valid'].astype(bool)
             moving = use_abs | use_rel
@@ -307,13 +363,14 @@ class LuxMarkers:
                           'points': points}
                 at = _MARKERS.at(('arrow', frame, life.sec, life.nanosec),
                                  _arrow_value(frame, life))
-                items += [(at, values, i) for i in range(k)]
-                now |= {('velocities', i) for i in arrow_ids.tolist()}
-        gone = self._deletes(stamp, frame, self.shown - now)
-        self.shown = now
-        return marker_arrays([gone + items])[0]
+                items.append(Run([at], np.zeros(k, np.intp), values))
+                now['velocities'] = np.unique(arrow_ids)
+        none = np.zeros(0, np.int64)
+        gone = {ns: np.setdiff1d(ids, now.get(ns, none)) for ns, ids in self._shown.items()}
+        self._shown = now
+        return marker_arrays([[self._deletes(stamp, frame, gone)] + items])[0]
 
-    def _strips(self, stamp, frame: str, ids, cls, contours) -> list:
+    def _strips(self, stamp, frame: str, ids, cls, contours) -> Run:
         """LINE_STRIP items of the contours ((K, 3) points, lengths), z = 0; a one-point
         contour doubled (a strip needs two points)."""
         xyz, lengths = contours
@@ -324,26 +381,26 @@ class LuxMarkers:
             lengths = np.where(single, 2, lengths)
         values = {'stamp': _rows(stamp, n), 'id': ids, 'color': class_colors(cls, 1.0),
                   'points': ragged(xyz, np.cumsum(lengths) - lengths)}
-        return [(_MARKERS.at(('strip', frame, life.sec, life.nanosec, k),
-                             _strip_value(frame, life, k)), values, i)
-                for i, k in enumerate(lengths.tolist())]
+        sizes, shape = small_unique(lengths)
+        return Run([_MARKERS.at(('strip', frame, life.sec, life.nanosec, k),
+                                _strip_value(frame, life, k)) for k in sizes.tolist()],
+                   shape, values)
 
     def clear(self, stamp, frame: str) -> CdrMessage:
         """DELETE every marker shown (e.g. when the link drops)."""
-        gone = self._deletes(stamp, frame, self.shown)
-        self.shown = set()
-        return marker_arrays([gone])[0]
+        gone, self._shown = self._shown, {}
+        return marker_arrays([[self._deletes(stamp, frame, gone)]])[0]
 
     @staticmethod
-    def _deletes(stamp, frame: str, keys) -> list:
-        """DELETE items for (namespace, id) keys, in a stable (sorted) order."""
-        keys = sorted(keys)
-        if not keys:
-            return []
-        values = {'stamp': np.broadcast_to(np.asarray(stamp, np.int64), (len(keys), 2)),
-                  'id': np.array([i for _, i in keys], np.int64)}
-        return [(_MARKERS.at(('delete', frame, ns), _delete_value(frame, ns)), values, row)
-                for row, (ns, _) in enumerate(keys)]
+    def _deletes(stamp, frame: str, gone: dict) -> Run:
+        """DELETE items for namespace → sorted ids, in a stable (sorted) order."""
+        spaces = sorted(ns for ns, ids in gone.items() if len(ids))
+        ids = np.concatenate([gone[ns] for ns in spaces]) if spaces else np.zeros(0, np.int64)
+        values = {'stamp': np.broadcast_to(np.asarray(stamp, np.int64), (len(ids), 2)),
+                  'id': ids.astype(np.int64)}
+        return Run([_MARKERS.at(('delete', frame, ns), _delete_value(frame, ns))
+                    for ns in spaces], np.repeat(np.arange(len(spaces)),
+                                                 [len(gone[ns]) for ns in spaces]), values)
 
 
 def vehicle_state(s, stamp, frame: str, *, device_id: int = 0) -> CdrMessage:
@@ -376,4 +433,5 @@ def vehicle_twist(s, stamp, frame: str) -> CdrMessage:
 
 
 __all__ = ['MARKER_NAMESPACES', 'class_colors', 'scan_info', 'object_list', 'object_lists',
-           'LuxMarkers', 'label_items', 'vehicle_state', 'twist', 'vehicle_twist']
+           'LuxMarkers', 'label_items', 'id_class_texts', 'class_names', 'vehicle_state',
+           'twist', 'vehicle_twist']
