@@ -547,35 +547,29 @@ def _fill_single(view_of, tmpl: CdrTemplate, origin: int, values: dict) -> None:
                 view[index + shift] = values[name]
 
 
-def _fill_run(view_of, tmpls: list, tid: np.ndarray, origin: np.ndarray, run: Run) -> None:
-    """The slots of a Run's elements (templates ``tmpls[tid]`` at ``origin``): per slot one
-    assignment for all, a slot whose field count varies by template (its fields adjacent)
-    placed by ragged offsets."""
-    used, local = small_unique(tid)
-    group = [tmpls[k] for k in used.tolist()]
-    rows, values = run.rows, run.values
-    in_order = len(rows) and rows[0] == 0 and rows[-1] == len(rows) - 1 and \
-        np.array_equal(rows, np.arange(len(rows)))
+_GROUP_PLANS: dict = {}            # templates of a Run → how each slot is placed
+
+
+def _group_plan(group: tuple) -> list:
+    """Per slot of the templates ``group``: (name, dtype, None, (T, m·k) offsets of its
+    values in each template, m) when every template has the same field count m, else
+    (name, dtype, k, (first offset, field count) of each template: its fields adjacent,
+    None)."""
+    plan = _GROUP_PLANS.get(group)
+    if plan is not None:
+        return plan
     slots: dict = {}
     for t in group:
         for name, (dtype, index) in t.slots.items():
             slots.setdefault(name, (dtype, index))
+    plan = []
     for name, (dtype, index) in slots.items():
         none = np.zeros((0, index.shape[1]), np.intp)   # a template without the slot
         indices = [t.slots[name][1] if name in t.slots else none for t in group]
-        isz = dtype.itemsize
-        at = origin // isz
-        got = values[name]
         if all(i.shape == index.shape for i in indices):
-            rel = np.stack([i.reshape(-1) for i in indices])
-            where = at[:, None] + (rel[0] if len(group) == 1 else rel[local])
-            if callable(got):
-                got = got(rows, index.shape[0])
-            elif not (in_order and len(got) == len(rows)):
-                got = np.asarray(got)[rows]
-            view_of(dtype)[where] = np.reshape(got, (len(rows), -1))
+            plan.append((name, dtype, None, np.stack([i.reshape(-1) for i in indices]),
+                         index.shape[0]))
             continue
-        width = index.shape[1]
         firsts, fields = [], []
         for i in indices:
             flat = i.reshape(-1)
@@ -583,11 +577,44 @@ def _fill_run(view_of, tmpls: list, tid: np.ndarray, origin: np.ndarray, run: Ru
                 raise ValueError(f'slot {name}: fields not adjacent')
             firsts.append(int(flat[0]) if len(flat) else 0)
             fields.append(i.shape[0])
-        m = np.array(fields, np.intp)[local]           # fields of each element
+        plan.append((name, dtype, index.shape[1],
+                     (np.array(firsts, np.intp), np.array(fields, np.intp)), None))
+    if len(_GROUP_PLANS) >= 1024:
+        _GROUP_PLANS.clear()
+    _GROUP_PLANS[group] = plan
+    return plan
+
+
+def _fill_run(view_of, tmpls: list, tid: np.ndarray, origin: np.ndarray, run: Run) -> None:
+    """The slots of a Run's elements (templates ``tmpls[tid]`` at ``origin``): per slot one
+    assignment for all, a slot whose field count varies by template (its fields adjacent)
+    placed by ragged offsets."""
+    used, local = small_unique(tid)
+    group = tuple(tmpls[k] for k in used.tolist())
+    rows, values = run.rows, run.values
+    n = len(rows)
+    in_order = bool(n) and rows[0] == 0 and rows[-1] == n - 1 and \
+        np.array_equal(rows, np.arange(n))
+    starts: dict = {}
+    for name, dtype, width, layout, fixed in _group_plan(group):
+        at = starts.get(dtype.itemsize)
+        if at is None:
+            at = starts[dtype.itemsize] = origin // dtype.itemsize
+        got = values[name]
+        if width is None:
+            where = at[:, None] + (layout[0] if len(group) == 1 else layout[local])
+            if callable(got):
+                got = got(rows, fixed)
+            elif not (in_order and len(got) == n):
+                got = np.asarray(got)[rows]
+            view_of(dtype)[where] = np.reshape(got, (n, -1))
+            continue
+        firsts, fields = layout
+        m = fields[local]                              # fields of each element
         counts = m * width
         done = np.cumsum(counts) - counts
-        where = np.repeat(at + np.array(firsts, np.intp)[local] - done, counts) + \
-            np.arange(int(counts.sum()))
+        where = np.repeat(at + firsts[local] - done, counts) + np.arange(int(done[-1] +
+                                                                             counts[-1]))
         if isinstance(got, Ragged):
             got = got.gather(rows, m)
         else:

@@ -75,12 +75,16 @@ _CLASS_COLORS = {  # r, g, b
 }
 
 
+_COLOR_CLASSES = np.array(sorted(_CLASS_COLORS), np.int64)
+_COLOR_TABLE = np.array([(*_CLASS_COLORS[c], 1.0) for c in _COLOR_CLASSES.tolist()]
+                        + [(1.0, 1.0, 1.0, 1.0)])
+
+
 def class_colors(classification: np.ndarray, alpha: float) -> np.ndarray:
     """(n, 4) RGBA of each object's class (white for classes without a colour)."""
     cls = np.asarray(classification).astype(np.int64)
-    rgba = np.ones((len(cls), 4), np.float64)
-    for value, rgb in _CLASS_COLORS.items():
-        rgba[cls == value, :3] = rgb
+    at = np.minimum(np.searchsorted(_COLOR_CLASSES, cls), len(_COLOR_CLASSES) - 1)
+    rgba = _COLOR_TABLE[np.where(_COLOR_CLASSES[at] == cls, at, len(_COLOR_CLASSES))]
     rgba[:, 3] = alpha
     return rgba
 
@@ -296,6 +300,18 @@ def label_items(stamp, frame: str, ns: str, ids, positions, texts=None, *,
                 for k in sizes.tolist()], shape, values)
 
 
+def _sorted_unique(ids: np.ndarray) -> np.ndarray:
+    """``np.unique(ids)``, without sorting ids already in increasing order."""
+    return ids if bool((ids[1:] > ids[:-1]).all()) else np.unique(ids)
+
+
+def _gone(before: np.ndarray, now: np.ndarray) -> np.ndarray:
+    """The sorted ids in ``before`` and not in ``now`` (both sorted, unique)."""
+    if len(before) == len(now) and np.array_equal(before, now):
+        return before[:0]
+    return np.setdiff1d(before, now, assume_unique=True)
+
+
 def _delete_value(frame: str, ns: str):
     return lambda: {'header': _header(frame), 'ns': ns, 'id': Slot('id'), 'action': _DELETE}
 
@@ -341,7 +357,7 @@ class LuxMarkers:
             items.append(label_items(stamp, frame, 'labels', ids, top,
                                      text_bytes=id_class_texts(ids, cls),
                                      lifetime=self.lifetime))
-            every = np.unique(ids)
+            every = _sorted_unique(ids)
             now = dict.fromkeys(MARKER_NAMESPACES[:3], every)
             use_abs = o['abs_velocity_valid'].astype(bool)
             use_rel = ~use_abs & o['rel_velocity_valid'].astype(bool)
@@ -364,9 +380,9 @@ class LuxMarkers:
                 at = _MARKERS.at(('arrow', frame, life.sec, life.nanosec),
                                  _arrow_value(frame, life))
                 items.append(Run([at], np.zeros(k, np.intp), values))
-                now['velocities'] = np.unique(arrow_ids)
+                now['velocities'] = _sorted_unique(arrow_ids)
         none = np.zeros(0, np.int64)
-        gone = {ns: np.setdiff1d(ids, now.get(ns, none)) for ns, ids in self._shown.items()}
+        gone = {ns: _gone(ids, now.get(ns, none)) for ns, ids in self._shown.items()}
         self._shown = now
         return marker_arrays([[self._deletes(stamp, frame, gone)] + items])[0]
 
