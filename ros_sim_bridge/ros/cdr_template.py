@@ -603,7 +603,9 @@ def _fill_run(view_of, tmpls: list, tid: np.ndarray, origin: np.ndarray, run: Ru
         got = values[name]
         if width is None:
             where = at[:, None] + (layout[0] if len(group) == 1 else layout[local])
-            if callable(got):
+            if isinstance(got, Ragged):
+                got = got.gather(rows, np.full(n, fixed))
+            elif callable(got):
                 got = got(rows, fixed)
             elif not (in_order and len(got) == n):
                 got = np.asarray(got)[rows]

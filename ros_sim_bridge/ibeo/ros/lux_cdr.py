@@ -181,25 +181,35 @@ def class_names(classification, name_of=lux_objects.classification_name) -> tupl
 
 def id_class_texts(ids, classification, name_of=lux_objects.classification_name) -> tuple:
     """The label texts ``f'{id} {class name}'`` of objects (ids ≥ 0) as their UTF-8 bytes one
-    after another (uint8) and each one's length, made column-wise (no loop over the
-    objects)."""
+    after another (uint8) and each one's length, written digit by digit and name by name
+    for all objects at once (no loop over the objects)."""
     ids = np.asarray(ids).astype(np.int64).reshape(-1)
     _, index, names = class_names(classification, name_of)
     raw = [name.encode() for name in names]
-    widest = max(map(len, raw), default=0)
-    table = np.zeros((len(raw), widest + 1), np.uint8)
-    for row, name in zip(table, raw):
-        row[:len(name)] = np.frombuffer(name, np.uint8)
-    name_len = np.array([len(b) for b in raw], np.intp)[index] if raw else np.zeros(0, np.intp)
+    pool = np.frombuffer(b''.join(raw), np.uint8)
+    size = np.array([len(b) for b in raw], np.intp)
+    name_len = size[index] if raw else np.zeros(0, np.intp)
     digits = np.maximum(np.searchsorted(_POWERS_OF_TEN, ids, 'right'), 1)
     lengths = digits + 1 + name_len
-    cols = np.arange(int(lengths.max()) if len(ids) else 0)
-    place = digits[:, None] - 1 - cols                 # ≥ 0: a digit of 10**place
-    digit = ids[:, None] // np.power(10, np.clip(place, 0, 18)) % 10 + 48
-    at = cols - digits[:, None] - 1                    # -1: the space, ≥ 0: the name
-    text = np.where(place >= 0, digit,
-                    np.where(at < 0, 32, table[index[:, None], np.clip(at, 0, widest)]))
-    return text[cols < lengths[:, None]].astype(np.uint8), lengths
+    start = np.cumsum(lengths) - lengths
+    text = np.empty(int(lengths.sum()), np.uint8)
+    last = start + digits - 1                          # the units digit
+    rest = ids
+    for power in range(int(digits.max()) if len(ids) else 0):
+        has = digits > power
+        if has.all():
+            text[last - power] = rest % 10 + 48
+        else:
+            text[(last - power)[has]] = rest[has] % 10 + 48
+        rest = rest // 10
+    text[last + 1] = 32                                # the space
+    total = int(name_len.sum())
+    if total:
+        done = np.cumsum(name_len) - name_len
+        within = np.arange(total) - np.repeat(done, name_len)
+        text[np.repeat(last + 2, name_len) + within] = pool[
+            np.repeat((np.cumsum(size) - size)[index], name_len) + within]
+    return text, lengths
 
 
 def _object_value(name: str, k: int):
