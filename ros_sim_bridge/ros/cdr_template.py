@@ -365,12 +365,13 @@ class Run(Sequence):
     the template function ``templates[shape[e]]`` filled from row ``rows[e]`` (the rows in
     order when None).  A sequence of the (template function, values, row) items it stands
     for; slicing gives a Run."""
-    __slots__ = ('templates', 'shape', 'values', 'rows')
+    __slots__ = ('templates', 'shape', 'values', 'rows', 'ordered')
 
     def __init__(self, templates, shape, values: dict, rows=None):
         self.templates = list(templates)
         self.shape = np.asarray(shape, np.intp).reshape(-1)
         self.values = values
+        self.ordered = rows is None
         self.rows = np.arange(len(self.shape)) if rows is None else \
             np.asarray(rows, np.intp).reshape(-1)
 
@@ -567,8 +568,10 @@ def _group_plan(group: tuple) -> list:
         none = np.zeros((0, index.shape[1]), np.intp)   # a template without the slot
         indices = [t.slots[name][1] if name in t.slots else none for t in group]
         if all(i.shape == index.shape for i in indices):
-            plan.append((name, dtype, None, np.stack([i.reshape(-1) for i in indices]),
-                         index.shape[0]))
+            rel = np.stack([i.reshape(-1) for i in indices])
+            if rel.shape[1] and (rel - rel[:, :1] == rel[0] - rel[0, 0]).all():
+                rel = (rel[:, 0], rel[0] - rel[0, 0])   # the same fields, shifted: (shift, rel)
+            plan.append((name, dtype, None, rel, index.shape[0]))
             continue
         firsts, fields = [], []
         for i in indices:
@@ -593,8 +596,8 @@ def _fill_run(view_of, tmpls: list, tid: np.ndarray, origin: np.ndarray, run: Ru
     group = tuple(tmpls[k] for k in used.tolist())
     rows, values = run.rows, run.values
     n = len(rows)
-    in_order = bool(n) and rows[0] == 0 and rows[-1] == n - 1 and \
-        np.array_equal(rows, np.arange(n))
+    in_order = run.ordered or (bool(n) and rows[0] == 0 and rows[-1] == n - 1 and
+                               np.array_equal(rows, np.arange(n)))
     starts: dict = {}
     for name, dtype, width, layout, fixed in _group_plan(group):
         at = starts.get(dtype.itemsize)
@@ -602,7 +605,12 @@ def _fill_run(view_of, tmpls: list, tid: np.ndarray, origin: np.ndarray, run: Ru
             at = starts[dtype.itemsize] = origin // dtype.itemsize
         got = values[name]
         if width is None:
-            where = at[:, None] + (layout[0] if len(group) == 1 else layout[local])
+            if type(layout) is tuple:                  # offsets: a shift per template
+                shift, rel = layout
+                where = ((at + shift[0]) if len(group) == 1 else (at + shift[local]))[:, None] \
+                    + rel
+            else:
+                where = at[:, None] + (layout[0] if len(group) == 1 else layout[local])
             if isinstance(got, Ragged):
                 got = got.gather(rows, np.full(n, fixed))
             elif callable(got):
