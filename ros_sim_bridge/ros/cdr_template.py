@@ -391,6 +391,15 @@ class Run(Sequence):
         return list(other) + list(self)
 
 
+def _flat(elements):
+    """The items and Runs of ``elements``, lists in it opened."""
+    for item in elements:
+        if isinstance(item, list):
+            yield from _flat(item)
+        else:
+            yield item
+
+
 def _runs(elements) -> tuple:
     """A message's elements (Runs and items) as Runs, and which of them are one item of row
     None (values not indexed)."""
@@ -402,7 +411,7 @@ def _runs(elements) -> tuple:
             shape = [funcs.setdefault(f, len(funcs)) for f, _, _ in pending]
             runs.append(Run(list(funcs), shape, pending[0][1], [r for _, _, r in pending]))
             pending.clear()
-    for item in elements:
+    for item in _flat(elements):
         if isinstance(item, Run):
             flush()
             if len(item):
@@ -424,8 +433,9 @@ def _runs(elements) -> tuple:
 def messages_with_elements(heads, element_lists) -> list:
     """Messages whose last field is a sequence of messages, in one buffer (a memoryview of
     each).  ``heads[j]`` is message j with that sequence empty (its bytes end with the count
-    0); ``element_lists[j]`` its elements: :class:`Run` s, or items (a function phase → the
-    element's :func:`build` template at that phase, ``values``, ``row``): the element's slot
+    0); ``element_lists[j]`` its elements: :class:`Run` s (or lists of them), or items (a
+    function phase → the element's :func:`build` template at that phase, ``values``,
+    ``row``): the element's slot
     values are ``values[name]`` when ``row`` is None, else row ``row`` of ``values[name]``
     (an array of rows, or a :class:`Ragged` / function (rows, m) → those rows' values for a
     slot on m fields: e.g. m points of ragged contours).  Each element is placed after the
