@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Optional, Sequence
 
 import numpy as np
@@ -271,7 +272,7 @@ def cap_objects(lst: lux_objects.LuxObjectList, caps: ObjectCaps = ObjectCaps()
     n = len(lst.objects)
     keep = min(n, max(int(caps.max_objects), 0))
     limit = max(int(caps.max_contour_points), 0)
-    objects = units.scaled(lst.objects[:keep], units.OBJECT_TO_SI)
+    objects = _scaled(lst.objects[:keep], units.OBJECT_TO_SI)
     contours = _contours_to_si(lst.contours, keep)
     if isinstance(contours, lux_objects.Contours):       # cut in its one array
         counts = contours.counts
@@ -284,6 +285,39 @@ def cap_objects(lst: lux_objects.LuxObjectList, caps: ObjectCaps = ObjectCaps()
     else:
         dropped_points = cut_contours(contours, limit)
     return CappedObjects(lst.scan_start_ntp, objects, contours, n - keep, dropped_points)
+
+
+@lru_cache(maxsize=None)
+def _float_runs(dtype: np.dtype, names: tuple) -> tuple:
+    """The float64 fields of ``names`` in ``dtype`` as runs of adjacent fields: (byte offset,
+    field count, names); and the other fields of ``names``."""
+    runs, others = [], []
+    for name in sorted(names, key=lambda n: dtype.fields[n][1]):
+        t, at = dtype.fields[name][:2]
+        if t != np.dtype('<f8'):
+            others.append(name)
+        elif runs and runs[-1][0] + 8 * len(runs[-1][1]) == at:
+            runs[-1][1].append(name)
+        else:
+            runs.append((at, [name]))
+    return tuple((at, len(n), tuple(n)) for at, n in runs), tuple(others)
+
+
+def _scaled(records: np.ndarray, factors: dict) -> np.ndarray:
+    """:func:`units.scaled` (a copy, each field of ``factors`` times its factor), the adjacent
+    float64 fields (e.g. the object's 20 from relative_time on) multiplied as one block."""
+    out = np.array(records, copy=True)
+    if not len(out) or not out.flags.c_contiguous:
+        return units.scaled(records, factors)
+    runs, others = _float_runs(out.dtype, tuple(factors))
+    raw = out.view(np.uint8).reshape(len(out), out.dtype.itemsize)
+    for at, count, names in runs:
+        block = raw[:, at:at + 8 * count].copy().view('<f8')       # aligned: one multiply
+        block *= np.array([factors[n] for n in names])
+        raw[:, at:at + 8 * count] = block.view(np.uint8)
+    for name in others:
+        out[name] = out[name] * factors[name]
+    return out
 
 
 def cut_contours(contours: list, limit: int) -> int:
