@@ -101,9 +101,10 @@ _OBJECT_ROW, _OBJECT_GROUPS, _EMPTY_OBJECT = _row_layout()
 
 @lru_cache(maxsize=None)
 def _object_gather(wire: np.dtype) -> tuple:
-    """How :func:`object_table` fills a row from an object of dtype ``wire``: (byte indices in
-    the object, byte indices in the row) of the fields of the same type, and (row field,
-    object field) of those to cast (e.g. a UINT16 id into IbeoObject's uint32)."""
+    """How :func:`object_table` fills a row from an object of dtype ``wire``: (byte offset in
+    the object, byte offset in the row, length) of the runs of adjacent fields of the same
+    type, and (row field, object field) of those to cast (e.g. a UINT16 id into IbeoObject's
+    uint32)."""
     present = set(wire.names)
     src, dst, casts = [], [], []
     for name in _OBJECT_ROW.names:
@@ -116,7 +117,13 @@ def _object_gather(wire: np.dtype) -> tuple:
             dst += range(t_at, t_at + t.itemsize)
         else:
             casts.append((name, source))
-    return np.array(src, np.intp), np.array(dst, np.intp), casts
+    runs = []                                  # (source byte, row byte, length), merged
+    for a, b in zip(src, dst):
+        if runs and runs[-1][0] + runs[-1][2] == a and runs[-1][1] + runs[-1][2] == b:
+            runs[-1][2] += 1
+        else:
+            runs.append([a, b, 1])
+    return tuple(tuple(r) for r in runs), casts
 
 
 @dataclass(frozen=True)
@@ -150,9 +157,11 @@ def object_table(lst: oe.EcuObjectList) -> ObjectTable:
     n = len(o)
     raw = np.empty((n, _OBJECT_ROW.itemsize), np.uint8)
     raw[:] = _EMPTY_OBJECT
-    src, dst, casts = _object_gather(o.dtype)
+    runs, casts = _object_gather(o.dtype)
     if n:
-        raw[:, dst] = np.ascontiguousarray(o).view(np.uint8).reshape(n, -1)[:, src]
+        wire = np.ascontiguousarray(o).view(np.uint8).reshape(n, -1)
+        for a, b, k in runs:                   # byte ranges of the same fields, column-wise
+            raw[:, b:b + k] = wire[:, a:a + k]
     rows = raw.view(_OBJECT_ROW).reshape(n)
     for name, source in casts:
         rows[name] = o[source]
@@ -433,7 +442,7 @@ class EcuCdr:
                          for c in shapes.tolist()], shape, values)
         objects = messages_with_elements(heads, [[items[a:b]] if isinstance(items, Run) else
                                                  items[a:b] for a, b in zip(starts, ends)])
-        drawn = np.isfinite(xyz).all(axis=1)     # a NaN / ±Inf contour point: not drawn
+        drawn = np.isfinite(xyz[:, 0]) & np.isfinite(xyz[:, 1])   # NaN / ±Inf: not drawn
         upto = np.concatenate(([0], np.cumsum(drawn)))
         shown = upto[first + lengths] - upto[first]
         markers = marker_arrays(self._object_markers(t, xyz[drawn], shown,
