@@ -9,8 +9,9 @@ Two ways to the same bytes, one description of each marker (:func:`marker` and i
   shape, cached by the caller, filled per message (or per block of messages) from numpy rows;
 * element templates (:class:`MarkerCdr`: :meth:`~MarkerCdr.boxes`, :meth:`~MarkerCdr.labels`,
   :meth:`~MarkerCdr.line_strips`), cached by their shape (frame, namespace, lifetime, text,
-  point count) and the phase they land at, joined by :func:`marker_arrays`, for streams whose
-  markers come and go.
+  point count) and the phase they land at, each call's markers one
+  :class:`~.cdr_template.Run` (their numbers as rows), joined by :func:`marker_arrays`
+  without a loop over the markers, for streams whose markers come and go.
 
 The numbers are worked out once for a whole array (:func:`box_rows`: poses from centres and
 yaw or quaternions, minimum sizes; :func:`colors_array`).
@@ -22,8 +23,8 @@ Usage::
                     color=rgba, position=tops)
 
     cdr = MarkerCdr()
-    items = cdr.boxes(stamp, 'map', 'objects', ids, centers, sizes, yaw=yaw, colors=rgba)
-    items += cdr.labels(stamp, 'map', 'labels', ids, positions, texts)
+    items = [cdr.boxes(stamp, 'map', 'objects', ids, centers, sizes, yaw=yaw, colors=rgba),
+             cdr.labels(stamp, 'map', 'labels', ids, positions, texts)]
     msg, = marker_arrays([items])                   # a CdrMessage
 """
 from __future__ import annotations
@@ -156,8 +157,9 @@ def marker_arrays(item_lists) -> list:
 class MarkerCdr:
     """Marker element templates by shape and phase; :meth:`boxes`, :meth:`labels` and
     :meth:`line_strips` take a stamp as (sec, nanosec), or one per marker as (n, 2) rows, a
-    frame, a namespace and n rows of ids and numbers, and give (template, values, row) items,
-    the values of all of a call's markers as rows."""
+    frame, a namespace and n rows of ids and numbers, and give a
+    :class:`~.cdr_template.Run` of the markers (a sequence of (template, values, row)
+    items; ``[]`` for none), the values of all of a call's markers as rows."""
 
     def __init__(self, max_templates: int = 4096):
         self._at = ElementTemplates(_MARKER, max_templates).at
