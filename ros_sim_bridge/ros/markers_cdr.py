@@ -44,6 +44,8 @@ from .pointcloud_cdr import CdrMessage
 TYPE_NAME = 'visualization_msgs/msg/MarkerArray'
 _MARKER = 'visualization_msgs/msg/Marker'
 _EMPTY = serialize(TYPE_NAME, {'markers': []})
+#: an empty MarkerArray's bytes: the head of :func:`.cdr_template.messages_with_elements`
+EMPTY_ARRAY = _EMPTY
 _ZERO = Duration()
 WHITE = (1.0, 1.0, 1.0, 1.0)
 ADD, DELETE, DELETEALL = Marker.ADD, Marker.DELETE, Marker.DELETEALL

@@ -23,7 +23,8 @@ from ros_sim_bridge.ibeo.codec import typed_values as tv
 from ros_sim_bridge.msg import IbeoObject, IbeoObjectList, IbeoObjectProperty, IbeoOdometry
 from ros_sim_bridge.ros.cdr_template import (ElementTemplates, Run, Slot, build,
                                              messages_with_elements, ragged, small_unique)
-from ros_sim_bridge.ros.markers_cdr import MarkerCdr, marker_arrays, duration as marker_duration
+from ros_sim_bridge.ros.markers_cdr import EMPTY_ARRAY, TYPE_NAME as MARKER_ARRAY, MarkerCdr
+from ros_sim_bridge.ros.markers_cdr import duration as marker_duration
 from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
 from .lux_cdr import class_names, id_class_texts, label_items
 from ros_sim_bridge.ros.stamps import ns_to_sec_nanosec
@@ -440,15 +441,18 @@ class EcuCdr:
             items = Run([self._objects.at((names[c // top], c % top, '[]'),
                                           _object_value(names[c // top], c % top, []))
                          for c in shapes.tolist()], shape, values)
-        objects = messages_with_elements(heads, [[items[a:b]] if isinstance(items, Run) else
-                                                 items[a:b] for a, b in zip(starts, ends)])
         drawn = np.isfinite(xyz[:, 0]) & np.isfinite(xyz[:, 1])   # NaN / ±Inf: not drawn
         upto = np.concatenate(([0], np.cumsum(drawn)))
         shown = upto[first + lengths] - upto[first]
-        markers = marker_arrays(self._object_markers(t, xyz[drawn], shown,
-                                                     np.repeat(stamps, counts, axis=0),
-                                                     frame, starts, ends))
-        return [(CdrMessage(_OBJECT_LIST, (o,)), m) for o, m in zip(objects, markers)]
+        markers = self._object_markers(t, xyz[drawn], shown, np.repeat(stamps, counts, axis=0),
+                                       frame, starts, ends)
+        k = len(lists)          # the lists and their marker arrays in one buffer
+        made = messages_with_elements(
+            list(heads) + [EMPTY_ARRAY] * k,
+            [[items[a:b]] if isinstance(items, Run) else items[a:b]
+             for a, b in zip(starts, ends)] + markers)
+        return [(CdrMessage(_OBJECT_LIST, (o,)), CdrMessage(MARKER_ARRAY, (m,)))
+                for o, m in zip(made[:k], made[k:])]
 
     def _object_markers(self, t: ObjectTable, points: np.ndarray, lengths: np.ndarray,
                         stamps: np.ndarray, frame: str, starts, ends) -> list:

@@ -23,7 +23,8 @@ from ros_sim_bridge.ibeo.codec import units
 from ros_sim_bridge.ros.cdr_template import (ElementTemplates, Run, Slot, TextSlot, build,
                                              messages_with_elements, ragged, small_unique)
 from ros_sim_bridge.ros.markers_cdr import colors_array, duration
-from ros_sim_bridge.ros.markers_cdr import MarkerCdr, marker_arrays
+from ros_sim_bridge.ros.markers_cdr import EMPTY_ARRAY, MarkerCdr, marker_arrays
+from ros_sim_bridge.ros.markers_cdr import TYPE_NAME as MARKER_ARRAY
 from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
 
 _STAMP = Slot('stamp')
@@ -232,6 +233,26 @@ def object_list(lst, stamp, frame: str, *, device_id: int = 0, contours=None) ->
 def object_lists(lists: list, stamps: list, frame: str, device_ids: list,
                  contours: Optional[list] = None) -> list:
     """:func:`object_list` of each of ``lists``, made in one buffer."""
+    heads, items = _object_elements(lists, stamps, frame, device_ids, contours)
+    return [CdrMessage(OBJECT_LIST, (m,)) for m in messages_with_elements(heads, items)]
+
+
+def object_list_and_markers(lst, stamp, frame: str, markers: 'LuxMarkers', *,
+                            device_id: int = 0, contours=None) -> tuple:
+    """(:func:`object_list`, ``markers.update`` (:meth:`LuxMarkers.update`)) of a capped list,
+    made in one buffer."""
+    if contours is None:
+        contours = contours_xyz(lst.contours)
+    heads, items = _object_elements([lst], [stamp], frame, [device_id], [contours])
+    objects, array = messages_with_elements(
+        heads + [EMPTY_ARRAY], items + [markers.elements(lst, stamp, frame, contours=contours)])
+    return CdrMessage(OBJECT_LIST, (objects,)), CdrMessage(MARKER_ARRAY, (array,))
+
+
+def _object_elements(lists: list, stamps: list, frame: str, device_ids: list,
+                     contours: Optional[list] = None) -> tuple:
+    """The heads and elements (:func:`.cdr_template.messages_with_elements`) of
+    :func:`object_lists`."""
     head = _TEMPLATES.get(('object_list', frame), OBJECT_LIST,
                           lambda: {'header': _header(frame), 'device_id': Slot('u8'),
                                    'scan_start_ntp': Slot('u64'), 'objects': []})
@@ -257,7 +278,7 @@ def object_lists(lists: list, stamps: list, frame: str, device_ids: list,
         items.append([Run([_OBJECTS.at((names[c // top], c % top),
                                        _object_value(names[c // top], c % top))
                            for c in shapes.tolist()], shape, values)])
-    return [CdrMessage(OBJECT_LIST, (m,)) for m in messages_with_elements(heads, items)]
+    return heads, items
 
 
 def _arrow_value(frame: str, lifetime: Duration):
@@ -348,6 +369,11 @@ class LuxMarkers:
     def update(self, lst, stamp, frame: str, *, contours=None) -> CdrMessage:
         """The markers of a capped list (:func:`.conversions.cap_objects`); ``contours``:
         :func:`contours_xyz` of its contours when already made."""
+        return marker_arrays([self.elements(lst, stamp, frame, contours=contours)])[0]
+
+    def elements(self, lst, stamp, frame: str, *, contours=None) -> list:
+        """The marker elements of :meth:`update` (:func:`~ros_sim_bridge.ros.markers_cdr.
+        marker_arrays`), the markers shown now noted."""
         o, m, life, h = lst.objects, self._cdr, self.lifetime, self.box_height
         n = len(o)
         items: list = []
@@ -394,7 +420,7 @@ class LuxMarkers:
         none = np.zeros(0, np.int64)
         gone = {ns: _gone(ids, now.get(ns, none)) for ns, ids in self._shown.items()}
         self._shown = now
-        return marker_arrays([[self._deletes(stamp, frame, gone)] + items])[0]
+        return [self._deletes(stamp, frame, gone)] + items
 
     def _strips(self, stamp, frame: str, ids, cls, contours) -> Run:
         """LINE_STRIP items of the contours ((K, 3) points, lengths), z = 0; a one-point
@@ -459,5 +485,5 @@ def vehicle_twist(s, stamp, frame: str) -> CdrMessage:
 
 
 __all__ = ['MARKER_NAMESPACES', 'class_colors', 'scan_info', 'object_list', 'object_lists',
-           'LuxMarkers', 'label_items', 'id_class_texts', 'class_names', 'vehicle_state',
-           'twist', 'vehicle_twist']
+           'object_list_and_markers', 'LuxMarkers', 'label_items', 'id_class_texts',
+           'class_names', 'vehicle_state', 'twist', 'vehicle_twist']
