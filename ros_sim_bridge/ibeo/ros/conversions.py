@@ -289,8 +289,9 @@ def cap_objects(lst: lux_objects.LuxObjectList, caps: ObjectCaps = ObjectCaps()
 
 @lru_cache(maxsize=None)
 def _float_runs(dtype: np.dtype, names: tuple) -> tuple:
-    """The float64 fields of ``names`` in ``dtype`` as runs of adjacent fields: (byte offset,
-    field count, names); and the other fields of ``names``."""
+    """The float64 fields of ``names`` in ``dtype`` as runs of adjacent fields: (a view dtype
+    of the run as one (count,) float64 field 'run', its names); and the other fields of
+    ``names``."""
     runs, others = [], []
     for name in sorted(names, key=lambda n: dtype.fields[n][1]):
         t, at = dtype.fields[name][:2]
@@ -300,21 +301,23 @@ def _float_runs(dtype: np.dtype, names: tuple) -> tuple:
             runs[-1][1].append(name)
         else:
             runs.append((at, [name]))
-    return tuple((at, len(n), tuple(n)) for at, n in runs), tuple(others)
+    return tuple((np.dtype({'names': ['run'], 'formats': [('<f8', (len(n),))], 'offsets': [at],
+                            'itemsize': dtype.itemsize}), tuple(n))
+                 for at, n in runs), tuple(others)
 
 
 def _scaled(records: np.ndarray, factors: dict) -> np.ndarray:
-    """:func:`units.scaled` (a copy, each field of ``factors`` times its factor), the adjacent
-    float64 fields (e.g. the object's 20 from relative_time on) multiplied as one block."""
-    out = np.array(records, copy=True)
-    if not len(out) or not out.flags.c_contiguous:
+    """:func:`units.scaled` (a copy, each field of ``factors`` times its factor): the records
+    copied as bytes, the adjacent float64 fields (e.g. the object's 20 from relative_time on)
+    multiplied as one block."""
+    if not len(records) or not records.flags.c_contiguous:
         return units.scaled(records, factors)
+    out = np.empty(len(records), records.dtype)
+    out.view(np.uint8)[:] = records.view(np.uint8)
     runs, others = _float_runs(out.dtype, tuple(factors))
-    raw = out.view(np.uint8).reshape(len(out), out.dtype.itemsize)
-    for at, count, names in runs:
-        block = raw[:, at:at + 8 * count].copy().view('<f8')       # aligned: one multiply
+    for view, names in runs:
+        block = out.view(view)['run']
         block *= np.array([factors[n] for n in names])
-        raw[:, at:at + 8 * count] = block.view(np.uint8)
     for name in others:
         out[name] = out[name] * factors[name]
     return out
