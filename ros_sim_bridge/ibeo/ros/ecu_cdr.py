@@ -102,10 +102,10 @@ _OBJECT_ROW, _OBJECT_GROUPS, _EMPTY_OBJECT = _row_layout()
 
 @lru_cache(maxsize=None)
 def _object_gather(wire: np.dtype) -> tuple:
-    """How :func:`object_table` fills a row from an object of dtype ``wire``: (byte offset in
-    the object, byte offset in the row, length) of the runs of adjacent fields of the same
-    type, and (row field, object field) of those to cast (e.g. a UINT16 id into IbeoObject's
-    uint32)."""
+    """How :func:`object_table` fills a row from an object of dtype ``wire``: views of an
+    object and of a row with the runs of adjacent fields of the same type as opaque fields
+    (assigning one to the other copies them all), and (row field, object field) of those to
+    cast (e.g. a UINT16 id into IbeoObject's uint32)."""
     present = set(wire.names)
     src, dst, casts = [], [], []
     for name in _OBJECT_ROW.names:
@@ -124,7 +124,12 @@ def _object_gather(wire: np.dtype) -> tuple:
             runs[-1][2] += 1
         else:
             runs.append([a, b, 1])
-    return tuple(tuple(r) for r in runs), casts
+
+    def view(at: int, size: int) -> np.dtype:     # each run one opaque field
+        return np.dtype({'names': [f'r{i}' for i in range(len(runs))],
+                         'formats': [f'V{k}' for _, _, k in runs],
+                         'offsets': [r[at] for r in runs], 'itemsize': size})
+    return view(0, wire.itemsize), view(1, _OBJECT_ROW.itemsize), casts
 
 
 @dataclass(frozen=True)
@@ -158,11 +163,10 @@ def object_table(lst: oe.EcuObjectList) -> ObjectTable:
     n = len(o)
     raw = np.empty((n, _OBJECT_ROW.itemsize), np.uint8)
     raw[:] = _EMPTY_OBJECT
-    runs, casts = _object_gather(o.dtype)
-    if n:
-        wire = np.ascontiguousarray(o).view(np.uint8).reshape(n, -1)
-        for a, b, k in runs:                   # byte ranges of the same fields, column-wise
-            raw[:, b:b + k] = wire[:, a:a + k]
+    src, dst, casts = _object_gather(o.dtype)
+    if n:           # the runs of fields of the same type: one opaque field each, copied
+        raw.reshape(-1).view(dst)[...] = \
+            np.ascontiguousarray(o).view(np.uint8).reshape(-1).view(src)
     rows = raw.view(_OBJECT_ROW).reshape(n)
     for name, source in casts:
         rows[name] = o[source]
