@@ -13,6 +13,7 @@ marker the previous array showed and this one does not (:class:`LuxMarkers`).
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Optional
 
 import numpy as np
@@ -267,8 +268,7 @@ def _object_elements(lists: list, stamps: list, frame: str, device_ids: list,
         xyz, lengths = contours[j] if contours is not None else contours_xyz(lst.contours)
         values = {'u16': np.stack([o[src] for _, src in _OBJECT_U16], -1).astype(
                       np.uint16)[:, :, None],
-                  'f8': np.stack([o[src] for _, src in _OBJECT_F8], -1).astype(
-                      np.float64)[:, :, None],
+                  'f8': _columns(o, tuple(src for _, src in _OBJECT_F8))[:, :, None],
                   'b': np.stack([o[src] for _, src in _OBJECT_BOOL], -1).astype(
                       np.uint8)[:, :, None],
                   'contour': ragged(xyz, np.cumsum(lengths) - lengths)}
@@ -279,6 +279,33 @@ def _object_elements(lists: list, stamps: list, frame: str, device_ids: list,
                                        _object_value(names[c // top], c % top))
                            for c in shapes.tolist()], shape, values)])
     return heads, items
+
+
+@lru_cache(maxsize=None)
+def _column_runs(dtype: np.dtype, names: tuple) -> tuple:
+    """Views of ``dtype`` that take ``names`` (float64 fields) in runs of adjacent ones: one
+    (count,) float64 field 'run' each (a field out of line: a run of one); None unless every
+    field is float64."""
+    runs = []
+    for name in names:
+        at = dtype.fields[name][1]
+        if dtype.fields[name][0] != np.dtype('<f8'):
+            return None
+        if runs and runs[-1][0] + 8 * runs[-1][1] == at:
+            runs[-1][1] += 1
+        else:
+            runs.append([at, 1])
+    return tuple(np.dtype({'names': ['run'], 'formats': [('<f8', (k,))], 'offsets': [at],
+                           'itemsize': dtype.itemsize}) for at, k in runs)
+
+
+def _columns(records: np.ndarray, names: tuple) -> np.ndarray:
+    """(n, len(names)) float64 of the float64 fields ``names`` of ``records``, the adjacent
+    ones taken as one block."""
+    runs = _column_runs(records.dtype, names) if records.flags.c_contiguous else None
+    if runs is None:
+        return np.stack([records[n] for n in names], -1).astype(np.float64)
+    return np.concatenate([records.view(v)['run'] for v in runs], axis=1)
 
 
 def _arrow_value(frame: str, lifetime: Duration):
