@@ -65,7 +65,8 @@ def _morai_sim_args() -> list:
     return args
 
 
-@pytest.mark.parametrize('module', ['ibeo.emulator', 'ibeo.emulator --ecu', 'morai.emulator',
+@pytest.mark.parametrize('module', ['ibeo.emulator.cli', 'ibeo.emulator.cli --ecu',
+                                    'morai.emulator',
                                     'monodrive.emulator', 'rflysim.emulator'])
 def test_an_emulator_stops_even_when_the_signals_interrupt_was_lost(module):
     """A stop signal's KeyboardInterrupt raised inside C code that clears errors is lost
@@ -76,7 +77,7 @@ def test_an_emulator_stops_even_when_the_signals_interrupt_was_lost(module):
 
     from ros_sim_bridge.tools.ports import free_tcp_port, free_udp_ports
     module, *extra = module.split()
-    argv = {'ibeo.emulator': ['--port', str(free_tcp_port()), '--points', '100', *extra],
+    argv = {'ibeo.emulator.cli': ['--port', str(free_tcp_port()), '--points', '100', *extra],
             'morai.emulator': _morai_sim_args(),
             'monodrive.emulator': ['--port', str(free_tcp_port())],
             'rflysim.emulator': ['--base-port', str(free_udp_ports(1))]}[module]
