@@ -253,15 +253,16 @@ class DataDispatch:
         lst = convert.cap_objects(lst, self.object_caps)
         if lst.truncated:
             self._count_truncation(lst, stats)
-        contours = lux_cdr.contours_xyz(lst.contours)   # shared by the list and its markers
-        self.pubs.objects.publish(lux_cdr.object_list(
-            lst, stamp, frame, device_id=ev.header.device_id, contours=contours).data)
-        published = 1
-        if self.p.publish_markers:
-            self.pubs.markers.publish(self.markers.update(lst, stamp, frame,
-                                                         contours=contours).data)
-            published += 1
-        stats.publish(published)
+        if self.p.publish_markers:      # the list and its markers made in one buffer
+            objects, markers = lux_cdr.object_list_and_markers(
+                lst, stamp, frame, self.markers, device_id=ev.header.device_id)
+            self.pubs.objects.publish(objects.data)
+            self.pubs.markers.publish(markers.data)
+            stats.publish(2)
+        else:
+            self.pubs.objects.publish(lux_cdr.object_list(
+                lst, stamp, frame, device_id=ev.header.device_id).data)
+            stats.publish(1)
 
     def _count_truncation(self, lst, stats: StreamStats) -> None:
         """An object list cut to the caps: counted on its type's stream (each ECU list type
