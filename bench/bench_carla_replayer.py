@@ -208,15 +208,13 @@ def live(tmp: Path, factors) -> None:
         while time.monotonic() < end and not done.done():
             rclpy.spin_once(node, timeout_sec=0.05)
         node.destroy_client(resume)
-        t_resumed = time.monotonic()
-        end = time.monotonic() + seconds / factor + 10
-        while time.monotonic() < end and not (stamps and stamps[-1] >= frame_ns[-1]):
-            rclpy.spin_once(node, timeout_sec=0.05)
-        wall = time.monotonic() - t_resumed
+        node.destroy_subscription(clock)      # a reader here would compete for the CPU
+        end = time.monotonic() + seconds / factor + 1.0
+        while time.monotonic() < end:
+            time.sleep(0.05)
         time.sleep(0.5)
         proc.send_signal(2)
         proc.wait(10)
-        node.destroy_subscription(clock)
         got = received(sub)
         lines = []
         worst = 1.0
@@ -231,9 +229,7 @@ def live(tmp: Path, factors) -> None:
             lines.append(f'{topic.rsplit("/", 1)[1]} {len(have)}/{len(span)}'
                          + (f' (gap {steps.max() * 1e3:.0f} ms)' if steps.max() > 0.051 else ''))
         print(f'  ×{factor:<4g} {worst:6.1%} of the frames on every topic (depth {depth}); '
-              f'replayed in '
-              f'{wall:.2f} s wall ({seconds / wall:.1f}× real time); load '
-              f'{os.getloadavg()[0]:.1f}; ' + ', '.join(lines))
+              f'load {os.getloadavg()[0]:.1f}; ' + ', '.join(lines))
     node.destroy_node()
 
 

@@ -4,8 +4,9 @@ now, on a :class:`~ros_sim_bridge.core.replay.ReplayClock` (pause, resume, seek,
 
 Interpolating (``interpolate`` and a rate factor below 2, as CARLA's replayer), a tick
 publishes the time reached, poses interpolated there.  Otherwise every recorded frame the
-clock passes is published once, stamped with its own recorded time, in order: a tick that
-comes late publishes the frames it passed together rather than leaving them out (at most
+clock passes is published once, stamped with its own recorded time, in order: a tick (at
+least every frame, at most every :data:`MIN_TICK_S`) publishes the frames it passed together
+rather than leaving them out (at most
 :attr:`ReplaySession.max_batch` of them, the newest: the older ones are counted in
 :attr:`ReplaySession.skipped`).  Paused or
 at the end, the time held is published again every ``1 / publish_rate`` s.  A start, a seek or
@@ -23,6 +24,10 @@ from ros_sim_bridge.core.replay import ReplayClock
 
 #: a tick publishes at most the frames of this much wall time (the newest)
 MAX_BATCH_S = 0.25
+#: the shortest wall time between two ticks: a replay of more frames than this a second
+#: publishes them a few at a time, converted together (a block costs less a frame than one
+#: frame alone, and a tick's own cost is paid once for them)
+MIN_TICK_S = 0.01
 
 
 @dataclass
@@ -60,9 +65,10 @@ class ReplaySession:
         steps = steps[steps > 0]
         frame_period = float(np.median(steps)) if len(steps) else math.inf
         #: s between two ticks: the publish period, and when every frame is published, at
-        #: most one frame's duration of wall time (each frame then goes out at its own time)
-        self.tick_period = self.period if self.interpolate else min(
-            self.period, frame_period / rate_factor)
+        #: most one frame's duration of wall time (each frame then goes out at its own time),
+        #: but not less than MIN_TICK_S
+        self.tick_period = self.period if self.interpolate else max(
+            min(self.period, frame_period / rate_factor), MIN_TICK_S)
         self.max_batch = max(8, int(math.ceil(MAX_BATCH_S / self.tick_period)))
         self.last_index = -1         # the frame published last
         self.last_publish: Optional[float] = None   # wall time of the last publish

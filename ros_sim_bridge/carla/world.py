@@ -1,5 +1,6 @@
 """The world of a recording at a given time: actors alive, their poses, lights, controls
-(SUPPLEMENT §5.3, §5.5), and the conversion of Unreal values to REP-103 (§5.4).  ROS-free.
+(SUPPLEMENT §5.3, §5.5), and the conversion of Unreal values to REP-103 (§5.4, the factors of
+:mod:`.codec.units`).  ROS-free.
 
 Applying frame ``i`` applies its events (add, delete, parent, collision) and takes its state
 packets (positions, traffic lights, animations, lights, kinematics) as the current ones; a state
@@ -37,6 +38,7 @@ from ros_sim_bridge.core.binary import BAD_VALUE, CodecError
 from ros_sim_bridge.core.frames import quat_from_euler, quat_multiply, quat_rotate, quat_to_euler
 from .codec import ActorAdd, Frame, Recording
 from .codec.records import ACTOR_TYPES
+from .codec.units import LINEAR_SIGNS, LOCATION_FROM_SI, LOCATION_TO_SI, ROTATION_SIGNS
 
 # what a rebuild (seek) replays of the frames before the target
 REBUILD = frozenset({'EventAdd', 'EventDel', 'EventParent', 'BoundingBox', 'TriggerVolume',
@@ -59,7 +61,7 @@ def float64_nan(values) -> np.ndarray:
 def ue_to_rep103(location_cm, rotation_deg):
     """Unreal (cm, deg, left-handed X fwd Y right Z up) → REP-103 (m, w-x-y-z quaternion):
     x = X/100, y = −Y/100, z = Z/100; roll = rad(Rx), pitch = −rad(Ry), yaw = −rad(Rz)."""
-    loc = np.asarray(location_cm, dtype=np.float64) * np.array([0.01, -0.01, 0.01])
+    loc = np.asarray(location_cm, dtype=np.float64) * LOCATION_TO_SI
     rot = np.radians(np.asarray(rotation_deg, dtype=np.float64))
     q = quat_from_euler(rot[..., 0], -rot[..., 1], -rot[..., 2])
     return loc, q
@@ -68,8 +70,8 @@ def ue_to_rep103(location_cm, rotation_deg):
 def rep103_to_ue(xyz, q):
     """The inverse of :func:`ue_to_rep103`: REP-103 (m, w-x-y-z) → Unreal (cm, deg roll,
     pitch, yaw)."""
-    loc = np.asarray(xyz, dtype=np.float64) * np.array([100.0, -100.0, 100.0])
-    rot = np.degrees(quat_to_euler(q)) * np.array([1.0, -1.0, -1.0])
+    loc = np.asarray(xyz, dtype=np.float64) * LOCATION_FROM_SI
+    rot = np.degrees(quat_to_euler(q)) * ROTATION_SIGNS
     return loc, rot
 
 
@@ -111,8 +113,8 @@ def attach(loc, rot, spawn_loc, spawn_rot, levels):
 def ue_velocity_to_rep103(linear, angular_deg):
     """Kinematics: linear (m/s, Unreal axes) → (x, −y, z); angular deg/s → (rad(x), −rad(y),
     −rad(z))."""
-    lin = np.asarray(linear, dtype=np.float64) * np.array([1.0, -1.0, 1.0])
-    ang = np.radians(np.asarray(angular_deg, dtype=np.float64)) * np.array([1.0, -1.0, -1.0])
+    lin = np.asarray(linear, dtype=np.float64) * LINEAR_SIGNS
+    ang = np.radians(np.asarray(angular_deg, dtype=np.float64)) * ROTATION_SIGNS
     return lin, ang
 
 

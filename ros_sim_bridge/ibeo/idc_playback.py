@@ -6,7 +6,7 @@ resume, seek by recording time).
 
 The driver feeds the bytes to the same session a TCP link feeds, so a recording publishes
 what the live sensor would.  The IDC trailer (0x6120) is file structure, not sensor data, and
-is not played.  A damaged region (:class:`~ros_sim_bridge.ibeo.idc.Damage`) is reported once,
+is not played.  A damaged region (:class:`~ros_sim_bridge.core.damage.Damage`) is reported once,
 when play first reaches it (``on_damage``); play goes on after it.
 
 Times: ``t`` seconds from the recording's first message time; a negative ``t`` counts from
@@ -30,7 +30,8 @@ from typing import Callable, Optional, Union
 from ros_sim_bridge.core.file_source import Playback
 from ros_sim_bridge.core.ntp import MAX_TIME_JUMP_S, CheckedTime, ntp64_to_unix_ns
 from .codec.header import DEFAULT_MAX_BODY
-from .idc import IDC_TRAILER, Damage, IdcEntry, IdcReader
+from ros_sim_bridge.core.damage import Damage
+from .idc import IDC_TRAILER, IdcEntry, IdcReader
 
 
 def one_clock(times_ns: list, devices: list, max_jump_s: float = MAX_TIME_JUMP_S) -> list:

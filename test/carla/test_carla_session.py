@@ -11,7 +11,7 @@ ELAPSED = np.arange(201) * 0.05          # 10 s at 20 Hz
 
 def test_without_interpolation_every_frame_is_published_once_in_order():
     s = ReplaySession(ELAPSED, 10.0, rate_factor=20.0, publish_rate=400.0)
-    assert s.tick_period == pytest.approx(0.0025) and not s.interpolate
+    assert s.tick_period == pytest.approx(0.01) and not s.interpolate   # MIN_TICK_S
     _, first = s.tick(0.0)
     assert [(p.index, p.jump) for p in first] == [(0, True)]
     got, now = [], 0.0
