@@ -1,12 +1,21 @@
-"""A replayer's clock: the recording time it plays and its controls (pause, resume, seek,
-rate, loop), ROS-free and driven by explicit :meth:`ReplayClock.tick` calls with the wall time
-(no thread, no timer, no I/O): the caller's timer or thread says when, this says what time it is
-in the recording.
+"""The one replay control of the suite (pause, resume, seek, rate, loop), ROS-free.
+
+:class:`ReplayClock` is the recording time a replayer plays, driven by explicit
+:meth:`ReplayClock.tick` calls with the wall time (no thread, no timer, no I/O): the CARLA
+replayer's session ticks it from the node's timer.  :class:`Playback` hands the items of an
+indexed recording (the Ibeo ``.idc`` file source) out on a supervised thread at their recorded
+pace, timed and controlled by a ReplayClock.
 """
 from __future__ import annotations
 
+import math
+import threading
+import time
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
+
+from ros_sim_bridge.core.supervise import (RateLimitedLog, SupervisedLoop, SupervisedThread,
+                                            ThreadHealth, report_failure)
 
 
 @dataclass
@@ -66,6 +75,10 @@ class ReplayClock:
         self._last = now
         return self.t
 
+    def finish(self) -> None:
+        """Stop where it is, finished (the items of an indexed recording ran out)."""
+        self.finished = True
+
     # --- time ----------------------------------------------------------------------------
     def tick(self, now: float) -> Step:
         """Advance to wall time ``now``."""
@@ -84,3 +97,173 @@ class ReplayClock:
         step.t = self.t
         step.jumped, self._jump = self._jump, False
         return step
+
+
+class Playback(SupervisedLoop):
+    """Items ``0 .. count-1`` of an indexed recording handed out on a supervised thread at
+    their recorded pace, with a replayer's controls: pause, resume, seek, loop, rate.
+
+    ``stamp_ns(i) -> int | None`` is item ``i``'s recording time (None: hand it out at once);
+    ``handle(i)`` hands it on (an exception is counted in ``health`` and reported to
+    ``on_error(i, exc)``; playing goes on).  ``speed`` 1.0 is real time, 2.0 twice as fast,
+    0 as fast as possible.  Pacing restarts (the next item goes out at once) after a seek, a
+    resume, a loop, and a recording time more than ``max_gap_s`` from the previous one (a
+    corrupt stamp or a clock reset is never waited out).
+
+    Callbacks on the playback thread: ``on_jump()`` before the first item after a seek or a
+    loop (the stream is discontinuous there), ``on_end(looping)`` when the last item was
+    handed (``looping``: play goes on at ``start``; else the playback is finished until a
+    seek or resume).  Thread-safe controls; :meth:`stop` ends the thread.
+    """
+
+    def __init__(self, count: int, stamp_ns: Callable[[int], Optional[int]],
+                 handle: Callable[[int], None], *, speed: float = 1.0, loop: bool = False,
+                 start: int = 0, paused: bool = False, max_gap_s: float = 5.0,
+                 on_jump: Optional[Callable[[], None]] = None,
+                 on_end: Optional[Callable[[bool], None]] = None,
+                 on_error: Optional[Callable[[int, BaseException], None]] = None,
+                 name: str = 'playback'):
+        if speed < 0:
+            raise ValueError(f'speed must be >= 0 (0: as fast as possible), not {speed}')
+        self.count = count
+        self.stamp_ns = stamp_ns
+        self.handle = handle
+        self.speed = float(speed)
+        self.loop = loop
+        self.start_index = min(max(int(start), 0), count)
+        self.max_gap_ns = max_gap_s * 1e9
+        self.on_jump, self.on_end, self.on_error = on_jump, on_end, on_error
+        self.name = name
+        self.health = ThreadHealth(name)
+        self._fallback_log = RateLimitedLog()
+        self._cond = threading.Condition()
+        self._stop = threading.Event()
+        self.position = self.start_index     # the next item to hand out
+        #: the pace: seconds of recording since the anchor item's stamp, run at ``speed``
+        #: while playing; its state is the playback's (paused, finished, loops)
+        self.clock = ReplayClock(0.0, math.inf, self.speed or 1.0, paused=paused)
+        self.handed = 0                      # items handed out in all
+        self.last_index: Optional[int] = None
+        self._anchor: Optional[int] = None   # recording ns of the item the clock's 0 is
+        self._last_rec: Optional[int] = None
+        self._jumped = False
+        self._thread = SupervisedThread(name, self._run, self._stop, self.health)
+
+    # --- life cycle ---------------------------------------------------------------------
+    def stop(self, timeout: float = 2.0) -> None:
+        self._stop.set()
+        with self._cond:
+            self._cond.notify_all()
+        self._thread.join(timeout)
+
+    # --- controls -----------------------------------------------------------------------
+    @property
+    def state(self) -> str:
+        with self._cond:
+            return self.clock.state
+
+    @property
+    def paused(self) -> bool:
+        return self.clock.paused
+
+    @property
+    def finished(self) -> bool:
+        return self.clock.finished
+
+    @property
+    def loops(self) -> int:
+        """Times play went back to the start."""
+        return self.clock.loops
+
+    def pause(self) -> int:
+        """Hold before the next item; returns its index."""
+        with self._cond:
+            self.clock.pause()
+            self._cond.notify_all()
+            return self.position
+
+    def resume(self) -> int:
+        """Play on from the next item (at once, pacing restarts there); after the end without
+        loop: from the start.  Returns the index played next."""
+        with self._cond:
+            if self.clock.finished:
+                self.position, self._jumped = self.start_index, True
+            self.clock.resume(time.monotonic())
+            self._anchor = None
+            self._cond.notify_all()
+            return self.position
+
+    def seek(self, index: int) -> int:
+        """Play item ``index`` next (clamped to the recording; pacing restarts there); a
+        finished playback plays again, a paused one stays paused.  Returns the index."""
+        with self._cond:
+            self.position = min(max(int(index), 0), self.count)
+            self.clock.seek(0.0, time.monotonic())
+            self._anchor = None
+            self._jumped = True
+            self._cond.notify_all()
+            return self.position
+
+    # --- the thread ---------------------------------------------------------------------
+    def _next(self) -> Optional[tuple[int, bool]]:
+        """(index to hand out now, jumped) or None once stopped; waits for its time."""
+        with self._cond:
+            while not self._stop.is_set():
+                if self.clock.paused or self.clock.finished:
+                    self._cond.wait()
+                    continue
+                i = self.position
+                if i >= self.count:
+                    return -1, False                     # the end: handled outside the lock
+                rec = self.stamp_ns(i) if self.speed > 0 else None
+                if rec is not None:
+                    now = time.monotonic()
+                    if self._anchor is None or self._last_rec is None \
+                            or abs(rec - self._last_rec) > self.max_gap_ns:
+                        self._anchor = rec              # pacing (re)starts at this item
+                        self.clock.seek(0.0, now)
+                    ahead = (rec - self._anchor) / 1e9 - self.clock.tick(now).t
+                    if ahead > 0:
+                        self._cond.wait(ahead / self.speed)
+                        continue                         # a control may have changed things
+                    self._last_rec = rec
+                self.position = i + 1
+                jumped, self._jumped = self._jumped, False
+                return i, jumped
+            return None
+
+    def _at_end(self) -> None:
+        with self._cond:
+            if self.position < self.count:               # a seek came in between
+                return
+            looping = self.loop and self.count > 0
+            if looping:
+                self.position, self._anchor, self._jumped = self.start_index, None, True
+                self.clock.loops += 1
+            else:
+                self.clock.finish()
+        if self.on_end is not None:
+            self._call(self.on_end, -1, looping)
+
+    def _run(self) -> None:
+        while True:
+            nxt = self._next()
+            if nxt is None:
+                return
+            i, jumped = nxt
+            if i < 0:
+                self._at_end()
+                continue
+            if jumped and self.on_jump is not None:
+                self._call(self.on_jump, i)
+            self._call(self.handle, i, i)
+            self.last_index = i
+            self.handed += 1
+
+    def _call(self, fn, i: int, *args) -> None:
+        """A callback; an exception is counted and reported, and play goes on."""
+        try:
+            fn(*args)
+        except Exception as exc:
+            self.health.handler_failed(exc)
+            report_failure(self.on_error, i, exc, self._fallback_log, self.name)
