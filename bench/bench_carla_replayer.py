@@ -49,9 +49,10 @@ SUBSCRIBER = textwrap.dedent('''
     from ros_sim_bridge.msg import (CarlaActorList, CarlaCollision, CarlaTrafficLightList,
                                     CarlaVehicleControlList)
     from ros_sim_bridge.ros.qos import DATA, TF
+    CLOCK = 10
     if len(sys.argv) > 1:            # the subscriber's own depth for every topic
         from rclpy.qos import QoSProfile
-        DATA = TF = QoSProfile(depth=int(sys.argv[1]))
+        CLOCK = DATA = TF = QoSProfile(depth=int(sys.argv[1]))
     rclpy.init()
     node = rclpy.create_node('bench_carla_subscriber')
     count = [0]
@@ -64,7 +65,7 @@ SUBSCRIBER = textwrap.dedent('''
                 sec, nsec = struct.unpack_from('<iI', data, offset)
                 got.add(sec * 10**9 + nsec)
         return take
-    for t, name, qos in ((Clock, '/clock', 10), (TFMessage, '/tf', TF),
+    for t, name, qos in ((Clock, '/clock', CLOCK), (TFMessage, '/tf', TF),
                          (CarlaActorList, '/carla/actor_list', DATA),
                          (MarkerArray, '/carla/markers', DATA),
                          (CarlaTrafficLightList, '/carla/traffic_lights', DATA),
@@ -95,19 +96,21 @@ def scene(seconds: float) -> Scene:
 
 
 FAILED = {'node': 0, 'floor': 0}    # publishes the RMW refused (its queue full)
+CPU: dict = {}      # batch (or 'floor') → CPU seconds of this process of each run (all threads)
 
 
 def drive(node, times, batch: int = 1) -> float:
     """Seconds for the node to publish every frame of ``times`` once (a seek to the first),
     ``batch`` frames a tick (as a tick that comes late publishes the frames it passed)."""
     from ros_sim_bridge.carla.session import Publish
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for k in range(0, len(times), batch):
         try:
             node.publish([Publish(times[i], i, i == 0)
                           for i in range(k, min(k + batch, len(times)))])
         except Exception:          # the node's timer counts it in diagnostics and goes on
             FAILED['node'] += 1
+    CPU.setdefault(batch, []).append(time.process_time() - c0)
     return time.perf_counter() - t0
 
 
@@ -131,12 +134,13 @@ def captured(node, times) -> list:
 
 
 def floor(messages) -> float:
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for pub, data in messages:
         try:
             pub.publish(data)
         except Exception:
             FAILED['floor'] += 1
+    CPU.setdefault('floor', []).append(time.process_time() - c0)
     return time.perf_counter() - t0
 
 
@@ -291,6 +295,11 @@ def main(argv=None) -> int:
         print(f'floor, publish(bytes) of the same messages: {n / t_floor:7.0f} frames/s = '
               f'{t_floor / n * 1e3:.2f} ms a frame → {n / t_floor / RATE:.0f}×; the node at '
               f'{t_floor / t_node:.0%} of its floor (the rest: world, poses, conversion)')
+        cpu = {k: statistics.median(v) / n * 1e3 for k, v in CPU.items()}
+        print(f'CPU time of this process a frame (all its threads; the load does not stretch '
+              f'it as it does the wall times above): node {cpu[1]:.2f} ms '
+              f'({1e3 / cpu[1] / RATE:.0f}×), 4 a tick {cpu[4]:.2f} ms ({1e3 / cpu[4] / RATE:.0f}×), floor '
+              f'{cpu["floor"]:.2f} ms ({1e3 / cpu["floor"] / RATE:.0f}×)')
         if any(FAILED.values()):
             print(f'publishes refused by the RMW (writer queue full): node {FAILED["node"]}, '
                   f'floor {FAILED["floor"]}')

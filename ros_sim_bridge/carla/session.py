@@ -69,7 +69,9 @@ class ReplaySession:
         #: but not less than MIN_TICK_S
         self.tick_period = self.period if self.interpolate else max(
             min(self.period, frame_period / rate_factor), MIN_TICK_S)
-        self.max_batch = max(8, int(math.ceil(MAX_BATCH_S / self.tick_period)))
+        #: the most frames a tick publishes: those of MAX_BATCH_S of wall time
+        self.max_batch = max(8, int(math.ceil(MAX_BATCH_S * rate_factor / frame_period))
+                             if math.isfinite(frame_period) else 8)
         self.last_index = -1         # the frame published last
         self.last_publish: Optional[float] = None   # wall time of the last publish
         self.skipped = 0             # frames passed and not published (a tick far too late)
