@@ -194,6 +194,7 @@ def live(tmp: Path, factors) -> None:
         # the depth of the node's writers (a late tick's frames at once), taken by the reader
         depth = 2 * ReplaySession(rec.elapsed, rec.duration, rate_factor=factor,
                                   publish_rate=RATE * factor).max_batch
+        depth = int(os.environ.get('BENCH_SUBSCRIBER_DEPTH', depth))
         sub = subscriber(tmp, depth)
         stamps = []
         clock = node.create_subscription(
@@ -232,7 +233,10 @@ def live(tmp: Path, factors) -> None:
             steps = np.diff(have) / 1e9 if len(have) > 1 else np.zeros(1)
             lines.append(f'{topic.rsplit("/", 1)[1]} {len(have)}/{len(span)}'
                          + (f' (gap {steps.max() * 1e3:.0f} ms)' if steps.max() > 0.051 else ''))
-        print(f'  ×{factor:<4g} {worst:6.1%} of the frames on every topic (depth {depth}); '
+        heard = np.array(got.get('/clock', [0]), np.int64) / 1e9
+        print(f'  ×{factor:<4g} {worst:6.1%} of the frames on every topic (depth {depth}), '
+              f'{heard.min():.2f}..{heard.max():.2f} s of recording heard in the '
+              f'{seconds / factor + 1:.1f} s after resume; '
               f'load {os.getloadavg()[0]:.1f}; ' + ', '.join(lines))
     node.destroy_node()
 
