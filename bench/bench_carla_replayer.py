@@ -7,19 +7,23 @@ every recorded frame of a generated 20 Hz recording (80 vehicles, 15 walkers, 5 
 lights: 100 actors; a hero with a sensor, collisions, a destroyed vehicle) as fast as it goes:
 each step is what one tick of the node does (advance the world, the poses at that time, the
 one CDR conversion, /clock, /tf, actor list, markers, traffic lights, vehicle controls, hero
-odometry and any collisions published as bytes).  One publish per recorded frame is the most
-a replay at rate factor R needs at R × 20 publishes/s, so the node's frames per second ÷ 20 is
-its maximum rate factor with every frame's topics published.  Interpolation is off, as the
+odometry and any collisions published as bytes).  A replay at rate factor R publishes each recorded
+frame once, R × 20 a second, so the node's frames per second ÷ 20 is its maximum rate factor
+with every frame's topics published.  Interpolation is off, as the
 node does at rate factors ≥ 2.  A subscriber process takes every topic (raw), so each publish
 is delivered, not dropped for want of a reader.
 
-``--live`` then runs the installed executable as users do, timer-driven at
-``publish_rate`` = 20 × R for rising rate factors R over a 60 s recording (started paused,
-resumed once this process hears it), and counts the
-publishes that reach a subscriber here (distinct /clock stamps) against the recording's
-frames: the timer's ticks are not aligned with the frames, so even an instant node leaves
-some frames without a tick of their own and gives others two.  Figures printed, nothing
-asserted.
+Each step is timed alone and four at a time (what a tick of the node does at 10× and more:
+it ticks at most every 10 ms and converts the frames it passed as one block), in wall time and
+in CPU time of this process (the machine's load stretches the first, hardly the second).
+
+``--live`` then runs the installed executable as users do, timer-driven, for rising rate
+factors R over a 60 s recording (started paused, resumed once a subscriber process of every
+topic is up), and counts per topic the recorded frames that reach that subscriber (distinct
+stamps: without interpolation every frame is published once, stamped with its recorded time)
+of those between the first and the last it heard.  The subscriber is as deep as the node's
+writers (twice the frames of 0.25 s at R; ``BENCH_SUBSCRIBER_DEPTH`` sets another).  Figures
+printed, nothing asserted.
 """
 from __future__ import annotations
 
