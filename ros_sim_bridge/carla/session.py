@@ -109,20 +109,27 @@ class ReplaySession:
         wall time ``now`` and what to publish now (:class:`Publish`, in order)."""
         step = self.clock.tick(now)
         t, held = step.t, self.clock.paused or self.clock.finished
+        out = []
+        if step.looped and not self.interpolate:       # the last frames before the loop
+            out = self._passed(self.frame_at(self.clock.end))
         if step.jumped:
-            out = [Publish(t, self.frame_at(t), True, self.interpolate)]
+            out.append(Publish(t, self.frame_at(t), True, self.interpolate))
         elif self.interpolate or (held and not step.ended):
             due = self.last_publish is None or held is False or \
                 now - self.last_publish >= self.period - self.tick_period / 2
             out = [Publish(t, self.frame_at(t), False, self.interpolate)] if due else []
         else:                                    # every frame passed, at its own time
-            target = self.frame_at(t)
-            first = self.last_index + 1
-            if target - first + 1 > self.max_batch:
-                self.skipped += target - first + 1 - self.max_batch
-                first = target - self.max_batch + 1
-            out = [Publish(float(self.elapsed[i]), i) for i in range(first, target + 1)]
+            out = self._passed(self.frame_at(t))
         if out:
             self.last_index = out[-1].index
             self.last_publish = now
         return step, out
+
+    def _passed(self, target: int) -> list:
+        """The frames after the last published up to ``target``, each at its own time (the
+        newest :attr:`max_batch`; the others counted in :attr:`skipped`)."""
+        first = self.last_index + 1
+        if target - first + 1 > self.max_batch:
+            self.skipped += target - first + 1 - self.max_batch
+            first = target - self.max_batch + 1
+        return [Publish(float(self.elapsed[i]), i) for i in range(first, target + 1)]

@@ -63,3 +63,14 @@ def test_the_end_publishes_the_last_frames_then_holds():
 def test_start_after_end_is_refused():
     with pytest.raises(ValueError, match='start_time 6 s is after end_time 3 s'):
         ReplaySession(ELAPSED, 10.0, start_time=6.0, end_time=3.0)
+
+
+def test_a_loop_publishes_the_frames_before_the_end_then_jumps_to_the_start():
+    s = ReplaySession(ELAPSED, 10.0, start_time=9.0, rate_factor=4.0, publish_rate=20.0,
+                      loop=True)
+    s.tick(0.0)
+    _, got = s.tick(0.2)                                    # 9.8 s: frames 181..196
+    _, got = s.tick(0.3)                                    # 10.2 s: past the end
+    assert [p.index for p in got] == [197, 198, 199, 200, 180]
+    assert [p.jump for p in got] == [False] * 4 + [True] and got[-1].t == pytest.approx(9.0)
+    assert s.clock.loops == 1
