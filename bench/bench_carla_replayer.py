@@ -37,7 +37,9 @@ import textwrap
 import time
 from pathlib import Path
 
-from ros_sim_bridge.carla.generator import Scene, write
+from ros_sim_bridge.carla.emulator.scene import Scene
+
+from ros_sim_bridge.carla.emulator.writer import write
 from ros_sim_bridge.tools.ports import BENCH_DOMAINS
 from ros_sim_bridge.tools.session import keep_dds_local
 

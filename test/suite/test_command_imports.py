@@ -59,7 +59,8 @@ def test_ibeo_idc_info_and_to_bag_import_no_rclpy(idc, tmp_path):
 
 
 def test_carla_log_to_bag_draws_its_progress_without_tqdm(tmp_path):
-    from ros_sim_bridge.carla.generator import Scene, write
+    from ros_sim_bridge.carla.emulator.scene import Scene
+    from ros_sim_bridge.carla.emulator.writer import write
     log = tmp_path / 'x.log'
     with open(log, 'wb') as f:
         write(f, Scene(seconds=0.5, rate=20.0, vehicles=3, walkers=1, traffic_lights=1))

@@ -192,7 +192,7 @@ def test_rules_catch_upward_arrows():
     assert rule_broken(f'{PKG}.carla.ros.node', f'{PKG}.carla.cli', False)
     assert rule_broken(f'{PKG}.core.udp', f'{PKG}.ros.qos', False)
     assert rule_broken(f'{PKG}.ros.qos', f'{PKG}.morai.codec', False)
-    assert rule_broken(f'{PKG}.tools.suite', f'{PKG}.carla.generator', True)
+    assert rule_broken(f'{PKG}.tools.suite', f'{PKG}.carla.emulator.writer', True)
     assert rule_broken(f'{PKG}.morai.codec', f'{PKG}.ibeo.codec', False)
     assert rule_broken(f'{PKG}.morai.emulator', 'rclpy.node', True)
     assert rule_broken(f'{PKG}.ibeo.session', 'sensor_msgs.msg', False)
