@@ -14,7 +14,8 @@ def write_demo_scene(f) -> None:
     """The generator's scripted scene (vehicles, walkers, lights, a collision, a destroyed
     actor) as a ``DEMO_VERSION`` recording into the binary file ``f``: what ``sim:=true``
     replays."""
-    from .generator import Scene, write
+    from .emulator.scene import Scene
+    from .emulator.writer import write
     write(f, Scene(), DEMO_VERSION)
 
 

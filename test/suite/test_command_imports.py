@@ -56,3 +56,14 @@ def test_ibeo_idc_info_and_to_bag_import_no_rclpy(idc, tmp_path):
     # info of a file of scans, object lists, vehicle states, GPS/IMU, odometry, an image:
     # their record times read without numpy and without the scan and object decoders
     assert imported('ros_sim_bridge.ibeo.cli', 'info', idc) == []
+
+
+def test_carla_log_to_bag_draws_its_progress_without_tqdm(tmp_path):
+    from ros_sim_bridge.carla.emulator.scene import Scene
+    from ros_sim_bridge.carla.emulator.writer import write
+    log = tmp_path / 'x.log'
+    with open(log, 'wb') as f:
+        write(f, Scene(seconds=0.5, rate=20.0, vehicles=3, walkers=1, traffic_lights=1))
+    modules = imported('ros_sim_bridge.carla.cli', 'to-bag', log, tmp_path / 'bag')
+    assert 'tqdm' not in roots(modules)          # the progress bar is core.progress's
+    assert (tmp_path / 'bag' / 'metadata.yaml').is_file()

@@ -124,7 +124,7 @@ def test_ecu_topic_table_is_in_the_ibeo_page():
 
 def carla_recording(tmp_path) -> Path:
     out = tmp_path / 'docs.log'
-    subprocess.run([sys.executable, '-m', 'ros_sim_bridge.carla.generator', str(out),
+    subprocess.run([sys.executable, '-m', 'ros_sim_bridge.carla.emulator.cli', str(out),
                     '--seconds', '2'], check=True, capture_output=True, timeout=120)
     return out
 

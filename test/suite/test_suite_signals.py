@@ -285,7 +285,8 @@ TOOLS = ['ibeo_idc', 'carla_log', 'ros_sim_bridge_run', 'sim_bridge_demo']
 @pytest.fixture(scope='module')
 def long_carla_recording(tmp_path_factory):
     """A CARLA recording whose to-bag takes seconds (the demo one is done in a moment)."""
-    from ros_sim_bridge.carla.generator import Scene, write
+    from ros_sim_bridge.carla.emulator.scene import Scene
+    from ros_sim_bridge.carla.emulator.writer import write
     path = tmp_path_factory.mktemp('carla') / 'long.log'
     with open(path, 'wb') as f:
         write(f, Scene(seconds=600.0, vehicles=20))
