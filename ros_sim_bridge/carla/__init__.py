@@ -10,13 +10,16 @@ from ros_sim_bridge.core.source import Argument, Source
 DEMO_VERSION = 'ue4-0.9.13'
 
 
-def write_demo_scene(f) -> None:
+def write_demo_scene(f, **scene) -> dict:
     """The generator's scripted scene (vehicles, walkers, lights, a collision, a destroyed
-    actor) as a ``DEMO_VERSION`` recording into the binary file ``f``: what ``sim:=true``
-    replays."""
+    actor; ``scene``: :class:`emulator.scene.Scene`'s fields) as a ``DEMO_VERSION`` recording
+    into the binary file ``f`` (what ``sim:=true`` replays); what it holds: frames, seconds,
+    bytes, the destroyed actor's id."""
     from .emulator.scene import Scene
     from .emulator.writer import write
-    write(f, Scene(), DEMO_VERSION)
+    s = Scene(**scene)
+    size = write(f, s, DEMO_VERSION)
+    return {'frames': s.frames, 'seconds': s.seconds, 'bytes': size, 'destroyed': s.destroyed}
 
 
 def demo_recording() -> str:

@@ -177,7 +177,7 @@ def rule_broken(importer: str, imported: str, lazy: bool) -> str | None:
             return f'{layer} imports tools/'
         if part == 'ros' and to_part == 'cli':
             return f'{layer}/ros imports a CLI'
-        if part == 'ros' and to == layer and imported.split('.')[2] == 'emulator':
+        if part == 'ros' and to == layer and imported.split('.')[2:3] == ['emulator']:
             return f'{layer}/ros imports its emulator'
         if part != 'ros' and (to == 'ros' or to_part == 'ros'):
             if part == 'cli' and lazy and imported == f'{PKG}.{layer}.ros.to_bag':

@@ -22,7 +22,8 @@ def main(argv=None) -> int:
     scene = Scene(a.seconds, a.rate, a.vehicles, a.walkers, a.traffic_lights)
     with open(a.output, 'wb') as out:
         n = write(out, scene, a.layout)
-    print(f'{a.output}: {scene.frames} frames, {n} bytes, layout {a.layout}')
+    print(f'{a.output}: {scene.frames} frames, {scene.seconds:g} s, {n} bytes, layout '
+          f'{a.layout}, destroyed actor {scene.destroyed}')
     return 0
 
 

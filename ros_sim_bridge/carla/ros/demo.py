@@ -15,17 +15,14 @@ def run(node, seconds: float) -> list[str]:
     from tf2_msgs.msg import TFMessage
     from visualization_msgs.msg import MarkerArray
 
-    from ros_sim_bridge.carla.emulator.scene import Scene
-
-    from ros_sim_bridge.carla.emulator.writer import write
+    from ros_sim_bridge.carla import write_demo_scene
     from ros_sim_bridge.msg import CarlaActorList, CarlaCollision
     from ros_sim_bridge.tools.launcher import NodeProcess, config_file
     from ros_sim_bridge.tools.listener import Listener
     from ros_sim_bridge.tools.session import call_service
 
     rate_factor = 2.0
-    scene = Scene(seconds=max(seconds * rate_factor, 4.0), rate=20.0, vehicles=6, walkers=3,
-                  traffic_lights=4)
+    recorded = max(seconds * rate_factor, 4.0)
     listener = Listener(node)
     for msg_type, topic, depth in ((Clock, '/clock', 100), (TFMessage, '/tf', 200),
                                    (CarlaActorList, 'carla/actor_list', 50),
@@ -39,9 +36,11 @@ def run(node, seconds: float) -> list[str]:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / 'demo_scene.log'
         with open(path, 'wb') as f:
-            size = write(f, scene, 'ue4-0.9.13')
+            scene = write_demo_scene(f, seconds=recorded, rate=20.0, vehicles=6, walkers=3,
+                                     traffic_lights=4)
+        frames, size, destroyed = scene['frames'], scene['bytes'], scene['destroyed']
         lines = [f'CARLA: carla_replayer (config/carla.yaml) ← generated recording '
-                 f'({scene.frames} frames, {scene.seconds:.0f} s, {size / 1e3:.0f} kB, '
+                 f'({frames} frames, {recorded:.0f} s, {size / 1e3:.0f} kB, '
                  f'replayed ×{rate_factor:g})']
         with NodeProcess('carla_replayer', params_file=config_file('carla.yaml'),
                          parameters={'file': str(path), 'rate_factor': rate_factor,
@@ -50,7 +49,7 @@ def run(node, seconds: float) -> list[str]:
             if not listener.wait_matched() or call_service(
                     node, Trigger, 'carla/resume', Trigger.Request(), 10.0) is None:
                 lines.append('  warning: the replayer did not come up within 10 s')
-            time.sleep(scene.seconds / rate_factor + 1.0)
+            time.sleep(recorded / rate_factor + 1.0)
     clock = listener.last.get('/clock')
     actors = listener.last.get('carla/actor_list')
     odom = listener.last.get('carla/hero/odometry')
@@ -64,8 +63,8 @@ def run(node, seconds: float) -> list[str]:
             kinds[a.type_name] = kinds.get(a.type_name, 0) + 1
         lines.append('  actors alive at the end: ' + ', '.join(f'{n} {k}' for k, n in
                                                                sorted(kinds.items())))
-    lines.append(f'  destroyed actor {scene.destroyed} deleted from the markers: '
-                 f'{"yes" if scene.destroyed in deleted else "no"}')
+    lines.append(f'  destroyed actor {destroyed} deleted from the markers: '
+                 f'{"yes" if destroyed in deleted else "no"}')
     if odom is not None:
         p = odom.pose.pose.position
         lines.append(f'  hero odometry (map, m): ({p.x:.2f}, {p.y:.2f}, {p.z:.2f})')
