@@ -48,7 +48,7 @@ ALLOWED = {
     # the demo starts the scene and server from it (never its main).  Splitting emulator/ into
     # scene, server and cli is its own change.
     **{(f'{PKG}.{s}.ros.demo', f'{PKG}.{s}.emulator'): 'emulator holds scene+server+CLI'
-       for s in ('ibeo', 'monodrive', 'morai', 'rflysim')},
+       for s in ('ibeo', 'morai', 'rflysim')},
 }
 
 

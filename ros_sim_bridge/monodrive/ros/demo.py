@@ -12,7 +12,7 @@ def run(node, seconds: float) -> list[str]:
     GPS streamed on free ports, a GetVersion and a replay step through the services."""
     from sensor_msgs.msg import Image, Imu, NavSatFix, PointCloud2
 
-    from ros_sim_bridge.monodrive.emulator import MonoDriveSim
+    from ros_sim_bridge.monodrive.emulator.server import MonoDriveSim
     from ros_sim_bridge.msg import MonoDriveState
     from ros_sim_bridge.srv import MonoDriveCommand, MonoDriveStep
     from ros_sim_bridge.tools.launcher import NodeProcess, config_file
