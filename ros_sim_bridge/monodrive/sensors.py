@@ -88,9 +88,8 @@ def sensor_config(config: dict) -> SensorConfig:
     if is_camera(kind):
         if not isinstance(fov, (int, float)) or isinstance(fov, bool) \
                 or not 0.0 < fov < 180.0:       # NaN too: no pinhole camera has it
-            raise CodecError(kind, f'fov {fov!r} on port {port}: a camera\'s horizontal '
-                             'field of view is more than 0 and less than 180 degrees',
-                             field='fov')
+            raise CodecError(kind, f'{fov!r}: a camera\'s horizontal field of view is more '
+                             'than 0 and less than 180 degrees', field='fov')
     n = config.get('n_lasers')
     n = int(n) if isinstance(n, (int, float)) and n else DEFAULT_LASERS
     hres = config.get('horizontal_resolution', DEFAULT_HORIZONTAL_RESOLUTION)

@@ -2,6 +2,7 @@
 127.0.0.1, real DDS out; services answered within their timeout whatever the server does."""
 import json
 import math
+import struct
 import time
 
 import numpy as np
@@ -613,5 +614,35 @@ def test_resync_after_an_oversized_length_publishes_every_valid_sample(ros, tmp_
         assert (values['drops'], values['sample_gaps']) == ('1', '1')
         assert values['garbage_bytes'] == '240'
         assert values['errors.oversized'] == '1'
+    finally:
+        server.stop()
+
+
+def test_state_boxes_beyond_16_per_vehicle_are_counted_not_drawn(ros, tmp_path):
+    """A State sample (§4.4, written by hand) whose vehicle has 18 oriented boxes:
+    state/markers draws its first 16 (ids 0 … 15), /diagnostics counts the 2 left out
+    (``state_boxes_not_drawn``) and the log says so."""
+    box = {'center': {'x': 0, 'y': 0, 'z': 0}, 'extents': {'x': 100, 'y': 100, 'z': 100}}
+    body = json.dumps({'frame': {'vehicles': [{'state': {
+        'name': 'truck', 'tags': ['vehicle'],
+        'odometry': {'pose': {'position': {'x': 0, 'y': 0, 'z': 0},
+                              'orientation': {'x': 0, 'y': 0, 'z': 0, 'w': 1}}},
+        'oriented_bounding_box': [box] * 18}}]}}).encode()
+    sample = struct.pack('>IIfI', 16 + len(body), 1, 0.5, 1) + body
+
+    def send(conn, stop):
+        conn.sendall(sample)
+        stop.wait(30.0)
+    server = ScriptedServer(send)
+    try:
+        path = tmp_path / 'sensors.json'
+        path.write_text(json.dumps([{'type': 'State', 'listen_port': server.port}]))
+        markers = ros.collect(MarkerArray, 'monodrive/state/markers', matched=False)
+        ros.start(MonoDriveClientNode, params(free_tcp_port(), sensors_config=str(path)))
+        (got,) = markers.wait_for(1, 20.0)
+        assert [m.id for m in got.markers] == list(range(16))
+        values = ros.diagnostics(f'State (tcp {server.port})',
+                                 lambda v: v.get('state_boxes_not_drawn') == '2', 15.0)
+        assert values['published'] == '1'
     finally:
         server.stop()

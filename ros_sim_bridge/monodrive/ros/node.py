@@ -153,7 +153,8 @@ class SensorLink:
         try:
             self.sensor = cfg = sensors.sensor_config(config)
         except CodecError as err:       # refused at configuration, naming the field
-            raise ValueError(f'sensor on port {config.get("listen_port")}: {err}') from None
+            raise ValueError(f'sensors_config: the sensor on port {config.get("listen_port")}: '
+                             f'{err}') from None
         self.kind, self.port, self.name = cfg.kind, cfg.port, cfg.name
         self.frame = ns = _under(p.topic_prefix, self.name)
         self.optical = self.frame + '_optical' if cfg.camera else self.frame
