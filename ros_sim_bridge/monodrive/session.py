@@ -36,6 +36,10 @@ CONFIG_ORDER = ('SimulatorConfig_ID', 'WeatherConfig', 'EgoVehicleConfig_ID',
                 'ScenarioConfig_ID', 'ClosedLoopConfigCommand_ID',
                 'REPLAY_ConfigureTrajectoryCommand_ID', 'REPLAY_ConfigureSensorsCommand_ID')
 SENSOR_TYPES = ('REPLAY_ConfigureSensorsCommand_ID',)
+# Message types after whose acknowledgement the simulator listens on the sensors' ports.
+SENSOR_CONFIG_TYPES = ('REPLAY_ConfigureSensorsCommand_ID', 'REPLAY_ReConfigureSensorCommand_ID',
+                       'AttachSensorCommand_ID')
+EGO_CONTROL = 'EgoControl_ID'
 
 
 @dataclass
@@ -113,19 +117,31 @@ class ClientSession:
         # type → body (sensors: listen_port → body), in arrival order
         self.configuration: dict[str, Any] = {}
         self.sensors: dict[int, Any] = {}
+        self._control: Optional[Request] = None      # the last EgoControl queued
 
     # --- requests out ---------------------------------------------------------------------
-    def request(self, msg_type: str, body: Any, now: float, timeout: float) -> Request:
-        """Queue one request; CodecError (naming the field) when a known body is invalid."""
+    def request(self, msg_type: str, body: Any, now: float, timeout: float, *,
+                validate: Optional[bool] = None) -> Request:
+        """Queue one request; CodecError (naming the field) when a known body is invalid
+        (checked when ``validate``, by default the session's setting)."""
         if not isinstance(msg_type, str) or not msg_type:
             raise CodecError('request', 'message type must be a non-empty string', field='type')
-        if self.validate:
+        if self.validate if validate is None else validate:
             messages.validate(msg_type, body)
         req = Request(next(self._references), msg_type, body, now + timeout)
         req.frame = control.encode_request(msg_type, req.reference, body, magic=self.magic)
         self._remember(msg_type, body)
         self._queue.append(req)
         return req
+
+    def ego_control(self, body: Any, now: float, timeout: float) -> Request:
+        """Queue an EgoControl_ID; one still waiting to be sent is dropped first (the newest
+        command wins: a link that is busy or down never sends stale controls)."""
+        old = self._control
+        if old is not None and not old.sent:
+            self.cancel(old)
+        self._control = self.request(EGO_CONTROL, body, now, timeout)
+        return self._control
 
     def remember(self, msg_type: str, body: Any) -> None:
         """Keep configuration to send on every (re)connection, without sending it now (the
@@ -152,6 +168,15 @@ class ClientSession:
         req.sent = True
         self.outstanding = req
         return req.frame
+
+    @staticmethod
+    def configured_ports(req: Request) -> set:
+        """The sensor ports an acknowledged ``req`` has the simulator listen on (none for a
+        request that configures no sensor)."""
+        if req.type not in SENSOR_CONFIG_TYPES:
+            return set()
+        bodies = req.body if isinstance(req.body, list) else [req.body]
+        return {b.get('listen_port') for b in bodies if isinstance(b, dict)}
 
     @property
     def pending(self) -> int:

@@ -119,8 +119,6 @@ PARAMETERS = {
 CONFIG_KINDS = (('simulator_config', 'simulator'), ('weather_config', 'weather'),
                 ('vehicle_config', 'vehicle'), ('scenario_config', 'scenario'),
                 ('trajectory_config', 'trajectory'), ('sensors_config', 'sensors'))
-SENSOR_CONFIG_TYPES = ('REPLAY_ConfigureSensorsCommand_ID', 'REPLAY_ReConfigureSensorCommand_ID',
-                       'AttachSensorCommand_ID')
 
 
 def sim_stamp(game_time: float) -> tuple:
@@ -411,7 +409,6 @@ class MonoDriveClientNode(Node):
         # --- control channel ---------------------------------------------------------------
         self._lock = threading.Lock()
         self.replies = RequestReply()       # callers of the command services, by reference
-        self._control_req: Optional[sess.Request] = None
         self.control = TcpClient(p.host, p.port, self.session.framer, self._on_control_event,
                                  name='monodrive-control', on_connect=self._on_connect,
                                  on_disconnect=self._on_disconnect,
@@ -524,10 +521,7 @@ class MonoDriveClientNode(Node):
         """A sensor's configuration was acknowledged: the simulator listens on its port now,
         so its link connects at once instead of at its next reconnection attempt (up to
         ``reconnect_within`` later; the waits of the control and sensor links would add up)."""
-        if req.type not in SENSOR_CONFIG_TYPES:
-            return
-        bodies = req.body if isinstance(req.body, list) else [req.body]
-        ports = {b.get('listen_port') for b in bodies if isinstance(b, dict)}
+        ports = self.session.configured_ports(req)
         for link in self.sensors:
             if link.port in ports and not link.client.connected:
                 link.client.retry_now()
@@ -578,14 +572,7 @@ class MonoDriveClientNode(Node):
         timeout = self.p.request_timeout if timeout is None else timeout
         with self._lock:
             try:
-                if validate:
-                    messages.validate(msg_type, body)
-                was = self.session.validate
-                self.session.validate = False
-                try:
-                    req = self.session.request(msg_type, body, start, timeout)
-                finally:
-                    self.session.validate = was
+                req = self.session.request(msg_type, body, start, timeout, validate=validate)
             except CodecError as err:
                 return False, f'invalid body: {err}', ''
             waiter = self.replies.expect(req.reference)
@@ -652,12 +639,8 @@ class MonoDriveClientNode(Node):
         except CodecError as err:
             self.diagnostics.bad_input(self.control_stats, err)
             return
-        with self._lock:
-            old = self._control_req
-            if old is not None and not old.sent:
-                self.session.cancel(old)               # the newest command wins
-            self._control_req = self.session.request('EgoControl_ID', body, time.monotonic(),
-                                                     self.p.ego_control_timeout)
+        with self._lock:       # the newest command wins over one not sent yet
+            self.session.ego_control(body, time.monotonic(), self.p.ego_control_timeout)
             self._flush()
 
     # --- state ------------------------------------------------------------------------------
