@@ -18,8 +18,13 @@ sensor stream of a monoDrive simulator into ROS 2 (SUPPLEMENT §4).
 | pub | ~/raw | ros_sim_bridge/MonoDriveRaw | replies nobody waits for, unknown sensors |
 | pub | /diagnostics, /tf_static | | |
 
-The control channel is a :class:`~ros_sim_bridge.core.tcp.TcpClient` feeding a sans-IO
-:class:`~ros_sim_bridge.monodrive.session.ClientSession`; each sensor another TcpClient.
+Wiring only: the control channel is a :class:`~ros_sim_bridge.core.tcp.TcpClient` feeding a
+sans-IO :class:`~ros_sim_bridge.monodrive.session.ClientSession`, whose replies reach the
+waiting service callbacks through :class:`~ros_sim_bridge.core.request_reply.RequestReply`;
+each sensor is another TcpClient feeding a
+:class:`~ros_sim_bridge.monodrive.session.SensorSession`, whose records
+(:mod:`ros_sim_bridge.monodrive.sensors`) :class:`SensorLink` hands to the conversions and
+publishers of the table.
 """
 from __future__ import annotations
 
