@@ -3,7 +3,6 @@ records, from byte vectors written from SUPPLEMENT §4.1 and §4.4 (no ROS, no s
 import math
 import struct
 
-import numpy as np
 import pytest
 
 from ros_sim_bridge.core.binary import CodecError

@@ -12,7 +12,7 @@ from typing import Optional
 from rcl_interfaces.msg import SetParametersResult
 
 from ros_sim_bridge.core.binary import CodecError
-from ros_sim_bridge.core.request_reply import Busy, RequestReply
+from ros_sim_bridge.core.request_reply import Busy
 from ros_sim_bridge.core.ntp import unix_ns_to_ntp
 from ros_sim_bridge.ibeo.codec import commands as cmd
 from ros_sim_bridge.ibeo.codec import registry
