@@ -79,25 +79,41 @@ def sensor_config(config: dict) -> SensorConfig:
     if not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536:
         raise CodecError(kind, f'{port!r} is not a TCP port 1..65535', field='listen_port')
     dims = config.get('stream_dimensions') or {}
-    width, height = int(dims.get('x', 0) or 0), int(dims.get('y', 0) or 0)
+    if not isinstance(dims, dict):
+        raise CodecError(kind, f'{dims!r} is not an object', field='stream_dimensions')
+    width = _number(kind, 'stream_dimensions.x', dims.get('x', 0) or 0, int)
+    height = _number(kind, 'stream_dimensions.y', dims.get('y', 0) or 0, int)
     channels = str(config.get('channels', 'bgra')).lower()
     if channels not in payloads.CHANNELS:
         channels = 'bgra'
     fov = config.get('fov')
-    fov = DEFAULT_FOV if fov is None else fov
     if is_camera(kind):
+        fov = DEFAULT_FOV if fov is None else fov
         if not isinstance(fov, (int, float)) or isinstance(fov, bool) \
                 or not 0.0 < fov < 180.0:       # NaN too: no pinhole camera has it
             raise CodecError(kind, f'{fov!r}: a camera\'s horizontal field of view is more '
                              'than 0 and less than 180 degrees', field='fov')
-    n = config.get('n_lasers')
-    n = int(n) if isinstance(n, (int, float)) and n else DEFAULT_LASERS
-    hres = config.get('horizontal_resolution', DEFAULT_HORIZONTAL_RESOLUTION)
-    cfg = SensorConfig(
-        kind, port, sensor_name(kind, port, config), width, height, channels,
-        float(fov) if isinstance(fov, (int, float)) and fov else DEFAULT_FOV,
-        n if n in lidar_geometry.ELEVATIONS else DEFAULT_LASERS, float(hres), (), config)
+    else:      # no field of view: kept as given where it is a number
+        fov = fov if isinstance(fov, (int, float)) and not isinstance(fov, bool) and fov \
+            else DEFAULT_FOV
+    n, hres = DEFAULT_LASERS, DEFAULT_HORIZONTAL_RESOLUTION
+    if kind == 'Lidar':
+        n = _number(kind, 'n_lasers', config.get('n_lasers') or DEFAULT_LASERS, int)
+        hres = _number(kind, 'horizontal_resolution',
+                       config.get('horizontal_resolution', DEFAULT_HORIZONTAL_RESOLUTION), float)
+    cfg = SensorConfig(kind, port, sensor_name(kind, port, config), width, height, channels,
+                       float(fov), n if n in lidar_geometry.ELEVATIONS else DEFAULT_LASERS,
+                       hres, (), config)
     return _with_sizes(cfg)
+
+
+def _number(kind: str, name: str, value: Any, kind_of: type):
+    """``int(value)`` or ``float(value)`` (as the simulator's JSON reader would take it), else
+    CodecError naming the field."""
+    try:
+        return kind_of(value)
+    except (TypeError, ValueError, OverflowError):
+        raise CodecError(kind, f'{value!r} is not a number', field=name) from None
 
 
 def _with_sizes(cfg: SensorConfig) -> SensorConfig:

@@ -146,3 +146,15 @@ def test_session_of_a_camera_gives_records_and_detects_a_12_byte_header():
     assert s.header_size == 12 and rec.header.sample_count is None
     (bad,) = s.receive_data(struct.pack('>IIf', 12 + 2, 1, math.nan) + b'{}')
     assert isinstance(bad, sess.BadInput) and bad.error.field == 'game_time'
+
+
+@pytest.mark.parametrize('entry, field', [
+    ({'type': 'Camera', 'stream_dimensions': {'x': 'wide', 'y': 2}}, 'stream_dimensions.x'),
+    ({'type': 'Camera', 'stream_dimensions': [640, 480]}, 'stream_dimensions'),
+    ({'type': 'Lidar', 'n_lasers': 'sixteen'}, 'n_lasers'),
+    ({'type': 'Lidar', 'horizontal_resolution': None}, 'horizontal_resolution')])
+def test_configuration_values_that_are_no_numbers_are_refused_naming_the_field(entry, field):
+    with pytest.raises(CodecError) as err:
+        config(**entry)
+    assert err.value.field == field
+    assert config(type='Camera', n_lasers='x').n_lasers == 16   # not a lidar: not read
