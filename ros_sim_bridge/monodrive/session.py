@@ -286,6 +286,26 @@ class ClientSession:
         return min(times) if times else None
 
 
+class TrajectorySteps:
+    """A trajectory file stepped through one REPLAY_StateStepSimulationCommand_ID per frame
+    (SUPPLEMENT §4.2): the next frame to send, and whether its body is checked (the
+    ``state_frames`` layout is that message's body; other layouts are sent as they are)."""
+    MESSAGE = 'REPLAY_StateStepSimulationCommand_ID'
+
+    def __init__(self, frames: list, validate: bool):
+        self.frames = frames
+        self.validate = validate
+        self.cursor = 0             # frames sent and acknowledged
+
+    def next_frame(self) -> Optional[Any]:
+        """The frame to send next; None at the end."""
+        return self.frames[self.cursor] if self.cursor < len(self.frames) else None
+
+    def acknowledged(self) -> None:
+        """The simulator took the frame: the next one is due."""
+        self.cursor += 1
+
+
 # --- sensor streams ---------------------------------------------------------------------------
 @dataclass
 class SampleGap:

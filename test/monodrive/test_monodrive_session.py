@@ -185,3 +185,13 @@ def test_validation_per_request_and_the_ports_a_sensor_configuration_opens():
     assert s.ClientSession.configured_ports(many) == {8101, 8102}
     assert s.ClientSession.configured_ports(one) == {8103}
     assert s.ClientSession.configured_ports(raw) == set()
+
+
+def test_trajectory_steps_walk_the_frames_once_each_acknowledged():
+    steps = s.TrajectorySteps([{'a': 1}, {'a': 2}], validate=True)
+    assert steps.next_frame() == {'a': 1} and steps.next_frame() == {'a': 1}   # not taken yet
+    steps.acknowledged()
+    assert (steps.next_frame(), steps.cursor) == ({'a': 2}, 1)
+    steps.acknowledged()
+    assert steps.next_frame() is None and steps.cursor == 2
+    assert steps.MESSAGE == 'REPLAY_StateStepSimulationCommand_ID'

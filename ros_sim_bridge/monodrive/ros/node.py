@@ -409,7 +409,9 @@ class MonoDriveClientNode(Node):
                 continue
             for msg_type, body in cfg.messages():
                 self.session.remember(msg_type, body)
-        self.trajectory_cursor = 0
+        traj = self.files.get('trajectory')
+        self.trajectory = (sess.TrajectorySteps(traj.frames(), traj.layout == 'state_frames')
+                           if traj is not None else None)
 
         # --- control channel ---------------------------------------------------------------
         self._lock = threading.Lock()
@@ -615,24 +617,21 @@ class MonoDriveClientNode(Node):
                                             {'amount': int(request.amount)}))
 
     def _step_trajectory(self, request, response):
-        traj = self.files.get('trajectory')
-        if traj is None:
+        steps = self.trajectory
+        if steps is None:
             response.success, response.message = False, 'no trajectory_config file configured'
             return response
-        frames = traj.frames()
-        n = max(1, int(request.amount))
         ok, text, reply = True, '', ''
-        for _ in range(n):
-            if self.trajectory_cursor >= len(frames):
-                ok, text = False, f'end of the trajectory ({len(frames)} frames)'
+        for _ in range(max(1, int(request.amount))):
+            frame = steps.next_frame()
+            if frame is None:
+                ok, text = False, f'end of the trajectory ({len(steps.frames)} frames)'
                 break
-            frame = frames[self.trajectory_cursor]
-            ok, text, reply = self.call('REPLAY_StateStepSimulationCommand_ID', frame,
-                                        validate=traj.layout == 'state_frames')
+            ok, text, reply = self.call(steps.MESSAGE, frame, validate=steps.validate)
             if not ok:
                 break
-            self.trajectory_cursor += 1
-        return _answer(response, ok, text or f'frame {self.trajectory_cursor} of {len(frames)}',
+            steps.acknowledged()
+        return _answer(response, ok, text or f'frame {steps.cursor} of {len(steps.frames)}',
                        reply)
 
     def _on_ego_control(self, msg: MonoDriveEgoControl) -> None:
