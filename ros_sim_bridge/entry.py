@@ -73,6 +73,6 @@ def launcher(module: str):
 
 rflysim_sim = launcher('ros_sim_bridge.rflysim.emulator')
 morai_sim = launcher('ros_sim_bridge.morai.emulator')
-ibeo_lux_sim = launcher('ros_sim_bridge.ibeo.emulator')
+ibeo_lux_sim = launcher('ros_sim_bridge.ibeo.emulator.cli')
 monodrive_sim = launcher('ros_sim_bridge.monodrive.emulator.cli')
 carla_log = launcher('ros_sim_bridge.carla.cli')

@@ -17,7 +17,7 @@ import pytest
 from ros_sim_bridge.morai.emulator import RECV_PORTS, SEND_PORTS
 from ros_sim_bridge.morai.ros.node import INBOUND
 from ros_sim_bridge.tools.launcher import executable, ros_args
-from ros_sim_bridge.tools.suite import carla_demo_recording
+from ros_sim_bridge.carla import demo_recording as carla_demo_recording
 
 from conftest import free_tcp_port, free_udp_ports
 

@@ -185,3 +185,26 @@ def summary(watch: Watch, emu, rows: list[tuple], answer: str) -> list[str]:
                  f'{answer}, emulator loaded '
                  + (repr(emu.scene.scenario.file_name) if emu.scene.scenario else 'nothing'))
     return lines
+
+
+class EgoDriver:
+    """Drives the emulated MORAI ego along a curve through /morai/ctrl_cmd (as a user's stack
+    would), so the recorded ego track has a shape; its own rclpy context."""
+
+    def __init__(self):
+        import rclpy
+        from ros_sim_bridge.msg import MoraiCtrlCmd
+        self.rclpy, self.msg = rclpy, MoraiCtrlCmd
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        self.node = rclpy.create_node('sim_bridge_demo_driver', context=self.context)
+        self.pub = self.node.create_publisher(MoraiCtrlCmd, '/morai/ctrl_cmd', 10)
+
+    def __call__(self, elapsed: float) -> None:
+        steering = 0.15 if int(elapsed) % 8 < 5 else -0.1      # rad: left, then right
+        self.pub.publish(self.msg(ctrl_mode=2, gear=4, cmd_type=2, velocity=8.0,
+                                  steering=steering))
+
+    def close(self) -> None:
+        self.node.destroy_node()
+        self.context.try_shutdown()
