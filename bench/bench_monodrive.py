@@ -26,7 +26,7 @@ import time
 
 from ros_sim_bridge.monodrive import session as sess
 from ros_sim_bridge.monodrive.codec import control, sensor
-from ros_sim_bridge.monodrive.emulator import MonoDriveSim
+from ros_sim_bridge.monodrive.emulator.server import MonoDriveSim
 from ros_sim_bridge.tools.ports import BENCH_DOMAINS, free_tcp_port
 from ros_sim_bridge.tools.session import background_node, keep_dds_local, wait_until
 

@@ -37,7 +37,7 @@ class Sim:
     """monodrive_sim in its own process; the time each port started listening, from its log."""
 
     def __init__(self, port: int, rate: float, sensors_file: str = ''):
-        cmd = [sys.executable, '-u', '-m', 'ros_sim_bridge.monodrive.emulator', '--port',
+        cmd = [sys.executable, '-u', '-m', 'ros_sim_bridge.monodrive.emulator.cli', '--port',
                str(port), '--rate', str(rate)]
         if sensors_file:
             cmd += ['--sensors', sensors_file]

@@ -74,5 +74,5 @@ def launcher(module: str):
 rflysim_sim = launcher('ros_sim_bridge.rflysim.emulator.cli')
 morai_sim = launcher('ros_sim_bridge.morai.emulator.cli')
 ibeo_lux_sim = launcher('ros_sim_bridge.ibeo.emulator.cli')
-monodrive_sim = launcher('ros_sim_bridge.monodrive.emulator')
+monodrive_sim = launcher('ros_sim_bridge.monodrive.emulator.cli')
 carla_log = launcher('ros_sim_bridge.carla.cli')

@@ -16,8 +16,8 @@ from typing import Optional
 
 import numpy as np
 
-from ros_sim_bridge.monodrive.codec.lidar import (AZIMUTH_UNIT_DEG, DISTANCE_UNIT_M,
-                                                  check_flags, packets)
+from ros_sim_bridge.monodrive.codec.lidar import check_flags, packets
+from ros_sim_bridge.monodrive.codec.units import LIDAR_AZIMUTH_DEG, LIDAR_DISTANCE_M
 
 __all__ = ['ELEVATIONS', 'POINT', 'LidarGeometry', 'decode_points', 'count_points']
 
@@ -71,9 +71,9 @@ def decode_points(data, geometry: LidarGeometry, out: Optional[np.ndarray] = Non
     pk = packets(data)
     check_flags(pk)
     blocks = pk['blocks']                                    # (P, 12)
-    dist = blocks['returns']['distance'].astype(np.float32) * np.float32(DISTANCE_UNIT_M)
+    dist = blocks['returns']['distance'].astype(np.float32) * np.float32(LIDAR_DISTANCE_M)
     refl = blocks['returns']['reflectivity']                 # (P, 12, 32)
-    az = np.radians(blocks['azimuth'][..., None] * AZIMUTH_UNIT_DEG + geometry.offset_deg)
+    az = np.radians(blocks['azimuth'][..., None] * LIDAR_AZIMUTH_DEG + geometry.offset_deg)
     horiz = dist * geometry.cos_elev                         # (P, 12, 32)
     valid = dist > 0 if not keep_empty else np.ones(dist.shape, bool)
     n = int(valid.sum())

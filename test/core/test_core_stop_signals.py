@@ -67,7 +67,7 @@ def _morai_sim_args() -> list:
 
 @pytest.mark.parametrize('module', ['ibeo.emulator.cli', 'ibeo.emulator.cli --ecu',
                                     'morai.emulator.cli',
-                                    'monodrive.emulator', 'rflysim.emulator.cli'])
+                                    'monodrive.emulator.cli', 'rflysim.emulator.cli'])
 def test_an_emulator_stops_even_when_the_signals_interrupt_was_lost(module):
     """A stop signal's KeyboardInterrupt raised inside C code that clears errors is lost
     (seen within numpy's lazy import of numpy.random at start-up): the emulator then served
@@ -79,7 +79,7 @@ def test_an_emulator_stops_even_when_the_signals_interrupt_was_lost(module):
     module, *extra = module.split()
     argv = {'ibeo.emulator.cli': ['--port', str(free_tcp_port()), '--points', '100', *extra],
             'morai.emulator.cli': _morai_sim_args(),
-            'monodrive.emulator': ['--port', str(free_tcp_port())],
+            'monodrive.emulator.cli': ['--port', str(free_tcp_port())],
             'rflysim.emulator.cli': ['--base-port', str(free_udp_ports(1))]}[module]
     proc = subprocess.run([sys.executable, '-c', LOST.format(module=module, argv=argv)],
                           capture_output=True, text=True, timeout=30)

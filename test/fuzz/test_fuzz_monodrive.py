@@ -17,7 +17,8 @@ from hypothesis import example, given, strategies as st
 
 from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.core.framer import Frame
-from ros_sim_bridge.monodrive import lidar_geometry
+from ros_sim_bridge.monodrive import lidar_geometry, sensors
+from ros_sim_bridge.monodrive import session as sess
 from ros_sim_bridge.monodrive.codec import control, lidar, messages, payloads, sensor
 
 import fuzz_support as fz
@@ -235,6 +236,32 @@ def test_sensor_framer(stream, cuts, byte_order):
         # at most one message and the header after it (a resync waits for the header that
         # confirms a candidate; its length is at most cap)
         assert framer.buffered < cap + 12
+    assert time.perf_counter() - t0 < fz.DECODE_SECONDS
+
+
+_KINDS = st.sampled_from(['IMU', 'GPS', 'RPM', 'State', 'Radar', 'Lidar', 'Camera',
+                           'DepthCamera', 'SemanticCamera', 'Collision', 'Waypoint',
+                           'Ultrasonic', 'LidarArray'])
+
+
+@given(st.binary(max_size=1500) | fz.mutated(SENSOR_MESSAGES, max_mutations=6)
+       | st.lists(fz.mutated(SENSOR_MESSAGES), min_size=2, max_size=4).map(b''.join),
+       _KINDS, st.sampled_from(['auto', 12, 16]))
+def test_sensor_session(stream, kind, header_size):
+    """monodrive/session.SensorSession (and sensors.decode_sample) of any sensor type on any
+    bytes: sample gaps, the type's records and BadInput events only, never an exception."""
+    fz.tried('monodrive.session.SensorSession')
+    cfg = sensors.sensor_config({'type': kind, 'listen_port': 9000,
+                                 'stream_dimensions': {'x': 2, 'y': 2}})
+    session = sess.SensorSession(cfg, header_size=header_size, max_sample=4096,
+                                 lidar_max_packets=4)
+    t0 = time.perf_counter()
+    for ev in session.receive_data(stream):
+        if isinstance(ev, sess.BadInput):
+            fz.check_codec_error(ev.error)
+        else:
+            assert isinstance(ev, (sess.SampleGap, sensors.Sample)), ev
+            assert not isinstance(ev, sensors.LidarPacket)     # joined into revolutions
     assert time.perf_counter() - t0 < fz.DECODE_SECONDS
 
 

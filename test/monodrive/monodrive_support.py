@@ -12,7 +12,7 @@ import threading
 import pytest
 
 from conftest import free_tcp_port
-from ros_sim_bridge.monodrive import emulator
+from ros_sim_bridge.monodrive.emulator import server as sim_server
 from ros_sim_bridge.monodrive.codec import control
 
 NODE = '/monodrive_client'
@@ -39,7 +39,7 @@ BODIES = {
 @pytest.fixture
 def sim():
     """The emulator on a free port of 127.0.0.1 at 20 Hz."""
-    s = emulator.MonoDriveSim('127.0.0.1', 0, rate=20.0).start()
+    s = sim_server.MonoDriveSim('127.0.0.1', 0, rate=20.0).start()
     yield s
     s.stop()
 

@@ -2,6 +2,7 @@
 127.0.0.1, real DDS out; services answered within their timeout whatever the server does."""
 import json
 import math
+import struct
 import time
 
 import numpy as np
@@ -16,7 +17,7 @@ from diagnostic_msgs.msg import DiagnosticStatus
 from monodrive_support import (BODIES, NODE, DiagnosticsWatch, ScriptedServer, command,
                                params, read_request, sensor_header, sensors_file,
                                sim)  # noqa: F401 (sim: fixture)
-from ros_sim_bridge.monodrive import emulator
+from ros_sim_bridge.monodrive.emulator import scene as sim_scene, server as sim_server
 from ros_sim_bridge.monodrive.codec import control, messages
 from ros_sim_bridge.monodrive.ros.node import MonoDriveClientNode, service_name
 from ros_sim_bridge.msg import MonoDriveEgoControl, MonoDriveRaw, MonoDriveState
@@ -77,7 +78,7 @@ def test_sensor_streams_into_ros(ros, sim, tmp_path):
     assert i.linear_acceleration.y == pytest.approx(sim.scene.speed ** 2 / sim.scene.radius,
                                                     abs=1e-4)    # centripetal: to the left
     f = fix.wait_for(1, 10.0)[0]
-    assert f.latitude == pytest.approx(emulator.GPS_ORIGIN[0], abs=0.01)
+    assert f.latitude == pytest.approx(sim_scene.GPS_ORIGIN[0], abs=0.01)
 
 
 def test_camera_annotations_published_as_markers(ros, sim, tmp_path):
@@ -119,7 +120,7 @@ def test_every_command_service_answers(ros, sim):
         reply = json.loads(res.reply_json)
         assert reply['type'] == msg_type and isinstance(reply['reference'], int)
     res = command(ros, 'GetVersion', {})
-    assert res.message == emulator.VERSION
+    assert res.message == sim_scene.VERSION
     raw = call_service(ros.probe, MonoDriveRawCommand, f'{NODE}/raw_command',
                        MonoDriveRawCommand.Request(type='BrandNewThing_ID', json='{"a": 1}'))
     assert raw is not None and not raw.success and 'unknown message type' in raw.message
@@ -166,7 +167,7 @@ def test_configuration_resent_after_simulator_restart(ros, tmp_path):
     weather = tmp_path / 'weather.json'
     weather.write_text(json.dumps({'set_profile': 'a', 'profiles': [{'id': 'a'}]}))
     state = ros.collect(MonoDriveState, 'monodrive/state', matched=False)
-    first = emulator.MonoDriveSim('127.0.0.1', port, rate=20.0).start()
+    first = sim_server.MonoDriveSim('127.0.0.1', port, rate=20.0).start()
     node = ros.start(MonoDriveClientNode, params(port, sensors_config=str(path),
                                                  simulator_config=str(sim_file),
                                                  weather_config=str(weather)))
@@ -179,7 +180,7 @@ def test_configuration_resent_after_simulator_restart(ros, tmp_path):
     finally:
         first.stop()
     assert wait_until(lambda: not node.control.connected, 5.0)
-    second = emulator.MonoDriveSim('127.0.0.1', port, rate=20.0).start()
+    second = sim_server.MonoDriveSim('127.0.0.1', port, rate=20.0).start()
     try:
         assert wait_until(lambda: len(second.received) >= 4, 10.0)
         assert [m.type for m in second.received[:4]] == [
@@ -209,7 +210,7 @@ def test_streams_resume_within_a_second_of_their_ports_listening(ros, tmp_path):
 
     def log(text):
         listening.setdefault(int(text.rsplit(':', 1)[1]), time.monotonic())
-    sim = emulator.MonoDriveSim('127.0.0.1', port, rate=20.0, log=log).start()
+    sim = sim_server.MonoDriveSim('127.0.0.1', port, rate=20.0, log=log).start()
     node = ros.start(MonoDriveClientNode, params(port, sensors_config=str(path),
                                                  min_backoff=0.25, max_backoff=2.0,
                                                  reconnect_within=1.0))
@@ -225,7 +226,7 @@ def test_streams_resume_within_a_second_of_their_ports_listening(ros, tmp_path):
             time.sleep(1.3)                   # every link is at its 1 s reconnection period
             listening.clear()
             n_state, n_imu = len(state.messages), len(imu.messages)
-            sim = emulator.MonoDriveSim('127.0.0.1', port, rate=20.0, log=log).start()
+            sim = sim_server.MonoDriveSim('127.0.0.1', port, rate=20.0, log=log).start()
             back = {}
             deadline = time.monotonic() + 15.0
             while len(back) < 2 and time.monotonic() < deadline:
@@ -305,10 +306,10 @@ def test_server_closing_mid_frame_then_recovering(ros):
             node.control_stats.last_error
     finally:
         server.stop()
-    with emulator.MonoDriveSim('127.0.0.1', port) as sim:
+    with sim_server.MonoDriveSim('127.0.0.1', port) as sim:
         assert wait_until(lambda: node.control.connected and sim.clients, 15.0)
         res = command(ros, 'GetVersion', {})
-        assert res.success and res.message == emulator.VERSION
+        assert res.success and res.message == sim_scene.VERSION
         assert sim.received
 
 
@@ -328,7 +329,7 @@ def test_links_down_warn_then_error_then_ok_on_diagnostics(ros, tmp_path):
         assert {kv.key: kv.value for kv in st.values}['connected'] == 'false'
         st = diag.wait_for(lambda st: st.level == ERROR, 15.0)
         assert st.message.startswith('down for') and 'reconnecting' in st.message
-    with emulator.MonoDriveSim('127.0.0.1', port, rate=20.0):
+    with sim_server.MonoDriveSim('127.0.0.1', port, rate=20.0):
         assert wait_until(lambda: node.control.connected, 10.0)
         control_diag.collector.clear()
         imu_diag.collector.clear()
@@ -613,5 +614,35 @@ def test_resync_after_an_oversized_length_publishes_every_valid_sample(ros, tmp_
         assert (values['drops'], values['sample_gaps']) == ('1', '1')
         assert values['garbage_bytes'] == '240'
         assert values['errors.oversized'] == '1'
+    finally:
+        server.stop()
+
+
+def test_state_boxes_beyond_16_per_vehicle_are_counted_not_drawn(ros, tmp_path):
+    """A State sample (§4.4, written by hand) whose vehicle has 18 oriented boxes:
+    state/markers draws its first 16 (ids 0 … 15), /diagnostics counts the 2 left out
+    (``state_boxes_not_drawn``) and the log says so."""
+    box = {'center': {'x': 0, 'y': 0, 'z': 0}, 'extents': {'x': 100, 'y': 100, 'z': 100}}
+    body = json.dumps({'frame': {'vehicles': [{'state': {
+        'name': 'truck', 'tags': ['vehicle'],
+        'odometry': {'pose': {'position': {'x': 0, 'y': 0, 'z': 0},
+                              'orientation': {'x': 0, 'y': 0, 'z': 0, 'w': 1}}},
+        'oriented_bounding_box': [box] * 18}}]}}).encode()
+    sample = struct.pack('>IIfI', 16 + len(body), 1, 0.5, 1) + body
+
+    def send(conn, stop):
+        conn.sendall(sample)
+        stop.wait(30.0)
+    server = ScriptedServer(send)
+    try:
+        path = tmp_path / 'sensors.json'
+        path.write_text(json.dumps([{'type': 'State', 'listen_port': server.port}]))
+        markers = ros.collect(MarkerArray, 'monodrive/state/markers', matched=False)
+        ros.start(MonoDriveClientNode, params(free_tcp_port(), sensors_config=str(path)))
+        (got,) = markers.wait_for(1, 20.0)
+        assert [m.id for m in got.markers] == list(range(16))
+        values = ros.diagnostics(f'State (tcp {server.port})',
+                                 lambda v: v.get('state_boxes_not_drawn') == '2', 15.0)
+        assert values['published'] == '1'
     finally:
         server.stop()

@@ -152,3 +152,46 @@ def test_reply_with_nan_is_refused_and_answers_its_request():
     with pytest.raises(CodecError):
         ss.remember('WeatherConfig', {'set_profile': 'a', 'profiles': [{'id': float('nan')}]})
     assert ss.pending == 0
+
+
+def test_the_newest_ego_control_replaces_one_not_sent_yet():
+    sess = connected()
+    step = sess.request('GetVersion', {}, 0.0, 5.0)
+    assert sent(sess).reference == step.reference         # outstanding: controls wait
+    body = {'forward_amount': 0.1, 'right_amount': 0.0, 'brake_amount': 0.0, 'drive_mode': 1}
+    sess.ego_control(body, 0.0, 1.0)
+    newest = sess.ego_control({**body, 'forward_amount': 0.9}, 0.0, 1.0)
+    assert sess.pending == 2                              # the first control was dropped
+    sess.receive_data(reply('GetVersion', step.reference))
+    out = sent(sess)
+    assert (out.reference, out.message['forward_amount']) == (newest.reference, 0.9)
+    later = sess.ego_control(body, 0.0, 1.0)              # the sent one is kept
+    assert sess.pending == 2 and later.reference != newest.reference
+    with pytest.raises(CodecError):
+        sess.ego_control({**body, 'brake_amount': 2.0}, 0.0, 1.0)
+
+
+def test_validation_per_request_and_the_ports_a_sensor_configuration_opens():
+    sess = connected()
+    with pytest.raises(CodecError):
+        sess.request('EgoControl_ID', {'forward_amount': 5}, 0.0, 1.0)
+    raw = sess.request('EgoControl_ID', {'forward_amount': 5}, 0.0, 1.0, validate=False)
+    assert sess.validate and raw.body == {'forward_amount': 5}
+    many = sess.request('REPLAY_ConfigureSensorsCommand_ID',
+                        [{'type': 'IMU', 'listen_port': 8101},
+                         {'type': 'GPS', 'listen_port': 8102}], 0.0, 1.0)
+    one = sess.request('AttachSensorCommand_ID', {'type': 'IMU', 'listen_port': 8103}, 0.0, 1.0,
+                       validate=False)
+    assert s.ClientSession.configured_ports(many) == {8101, 8102}
+    assert s.ClientSession.configured_ports(one) == {8103}
+    assert s.ClientSession.configured_ports(raw) == set()
+
+
+def test_trajectory_steps_walk_the_frames_once_each_acknowledged():
+    steps = s.TrajectorySteps([{'a': 1}, {'a': 2}], validate=True)
+    assert steps.next_frame() == {'a': 1} and steps.next_frame() == {'a': 1}   # not taken yet
+    steps.acknowledged()
+    assert (steps.next_frame(), steps.cursor) == ({'a': 2}, 1)
+    steps.acknowledged()
+    assert steps.next_frame() is None and steps.cursor == 2
+    assert steps.MESSAGE == 'REPLAY_StateStepSimulationCommand_ID'

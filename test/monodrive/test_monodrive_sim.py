@@ -15,7 +15,8 @@ import pytest
 from conftest import free_tcp_port, wait_until
 from monodrive_support import BODIES, connects, sim  # noqa: F401 (sim: fixture)
 from ros_sim_bridge.core.framer import Frame
-from ros_sim_bridge.monodrive import emulator, session as sess_mod
+from ros_sim_bridge.monodrive import session as sess_mod
+from ros_sim_bridge.monodrive.emulator import scene as sim_scene, server as sim_server
 from ros_sim_bridge.monodrive import lidar_geometry
 from ros_sim_bridge.monodrive.codec import control, lidar, messages, payloads, sensor
 
@@ -48,7 +49,7 @@ def test_every_message_type_is_answered(sim):
         reply = link.call(msg_type, body)
         assert reply.type == msg_type and reply.success, (msg_type, reply)
         assert reply.magic == control.CLIENT_MAGIC
-    assert link.call('GetVersion', {}).message == emulator.VERSION
+    assert link.call('GetVersion', {}).message == sim_scene.VERSION
     assert link.call('SimulatorConfig_ID', {'simulation_mode': 2}).message == \
         'simulator configuration mode = 2'
     bad = link.call('SimulatorConfig_ID', {'map': ''})
@@ -59,7 +60,7 @@ def test_every_message_type_is_answered(sim):
 
 
 def test_legacy_magic_and_no_reference():
-    with emulator.MonoDriveSim('127.0.0.1', 0, reply_magic=control.LEGACY_REPLY_MAGIC,
+    with sim_server.MonoDriveSim('127.0.0.1', 0, reply_magic=control.LEGACY_REPLY_MAGIC,
                                echo_reference=False) as s:
         reply = Link(s.port).call('GetVersion', {})
         assert reply.magic == control.LEGACY_REPLY_MAGIC and reply.reference is None
@@ -110,7 +111,7 @@ def test_sensor_streams_decode(sim):
 
 
 def test_twelve_byte_headers():
-    with emulator.MonoDriveSim('127.0.0.1', 0, header_size=12, rate=20) as s:
+    with sim_server.MonoDriveSim('127.0.0.1', 0, header_size=12, rate=20) as s:
         port = free_tcp_port()
         s.configure_sensor({'type': 'IMU', 'listen_port': port})
         samples, size = read_samples(port, 1, (payloads.IMU_SIZE,))
@@ -130,7 +131,7 @@ def test_garbage_on_control_does_not_stop_the_server(sim):
 def test_executable_exits_zero_on_signal(sig):
     port = free_tcp_port()
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.Popen([sys.executable, '-m', 'ros_sim_bridge.monodrive.emulator',
+    proc = subprocess.Popen([sys.executable, '-m', 'ros_sim_bridge.monodrive.emulator.cli',
                              '--port', str(port), '--ros-args', '-r', '__node:=x'],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
@@ -162,7 +163,7 @@ def test_camera_frames_scroll_and_keep_their_header(sim):
     assert (first[..., 3] == 255).all()
     shifts = [k for k in range(1, 24) if np.array_equal(np.roll(first, -k, axis=0), second)]
     # 20 Hz, CAMERA_SCROLL rows/s: the second frame is the first moved up by 6 rows
-    assert shifts == [int(emulator.CAMERA_SCROLL / 20) % 24]
+    assert shifts == [int(sim_scene.CAMERA_SCROLL / 20) % 24]
 
 
 def test_send_buffers_survives_partial_sends():
@@ -184,7 +185,7 @@ def test_send_buffers_survives_partial_sends():
     import threading
     t = threading.Thread(target=reader)
     t.start()
-    emulator.send_buffers(a, buffers)
+    sim_server.send_buffers(a, buffers)
     t.join(30.0)
     a.close()
     b.close()

@@ -129,3 +129,20 @@ def test_readme_pip_paragraph_lists_every_console_script():
     paragraph = paragraph[:paragraph.index('\n\n')]
     missing = [s for s in scripts if f'`{s}`' not in paragraph]
     assert not missing, f'docs/development.md setup.py paragraph does not name {missing}'
+
+
+@pytest.mark.parametrize('fov', [0.0, 180.0])
+def test_a_camera_fov_outside_0_to_180_degrees_stops_the_client_naming_it(tmp_path, fov):
+    """A sensor list whose camera has ``fov`` 0 or 180 (no pinhole camera): exit 1, one FATAL
+    line naming the sensor's port and ``fov``, before anything is published."""
+    import json
+    from ros_sim_bridge.tools.launcher import ros_args
+    path = tmp_path / 'sensors.json'
+    path.write_text(json.dumps([{'type': 'Camera', 'listen_port': 45999, 'fov': fov,
+                                 'stream_dimensions': {'x': 64, 'y': 48}}]))
+    code, out = run('monodrive_client', *ros_args(parameters={
+        'port': free_tcp_port(), 'sensors_config': str(path), 'simulator_config': '',
+        'weather_config': '', 'vehicle_config': ''}))
+    assert code == 1, out
+    line = one_line_naming(out, 'cannot start', 'fov')
+    assert 'FATAL' in line and '45999' in line and '180' in line, line

@@ -32,7 +32,7 @@ scene, server (or writer) and cli, ``cli.py`` for its offline tool, ``ros/`` wit
 a node under ros/, its emulator's cli or its cli.
 
 Today's exceptions are listed in ALLOWED with the reason; an entry that no longer occurs fails
-too, so the list only shrinks.  :data:`PENDING` names the sources not yet in that shape.
+too, so the list only shrinks.
 """
 from __future__ import annotations
 
@@ -48,13 +48,6 @@ PKG = 'ros_sim_bridge'
 LAYERS = {'core', 'ros', 'tools'}
 # The demo harness of tools/ that each source's ros/demo.py drives its demo with.
 DEMO_HARNESS = {f'{PKG}.tools.{m}' for m in ('launcher', 'listener', 'session', 'ports')}
-
-#: Sources not yet in the shape of :data:`SHAPE`: helpers shape rflysim, morai, monodrive and
-#: carla on branches of their own, merged by the lead, who empties this set as each lands (a
-#: source listed here that has the shape fails the test, so the set only shrinks).  Until then
-#: a pending source's ros/demo.py may still import its emulator (it starts scene and server
-#: in-process; a shaped source's demo starts the installed emulator).
-PENDING = {'monodrive'}
 
 # (importer, imported): why it stays for now.  A new violation is not added here but fixed.
 ALLOWED = {
@@ -228,22 +221,12 @@ def test_rules_catch_upward_arrows():
     assert rule_broken(f'{PKG}.ibeo.ros.demo', f'{PKG}.ibeo.emulator', True)
     assert rule_broken(f'{PKG}.morai.ros.node', f'{PKG}.morai.emulator.server', False)
     assert not rule_broken(f'{PKG}.ibeo.ros.node', f'{PKG}.ibeo.session', False)
-    assert pending_excuse(f'{PKG}.morai.ros.demo', f'{PKG}.morai.emulator') == ('morai' in PENDING)
-    assert not pending_excuse(f'{PKG}.ibeo.ros.demo', f'{PKG}.ibeo.emulator.scene')
-    assert not pending_excuse(f'{PKG}.morai.ros.node', f'{PKG}.morai.emulator')
-
-
-def pending_excuse(importer: str, imported: str) -> bool:
-    """A source of :data:`PENDING` whose ros/demo.py still starts its emulator in-process."""
-    parts = importer.split('.')
-    return (len(parts) == 4 and parts[1] in PENDING and parts[2:] == ['ros', 'demo']
-            and imported.split('.')[:3] == [PKG, parts[1], 'emulator'])
 
 
 def test_no_upward_or_ros_import_beyond_the_allowed_list():
     found = violations()
     new = [why for key, why in sorted(found.items())
-           if key not in ALLOWED and not pending_excuse(*key)]
+           if key not in ALLOWED]
     assert not new, 'imports against the layering:\n' + '\n'.join(new)
     stale = sorted(k for k in ALLOWED if k not in found)
     assert not stale, f'allowed exceptions that no longer occur (remove them): {stale}'
@@ -415,15 +398,14 @@ def shape_problems(source: str, modules=None, graph=None, executables=None) -> l
 
 def test_shape_check_reports_what_is_missing():
     assert set(SHAPE) == set(SOURCES), 'every source has its row in SHAPE'
-    assert shape_problems('ibeo') == [] or 'ibeo' in PENDING
-    assert any('codec/units.py' in p or 'emulator' in p for p in shape_problems('rflysim')) \
-        or 'rflysim' not in PENDING
+    base = f'{PKG}.rflysim'
+    flat = {f'{base}.codec': False, f'{base}.emulator': False, f'{base}.ros': True,
+            f'{base}.ros.node': True}
+    problems = shape_problems('rflysim', modules=flat, graph={}, executables=[])
+    assert any('codec' in p for p in problems) and any('emulator' in p for p in problems)
 
 
 @pytest.mark.parametrize('source', sorted(SHAPE))
 def test_source_has_the_shape(source):
     problems = shape_problems(source)
-    if source in PENDING:
-        assert problems, f'{source} has the shape: remove it from PENDING'
-        pytest.xfail(f'{source} is PENDING: ' + '; '.join(problems[:3]))
     assert not problems, f'{source} is not in the shape of issue #29:\n' + '\n'.join(problems)

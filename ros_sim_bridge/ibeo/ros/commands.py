@@ -12,6 +12,7 @@ from typing import Optional
 from rcl_interfaces.msg import SetParametersResult
 
 from ros_sim_bridge.core.binary import CodecError
+from ros_sim_bridge.core.request_reply import Busy
 from ros_sim_bridge.core.ntp import unix_ns_to_ntp
 from ros_sim_bridge.ibeo.codec import commands as cmd
 from ros_sim_bridge.ibeo.codec import registry
@@ -21,16 +22,6 @@ from ros_sim_bridge.ibeo.session import Reply, ReplyFailed, answered_value
 from ros_sim_bridge.ibeo.ros import conversions as convert
 from ros_sim_bridge.ros.diagnostics import log
 from ros_sim_bridge.ros.stamps import stamp_to_ns
-
-class PendingCommand:
-    """One command waiting for its reply."""
-
-    def __init__(self, command_id: int):
-        self.command_id = command_id
-        self.event = threading.Event()
-        self.reply: Optional[cmd.LuxReply] = None
-        self.error = ''
-
 
 #: Command services with no request data: service name → command id
 SIMPLE_COMMANDS = {'reset': cmd.RESET, 'save_config': cmd.SAVE_CONFIG,
@@ -43,22 +34,17 @@ MEASURING_AFTER = {cmd.START_MEASURE: True, cmd.RESET: True, cmd.STOP_MEASURE: F
 
 class CommandServices:
     """Mixin of :class:`~.node.IbeoLuxNode`: commands and their services.  Uses the node's
-    ``client``, ``session``, ``p``, ``stats``, ``_command_lock`` / ``_pending``
-    (:meth:`~.node.IbeoLuxNode._make_services`), ``filter_ranges``, ``filter_state``,
+    ``client``, ``session``, ``p``, ``stats``, ``replies`` (a one-at-a-time
+    :class:`~ros_sim_bridge.core.request_reply.RequestReply` keyed by command id, made by
+    :meth:`~.node.IbeoLuxNode._make_services`), ``filter_ranges``, ``filter_state``,
     ``filters_sent``, ``last_status``."""
 
     def _on_reply(self, ev: Reply, now_ns: int) -> None:
-        pending = self._pending
-        if ev.solicited and pending is not None and ev.reply.command_id == pending.command_id:
-            pending.reply = ev.reply
-            pending.event.set()
+        if ev.solicited and self.replies.resolve(ev.reply.command_id, ev.reply):
             self.stats[registry.REPLY].publish()
 
     def _on_reply_failed(self, ev: ReplyFailed, now_ns: int) -> None:
-        pending = self._pending
-        if pending is not None and ev.command_id == pending.command_id:
-            pending.error = f'malformed reply: {ev.error}'
-            pending.event.set()
+        self.replies.fail(ev.command_id, f'malformed reply: {ev.error}')
 
     def _log_per_link(self, kind: str, text: str, level: str = 'warning') -> None:
         """A line of what is done on each (re)connect: rate-limited per ``kind``, as a sensor
@@ -109,10 +95,7 @@ class CommandServices:
         self.client.data_timeout = self.p.data_timeout if measuring else 0.0
 
     def _reply_failed_all(self, text: str) -> None:
-        pending = self._pending
-        if pending is not None:
-            pending.error = text
-            pending.event.set()
+        self.replies.fail_all(text)
 
     # --- commands ------------------------------------------------------------------------
     def _command(self, body: Optional[bytes], command_id: int, *, reply: bool = True,
@@ -125,30 +108,29 @@ class CommandServices:
         if self.client is None:
             return None, (f'{name}: no sensor to command: playing the recording '
                           f'{self.p.file} (source:=file)')
-        if not self._command_lock.acquire(timeout=timeout):
+        try:
+            waiter = self.replies.expect(command_id, turn_timeout=timeout)
+        except Busy:
             return None, f'{name}: another command is still waiting for its reply'
         try:
             if not self.client.connected:
                 return None, (f'{name}: not connected to {self.p.host}:{self.p.port}'
                               + (f' ({self.client.last_failure})' if self.client.last_failure
                                  else ''))
-            pending = PendingCommand(command_id)
-            self._pending = pending
             data = message() if message is not None else \
                 self.session.send_command(command_id, body, expect_reply=reply)
             if not self.client.send(data):
                 return None, f'{name}: send failed ({self.client.last_failure})'
             if not reply:
                 return None, ''
-            if not pending.event.wait(timeout):
+            if not waiter.wait(timeout):
                 return None, f'{name}: no reply within {timeout:.1f} s'
-            if pending.reply is None:
-                return None, f'{name}: {pending.error}'
-            return pending.reply, ''
+            if waiter.reply is None:
+                return None, f'{name}: {waiter.error}'
+            return waiter.reply, ''
         finally:
             self.session.command_done()
-            self._pending = None
-            self._command_lock.release()
+            waiter.close()
 
     @staticmethod
     def _result(res, reply: Optional[cmd.LuxReply], err: str, what: str):

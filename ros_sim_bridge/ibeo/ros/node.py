@@ -66,6 +66,7 @@ from visualization_msgs.msg import MarkerArray
 
 from ros_sim_bridge.core.ntp import MAX_TIME_JUMP_S
 from ros_sim_bridge.core.receive_times import ReadTimes
+from ros_sim_bridge.core.request_reply import RequestReply
 from ros_sim_bridge.core.tcp import TcpClient
 from ros_sim_bridge.ibeo.codec import commands as cmd
 from ros_sim_bridge.ibeo.codec import registry
@@ -75,8 +76,7 @@ from ros_sim_bridge.ibeo.codec.header import DEFAULT_MAX_BODY
 from ros_sim_bridge.ibeo.idc_playback import IdcPlayer
 from ros_sim_bridge.ibeo.session import LuxSession, Reply, ReplyFailed, sent_ns
 from ros_sim_bridge.ibeo.ros import ecu_conversions as ecu
-from ros_sim_bridge.ibeo.ros.commands import (SIMPLE_COMMANDS, CommandServices,
-                                              PendingCommand)
+from ros_sim_bridge.ibeo.ros.commands import SIMPLE_COMMANDS, CommandServices
 from ros_sim_bridge.ibeo.ros.dispatch import DataCounters, DataDispatch, Publishers
 from ros_sim_bridge.ibeo.ros.playback import FilePlayback, recording_outputs
 from ros_sim_bridge.ibeo.ros.status import StatusReports
@@ -335,8 +335,7 @@ class IbeoLuxNode(CommandServices, FilePlayback, Node):
 
     def _make_services(self) -> None:
         """Commands: one outstanding at a time; the TCP thread hands the reply over."""
-        self._command_lock = threading.Lock()
-        self._pending: Optional[PendingCommand] = None
+        self.replies = RequestReply(one_at_a_time=True)
         group = ReentrantCallbackGroup()
         for name, command_id in SIMPLE_COMMANDS.items():
             self.create_service(LuxCommand, f'~/{name}',

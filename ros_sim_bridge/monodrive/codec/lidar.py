@@ -17,8 +17,6 @@ from ros_sim_bridge.core.binary import BAD_MAGIC, CodecError, require_length
 
 PACKET_SIZE = 1206
 BLOCK_FLAG = 0xEEFF           # bytes FF EE read as little-endian u16
-DISTANCE_UNIT_M = 0.002       # one distance step, m
-AZIMUTH_UNIT_DEG = 0.01       # one azimuth step, degrees
 MESSAGE = 'Velodyne packet'
 
 RETURN = np.dtype([('distance', '<u2'), ('reflectivity', 'u1')])

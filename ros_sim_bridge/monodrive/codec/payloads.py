@@ -12,6 +12,7 @@ import numpy as np
 from ros_sim_bridge.core.binary import BAD_MAGIC, CodecError, require_length
 from ros_sim_bridge.monodrive.codec.annotation import vector_of
 from ros_sim_bridge.monodrive.codec.control import json_float, parse_json
+from ros_sim_bridge.monodrive.codec.units import CM
 
 # --- IMU: 35 bytes, big-endian --------------------------------------------------------------
 IMU_SIZE = 35
@@ -134,7 +135,7 @@ def decode_depth(payload, width: int, height: int, byte_order: str = '<') -> np.
     """float32 distance in cm per pixel → (height, width) float32 in metres."""
     require_length(payload, 'DepthCamera', exact=width * height * 4)
     return np.frombuffer(payload, np.dtype('f4').newbyteorder(byte_order)
-                         ).reshape(height, width).astype(np.float32) * np.float32(0.01)
+                         ).reshape(height, width).astype(np.float32) * np.float32(CM)
 
 
 def decode_semantic(payload, width: int, height: int) -> np.ndarray:

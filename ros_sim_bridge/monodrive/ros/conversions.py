@@ -28,12 +28,12 @@ from visualization_msgs.msg import Marker
 from ros_sim_bridge.core.frames import quat_from_euler
 from ros_sim_bridge.monodrive.codec import payloads
 from ros_sim_bridge.monodrive.codec.control import standard_json, utf8_text
+from ros_sim_bridge.monodrive.codec.units import CM
 from ros_sim_bridge.ros.cdr_template import (ElementTemplates, Slot, build,
                                              messages_with_elements, serialize)
 from ros_sim_bridge.ros.markers_cdr import box_rows, colors_array, duration
 from ros_sim_bridge.ros.markers_cdr import MarkerCdr
 
-CM = 0.01
 ENCODINGS = {'bgra': 'bgra8', 'rgba': 'rgba8', 'bgr': 'bgr8', 'rgb': 'rgb8', 'gray': 'mono8',
              'mono8': 'mono8'}
 

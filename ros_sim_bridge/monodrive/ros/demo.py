@@ -12,7 +12,6 @@ def run(node, seconds: float) -> list[str]:
     GPS streamed on free ports, a GetVersion and a replay step through the services."""
     from sensor_msgs.msg import Image, Imu, NavSatFix, PointCloud2
 
-    from ros_sim_bridge.monodrive.emulator import MonoDriveSim
     from ros_sim_bridge.msg import MonoDriveState
     from ros_sim_bridge.srv import MonoDriveCommand, MonoDriveStep
     from ros_sim_bridge.tools.launcher import NodeProcess, config_file
@@ -34,25 +33,25 @@ def run(node, seconds: float) -> list[str]:
     listener = Listener(node)
     for msg_type, topic in topics.values():
         listener.listen(msg_type, topic)
-    lines = []
+    port = free_tcp_port()
+    lines = [f'monoDrive: monodrive_client (config/monodrive.yaml) ← monodrive_sim '
+             f'(control 127.0.0.1:{port}, {len(sensors)} sensors, 10 Hz, {seconds:.0f} s)']
     try:
-        with MonoDriveSim('127.0.0.1', 0, rate=10.0) as sim:
-            lines.append(f'monoDrive: monodrive_client (config/monodrive.yaml) ← monodrive_sim '
-                         f'(control 127.0.0.1:{sim.port}, {len(sensors)} sensors, 10 Hz, '
-                         f'{seconds:.0f} s)')
-            with NodeProcess('monodrive_client', params_file=config_file('monodrive.yaml'),
-                             parameters={'port': sim.port, 'sensors_config': sensors_path}):
-                if not listener.wait_matched(15.0):
-                    lines.append('  warning: the node did not come up within 15 s')
-                version = call_service(node, MonoDriveCommand, '/monodrive_client/get_version',
-                                       MonoDriveCommand.Request(json='{}'), 10.0)
-                time.sleep(seconds)
-                step = call_service(node, MonoDriveStep, '/monodrive_client/replay_step',
-                                    MonoDriveStep.Request(amount=1), 10.0)
-            received = [m.type for m in sim.received]
+        with NodeProcess('monodrive_sim', args=['--host', '127.0.0.1', '--port', str(port),
+                                                '--rate', '10'], quiet=True) as sim, \
+                NodeProcess('monodrive_client', params_file=config_file('monodrive.yaml'),
+                            parameters={'port': port, 'sensors_config': sensors_path}):
+            if not listener.wait_matched(15.0):
+                lines.append('  warning: the node did not come up within 15 s')
+            version = call_service(node, MonoDriveCommand, '/monodrive_client/get_version',
+                                   MonoDriveCommand.Request(json='{}'), 10.0)
+            time.sleep(seconds)
+            step = call_service(node, MonoDriveStep, '/monodrive_client/replay_step',
+                                MonoDriveStep.Request(amount=1), 10.0)
+            if not sim.running():
+                lines.append('  warning: monodrive_sim ended: ' + ' | '.join(sim.last_lines()))
     finally:
         os.unlink(sensors_path)
-    lines.append('  control: sent ' + ', '.join(dict.fromkeys(received)))
     lines.append(f'  get_version → {version.message if version else "no answer"}; '
                  f'replay_step → {step.message if step else "no answer"}')
     lines.append('  ' + '  '.join(f'{k}: {listener.count[t]}' for k, (_, t) in topics.items()))

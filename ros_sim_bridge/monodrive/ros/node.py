@@ -18,8 +18,13 @@ sensor stream of a monoDrive simulator into ROS 2 (SUPPLEMENT §4).
 | pub | ~/raw | ros_sim_bridge/MonoDriveRaw | replies nobody waits for, unknown sensors |
 | pub | /diagnostics, /tf_static | | |
 
-The control channel is a :class:`~ros_sim_bridge.core.tcp.TcpClient` feeding a sans-IO
-:class:`~ros_sim_bridge.monodrive.session.ClientSession`; each sensor another TcpClient.
+Wiring only: the control channel is a :class:`~ros_sim_bridge.core.tcp.TcpClient` feeding a
+sans-IO :class:`~ros_sim_bridge.monodrive.session.ClientSession`, whose replies reach the
+waiting service callbacks through :class:`~ros_sim_bridge.core.request_reply.RequestReply`;
+each sensor is another TcpClient feeding a
+:class:`~ros_sim_bridge.monodrive.session.SensorSession`, whose records
+(:mod:`ros_sim_bridge.monodrive.sensors`) :class:`SensorLink` hands to the conversions and
+publishers of the table.
 """
 from __future__ import annotations
 
@@ -30,8 +35,6 @@ import threading
 import time
 from typing import Any, Optional
 
-import numpy as np
-
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 from nav_msgs.msg import Odometry
@@ -40,12 +43,12 @@ from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
 from ros_sim_bridge.core.binary import CodecError
+from ros_sim_bridge.core.request_reply import RequestReply
 from ros_sim_bridge.core.tcp import TcpClient
+from ros_sim_bridge.monodrive import lidar_geometry, sensors
 from ros_sim_bridge.monodrive import session as sess
 from ros_sim_bridge.monodrive.codec import config as cfgmod
-from ros_sim_bridge.monodrive.codec import annotation as annot
-from ros_sim_bridge.monodrive import lidar_geometry
-from ros_sim_bridge.monodrive.codec import control, lidar, messages, payloads, sensor
+from ros_sim_bridge.monodrive.codec import control, messages, payloads, sensor
 from ros_sim_bridge.monodrive.ros import conversions as convert
 from ros_sim_bridge.msg import (MonoDriveCollision, MonoDriveEgoControl, MonoDriveRadarTargets,
                                 MonoDriveRaw, MonoDriveRpm, MonoDriveState,
@@ -121,9 +124,6 @@ PARAMETERS = {
 CONFIG_KINDS = (('simulator_config', 'simulator'), ('weather_config', 'weather'),
                 ('vehicle_config', 'vehicle'), ('scenario_config', 'scenario'),
                 ('trajectory_config', 'trajectory'), ('sensors_config', 'sensors'))
-JSON_SENSORS = ('State', 'Radar', 'Collision', 'Waypoint', 'Ultrasonic')
-SENSOR_CONFIG_TYPES = ('REPLAY_ConfigureSensorsCommand_ID', 'REPLAY_ReConfigureSensorCommand_ID',
-                       'AttachSensorCommand_ID')
 
 
 def sim_stamp(game_time: float) -> tuple:
@@ -146,98 +146,51 @@ def _under(prefix: str, name: str) -> str:
     return f'{prefix.strip("/")}/{name}' if prefix.strip('/') else name
 
 class SensorLink:
-    """One sensor stream: its TCP client, framer, header detector and publishers."""
+    """One sensor stream: its TCP client, its :class:`~ros_sim_bridge.monodrive.session.
+    SensorSession` and the publishers of its kind (table above)."""
 
     def __init__(self, node: 'MonoDriveClientNode', config: dict):
         p = node.p
         self.node = node
         self.config = config
-        self.kind = str(config.get('type', 'Unknown'))
-        self.port = int(config['listen_port'])
-        desc = str(config.get('description') or config.get('id') or '')
-        base = re.sub(r'[^A-Za-z0-9_]', '_', desc) if desc and not desc.isdigit() else ''
-        self.name = base or f'{self.kind.lower()}_{self.port}'
-        self.frame = _under(p.topic_prefix, self.name)
-        ns = _under(p.topic_prefix, self.name)
-        dims = config.get('stream_dimensions') or {}
-        self.width, self.height = int(dims.get('x', 0) or 0), int(dims.get('y', 0) or 0)
-        self.channels = str(config.get('channels', 'bgra')).lower()
-        if self.channels not in payloads.CHANNELS:
-            self.channels = 'bgra'
-        self.fov = float(config.get('fov', 60.0) or 60.0)
-        self.detector = sensor.HeaderDetector(p.header_size if p.header_size == 'auto'
-                                              else int(p.header_size), p.header_byte_order)
-        self.framer = sensor.SensorFramer(f'{self.kind} {self.port}', p.max_sample_bytes,
-                                          p.header_byte_order)
+        try:
+            self.sensor = cfg = sensors.sensor_config(config)
+        except CodecError as err:       # refused at configuration, naming the field
+            raise ValueError(f'sensors_config: the sensor on port {config.get("listen_port")}: '
+                             f'{err}') from None
+        self.kind, self.port, self.name = cfg.kind, cfg.port, cfg.name
+        self.frame = ns = _under(p.topic_prefix, self.name)
+        self.optical = self.frame + '_optical' if cfg.camera else self.frame
+        self.session = sess.SensorSession(
+            cfg, header_size=p.header_size if p.header_size == 'auto' else int(p.header_size),
+            byte_order=p.header_byte_order, max_sample=p.max_sample_bytes,
+            lidar_max_packets=p.lidar_max_packets, max_annotation_boxes=p.max_annotation_boxes)
         self.stats = node.diagnostics.stream(f'{self.kind} (tcp {self.port})',
                                              f'monodrive {self.kind}', stale_after=p.stale_after)
         self.stats.link_error_after = p.link_error_after
         self.stats.link_down('not connected yet')
-        self.gaps = sensor.SampleGaps()      # samples the simulator numbered but never sent
         self.stats.extra['sample_gaps'] = '0'
         self.stats.extra['garbage_bytes'] = '0'     # skipped while resynchronising
         self._garbage = 0
-        self.expected: tuple = ()
-        self.json = self.kind in JSON_SENSORS
-        c = lambda t, n, q=DATA: node.create_publisher(t, f'{ns}/{n}', q)  # noqa: E731
-        self.pubs: dict[str, Any] = {}
-        k = self.kind
-        if k == 'Lidar':
-            self.expected = (lidar.PACKET_SIZE,)
-            n = int(config.get('n_lasers', 16) or 16)
-            self.geometry = lidar_geometry.LidarGeometry(n if n in lidar_geometry.ELEVATIONS else 16,
-                                                float(config.get('horizontal_resolution', 0.4)))
-            self.assembler = lidar.RevolutionAssembler(p.lidar_max_packets)
+        pub = lambda t, n: node.create_publisher(t, f'{ns}/{n}', DATA)  # noqa: E731
+        self.pubs: dict[str, Any] = {name: pub(t, name)
+                                     for name, t in _publications(cfg.kind).items()}
+        if 'points' in self.pubs:
+            self.geometry = cfg.geometry()
             self.cloud = CloudBuffer(lidar_geometry.POINT)
-            self.pubs['points'] = c(PointCloud2, 'points')
-        elif k == 'DepthCamera':
-            self.expected = (self.width * self.height * 4,)
-            self.pubs['depth'] = c(Image, 'depth')
-            self.pubs['info'] = c(CameraInfo, 'camera_info')
-        elif k == 'SemanticCamera':
-            self.expected = (self.width * self.height,)
-            self.pubs['semantic'] = c(Image, 'semantic')
-            self.pubs['info'] = c(CameraInfo, 'camera_info')
-        elif 'Camera' in k:
-            self.expected = (payloads.image_size(self.width, self.height, self.channels),)
-            self.pubs['image'] = c(Image, 'image')
-            self.pubs['info'] = c(CameraInfo, 'camera_info')
-        elif k == 'IMU':
-            self.expected = (payloads.IMU_SIZE, payloads.IMU_2021_SIZE)
-            self.pubs['imu'] = c(Imu, 'imu')
-        elif k == 'GPS':
-            self.expected = (payloads.GPS_SIZE,)
-            self.pubs['fix'] = c(NavSatFix, 'fix')
-        elif k == 'RPM':
-            self.expected = (payloads.RPM.size,)
-            self.pubs['rpm'] = c(MonoDriveRpm, 'rpm')
-        elif k == 'Radar':
-            self.pubs['targets'] = c(MonoDriveRadarTargets, 'targets')
-            self.pubs['markers'] = c(MarkerArray, 'markers')
-        elif k == 'Collision':
-            self.pubs['collision'] = c(MonoDriveCollision, 'collision')
-        elif k == 'Waypoint':
-            self.pubs['waypoint'] = c(MonoDriveWaypoint, 'waypoint')
-        elif k == 'Ultrasonic':
-            self.pubs['ultrasonic'] = c(MonoDriveUltrasonic, 'ultrasonic')
-        self.optical = self.frame + '_optical' if 'Camera' in k else self.frame
-        if 'Camera' in k:       # the annotation message that follows an image (§4.4)
-            self.pubs['annotations'] = c(MarkerArray, 'annotations')
-            self.annotations = convert.AnnotationCdr(self.optical, p.map_frame, self.width,
-                                                     self.height, self.fov,
-                                                     p.annotation_depth)
+        if cfg.camera:
+            self.annotations = convert.AnnotationCdr(self.optical, p.map_frame, cfg.width,
+                                                     cfg.height, cfg.fov, p.annotation_depth)
         host = p.sensor_host or p.host
-        self.client = TcpClient(host, self.port, self.framer, self.on_event,
+        self.client = TcpClient(host, self.port, self.session.framer, self.on_event,
                                 name=f'monodrive-{self.name}', on_connect=self.on_connect,
                                 on_disconnect=self.on_disconnect, min_backoff=p.min_backoff,
                                 max_backoff=p.max_backoff, reconnect_within=p.reconnect_within,
                                 read_size=1 << 20)
 
+    # --- link (TcpClient thread) ------------------------------------------------------------
     def on_connect(self) -> None:
-        self.detector.reset()
-        self.gaps.reset()
-        if self.kind == 'Lidar':
-            self.assembler.reset()
+        self.session.connection_made()
         self.stats.link_up()
         self.node.get_logger().info(f'{self.kind} stream connected on port {self.port}')
 
@@ -247,139 +200,94 @@ class SensorLink:
                                           f'{self.kind} stream on port {self.port}: {reason}; '
                                           'reconnecting')
 
-    def count_missing(self, sample_count: int) -> None:
-        """Diagnostics ``drops``: samples missing from the stream (``sample_count`` gaps)."""
-        g = self.gaps
-        self.stats.set_drops(g.missing)
-        self.stats.extra['sample_gaps'] = str(g.gaps)
-        self.node.diagnostics.log_limited(
-            self.stats.name, 'sample gap',
-            f'{self.stats.name}: samples missing before sample {sample_count} '
-            f'({g.missing} missing in {g.gaps} gaps so far)')
+    def on_event(self, event, now_ns: int) -> None:
+        """One framed message (or the framer's CodecError); never raises (a failure is
+        counted and logged)."""
+        try:
+            garbage = self.session.garbage_bytes
+            if garbage != self._garbage:
+                self._garbage = garbage
+                self.stats.extra['garbage_bytes'] = str(garbage)
+            if isinstance(event, CodecError):
+                self.node.diagnostics.bad_input(self.stats, event, now_ns)
+                return
+            self.stats.packet(len(event), now_ns)
+            for ev in self.session.receive_message(event):
+                if self.session.header_size is not None:
+                    self.stats.extra['header_bytes'] = str(self.session.header_size)
+                handler = self.HANDLERS.get(type(ev))
+                if handler is None:          # a sample without a conversion: ~/raw
+                    self.publish_raw(ev, now_ns)
+                else:
+                    handler(self, ev, now_ns)
+        except Exception as exc:  # a bug must not end the receive thread quietly
+            self.node.diagnostics.bad_input(self.stats, exc, now_ns)
 
+    # --- session events -> publishers -------------------------------------------------------
     def stamp(self, header: sensor.SensorHeader, now_ns: int) -> tuple:
         """(sec, nanosec) of the sample: its game time or the receive time."""
         if self.node.p.stamp_source == 'sim':
             return sim_stamp(header.game_time)
         return ns_to_sec_nanosec(now_ns)
 
-    def on_event(self, event, now_ns: int) -> None:
-        """TcpClient thread: never raises (a failure is counted and logged)."""
-        try:
-            if self.framer.garbage_bytes != self._garbage:
-                self._garbage = self.framer.garbage_bytes
-                self.stats.extra['garbage_bytes'] = str(self._garbage)
-            if isinstance(event, CodecError):
-                self.node.diagnostics.bad_input(self.stats, event, now_ns)
-                return
-            self.stats.packet(len(event), now_ns)
-            header, payload = self.detector.split(event, self.expected, self.json)
-            self.stats.extra['header_bytes'] = str(self.detector.size)
-            if self.gaps.update(header.sample_count):
-                self.count_missing(header.sample_count)
-            self.handle(header, payload, now_ns)
-        except CodecError as err:
-            self.node.diagnostics.bad_input(self.stats, err, now_ns)
-        except Exception as exc:  # a bug must not end the receive thread quietly
-            self.node.diagnostics.bad_input(self.stats, exc, now_ns)
+    def bad_input(self, ev: sess.BadInput, now_ns: int) -> None:
+        self.node.diagnostics.bad_input(self.stats, ev.error, now_ns)
 
-    def handle(self, header: sensor.SensorHeader, payload: memoryview, now_ns: int) -> None:
-        k, node = self.kind, self.node
-        stamp = self.stamp(header, now_ns)
-        if k == 'Lidar':
-            if len(payload) != lidar.PACKET_SIZE:
-                raise CodecError('Lidar', f'{len(payload)} bytes, a packet has 1206',
-                                 kind='unknown_layout')
-            done = self.assembler.add(bytes(payload), header.game_time)
-            if done is not None:
-                self.publish_cloud(done[0], done[1], now_ns)
-            return
-        if not self.json and len(payload) not in self.expected and payloads.is_json(payload):
-            # (a payload of the sensor's own size is its data, whatever its first byte)
-            if 'annotations' in self.pubs:          # a camera's annotation message
-                value = control.parse_json(payload, f'{k} annotation')
-                if annot.is_annotation(value):
-                    self.publish_annotation(annot.annotation_from_value(
-                        value, node.p.max_annotation_boxes), stamp)
-                    return
-            # another JSON companion message (a layout we do not know): raw
-            node.raw_pub.publish(convert.raw(k, self.port, stamp, game_time=header.game_time,
-                                             sample_count=header.sample_count,
-                                             payload=payload))
-            self.stats.count('raw_json')
-            return
-        if k == 'DepthCamera':
-            self.pubs['depth'].publish(convert.depth_image(payload, self.width, self.height,
-                                                           stamp, self.optical))
-            self.pubs['info'].publish(convert.camera_info(self.width, self.height, self.fov,
-                                                          stamp, self.optical))
-        elif k == 'SemanticCamera':
-            self.pubs['semantic'].publish(convert.semantic_image(
-                payload, self.width, self.height, stamp, self.optical))
-            self.pubs['info'].publish(convert.camera_info(self.width, self.height, self.fov,
-                                                          stamp, self.optical))
-        elif 'image' in self.pubs:
-            self.pubs['image'].publish(convert.camera_image(
-                payload, self.width, self.height, self.channels, stamp, self.optical))
-            self.pubs['info'].publish(convert.camera_info(self.width, self.height, self.fov,
-                                                          stamp, self.optical))
-        elif k == 'IMU' and len(payload) == payloads.IMU_SIZE:
-            self.pubs['imu'].publish(convert.imu(payloads.decode_imu(payload), stamp, self.frame))
-        elif k == 'GPS':
-            self.pubs['fix'].publish(convert.nav_sat_fix(payloads.decode_gps(payload), stamp,
-                                                         self.frame))
-        elif k == 'RPM':
-            wheel, speed = payloads.decode_rpm(payload)
-            self.pubs['rpm'].publish(convert.rpm(wheel, speed, stamp, self.frame))
-        elif k == 'State':
-            node.publish_state(payloads.decode_state(payload), header, stamp)
-        elif k == 'Radar':
-            if not payloads.is_json(payload):      # the optional radar cube: not converted
-                self.stats.count('radar_cubes')
-                return
-            targets = payloads.decode_radar(payload)
-            for err in targets.problems:            # targets left out: counted, logged
-                node.diagnostics.bad_input(self.stats, err, now_ns)
-            self.pubs['targets'].publish(convert.radar(targets, stamp, self.frame))
-            self.pubs['markers'].publish(convert.radar_markers(targets, stamp, self.frame))
-        elif k == 'Collision':
-            text = bytes(payload).decode('utf-8', 'replace')
-            value = payloads.decode_json_sensor(payload, k)
-            self.pubs['collision'].publish(convert.collision(value, text, stamp, self.frame))
-        elif k == 'Waypoint':
-            payloads.decode_json_sensor(payload, k)
-            self.pubs['waypoint'].publish(convert.waypoint(
-                bytes(payload).decode('utf-8', 'replace'), stamp, self.frame))
-        elif k == 'Ultrasonic':
-            if payloads.is_json(payload):
-                value = payloads.decode_json_sensor(payload, k)
-                msg = convert.ultrasonic(value, bytes(payload).decode('utf-8', 'replace'),
-                                         stamp, self.frame)
-            else:
-                n = len(payload) // 4
-                msg = convert.ultrasonic(None, '', stamp, self.frame,
-                                         raw=np.frombuffer(payload[:n * 4], '<f4'))
-            self.pubs['ultrasonic'].publish(msg)
-        else:   # a sensor type without a conversion (IMU 168-byte layout, LidarArray, …)
-            node.raw_pub.publish(convert.raw(k, self.port, stamp, game_time=header.game_time,
-                                             sample_count=header.sample_count,
-                                             payload=payload))
+    def sample_gap(self, ev: sess.SampleGap, now_ns: int) -> None:
+        """Diagnostics ``drops``: samples missing from the stream (``sample_count`` gaps)."""
+        self.stats.set_drops(ev.total_missing)
+        self.stats.extra['sample_gaps'] = str(ev.total_gaps)
+        self.node.diagnostics.log_limited(
+            self.stats.name, 'sample gap',
+            f'{self.stats.name}: samples missing before sample {ev.sample_count} '
+            f'({ev.total_missing} missing in {ev.total_gaps} gaps so far)')
+
+    def publish_raw(self, ev, now_ns: int) -> None:
+        """A sample without a conversion (IMU 168-byte layout, LidarArray, …)."""
+        h = ev.header
+        self.node.raw_pub.publish(convert.raw(self.kind, self.port, self.stamp(h, now_ns),
+                                              game_time=h.game_time,
+                                              sample_count=h.sample_count, payload=ev.data))
         self.stats.publish()
 
-    def publish_annotation(self, ann: annot.CameraAnnotation, stamp) -> None:
-        node = self.node
+    def publish_companion(self, ev: sensors.Companion, now_ns: int) -> None:
+        """A JSON message beside the sensor's data, of a layout we do not know: ~/raw."""
+        h = ev.header
+        self.node.raw_pub.publish(convert.raw(self.kind, self.port, self.stamp(h, now_ns),
+                                              game_time=h.game_time,
+                                              sample_count=h.sample_count, payload=ev.data))
+        self.stats.count('raw_json')
+
+    def publish_pixels(self, ev: sensors.Pixels, now_ns: int) -> None:
+        c, stamp = self.sensor, self.stamp(ev.header, now_ns)
+        if ev.what == 'depth':
+            msg = convert.depth_image(ev.data, c.width, c.height, stamp, self.optical)
+        elif ev.what == 'semantic':
+            msg = convert.semantic_image(ev.data, c.width, c.height, stamp, self.optical)
+        else:
+            msg = convert.camera_image(ev.data, c.width, c.height, c.channels, stamp,
+                                       self.optical)
+        self.pubs[ev.what].publish(msg)
+        self.pubs['camera_info'].publish(convert.camera_info(c.width, c.height, c.fov, stamp,
+                                                             self.optical))
+        self.stats.publish()
+
+    def publish_annotation(self, ev: sensors.Annotation, now_ns: int) -> None:
+        ann = ev.value
         for err in ann.problems:
-            node.diagnostics.bad_input(self.stats, err)
-        self.pubs['annotations'].publish(self.annotations.markers(ann, stamp))
+            self.node.diagnostics.bad_input(self.stats, err)
+        self.pubs['annotations'].publish(self.annotations.markers(ann, self.stamp(ev.header,
+                                                                                  now_ns)))
         self.stats.count('annotations')
         self.stats.publish()
 
-    def publish_cloud(self, data: bytes, game_time: float, now_ns: int) -> None:
+    def publish_cloud(self, ev: sensors.Revolution, now_ns: int) -> None:
+        data = ev.data
         n = lidar_geometry.count_points(data)
         points = self.cloud.points(n)
         lidar_geometry.decode_points(data, self.geometry, out=points)
         if self.node.p.stamp_source == 'sim':
-            sec, nanosec = sim_stamp(game_time)
+            sec, nanosec = sim_stamp(ev.game_time)
             stamp_ns = sec * 1_000_000_000 + nanosec
         else:
             stamp_ns = now_ns
@@ -387,6 +295,78 @@ class SensorLink:
         self.pubs['points'].publish(b''.join(cloud.parts))
         del points, cloud
         self.stats.publish()
+
+    def publish_imu(self, ev: sensors.Imu, now_ns: int) -> None:
+        self.pubs['imu'].publish(convert.imu(ev.value, self.stamp(ev.header, now_ns),
+                                             self.frame))
+        self.stats.publish()
+
+    def publish_fix(self, ev: sensors.Gps, now_ns: int) -> None:
+        self.pubs['fix'].publish(convert.nav_sat_fix(ev.value, self.stamp(ev.header, now_ns),
+                                                     self.frame))
+        self.stats.publish()
+
+    def publish_rpm(self, ev: sensors.Rpm, now_ns: int) -> None:
+        self.pubs['rpm'].publish(convert.rpm(ev.wheel, ev.speed, self.stamp(ev.header, now_ns),
+                                             self.frame))
+        self.stats.publish()
+
+    def publish_state(self, ev: sensors.State, now_ns: int) -> None:
+        self.node.publish_state(ev.value, ev.header, self.stamp(ev.header, now_ns))
+        self.stats.publish()
+
+    def count_radar_cube(self, ev: sensors.RadarCube, now_ns: int) -> None:
+        self.stats.count('radar_cubes')             # the optional radar cube: not converted
+
+    def publish_radar(self, ev: sensors.Radar, now_ns: int) -> None:
+        targets, stamp = ev.value, self.stamp(ev.header, now_ns)
+        for err in targets.problems:                # targets left out: counted, logged
+            self.node.diagnostics.bad_input(self.stats, err, now_ns)
+        self.pubs['targets'].publish(convert.radar(targets, stamp, self.frame))
+        self.pubs['markers'].publish(convert.radar_markers(targets, stamp, self.frame))
+        self.stats.publish()
+
+    def publish_collision(self, ev: sensors.Collision, now_ns: int) -> None:
+        self.pubs['collision'].publish(convert.collision(
+            ev.value, ev.text, self.stamp(ev.header, now_ns), self.frame))
+        self.stats.publish()
+
+    def publish_waypoint(self, ev: sensors.Waypoint, now_ns: int) -> None:
+        self.pubs['waypoint'].publish(convert.waypoint(ev.text, self.stamp(ev.header, now_ns),
+                                                       self.frame))
+        self.stats.publish()
+
+    def publish_ultrasonic(self, ev: sensors.Ultrasonic, now_ns: int) -> None:
+        self.pubs['ultrasonic'].publish(convert.ultrasonic(
+            ev.value, ev.text, self.stamp(ev.header, now_ns), self.frame, raw=ev.ranges))
+        self.stats.publish()
+
+    HANDLERS = {sess.BadInput: bad_input, sess.SampleGap: sample_gap,
+                sensors.Companion: publish_companion, sensors.Pixels: publish_pixels,
+                sensors.Annotation: publish_annotation, sensors.Revolution: publish_cloud,
+                sensors.Imu: publish_imu, sensors.Gps: publish_fix, sensors.Rpm: publish_rpm,
+                sensors.State: publish_state, sensors.RadarCube: count_radar_cube,
+                sensors.Radar: publish_radar, sensors.Collision: publish_collision,
+                sensors.Waypoint: publish_waypoint, sensors.Ultrasonic: publish_ultrasonic}
+
+
+def _publications(kind: str) -> dict:
+    """A sensor's topics under ``<prefix>/<sensor>/``: name → message type (table above)."""
+    if kind == 'Lidar':
+        return {'points': PointCloud2}
+    if kind == 'DepthCamera':
+        out = {'depth': Image}
+    elif kind == 'SemanticCamera':
+        out = {'semantic': Image}
+    elif sensors.is_camera(kind):
+        out = {'image': Image}
+    else:
+        return {'IMU': {'imu': Imu}, 'GPS': {'fix': NavSatFix}, 'RPM': {'rpm': MonoDriveRpm},
+                'Radar': {'targets': MonoDriveRadarTargets, 'markers': MarkerArray},
+                'Collision': {'collision': MonoDriveCollision},
+                'Waypoint': {'waypoint': MonoDriveWaypoint},
+                'Ultrasonic': {'ultrasonic': MonoDriveUltrasonic}}.get(kind, {})
+    return {**out, 'camera_info': CameraInfo, 'annotations': MarkerArray}
 
 
 class MonoDriveClientNode(Node):
@@ -429,14 +409,13 @@ class MonoDriveClientNode(Node):
                 continue
             for msg_type, body in cfg.messages():
                 self.session.remember(msg_type, body)
-        self.trajectory_cursor = 0
+        traj = self.files.get('trajectory')
+        self.trajectory = (sess.TrajectorySteps(traj.frames(), traj.layout == 'state_frames')
+                           if traj is not None else None)
 
         # --- control channel ---------------------------------------------------------------
         self._lock = threading.Lock()
-        self._cond = threading.Condition(self._lock)
-        self._results: dict[int, sess.Event] = {}
-        self._control_req: Optional[sess.Request] = None
-        self._waiting: set[int] = set()
+        self.replies = RequestReply()       # callers of the command services, by reference
         self.control = TcpClient(p.host, p.port, self.session.framer, self._on_control_event,
                                  name='monodrive-control', on_connect=self._on_connect,
                                  on_disconnect=self._on_disconnect,
@@ -484,7 +463,7 @@ class MonoDriveClientNode(Node):
 
     # --- control channel plumbing (TcpClient thread) ----------------------------------------
     def _on_connect(self) -> None:
-        with self._cond:
+        with self._lock:
             replays = self.session.connection_made(time.monotonic())
             self._flush()
         self.control_stats.link_up()
@@ -500,7 +479,7 @@ class MonoDriveClientNode(Node):
                                f'{self.p.reconnect_within:g} s)', throttle_duration_sec=10.0)
 
     def _on_disconnect(self, reason: str) -> None:
-        with self._cond:
+        with self._lock:
             self._dispatch(self.session.connection_lost(reason))
         self.control_stats.link_down(reason)
         self.diagnostics.log_limited('control', 'link', f'simulator link: {reason}; reconnecting')
@@ -511,7 +490,7 @@ class MonoDriveClientNode(Node):
                 self.diagnostics.bad_input(self.control_stats, event, now_ns)
                 return
             self.control_stats.packet(len(event.body) + len(event.header), now_ns)
-            with self._cond:
+            with self._lock:
                 events = self.session.receive_frame(event)
                 self._dispatch(events)
                 self._flush()
@@ -532,10 +511,8 @@ class MonoDriveClientNode(Node):
                 req = ev.request
                 if isinstance(ev, sess.Reply) and ev.message.success:
                     self._sensor_configured(req)
-                if req.replay or req.reference not in self._waiting:
+                if req.replay or not self.replies.resolve(req.reference, ev):
                     self._unwaited(ev)
-                else:
-                    self._results[req.reference] = ev
             elif isinstance(ev, sess.BadInput):
                 self.diagnostics.bad_input(self.control_stats, ev.error)
             elif isinstance(ev, (sess.Unsolicited, sess.LateReply)):
@@ -546,16 +523,12 @@ class MonoDriveClientNode(Node):
                                              'info')
                 key = 'unsolicited' if isinstance(ev, sess.Unsolicited) else 'late_replies'
                 self.control_stats.count(key)
-        self._cond.notify_all()
 
     def _sensor_configured(self, req: sess.Request) -> None:
         """A sensor's configuration was acknowledged: the simulator listens on its port now,
         so its link connects at once instead of at its next reconnection attempt (up to
         ``reconnect_within`` later; the waits of the control and sensor links would add up)."""
-        if req.type not in SENSOR_CONFIG_TYPES:
-            return
-        bodies = req.body if isinstance(req.body, list) else [req.body]
-        ports = {b.get('listen_port') for b in bodies if isinstance(b, dict)}
+        ports = self.session.configured_ports(req)
         for link in self.sensors:
             if link.port in ports and not link.client.connected:
                 link.client.retry_now()
@@ -575,7 +548,7 @@ class MonoDriveClientNode(Node):
                                          f'{req.type}: no reply ({type(ev).__name__})')
 
     def _tick(self) -> None:
-        with self._cond:
+        with self._lock:
             self._dispatch(self.session.tick(time.monotonic()))
             self._flush()
 
@@ -604,38 +577,21 @@ class MonoDriveClientNode(Node):
     def _call(self, msg_type: str, body: Any, validate: bool, timeout: Optional[float],
               start: float) -> tuple[bool, str, str]:
         timeout = self.p.request_timeout if timeout is None else timeout
-        with self._cond:
+        with self._lock:
             try:
-                if validate:
-                    messages.validate(msg_type, body)
-                was = self.session.validate
-                self.session.validate = False
-                try:
-                    req = self.session.request(msg_type, body, start, timeout)
-                finally:
-                    self.session.validate = was
+                req = self.session.request(msg_type, body, start, timeout, validate=validate)
             except CodecError as err:
                 return False, f'invalid body: {err}', ''
-            self._waiting = self._waiting | {req.reference}
+            waiter = self.replies.expect(req.reference)
             self._flush()
-            try:
-                while req.reference not in self._results:
-                    now = time.monotonic()
-                    if now >= start + timeout:
-                        self._dispatch(self.session.tick(now))
-                        self._flush()
-                        if req.reference not in self._results:
-                            self.session.cancel(req)
-                            self._flush()
-                            return False, f'no reply within {timeout:g} s', ''
-                        break
-                    self._cond.wait(min(0.1, start + timeout - now))
-                    if req.reference not in self._results:
-                        self._dispatch(self.session.tick(time.monotonic()))
-                        self._flush()
-                ev = self._results.pop(req.reference)
-            finally:
-                self._waiting = self._waiting - {req.reference}
+        with waiter:   # the session's tick times the request out at its deadline
+            waiter.wait(start + timeout - time.monotonic(), poll=self._tick)
+        if not waiter.done:
+            with self._lock:
+                self.session.cancel(req)
+                self._flush()
+            return False, f'no reply within {timeout:g} s', ''
+        ev = waiter.reply
         if isinstance(ev, sess.Reply):
             self.control_stats.publish()
             return ev.message.success, ev.message.text, control.standard_json(ev.message.raw)
@@ -661,24 +617,21 @@ class MonoDriveClientNode(Node):
                                             {'amount': int(request.amount)}))
 
     def _step_trajectory(self, request, response):
-        traj = self.files.get('trajectory')
-        if traj is None:
+        steps = self.trajectory
+        if steps is None:
             response.success, response.message = False, 'no trajectory_config file configured'
             return response
-        frames = traj.frames()
-        n = max(1, int(request.amount))
         ok, text, reply = True, '', ''
-        for _ in range(n):
-            if self.trajectory_cursor >= len(frames):
-                ok, text = False, f'end of the trajectory ({len(frames)} frames)'
+        for _ in range(max(1, int(request.amount))):
+            frame = steps.next_frame()
+            if frame is None:
+                ok, text = False, f'end of the trajectory ({len(steps.frames)} frames)'
                 break
-            frame = frames[self.trajectory_cursor]
-            ok, text, reply = self.call('REPLAY_StateStepSimulationCommand_ID', frame,
-                                        validate=traj.layout == 'state_frames')
+            ok, text, reply = self.call(steps.MESSAGE, frame, validate=steps.validate)
             if not ok:
                 break
-            self.trajectory_cursor += 1
-        return _answer(response, ok, text or f'frame {self.trajectory_cursor} of {len(frames)}',
+            steps.acknowledged()
+        return _answer(response, ok, text or f'frame {steps.cursor} of {len(steps.frames)}',
                        reply)
 
     def _on_ego_control(self, msg: MonoDriveEgoControl) -> None:
@@ -690,21 +643,28 @@ class MonoDriveClientNode(Node):
         except CodecError as err:
             self.diagnostics.bad_input(self.control_stats, err)
             return
-        with self._cond:
-            old = self._control_req
-            if old is not None and not old.sent:
-                self.session.cancel(old)               # the newest command wins
-            self._control_req = self.session.request('EgoControl_ID', body, time.monotonic(),
-                                                     self.p.ego_control_timeout)
+        with self._lock:       # the newest command wins over one not sent yet
+            self.session.ego_control(body, time.monotonic(), self.p.ego_control_timeout)
             self._flush()
 
     # --- state ------------------------------------------------------------------------------
     def publish_state(self, frame: payloads.StateFrame, header: sensor.SensorHeader, stamp):
         p = self.p
+        stats = self.control_stats if not self.sensors else self._state_stats()
         for err in frame.problems:
-            self.diagnostics.bad_input(self.control_stats if not self.sensors else
-                                       self._state_stats(), err)
+            self.diagnostics.bad_input(stats, err)
         rows = convert.state_rows(frame)
+        cut = [(name, len(b)) for name, b in zip(rows.names, rows.boxes)
+               if len(b) > convert.BOXES_PER_VEHICLE]
+        if cut:     # state/markers draws the first BOXES_PER_VEHICLE of a vehicle
+            stats.count('state_boxes_not_drawn',
+                        sum(n - convert.BOXES_PER_VEHICLE for _, n in cut))
+            self.diagnostics.log_limited(
+                stats.name, 'state boxes',
+                f'State: {", ".join(f"{name!r} has {n} boxes" for name, n in cut)}; '
+                f'{p.topic_prefix}/state/markers draws the first '
+                f'{convert.BOXES_PER_VEHICLE} of each (the rest are counted in '
+                '/diagnostics state_boxes_not_drawn)')
         self.state_pub.publish(convert.state(rows, header.game_time, header.sample_count,
                                              stamp, p.map_frame))
         children = []
