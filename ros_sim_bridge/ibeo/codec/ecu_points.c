@@ -1,6 +1,8 @@
 /* Ibeo ECU scan points (data types 0x2204 / 0x2205, interface spec sections 8 and 9) from the
  * wire's big-endian layout to host order, one pass (called through ctypes by scan_ecu.py
- * beside this file, on little-endian hosts only).  No Python, no I/O, no allocation.
+ * beside this file, on little-endian hosts only), or to host order grouped by device id in the
+ * same pass (a scan in scanner coordinates: one cloud per scanner).  No Python, no I/O, no
+ * allocation.
  *
  * Point (28 bytes, the same offsets on the wire and in the result):
  *   0 x  4 y  8 z  12 echo width (float32, m)   16 device id  17 layer  18 echo (uint8)
@@ -151,4 +153,63 @@ SIM_BRIDGE_EXPORT void sim_bridge_ecu_group(const uint8_t *points, size_t n, uin
     }
     for (size_t i = 0; i < n; ++i, points += POINT)
         memcpy(out + POINT * next[points[16]]++, points, POINT);
+}
+
+/* The argument list of sim_bridge_ecu_points_grouped; scan_ecu.py loads only a library that
+ * says 1. */
+SIM_BRIDGE_EXPORT int sim_bridge_ecu_points_grouped_abi(void) { return 1; }
+
+/* Where each point's group starts (counts[256] of the points per device id, byte 16 on the
+ * wire as in the result): next[d] the index of the first point of id d. */
+static void group_starts(const uint8_t *wire, size_t n, size_t *counts, size_t *next)
+{
+    memset(counts, 0, 256 * sizeof *counts);
+    for (size_t i = 0; i < n; ++i)
+        ++counts[wire[i * POINT + 16]];
+    size_t at = 0;
+    for (int d = 0; d < 256; ++d) {
+        next[d] = at;
+        at += counts[d];
+    }
+}
+
+#ifdef HAVE_AVX2
+/* The blocks of sim_bridge_ecu_points_grouped: BLOCK points converted into a block on the
+ * stack (points_avx2), each then copied to its group's next place. */
+__attribute__((target("avx2")))
+static size_t grouped_avx2(const uint8_t *wire, size_t n, uint8_t *out, size_t *next)
+{
+    uint8_t block[BLOCK * POINT];
+    size_t non_finite = 0;
+    for (size_t i = 0; i < n; i += BLOCK, wire += BLOCK * POINT) {
+        non_finite += points_avx2(wire, BLOCK, block);
+        for (int p = 0; p < BLOCK; ++p)
+            memcpy(out + POINT * next[block[p * POINT + 16]]++, block + p * POINT, POINT);
+    }
+    return non_finite;
+}
+#endif
+
+/* sim_bridge_ecu_points and sim_bridge_ecu_group in one pass over the points: n wire points
+ * converted to host order into out (which may not overlap wire) grouped by device id, the
+ * groups in ascending id order, each keeping the points' order (a stable counting sort: the
+ * ids counted on the wire first); counts[256] gets the points per id.  Returns how many have
+ * an x, y or z that is not a finite number.  The same bytes as the two calls one after the
+ * other. */
+SIM_BRIDGE_EXPORT size_t sim_bridge_ecu_points_grouped(const uint8_t *wire, size_t n,
+                                                       uint8_t *out, size_t *counts)
+{
+    size_t next[256], done = 0, non_finite = 0;
+    group_starts(wire, n, counts, next);
+#ifdef HAVE_AVX2
+    if (__builtin_cpu_supports("avx2")) {
+        done = n - n % BLOCK;
+        non_finite = grouped_avx2(wire, done, out, next);
+    }
+#endif
+    for (size_t i = done; i < n; ++i) {
+        const uint8_t *point = wire + i * POINT;
+        non_finite += points_scalar(point, 1, out + POINT * next[point[16]]++);
+    }
+    return non_finite;
 }

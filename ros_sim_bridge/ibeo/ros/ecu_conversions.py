@@ -129,7 +129,8 @@ def scan_clouds(scan: se.EcuScan, *, stamp, vehicle_frame: str = 'base_link',
     if scan.vehicle_coordinates:
         parts = [(vehicle_frame, pts)]
     elif len(pts):              # grouped by device id (a stable counting sort), a slice each
-        pts, groups = se.group_by_device(pts)
+        pts, groups = ((pts, scan.groups) if scan.groups is not None
+                       else se.group_by_device(pts))    # grouped when decoded, or now
         parts = [(scanner_frame.format(device_id=d), pts[a:b]) for d, a, b in groups]
     else:
         parts = [(scanner_frame.format(device_id=int(d)), pts)
