@@ -14,35 +14,20 @@ import sys
 import numpy as np
 from sensor_msgs.msg import PointCloud2, PointField
 
-_TO_FIELD = {
-    np.dtype('int8'): PointField.INT8, np.dtype('uint8'): PointField.UINT8,
-    np.dtype('int16'): PointField.INT16, np.dtype('uint16'): PointField.UINT16,
-    np.dtype('int32'): PointField.INT32, np.dtype('uint32'): PointField.UINT32,
-    np.dtype('float32'): PointField.FLOAT32, np.dtype('float64'): PointField.FLOAT64,
-}
+from .pointcloud_cdr import POINT_FIELD_TYPES as _TO_FIELD
+from .pointcloud_cdr import host_order as _host_order
+from .pointcloud_cdr import point_field_values
+
 _FROM_FIELD = {v: k for k, v in _TO_FIELD.items()}
 _LITTLE = sys.byteorder == 'little'
 
 
 def point_fields(dtype: np.dtype) -> list[PointField]:
     """PointFields for a structured dtype (scalar fields, or sub-arrays as ``count``)."""
-    fields = []
-    for name in dtype.names:
-        ftype, offset = dtype.fields[name][:2]
-        base, count = (ftype.base, int(np.prod(ftype.shape))) if ftype.shape else (ftype, 1)
-        key = base.newbyteorder('=')
-        if key not in _TO_FIELD:
-            raise TypeError(f'field {name!r} of type {ftype} has no PointField type')
-        fields.append(PointField(name=name, offset=offset, datatype=_TO_FIELD[key], count=count))
-    return fields
+    return [PointField(**value) for value in point_field_values(dtype)]
 
 
 _cached_fields = functools.lru_cache(maxsize=32)(point_fields)
-
-
-def _host_order(dtype: np.dtype) -> bool:
-    return all(dtype.fields[n][0].base.byteorder in ('=', '|', '<' if _LITTLE else '>')
-               for n in dtype.names)
 
 
 def _set_data(msg: PointCloud2, data: array.array) -> None:
