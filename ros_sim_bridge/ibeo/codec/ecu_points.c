@@ -174,17 +174,42 @@ static void group_starts(const uint8_t *wire, size_t n, size_t *counts, size_t *
 }
 
 #ifdef HAVE_AVX2
-/* The blocks of sim_bridge_ecu_points_grouped: BLOCK points converted into a block on the
- * stack (points_avx2), each then copied to its group's next place. */
+/* sim_bridge_ecu_points_grouped's points [0, n) on a CPU with AVX2, wire[n * POINT + 3] being
+ * readable: each point by one 32-byte load (its 28 bytes and 4 beyond), one shuffle of the
+ * point layout (every word keeps its lane) and one 32-byte store where the 4 bytes beyond
+ * belong to a later point of the same group (written after it), else 16 + 8 + 4 bytes. */
 __attribute__((target("avx2")))
-static size_t grouped_avx2(const uint8_t *wire, size_t n, uint8_t *out, size_t *next)
+static size_t grouped_avx2(const uint8_t *wire, size_t n, uint8_t *out, size_t *next,
+                           const size_t *end)
 {
-    uint8_t block[BLOCK * POINT];
+#define Z 0x80
+#define SWAP(o) o + 3, o + 2, o + 1, o
+#define KEEP(o) o, o + 1, o + 2, Z
+#define FLAGS(o) o + 1, o, Z, Z
+    static const uint8_t POINT_SHUFFLE[32] = {SWAP(0), SWAP(4), SWAP(8), SWAP(12), KEEP(0),
+                                              SWAP(4), FLAGS(8), Z, Z, Z, Z};
+#undef Z
+#undef SWAP
+#undef KEEP
+#undef FLAGS
+    const __m256i shuffle = _mm256_loadu_si256((const __m256i *)POINT_SHUFFLE);
+    const __m256i exponent = _mm256_set1_epi32((int)EXPONENT);
     size_t non_finite = 0;
-    for (size_t i = 0; i < n; i += BLOCK, wire += BLOCK * POINT) {
-        non_finite += points_avx2(wire, BLOCK, block);
-        for (int p = 0; p < BLOCK; ++p)
-            memcpy(out + POINT * next[block[p * POINT + 16]]++, block + p * POINT, POINT);
+    for (size_t i = 0; i < n; ++i, wire += POINT) {
+        const __m256i v = _mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)wire),
+                                              shuffle);
+        const size_t d = wire[16], at = next[d]++;
+        uint8_t *to = out + POINT * at;
+        if (at + 1 < end[d]) {
+            _mm256_storeu_si256((__m256i *)to, v);
+        } else {                                  /* the group's last point: 28 bytes only */
+            const __m128i high = _mm256_extracti128_si256(v, 1);
+            _mm_storeu_si128((__m128i *)to, _mm256_castsi256_si128(v));
+            _mm_storel_epi64((__m128i *)(to + 16), high);
+            put(to + 24, (uint32_t)_mm_extract_epi32(high, 2));
+        }
+        const __m256i all_ones = _mm256_cmpeq_epi32(_mm256_and_si256(v, exponent), exponent);
+        non_finite += (_mm256_movemask_ps(_mm256_castsi256_ps(all_ones)) & 7) != 0;
     }
     return non_finite;
 }
@@ -199,13 +224,17 @@ static size_t grouped_avx2(const uint8_t *wire, size_t n, uint8_t *out, size_t *
 SIM_BRIDGE_EXPORT size_t sim_bridge_ecu_points_grouped(const uint8_t *wire, size_t n,
                                                        uint8_t *out, size_t *counts)
 {
-    size_t next[256], done = 0, non_finite = 0;
+    size_t next[256], end[256], done = 0, non_finite = 0;
     group_starts(wire, n, counts, next);
 #ifdef HAVE_AVX2
-    if (__builtin_cpu_supports("avx2")) {
-        done = n - n % BLOCK;
-        non_finite = grouped_avx2(wire, done, out, next);
+    if (n && __builtin_cpu_supports("avx2")) {
+        for (int d = 0; d < 256; ++d)
+            end[d] = next[d] + counts[d];
+        done = n - 1;                         /* the last point's 32-byte load: past the end */
+        non_finite = grouped_avx2(wire, done, out, next, end);
     }
+#else
+    (void)end;
 #endif
     for (size_t i = done; i < n; ++i) {
         const uint8_t *point = wire + i * POINT;
