@@ -7,19 +7,23 @@ every recorded frame of a generated 20 Hz recording (80 vehicles, 15 walkers, 5 
 lights: 100 actors; a hero with a sensor, collisions, a destroyed vehicle) as fast as it goes:
 each step is what one tick of the node does (advance the world, the poses at that time, the
 one CDR conversion, /clock, /tf, actor list, markers, traffic lights, vehicle controls, hero
-odometry and any collisions published as bytes).  One publish per recorded frame is the most
-a replay at rate factor R needs at R × 20 publishes/s, so the node's frames per second ÷ 20 is
-its maximum rate factor with every frame's topics published.  Interpolation is off, as the
+odometry and any collisions published as bytes).  A replay at rate factor R publishes each recorded
+frame once, R × 20 a second, so the node's frames per second ÷ 20 is its maximum rate factor
+with every frame's topics published.  Interpolation is off, as the
 node does at rate factors ≥ 2.  A subscriber process takes every topic (raw), so each publish
 is delivered, not dropped for want of a reader.
 
-``--live`` then runs the installed executable as users do, timer-driven at
-``publish_rate`` = 20 × R for rising rate factors R over a 60 s recording (started paused,
-resumed once this process hears it), and counts the
-publishes that reach a subscriber here (distinct /clock stamps) against the recording's
-frames: the timer's ticks are not aligned with the frames, so even an instant node leaves
-some frames without a tick of their own and gives others two.  Figures printed, nothing
-asserted.
+Each step is timed alone and four at a time (what a tick of the node does at 10× and more:
+it ticks at most every 10 ms and converts the frames it passed as one block), in wall time and
+in CPU time of this process (the machine's load stretches the first, hardly the second).
+
+``--live`` then runs the installed executable as users do, timer-driven, for rising rate
+factors R over a 60 s recording (started paused, resumed once a subscriber process of every
+topic is up), and counts per topic the recorded frames that reach that subscriber (distinct
+stamps: without interpolation every frame is published once, stamped with its recorded time)
+of those between the first and the last it heard.  The subscriber is as deep as the node's
+writers (twice the frames of 0.25 s at R; ``BENCH_SUBSCRIBER_DEPTH`` sets another).  Figures
+printed, nothing asserted.
 """
 from __future__ import annotations
 
@@ -33,14 +37,16 @@ import textwrap
 import time
 from pathlib import Path
 
-from ros_sim_bridge.carla.generator import Scene, write
+from ros_sim_bridge.carla.emulator.scene import Scene
+
+from ros_sim_bridge.carla.emulator.writer import write
 from ros_sim_bridge.tools.ports import BENCH_DOMAINS
 from ros_sim_bridge.tools.session import keep_dds_local
 
 RATE = 20.0            # recorded frames per second
 
 SUBSCRIBER = textwrap.dedent('''
-    import sys, rclpy
+    import json, struct, sys, rclpy
     from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
     from nav_msgs.msg import Odometry
     from rosgraph_msgs.msg import Clock
@@ -49,12 +55,23 @@ SUBSCRIBER = textwrap.dedent('''
     from ros_sim_bridge.msg import (CarlaActorList, CarlaCollision, CarlaTrafficLightList,
                                     CarlaVehicleControlList)
     from ros_sim_bridge.ros.qos import DATA, TF
+    CLOCK = 10
+    if len(sys.argv) > 1:            # the subscriber's own depth for every topic
+        from rclpy.qos import QoSProfile
+        CLOCK = DATA = TF = QoSProfile(depth=int(sys.argv[1]))
     rclpy.init()
     node = rclpy.create_node('bench_carla_subscriber')
     count = [0]
-    def on(_):
-        count[0] += 1
-    for t, name, qos in ((Clock, '/clock', 10), (TFMessage, '/tf', TF),
+    stamps = {}          # topic -> distinct stamps (ns) of its messages (first header's)
+    def on(name, offset):
+        got = stamps.setdefault(name, set())
+        def take(data):
+            count[0] += 1
+            if len(data) >= offset + 8:
+                sec, nsec = struct.unpack_from('<iI', data, offset)
+                got.add(sec * 10**9 + nsec)
+        return take
+    for t, name, qos in ((Clock, '/clock', CLOCK), (TFMessage, '/tf', TF),
                          (CarlaActorList, '/carla/actor_list', DATA),
                          (MarkerArray, '/carla/markers', DATA),
                          (CarlaTrafficLightList, '/carla/traffic_lights', DATA),
@@ -62,7 +79,10 @@ SUBSCRIBER = textwrap.dedent('''
                          (MarkerArray, '/carla/collision_markers', DATA),
                          (CarlaVehicleControlList, '/carla/vehicle_controls', DATA),
                          (Odometry, '/carla/hero/odometry', DATA)):
-        node.create_subscription(t, name, on, qos, raw=True)
+        # the stamp: after the encapsulation (4 B), and a sequence's length (4 B) for TF and
+        # markers (their first item's header)
+        node.create_subscription(t, name, on(name, 8 if t in (TFMessage, MarkerArray) else 4),
+                                 qos, raw=True)
     print('ready', flush=True)
     ex = SingleThreadedExecutor()
     ex.add_node(node)
@@ -72,6 +92,7 @@ SUBSCRIBER = textwrap.dedent('''
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     print(count[0], flush=True)
+    print(json.dumps({k: sorted(v) for k, v in stamps.items()}), flush=True)
 ''')
 
 
@@ -81,16 +102,21 @@ def scene(seconds: float) -> Scene:
 
 
 FAILED = {'node': 0, 'floor': 0}    # publishes the RMW refused (its queue full)
+CPU: dict = {}      # batch (or 'floor') → CPU seconds of this process of each run (all threads)
 
 
-def drive(node, times) -> float:
-    """Seconds for the node to publish every frame of ``times`` once (a seek to the first)."""
-    t0 = time.perf_counter()
-    for k, t in enumerate(times):
+def drive(node, times, batch: int = 1) -> float:
+    """Seconds for the node to publish every frame of ``times`` once (a seek to the first),
+    ``batch`` frames a tick (as a tick that comes late publishes the frames it passed)."""
+    from ros_sim_bridge.carla.session import Publish
+    t0, c0 = time.perf_counter(), time.process_time()
+    for k in range(0, len(times), batch):
         try:
-            node.publish_at(t, jump=k == 0)
+            node.publish([Publish(times[i], i, i == 0)
+                          for i in range(k, min(k + batch, len(times)))])
         except Exception:          # the node's timer counts it in diagnostics and goes on
             FAILED['node'] += 1
+    CPU.setdefault(batch, []).append(time.process_time() - c0)
     return time.perf_counter() - t0
 
 
@@ -114,33 +140,70 @@ def captured(node, times) -> list:
 
 
 def floor(messages) -> float:
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for pub, data in messages:
         try:
             pub.publish(data)
         except Exception:
             FAILED['floor'] += 1
+    CPU.setdefault('floor', []).append(time.process_time() - c0)
     return time.perf_counter() - t0
 
 
+def subscriber(cwd, depth: int = 0) -> subprocess.Popen:
+    """The subscriber process of every topic: depth as the node's profiles (DATA, TF), or
+    ``depth`` for all (BENCH_SUBSCRIBER_DEPTH overrides)."""
+    depth = int(os.environ.get('BENCH_SUBSCRIBER_DEPTH', depth))
+    sub = subprocess.Popen([sys.executable, '-c', SUBSCRIBER, *([str(depth)] if depth else [])],
+                           stdout=subprocess.PIPE,
+                           cwd=cwd, text=True)
+    assert sub.stdout.readline().strip() == 'ready'
+    return sub
+
+
+def received(sub) -> dict:
+    """Stop the subscriber process: topic → the distinct stamps (ns) it received."""
+    import json
+    sub.send_signal(2)
+    try:
+        out = sub.communicate(timeout=20)[0].strip().splitlines()
+    except subprocess.TimeoutExpired:
+        sub.kill()
+        return {}
+    return json.loads(out[-1]) if len(out) >= 2 else {}
+
+
 def live(tmp: Path, factors) -> None:
-    """The installed carla_replayer at each rate factor: publishes received per recorded
-    frame (distinct /clock stamps), the longest step between them (recording time)."""
+    """The installed carla_replayer at each rate factor, a subscriber process of every topic
+    started for each: per topic, the recorded frames received (distinct stamps) of those the
+    replay passed (its first to its last frame /clock gave), the longest step between them."""
     import numpy as np
     import rclpy
     from rosgraph_msgs.msg import Clock
     from std_srvs.srv import Trigger
 
+    from ros_sim_bridge.carla.codec import Recording
+    from ros_sim_bridge.ros.stamps import seconds_to_stamp
     from ros_sim_bridge.tools.launcher import executable, ros_args
     path, seconds = tmp / 'live.log', 60.0
     with open(path, 'wb') as f:
         write(f, scene(seconds))
+    frame_ns = np.array([(lambda s: s.sec * 10**9 + s.nanosec)(seconds_to_stamp(float(t)))
+                         for t in Recording(path.read_bytes()).elapsed], np.int64)
     node = rclpy.create_node('bench_carla_live')
-    print(f'\nlive: the installed carla_replayer on a {seconds:g} s recording (100 actors), '
-          'publish_rate = 20 × rate_factor; /clock received here:')
+    print(f'\nlive: the installed carla_replayer on a {seconds:g} s recording (100 actors, '
+          f'{len(frame_ns)} frames), publish_rate = 20 × rate_factor; every topic received by a '
+          'subscriber process (reliable, the depth of the node\'s writers):')
+    from ros_sim_bridge.carla.session import ReplaySession
+    rec = Recording(path.read_bytes())
     for factor in factors:
+        # the depth of the node's writers (a late tick's frames at once), taken by the reader
+        depth = 2 * ReplaySession(rec.elapsed, rec.duration, rate_factor=factor,
+                                  publish_rate=RATE * factor).max_batch
+        depth = int(os.environ.get('BENCH_SUBSCRIBER_DEPTH', depth))
+        sub = subscriber(tmp, depth)
         stamps = []
-        sub = node.create_subscription(
+        clock = node.create_subscription(
             Clock, '/clock', lambda m: stamps.append(m.clock.sec * 10**9 + m.clock.nanosec),
             1000)
         proc = subprocess.Popen([str(executable('carla_replayer')), *ros_args(parameters={
@@ -151,24 +214,36 @@ def live(tmp: Path, factors) -> None:
         while time.monotonic() < end and not stamps:
             rclpy.spin_once(node, timeout_sec=0.05)
         assert resume.wait_for_service(timeout_sec=10), 'carla/resume did not appear'
+        time.sleep(1.0)                 # the subscriber process matched too
         done = resume.call_async(Trigger.Request())
         while time.monotonic() < end and not done.done():
             rclpy.spin_once(node, timeout_sec=0.05)
         node.destroy_client(resume)
-        stamps.clear()
-        end = time.monotonic() + seconds / factor + 10
-        while time.monotonic() < end and not (stamps and stamps[-1] >= (seconds - 0.1) * 1e9):
-            rclpy.spin_once(node, timeout_sec=0.05)
+        node.destroy_subscription(clock)      # a reader here would compete for the CPU
+        end = time.monotonic() + seconds / factor + 1.0
+        while time.monotonic() < end:
+            time.sleep(0.05)
+        time.sleep(0.5)
         proc.send_signal(2)
         proc.wait(10)
-        node.destroy_subscription(sub)
-        got = np.unique(np.array(stamps, np.int64))
-        steps = np.diff(got) / 1e9 if len(got) > 1 else np.zeros(1)
-        span = (got[-1] - got[0]) / 1e9 if len(got) > 1 else 0.0
-        print(f'  ×{factor:<4g} {len(got):5d} publishes over {span:5.1f} s of recording = '
-              f'{len(got) / max(span * RATE, 1):4.0%} of its {span * RATE:.0f} frames; steps '
-              f'median {np.median(steps) * 1e3:.0f} ms, longest {steps.max() * 1e3:.0f} ms; '
-              f'load {os.getloadavg()[0]:.1f}')
+        got = received(sub)
+        lines = []
+        worst = 1.0
+        for topic in ('/clock', '/tf', '/carla/actor_list', '/carla/markers',
+                      '/carla/traffic_lights', '/carla/vehicle_controls',
+                      '/carla/hero/odometry'):
+            have = np.intersect1d(np.array(got.get(topic, []), np.int64), frame_ns)
+            span = frame_ns[(frame_ns >= have[0]) & (frame_ns <= have[-1])] if len(have) else []
+            share = len(have) / max(len(span), 1)
+            worst = min(worst, share)
+            steps = np.diff(have) / 1e9 if len(have) > 1 else np.zeros(1)
+            lines.append(f'{topic.rsplit("/", 1)[1]} {len(have)}/{len(span)}'
+                         + (f' (gap {steps.max() * 1e3:.0f} ms)' if steps.max() > 0.051 else ''))
+        heard = np.array(got.get('/clock', [0]), np.int64) / 1e9
+        print(f'  ×{factor:<4g} {worst:6.1%} of the frames on every topic (depth {depth}), '
+              f'{heard.min():.2f}..{heard.max():.2f} s of recording heard in the '
+              f'{seconds / factor + 1:.1f} s after resume; '
+              f'load {os.getloadavg()[0]:.1f}; ' + ', '.join(lines))
     node.destroy_node()
 
 
@@ -201,9 +276,7 @@ def main(argv=None) -> int:
             Parameter('rate_factor', value=20.0), Parameter('publish_rate', value=1.0)])
         times = [float(t) for t in node.rec.elapsed]
         if not a.no_subscriber:
-            sub = subprocess.Popen([sys.executable, '-c', SUBSCRIBER], stdout=subprocess.PIPE,
-                                   cwd=tmp, text=True)
-            assert sub.stdout.readline().strip() == 'ready'
+            sub = subscriber(tmp)
         deadline = time.monotonic() + 10
         while sub is not None and time.monotonic() < deadline and any(
                 p is not None and p.get_subscription_count() == 0
@@ -215,33 +288,41 @@ def main(argv=None) -> int:
               f'{size / 1e6:.1f} MB; {len(messages)} messages a pass '
               f'({len(messages) / len(times):.1f} a frame, {sizes / len(times) / 1e3:.0f} kB a '
               f'frame); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores')
-        node_runs, floor_runs = [], []
-        for _ in range(a.runs):                   # interleaved: the same load for both
+        node_runs, batch_runs, floor_runs = [], [], []
+        for _ in range(a.runs):                   # interleaved: the same load for all
             node_runs.append(drive(node, times))
+            batch_runs.append(drive(node, times, 4))
             floor_runs.append(floor(messages))
         t_node, t_floor = statistics.median(node_runs), statistics.median(floor_runs)
+        t_batch = statistics.median(batch_runs)
         n = len(times)
         print(f'carla_replayer, every frame\'s topics: {n / t_node:7.0f} frames/s = '
               f'{t_node / n * 1e3:.2f} ms a frame → maximum rate factor '
               f'**{n / t_node / RATE:.0f}×** real time (target ≥ 20×); median of {a.runs}: '
               + ' '.join(f'{x:.2f}' for x in node_runs) + ' s')
+        print(f'  4 frames a tick (a tick late by 3 frames): {n / t_batch:7.0f} frames/s = '
+              f'{t_batch / n * 1e3:.2f} ms a frame → {n / t_batch / RATE:.0f}×')
         print(f'floor, publish(bytes) of the same messages: {n / t_floor:7.0f} frames/s = '
               f'{t_floor / n * 1e3:.2f} ms a frame → {n / t_floor / RATE:.0f}×; the node at '
               f'{t_floor / t_node:.0%} of its floor (the rest: world, poses, conversion)')
+        cpu = {k: statistics.median(v) / n * 1e3 for k, v in CPU.items()}
+        print(f'CPU time of this process a frame (all its threads; the load does not stretch '
+              f'it as it does the wall times above): node {cpu[1]:.2f} ms '
+              f'({1e3 / cpu[1] / RATE:.0f}×), 4 a tick {cpu[4]:.2f} ms ({1e3 / cpu[4] / RATE:.0f}×), floor '
+              f'{cpu["floor"]:.2f} ms ({1e3 / cpu["floor"] / RATE:.0f}×)')
         if any(FAILED.values()):
             print(f'publishes refused by the RMW (writer queue full): node {FAILED["node"]}, '
                   f'floor {FAILED["floor"]}')
+        if sub is not None:
+            print(f'the subscriber process received {sum(map(len, received(sub).values()))} '
+                  'distinct stamps')
+            sub = None
         if a.live is not None:
             node.destroy_node()
             live(tmp, a.live or (10.0, 20.0, 30.0, 40.0))
     finally:
         if sub is not None:
-            sub.send_signal(2)
-            try:
-                received = sub.communicate(timeout=10)[0].strip()
-                print(f'the subscriber process received {received} messages')
-            except subprocess.TimeoutExpired:
-                sub.kill()
+            sub.kill()
         rclpy.shutdown()
         import shutil
         shutil.rmtree(tmp, ignore_errors=True)

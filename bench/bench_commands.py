@@ -56,7 +56,8 @@ def read_time(path: Path) -> float:
 
 
 def carla(work: Path, seconds: float, runs: int) -> None:
-    from ros_sim_bridge.carla.generator import Scene, write
+    from ros_sim_bridge.carla.emulator.scene import Scene
+    from ros_sim_bridge.carla.emulator.writer import write
     log_cmd = executable('carla_log')
     log, second = work / 'hour.log', work / 'second.log'
     for path, length in ((log, seconds), (second, 1.0)):

@@ -5,10 +5,10 @@ The message: one 0x2205 of the emulator's ECU mode (``EcuScene``: 4 scanners, 10
 publishers in this process:
 
 * node — the whole ibeo_ecu node path: Ibeo framer (header and body decoded once) →
-  ``_on_event`` → session → ``IbeoToRos`` (the converter of ``ibeo_idc to-bag``) →
+  ``data.on_event`` → session → ``IbeoToRos`` (the converter of ``ibeo_idc to-bag``) →
   PointCloud2 + IbeoScanInfo published, diagnostics counters;
 * decode — framing and decoding alone (no ROS message);
-* handling — the node without the framing: ``_on_event`` on the already framed message
+* handling — the node without the framing: ``data.on_event`` on the already framed message
   (convert, publish, counters);
 * copy — the floor: the message's point bytes copied into a PointCloud2 unchanged and
   published (no decoding at all).
@@ -30,7 +30,7 @@ keep_dds_local(BENCH_DOMAINS)
 
 from ros_sim_bridge.ibeo.codec.framing import make_framer  # noqa: E402
 from ros_sim_bridge.ibeo.codec.header import encode_message  # noqa: E402
-from ros_sim_bridge.ibeo.emulator import EcuScene  # noqa: E402
+from ros_sim_bridge.ibeo.emulator.scene import EcuScene  # noqa: E402
 
 SIZES = (10_000, 60_000)
 
@@ -76,7 +76,7 @@ def main() -> int:
             def node_path():
                 now = time.time_ns()
                 for event in framer.feed(msg):
-                    node._on_event(event, now)
+                    node.data.on_event(event, now)
 
             def decode():
                 for event in make_framer().feed(msg):
@@ -85,7 +85,7 @@ def main() -> int:
             (framed,) = make_framer().feed(msg)
 
             def handling():
-                node._on_event(framed, time.time_ns())
+                node.data.on_event(framed, time.time_ns())
 
             def copy():
                 m = PointCloud2()

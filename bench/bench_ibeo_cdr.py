@@ -149,7 +149,7 @@ def main() -> int:
             def handle():
                 now = time.time_ns()
                 for event in framer.feed(read):
-                    node._on_event(event, now)
+                    node.data.on_event(event, now)
             handle()                                    # publishers made, templates cached
             for pub in node.publishers:                 # one subscriber each: data goes out
                 if pub.topic_name not in {s.topic_name for s in subs} and \

@@ -7,7 +7,7 @@ Three ways through the same bytes (one 0x2202 message with 10,000 and with 60,00
   ``decode_scan_wire`` → the node's CloudBuilder (the compiled kernel of src/lux_cloud.c where
   it is installed, x/y/z + fields) writing the points inside the bytes of the PointCloud2's CDR
   (``CloudCdr``) → ``publish(bytes)`` on the node's ``points`` publisher.  Printed beside it: the same with the builder's numpy path (the
-  fallback), and the whole node (``_on_event``: plus LuxScanInfo and the diagnostics counters);
+  fallback), and the whole node (``data.on_event``: plus LuxScanInfo and the diagnostics counters);
 * loop — the naive driver: one ``struct.unpack_from`` per point, math.cos/sin, packing the same
   24-byte points, then the same PointCloud2 and publish;
 * copy — the floor: the message's bytes copied into a PointCloud2 unchanged and published
@@ -123,7 +123,7 @@ def main() -> int:
     pub = node.create_publisher(PointCloud2, 'bench/loop_points', 10)
     floor_pub = node.create_publisher(PointCloud2, 'bench/copy_points', 10)
     fields = point_fields(CLOUD_DTYPE)
-    kernel = 'C kernel' if node.builder.native else 'numpy: no kernel installed'
+    kernel = 'C kernel' if node.data.builder.native else 'numpy: no kernel installed'
     numpy_builder = CloudBuilder(native=False)
     print('ibeo LUX 0x2202 scan → published PointCloud2 (in-process, real rclpy publishers, '
           'median of repeated runs)')
@@ -137,15 +137,15 @@ def main() -> int:
             def node_path():
                 now = time.time_ns()
                 for event in framer.feed(msg):
-                    node._on_event(event, now)
+                    node.data.on_event(event, now)
 
-            def driver(builder=node.builder):   # the node's points path: builder, CDR, publisher
+            def driver(builder=node.data.builder):   # the node's points path: builder, CDR, publisher
                 for event in framer.feed(msg):      # the framer decodes header and body once
                     scan, wire = event.record
-                    cloud = builder.build_wire(scan, wire, alloc=node.cloud_cdr.points)
-                    out = node.cloud_cdr.message(cloud, (0, 0), is_dense=not builder.nan_points)
+                    cloud = builder.build_wire(scan, wire, alloc=node.data.cloud_cdr.points)
+                    out = node.data.cloud_cdr.message(cloud, (0, 0), is_dense=not builder.nan_points)
                     del cloud
-                    node.points_pub.publish(out)
+                    node.pubs.points.publish(out)
 
             def driver_numpy():
                 driver(numpy_builder)
@@ -208,7 +208,7 @@ def object_message(n: int, points: int) -> bytes:
 
 
 def bench_objects(node) -> None:
-    caps = node.object_caps
+    caps = node.data.object_caps
     print(f'\nibeo LUX 0x2221 object list → LuxObjectList + MarkerArray (caps: max_objects '
           f'{caps.max_objects}, max_contour_points {caps.max_contour_points})')
     print(f'  {"objects":>7} {"points/obj":>10} {"frame+decode ms":>16} {"node ms":>9} '
@@ -223,7 +223,7 @@ def bench_objects(node) -> None:
 
         def handle():
             for event in events:
-                node._on_event(event, time.time_ns())
+                node.data.on_event(event, time.time_ns())
 
         frame()
         handle()

@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 from ros_sim_bridge.morai import codec as morai
-from ros_sim_bridge.morai.emulator import MoraiScene
+from ros_sim_bridge.morai.emulator.scene import MoraiScene
 from ros_sim_bridge.tools.ports import BENCH_DOMAINS, free_udp_ports
 from ros_sim_bridge.tools.session import background_node, keep_dds_local
 

@@ -14,7 +14,8 @@ import sys
 import time
 
 from ros_sim_bridge.rflysim import codec
-from ros_sim_bridge.rflysim.emulator import Scene, Sender
+from ros_sim_bridge.rflysim.emulator.scene import Scene
+from ros_sim_bridge.rflysim.emulator.server import Sender
 from ros_sim_bridge.tools.ports import BENCH_DOMAINS, free_udp_ports
 from ros_sim_bridge.tools.session import background_node, keep_dds_local
 

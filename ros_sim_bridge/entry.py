@@ -71,8 +71,8 @@ def launcher(module: str):
     return lambda: run(module)
 
 
-rflysim_sim = launcher('ros_sim_bridge.rflysim.emulator')
-morai_sim = launcher('ros_sim_bridge.morai.emulator')
-ibeo_lux_sim = launcher('ros_sim_bridge.ibeo.emulator')
+rflysim_sim = launcher('ros_sim_bridge.rflysim.emulator.cli')
+morai_sim = launcher('ros_sim_bridge.morai.emulator.cli')
+ibeo_lux_sim = launcher('ros_sim_bridge.ibeo.emulator.cli')
 monodrive_sim = launcher('ros_sim_bridge.monodrive.emulator')
 carla_log = launcher('ros_sim_bridge.carla.cli')

@@ -1,5 +1,6 @@
 """The world of a recording at a given time: actors alive, their poses, lights, controls
-(SUPPLEMENT §5.3, §5.5), and the conversion of Unreal values to REP-103 (§5.4).  ROS-free.
+(SUPPLEMENT §5.3, §5.5), and the conversion of Unreal values to REP-103 (§5.4, the factors of
+:mod:`.codec.units`).  ROS-free.
 
 Applying frame ``i`` applies its events (add, delete, parent, collision) and takes its state
 packets (positions, traffic lights, animations, lights, kinematics) as the current ones; a state
@@ -37,6 +38,7 @@ from ros_sim_bridge.core.binary import BAD_VALUE, CodecError
 from ros_sim_bridge.core.frames import quat_from_euler, quat_multiply, quat_rotate, quat_to_euler
 from .codec import ActorAdd, Frame, Recording
 from .codec.records import ACTOR_TYPES
+from .codec.units import LINEAR_SIGNS, LOCATION_FROM_SI, LOCATION_TO_SI, ROTATION_SIGNS
 
 # what a rebuild (seek) replays of the frames before the target
 REBUILD = frozenset({'EventAdd', 'EventDel', 'EventParent', 'BoundingBox', 'TriggerVolume',
@@ -59,7 +61,7 @@ def float64_nan(values) -> np.ndarray:
 def ue_to_rep103(location_cm, rotation_deg):
     """Unreal (cm, deg, left-handed X fwd Y right Z up) → REP-103 (m, w-x-y-z quaternion):
     x = X/100, y = −Y/100, z = Z/100; roll = rad(Rx), pitch = −rad(Ry), yaw = −rad(Rz)."""
-    loc = np.asarray(location_cm, dtype=np.float64) * np.array([0.01, -0.01, 0.01])
+    loc = np.asarray(location_cm, dtype=np.float64) * LOCATION_TO_SI
     rot = np.radians(np.asarray(rotation_deg, dtype=np.float64))
     q = quat_from_euler(rot[..., 0], -rot[..., 1], -rot[..., 2])
     return loc, q
@@ -68,8 +70,8 @@ def ue_to_rep103(location_cm, rotation_deg):
 def rep103_to_ue(xyz, q):
     """The inverse of :func:`ue_to_rep103`: REP-103 (m, w-x-y-z) → Unreal (cm, deg roll,
     pitch, yaw)."""
-    loc = np.asarray(xyz, dtype=np.float64) * np.array([100.0, -100.0, 100.0])
-    rot = np.degrees(quat_to_euler(q)) * np.array([1.0, -1.0, -1.0])
+    loc = np.asarray(xyz, dtype=np.float64) * LOCATION_FROM_SI
+    rot = np.degrees(quat_to_euler(q)) * ROTATION_SIGNS
     return loc, rot
 
 
@@ -96,23 +98,30 @@ def attach_levels(actors, alive, positioned) -> list:
     return levels
 
 
-def attach(loc, rot, spawn_loc, spawn_rot, levels):
+def attach(loc, rot, spawn_loc, spawn_rot, levels, children=None):
     """World poses (Unreal, ``(…, n, 3)`` arrays, changed in place) of the children of
     ``levels`` (:func:`attach_levels`): parent's world pose ∘ the child's spawn transform
-    (``(n, 3)`` Unreal, relative to the parent), composed in REP-103."""
-    for child, parent in levels:
+    (``(n, 3)`` Unreal, relative to the parent), composed in REP-103.  ``children``: the
+    children's spawn transforms in REP-103 (:func:`child_transforms`), when already made."""
+    if children is None:
+        children = child_transforms(spawn_loc, spawn_rot, levels)
+    for (child, parent), (c_xyz, c_q) in zip(levels, children):
         p_xyz, p_q = ue_to_rep103(loc[..., parent, :], rot[..., parent, :])
-        c_xyz, c_q = ue_to_rep103(spawn_loc[child], spawn_rot[child])
         loc[..., child, :], rot[..., child, :] = rep103_to_ue(
             p_xyz + quat_rotate(p_q, c_xyz), quat_multiply(p_q, c_q))
     return loc, rot
 
 
+def child_transforms(spawn_loc, spawn_rot, levels) -> list:
+    """``[(xyz, q), …]`` REP-103 spawn transforms of the children of each of ``levels``."""
+    return [ue_to_rep103(spawn_loc[child], spawn_rot[child]) for child, _ in levels]
+
+
 def ue_velocity_to_rep103(linear, angular_deg):
     """Kinematics: linear (m/s, Unreal axes) → (x, −y, z); angular deg/s → (rad(x), −rad(y),
     −rad(z))."""
-    lin = np.asarray(linear, dtype=np.float64) * np.array([1.0, -1.0, 1.0])
-    ang = np.radians(np.asarray(angular_deg, dtype=np.float64)) * np.array([1.0, -1.0, -1.0])
+    lin = np.asarray(linear, dtype=np.float64) * LINEAR_SIGNS
+    ang = np.radians(np.asarray(angular_deg, dtype=np.float64)) * ROTATION_SIGNS
     return lin, ang
 
 
@@ -191,6 +200,7 @@ class World:
         self.state: dict[str, np.ndarray] = {}
         self.state_frame: dict[str, int] = {}   # name → index of the frame it came from
         self._prev: Optional[tuple] = None       # (frame index, previous Position array)
+        self._placed: Optional[tuple] = None     # what _place keeps of the actors
 
     # -- frames -----------------------------------------------------------------------------
     def apply(self, fr: Frame, changes: FrameChanges) -> None:
@@ -379,25 +389,40 @@ class World:
     def _place(self, cur_loc, cur_rot, pos_ids):
         """(ids, loc, rot) of the live actors: those of ``pos_ids`` at ``cur_loc``/``cur_rot``,
         the children placed by their parents, the others at :attr:`Actor.pose`."""
-        actors = list(self.actors.values())
-        ids = np.fromiter(self.actors, np.int64, len(actors))
-        spawn_loc = np.array([a.pose[0] for a in actors], np.float64).reshape(-1, 3)
-        spawn_rot = np.array([a.pose[1] for a in actors], np.float64).reshape(-1, 3)
+        actors = tuple(self.actors.values())
+        # what depends on the actors alone (the same from frame to frame): kept while the
+        # same actor objects have the same parents and detachments (the entry keeps them
+        # alive, so no other object takes their ids)
+        key = (tuple(map(id, actors)), tuple([(a.parent, a.detached) for a in actors]))
+        placed = self._placed
+        if placed is None or placed[0] != key:
+            ids = np.fromiter(self.actors, np.int64, len(actors))
+            spawn_loc = np.array([a.pose[0] for a in actors], np.float64).reshape(-1, 3)
+            spawn_rot = np.array([a.pose[1] for a in actors], np.float64).reshape(-1, 3)
+            placed = self._placed = (key, actors, ids, spawn_loc, spawn_rot, np.argsort(ids),
+                                     {})
+        _, _, ids, spawn_loc, spawn_rot, order, levels_of = placed
         loc, rot = spawn_loc.copy(), spawn_rot.copy()
         if not len(ids):
             return ids, loc, rot
-        positioned = set()
+        positioned = b''
         if pos_ids is not None and len(pos_ids):
-            order = np.argsort(ids)
             j = np.searchsorted(ids, pos_ids, sorter=order)
             j = order[np.clip(j, 0, len(ids) - 1)]
             hit = ids[j] == pos_ids
             loc[j[hit]] = cur_loc[hit]
             rot[j[hit]] = cur_rot[hit]
-            positioned = set(pos_ids[hit].tolist())
-        levels = attach_levels(actors, self.actors, positioned)
-        if levels:
-            attach(loc, rot, spawn_loc, spawn_rot, levels)
+            positioned = np.ascontiguousarray(pos_ids[hit]).tobytes()
+        levels = levels_of.get(positioned)
+        if levels is None:
+            if len(levels_of) > 8:
+                levels_of.clear()
+            ids_positioned = set(np.frombuffer(positioned, pos_ids.dtype).tolist()) \
+                if positioned else set()
+            lv = attach_levels(actors, self.actors, ids_positioned)
+            levels = levels_of[positioned] = (lv, child_transforms(spawn_loc, spawn_rot, lv))
+        if levels[0]:
+            attach(loc, rot, spawn_loc, spawn_rot, *levels)
         return ids, loc, rot
 
     def hero(self) -> Optional[int]:

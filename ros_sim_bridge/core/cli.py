@@ -164,6 +164,12 @@ def run_main(body: Callable[[], int]) -> int:
         code = body()
     except KeyboardInterrupt:
         code = 0
+    except Exception:
+        # the stop's KeyboardInterrupt may surface as another exception: raised inside an
+        # extension module's initialisation (``import rclpy``) it becomes ImportError
+        if not stops.fired:
+            raise
+        code = 0
     return stops.finish(code)
 
 
@@ -193,6 +199,10 @@ def run_tool(body: Callable[[StopSignals], int], *, executable: bool, out=None) 
         finally:
             note_later_signals()
     except (KeyboardInterrupt, BrokenPipeError):   # stopped; the reader went away
+        code = 0
+    except Exception:           # the stop's KeyboardInterrupt as another exception (run_main)
+        if not stops.fired:
+            raise
         code = 0
     if not executable:
         return stops.finish(code)

@@ -1,5 +1,5 @@
-"""A progress bar on stderr for a command that works through a file (``ibeo_idc to-bag``), in
-the layout users know from tqdm::
+"""A progress bar on stderr for a command that works through a file (``ibeo_idc to-bag`` in
+bytes, ``carla_log to-bag`` in frames), in the layout users know from tqdm::
 
     drive.idc:  45%|█████████           | 94.6M/210M [00:00<00:00, 412MB/s]
 
@@ -35,14 +35,15 @@ def clock_text(seconds: float) -> str:
 
 
 class Progress:
-    """Bytes done of ``total``, drawn on ``stream`` (stderr) as ``desc: pct%|bar| done/total
-    [elapsed<remaining, rate]``."""
+    """``unit`` s (bytes: ``B``) done of ``total``, drawn on ``stream`` (stderr) as ``desc:
+    pct%|bar| done/total [elapsed<remaining, rate]``."""
 
     width = 20                  # characters of the bar
     interval = 0.1              # s between two redraws
 
-    def __init__(self, total: int, desc: str = '', stream: Optional[TextIO] = None):
-        self.total, self.desc = max(int(total), 0), desc
+    def __init__(self, total: int, desc: str = '', stream: Optional[TextIO] = None,
+                 unit: str = 'B'):
+        self.total, self.desc, self.unit = max(int(total), 0), desc, unit
         self.stream = sys.stderr if stream is None else stream
         self.n = 0
         self._start = self._drawn = time.monotonic()
@@ -61,7 +62,7 @@ class Progress:
         full = int(frac * self.width)
         rate = self.n / elapsed if elapsed > 0 else 0.0
         left = clock_text((self.total - self.n) / rate) if rate > 0 else '?'
-        rate_text = size_text(rate, 'B/s') if rate > 0 else '?B/s'
+        rate_text = size_text(rate, self.unit + '/s') if rate > 0 else f'?{self.unit}/s'
         head = f'{self.desc}: ' if self.desc else ''
         return (f'{head}{100 * frac:3.0f}%|{"█" * full}{" " * (self.width - full)}| '
                 f'{size_text(self.n)}/{size_text(self.total)} '

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Iterable, Iterator, Optional, Union
 
 from ros_sim_bridge.core.binary import CodecError
+from ros_sim_bridge.core.damage import Damage
 from ros_sim_bridge.core.ntp import (MAX_TIME_JUMP_S, NTP_UNIX_OFFSET, CheckedTimes,
                                      check_ntp_times, why_invalid_beside)
 from .codec import registry
@@ -69,15 +70,6 @@ class IdcEntry:
     @property
     def end(self) -> int:
         return self.offset + HEADER_SIZE + self.size
-
-
-@dataclass(frozen=True)
-class Damage:
-    """``skipped`` bytes from ``offset`` that hold no confirmed message; ``reason`` says what
-    was wrong where the damage starts."""
-    offset: int
-    skipped: int
-    reason: str
 
 
 @dataclass(frozen=True)
@@ -261,7 +253,8 @@ class IdcReader:
                 pos = n if nxt < 0 else nxt
                 continue
             if damage_at is not None:
-                self.damages.append(Damage(damage_at, pos - damage_at, damage_reason))
+                self.damages.append(Damage(damage_at, pos - damage_at, damage_reason,
+                                           resumed=pos))
                 damage_at = None
             elif (entries and entries[-1].end == pos and entry.previous_size
                   and entry.previous_size != entries[-1].size):   # 0: not set (live capture)

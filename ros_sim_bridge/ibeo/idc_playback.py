@@ -1,12 +1,12 @@
 """An ``.idc`` recording played as if live (issue #11; ROS-free): the messages of
 :class:`~ros_sim_bridge.ibeo.idc.IdcReader`'s index handed out, header and body bytes as they
 lie in the file, at the pace of their NTP times through the shared
-:class:`~ros_sim_bridge.core.file_source.Playback` (rate factor, loop, start offset, pause,
+:class:`~ros_sim_bridge.core.replay.Playback` (rate factor, loop, start offset, pause,
 resume, seek by recording time).
 
 The driver feeds the bytes to the same session a TCP link feeds, so a recording publishes
 what the live sensor would.  The IDC trailer (0x6120) is file structure, not sensor data, and
-is not played.  A damaged region (:class:`~ros_sim_bridge.ibeo.idc.Damage`) is reported once,
+is not played.  A damaged region (:class:`~ros_sim_bridge.core.damage.Damage`) is reported once,
 when play first reaches it (``on_damage``); play goes on after it.
 
 Times: ``t`` seconds from the recording's first message time; a negative ``t`` counts from
@@ -27,10 +27,11 @@ import itertools
 from pathlib import Path
 from typing import Callable, Optional, Union
 
-from ros_sim_bridge.core.file_source import Playback
+from ros_sim_bridge.core.damage import Damage
 from ros_sim_bridge.core.ntp import MAX_TIME_JUMP_S, CheckedTime, ntp64_to_unix_ns
+from ros_sim_bridge.core.replay import Playback
 from .codec.header import DEFAULT_MAX_BODY
-from .idc import IDC_TRAILER, Damage, IdcEntry, IdcReader
+from .idc import IDC_TRAILER, IdcEntry, IdcReader
 
 
 def one_clock(times_ns: list, devices: list, max_jump_s: float = MAX_TIME_JUMP_S) -> list:

@@ -32,8 +32,10 @@ import importlib
 import json
 import os
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import itemgetter
 from typing import Optional
 
 import numpy as np
@@ -430,47 +432,196 @@ class ElementTemplates:
         return template_at
 
 
+def small_unique(values) -> tuple:
+    """``np.unique(values, return_inverse=True)`` of integers ≥ 0 of a small range (shape
+    numbers, lengths, classes) without sorting: a table over the range."""
+    values = np.asarray(values).reshape(-1)
+    top = int(values.max()) + 1 if len(values) else 0
+    if top > 4 * len(values) + 4096:
+        uniq, inverse = np.unique(values, return_inverse=True)
+        return uniq, inverse.reshape(-1)
+    present = np.zeros(top, bool)
+    present[values] = True
+    rank = np.cumsum(present) - 1
+    return np.flatnonzero(present).astype(values.dtype), rank[values]
+
+
+class Ragged:
+    """A ``values`` entry of :func:`messages_with_elements` for a slot on a number of fields
+    that varies by element (points of contours, of line strips): element ``row``'s m values
+    are ``flat[starts[row]:starts[row] + m]`` (callable as ``(rows, m)`` → those rows)."""
+    __slots__ = ('flat', 'starts')
+
+    def __init__(self, flat: np.ndarray, starts: np.ndarray):
+        self.flat = flat
+        self.starts = np.asarray(starts, np.intp)
+
+    def __call__(self, rows, m):
+        return self.flat[self.starts[rows][:, None] + np.arange(m)]
+
+    def gather(self, rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """The values of elements ``rows`` with ``counts`` fields each, one after another."""
+        total = int(counts.sum())
+        first = np.cumsum(counts) - counts
+        if len(rows) and total == len(self.flat) and \
+                np.array_equal(self.starts[rows], first):
+            return self.flat                    # every row once, in order: no gather
+        return self.flat[np.repeat(self.starts[rows] - first, counts) + np.arange(total)]
+
+
+def ragged(flat: np.ndarray, starts: np.ndarray) -> Ragged:
+    """:class:`Ragged` values: element ``row``'s m values ``flat[starts[row]:][:m]``."""
+    return Ragged(flat, starts)
+
+
+class Run(Sequence):
+    """Elements of :func:`messages_with_elements` that share their ``values``: element e is
+    the template function ``templates[shape[e]]`` filled from row ``rows[e]`` (the rows in
+    order when None).  A sequence of the (template function, values, row) items it stands
+    for; slicing gives a Run."""
+    __slots__ = ('templates', 'shape', 'values', 'rows', 'ordered')
+
+    def __init__(self, templates, shape, values: dict, rows=None):
+        self.templates = list(templates)
+        self.shape = np.asarray(shape, np.intp).reshape(-1)
+        self.values = values
+        self.ordered = rows is None
+        self.rows = np.arange(len(self.shape)) if rows is None else \
+            np.asarray(rows, np.intp).reshape(-1)
+
+    def __len__(self) -> int:
+        return len(self.shape)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return Run(self.templates, self.shape[i], self.values, self.rows[i])
+        return self.templates[self.shape[i]], self.values, int(self.rows[i])
+
+    def __add__(self, other) -> list:
+        """The items of both (a list: put Runs in a list to keep them Runs)."""
+        return list(self) + list(other)
+
+    def __radd__(self, other) -> list:
+        return list(other) + list(self)
+
+
+def _flat(elements):
+    """The items and Runs of ``elements``, lists in it opened."""
+    for item in elements:
+        if isinstance(item, list):
+            yield from _flat(item)
+        else:
+            yield item
+
+
+def _runs(elements) -> tuple:
+    """A message's elements (Runs and items) as Runs, and which of them are one item of row
+    None (values not indexed)."""
+    runs, singles, pending = [], [], []
+
+    def flush():
+        if pending:
+            funcs: dict = {}
+            shape = [funcs.setdefault(f, len(funcs)) for f, _, _ in pending]
+            runs.append(Run(list(funcs), shape, pending[0][1], [r for _, _, r in pending]))
+            pending.clear()
+    for item in _flat(elements):
+        if isinstance(item, Run):
+            flush()
+            if len(item):
+                runs.append(item)
+            continue
+        f, values, row = item
+        if row is None:
+            flush()
+            singles.append(len(runs))
+            runs.append(Run([f], [0], values, [0]))
+        else:
+            if pending and pending[0][1] is not values:
+                flush()
+            pending.append(item)
+    flush()
+    return runs, singles
+
+
 def messages_with_elements(heads, element_lists) -> list:
     """Messages whose last field is a sequence of messages, in one buffer (a memoryview of
     each).  ``heads[j]`` is message j with that sequence empty (its bytes end with the count
-    0); ``element_lists[j]`` gives, for each of its elements, (a function phase → the
-    element's :func:`build` template at that phase, ``values``, ``row``): the element's slot
+    0); ``element_lists[j]`` its elements: :class:`Run` s (or lists of them), or items (a
+    function phase → the element's :func:`build` template at that phase, ``values``,
+    ``row``): the element's slot
     values are ``values[name]`` when ``row`` is None, else row ``row`` of ``values[name]``
-    (an array of rows, or a function (rows, m) → those rows' values for a slot on m fields:
-    e.g. m points of ragged contours).  Each element is placed after the previous one, its
-    alignment from the template of its phase; the count is set.  For elements whose shape
-    varies (strings, inner sequences): a template per shape and phase, cached by the caller.
-    The elements of one template and one ``values`` of rows are filled together, one
-    assignment per slot for all of them, whatever the message they are in."""
-    groups: dict = {}               # (template, id(values)) → [template, values, origins, rows]
-    singles, spans = [], []
-    known: dict = {}                # (template function, phase) → (template, its size)
-    base = 8                        # the buffer offset of the next message's payload
-    for head, elements in zip(heads, element_lists):
-        end = len(head) - 4         # the payload offset of the next element
-        for template_at, values, row in elements:
-            phase = end & 7
-            entry = known.get((template_at, phase))
-            if entry is None:
-                tmpl = template_at(phase)
-                entry = known[(template_at, phase)] = (tmpl, len(tmpl.element))
-            tmpl, size = entry
-            origin = base + end - phase             # where the template's payload starts
-            if row is None:
-                singles.append((tmpl, origin, values))
-            else:
-                group = groups.get((tmpl, id(values)))
-                if group is None:
-                    group = groups[(tmpl, id(values))] = [tmpl, values, [], []]
-                group[2].append(origin)
-                group[3].append(row)
-            end += size
-        spans.append((head, base, end, len(elements)))
-        base = -(-(base + end + 4) // 8) * 8
-    out = np.zeros(base, np.uint8)                 # zeros: elements are OR-ed in by words
-    for head, at, end, count in spans:
-        out[at - 4:at + len(head) - 4] = np.frombuffer(head, np.uint8)
-        struct.pack_into('<I', out, at + len(head) - 8, count)
+    (an array of rows, or a :class:`Ragged` / function (rows, m) → those rows' values for a
+    slot on m fields: e.g. m points of ragged contours).  Each element is placed after the
+    previous one, its alignment from the template of its phase; the count is set.  For
+    elements whose shape varies (strings, inner sequences): a template per shape and phase,
+    cached by the caller.
+
+    No loop over the elements: an element's phase (payload offset mod 8) is where the one
+    before ended, and an element with an 8-byte field ends at a phase of its own whatever its
+    start (checked; else the phases are followed one by one), so phases, sizes and offsets
+    are array arithmetic (``np.cumsum``); the template bytes are joined in one pass, and each
+    slot of a Run is one fancy-index assignment for all its elements."""
+    heads = [bytes(h) for h in heads]
+    n_msg = len(heads)
+    runs, singles, msg_of = [], set(), []
+    for j, elements in enumerate(element_lists):
+        r, s = _runs(elements)
+        singles.update(len(runs) + k for k in s)
+        runs += r
+        msg_of += [j] * len(r)
+    ids: dict = {}                                     # template function → its number
+    fid = np.concatenate([np.array([ids.setdefault(f, len(ids)) for f in run.templates],
+                                   np.intp)[run.shape] for run in runs]) \
+        if runs else np.zeros(0, np.intp)
+    funcs = list(ids)
+    per_msg = np.bincount(np.repeat(np.array(msg_of, np.intp),
+                                    [len(run) for run in runs]), minlength=n_msg) \
+        if runs else np.zeros(n_msg, np.intp)
+    first = np.cumsum(per_msg) - per_msg               # each message's first element
+    head_end = np.array([len(h) - 4 for h in heads], np.intp)
+    used = per_msg > 0
+    phase = np.empty(len(fid), np.intp)
+    if len(fid):
+        end0 = np.array([len(f(0).element) & 7 for f in funcs], np.intp)
+        phase[1:] = end0[fid[:-1]]
+        phase[first[used]] = head_end[used] & 7
+        keys, tid = small_unique(fid * 8 + phase)
+        tmpls = [funcs[k >> 3](k & 7) for k in keys.tolist()]
+        size = np.array([len(t.element) for t in tmpls], np.intp)[tid]
+        if not np.array_equal((phase + size) & 7, end0[fid]):
+            phase, tmpls, tid, size = _phases_in_turn(funcs, fid, first, per_msg, head_end)
+    else:
+        tmpls, tid, size = [], np.zeros(0, np.intp), np.zeros(0, np.intp)
+    csum = np.cumsum(size) - size                      # exclusive
+    ends = head_end.copy()
+    if len(fid):
+        ends[used] += np.add.reduceat(size, first[used])
+    base = np.empty(n_msg, np.intp)                    # each payload's buffer offset
+    at = 8
+    for j in range(n_msg):
+        base[j] = at
+        at = -(-(at + int(ends[j]) + 4) // 8) * 8
+    msg_index = np.repeat(np.arange(n_msg), per_msg)
+    start = (base + head_end)[msg_index] + csum - csum[first[msg_index]] if len(fid) else csum
+    origin = start - phase                             # each element template's 8-aligned 0
+    # the bytes: heads (counts set), elements and padding joined, 4 bytes ahead so that the
+    # payloads are 8-aligned in the buffer
+    pool = [t.element.tobytes() for t in tmpls]
+    order = tid.tolist()
+    parts, pos = [], 0
+    for j, h in enumerate(heads):
+        head = bytearray(h)
+        struct.pack_into('<I', head, len(head) - 4, int(per_msg[j]))
+        parts += [bytes(int(base[j]) - 4 - pos), head]
+        a, b = int(first[j]), int(first[j] + per_msg[j])
+        if b - a == 1:
+            parts.append(pool[order[a]])
+        elif b > a:
+            parts.extend(itemgetter(*order[a:b])(pool))
+        pos = int(base[j] + ends[j])
+    parts.append(bytes(at - pos))
+    out = np.frombuffer(bytearray().join(parts), np.uint8)
     views: dict = {}
 
     def view_of(dtype):
@@ -478,71 +629,132 @@ def messages_with_elements(heads, element_lists) -> list:
         if view is None:
             view = views[dtype] = out[:len(out) // dtype.itemsize * dtype.itemsize].view(dtype)
         return view
-    for tmpl, values, origins, rows in groups.values():
-        if len(rows) == 1:                     # one element: filled as one with its row
-            row, own = rows[0], {}
-            for name, (_, index) in tmpl.slots.items():
-                got = values[name]
-                own[name] = got([row], index.shape[0])[0] if callable(got) else got[row]
-            singles.append((tmpl, origins[0], own))
-            continue
-        origins = np.asarray(origins)
-        _place(out, tmpl, origins)
-        rows = np.asarray(rows)
-        for dtype, _, slots in tmpl.plan:
-            view, shifts = view_of(dtype), (origins // dtype.itemsize)[:, None]
-            for name, index in slots:
-                flat, m = ((np.arange(index.start, index.stop), 1) if type(index) is slice
-                           else (index.reshape(-1), index.shape[0]))
-                got = values[name]
-                got = got(rows, m) if callable(got) else got[rows]
-                view[shifts + flat] = np.reshape(got, (len(rows), -1))
-    for tmpl, origin, values in singles:
-        at = origin + tmpl.phase
-        out[at:at + len(tmpl.element)] = tmpl.element
-        for dtype, _, slots in tmpl.plan:
-            view, shift = view_of(dtype), origin // dtype.itemsize
-            for name, index in slots:
-                if type(index) is slice:
-                    view[index.start + shift:index.stop + shift] = values[name]
-                else:
-                    view[index + shift] = values[name]
+    g = 0
+    for r, run in enumerate(runs):
+        part = slice(g, g + len(run))
+        g += len(run)
+        if r in singles:
+            _fill_single(view_of, tmpls[tid[g - 1]], int(origin[g - 1]), run.values)
+        else:
+            _fill_run(view_of, tmpls, tid[part], origin[part], run)
     whole = memoryview(out)
-    return [whole[at - 4:at + end] for _, at, end, _ in spans]
+    return [whole[int(b) - 4:int(b) + int(e)] for b, e in zip(base, ends)]
 
 
-def _words(tmpl: CdrTemplate) -> np.ndarray:
-    """An element template's bytes as the 8-byte words of its 8-aligned block (zeros before its
-    phase and after its end), kept on the template."""
-    words = getattr(tmpl, '_words', None)
-    if words is None:
-        block = np.zeros(-(-(tmpl.phase + len(tmpl.element)) // 8) * 8, np.uint8)
-        block[tmpl.phase:tmpl.phase + len(tmpl.element)] = tmpl.element
-        words = tmpl._words = block.view(np.uint64)
-    return words
+def _phases_in_turn(funcs, fid, first, per_msg, head_end) -> tuple:
+    """Phases, templates, template numbers and sizes of the elements followed one by one (an
+    element whose end phase depends on its start)."""
+    known: dict = {}
+    tmpls, tid, phase, size = [], [], [], []
+    for j, count in enumerate(per_msg.tolist()):
+        p = int(head_end[j]) & 7
+        for f in fid[int(first[j]):int(first[j]) + count].tolist():
+            k = known.get((f, p))
+            if k is None:
+                k = known[(f, p)] = len(tmpls)
+                tmpls.append(funcs[f](p))
+            n = len(tmpls[k].element)
+            tid.append(k)
+            phase.append(p)
+            size.append(n)
+            p = (p + n) & 7
+    return (np.array(phase, np.intp), tmpls, np.array(tid, np.intp),
+            np.array(size, np.intp))
 
 
-def _place(out: np.ndarray, tmpl: CdrTemplate, origins: np.ndarray) -> None:
-    """The bytes of elements of ``tmpl`` at the 8-aligned ``origins`` (each element at
-    ``origin + phase``) of the zeroed ``out``: OR-ed in as 8-byte words (an element shares a
-    word only with its neighbours, in bytes that are zero in its block), the elements of even
-    and odd rank apart so that no word is written twice in one assignment (two elements of the
-    same template side by side).  Elements shorter than 16 bytes: byte by byte."""
-    if len(tmpl.element) < 16:
-        out[(origins + tmpl.phase)[:, None] + np.arange(len(tmpl.element))] = tmpl.element
-        return
-    words = _words(tmpl)
-    index = (origins // 8)[:, None] + np.arange(len(words))
-    out64 = out.view(np.uint64)
-    for part in (index[0::2], index[1::2]):
-        out64[part] |= words
+def _fill_single(view_of, tmpl: CdrTemplate, origin: int, values: dict) -> None:
+    for dtype, _, slots in tmpl.plan:
+        view, shift = view_of(dtype), origin // dtype.itemsize
+        for name, index in slots:
+            if type(index) is slice:
+                view[index.start + shift:index.stop + shift] = values[name]
+            else:
+                view[index + shift] = values[name]
 
 
-def ragged(flat: np.ndarray, starts: np.ndarray):
-    """A ``values`` entry of :func:`messages_with_elements` for a slot on a number of fields
-    that varies by element (points of contours, of line strips): element ``row``'s m values
-    are ``flat[starts[row]:starts[row] + m]``."""
-    return lambda rows, m: flat[starts[rows][:, None] + np.arange(m)]
+_GROUP_PLANS: dict = {}            # templates of a Run → how each slot is placed
+
+
+def _group_plan(group: tuple) -> list:
+    """Per slot of the templates ``group``: (name, dtype, None, (T, m·k) offsets of its
+    values in each template, m) when every template has the same field count m, else
+    (name, dtype, k, (first offset, field count) of each template: its fields adjacent,
+    None)."""
+    plan = _GROUP_PLANS.get(group)
+    if plan is not None:
+        return plan
+    slots: dict = {}
+    for t in group:
+        for name, (dtype, index) in t.slots.items():
+            slots.setdefault(name, (dtype, index))
+    plan = []
+    for name, (dtype, index) in slots.items():
+        none = np.zeros((0, index.shape[1]), np.intp)   # a template without the slot
+        indices = [t.slots[name][1] if name in t.slots else none for t in group]
+        if all(i.shape == index.shape for i in indices):
+            rel = np.stack([i.reshape(-1) for i in indices])
+            if rel.shape[1] and (rel - rel[:, :1] == rel[0] - rel[0, 0]).all():
+                rel = (rel[:, 0], rel[0] - rel[0, 0])   # the same fields, shifted: (shift, rel)
+            plan.append((name, dtype, None, rel, index.shape[0]))
+            continue
+        firsts, fields = [], []
+        for i in indices:
+            flat = i.reshape(-1)
+            if len(flat) and not np.array_equal(flat, np.arange(flat[0], flat[0] + len(flat))):
+                raise ValueError(f'slot {name}: fields not adjacent')
+            firsts.append(int(flat[0]) if len(flat) else 0)
+            fields.append(i.shape[0])
+        plan.append((name, dtype, index.shape[1],
+                     (np.array(firsts, np.intp), np.array(fields, np.intp)), None))
+    if len(_GROUP_PLANS) >= 1024:
+        _GROUP_PLANS.clear()
+    _GROUP_PLANS[group] = plan
+    return plan
+
+
+def _fill_run(view_of, tmpls: list, tid: np.ndarray, origin: np.ndarray, run: Run) -> None:
+    """The slots of a Run's elements (templates ``tmpls[tid]`` at ``origin``): per slot one
+    assignment for all, a slot whose field count varies by template (its fields adjacent)
+    placed by ragged offsets."""
+    used, local = small_unique(tid)
+    group = tuple(tmpls[k] for k in used.tolist())
+    rows, values = run.rows, run.values
+    n = len(rows)
+    in_order = run.ordered or (bool(n) and rows[0] == 0 and rows[-1] == n - 1 and
+                               np.array_equal(rows, np.arange(n)))
+    starts: dict = {}
+    for name, dtype, width, layout, fixed in _group_plan(group):
+        at = starts.get(dtype.itemsize)
+        if at is None:
+            at = starts[dtype.itemsize] = origin // dtype.itemsize
+        got = values[name]
+        if width is None:
+            if type(layout) is tuple:                  # offsets: a shift per template
+                shift, rel = layout
+                where = ((at + shift[0]) if len(group) == 1 else (at + shift[local]))[:, None] \
+                    + rel
+            else:
+                where = at[:, None] + (layout[0] if len(group) == 1 else layout[local])
+            if isinstance(got, Ragged):
+                got = got.gather(rows, np.full(n, fixed))
+            elif callable(got):
+                got = got(rows, fixed)
+            elif not (in_order and len(got) == n):
+                got = np.asarray(got)[rows]
+            view_of(dtype)[where] = np.reshape(got, (n, -1))
+            continue
+        firsts, fields = layout
+        m = fields[local]                              # fields of each element
+        counts = m * width
+        done = np.cumsum(counts) - counts
+        where = np.repeat(at + firsts[local] - done, counts) + np.arange(int(done[-1] +
+                                                                             counts[-1]))
+        if isinstance(got, Ragged):
+            got = got.gather(rows, m)
+        else:
+            got = np.concatenate([np.reshape(got(rows[k:k + 1], int(c)), -1)
+                                  for k, c in enumerate(m.tolist()) if c] or [np.zeros(0)])
+        view_of(dtype)[where] = np.reshape(got, -1)
 
 
 def serialize(type_name: str, value) -> bytes:

@@ -9,8 +9,9 @@ Two ways to the same bytes, one description of each marker (:func:`marker` and i
   shape, cached by the caller, filled per message (or per block of messages) from numpy rows;
 * element templates (:class:`MarkerCdr`: :meth:`~MarkerCdr.boxes`, :meth:`~MarkerCdr.labels`,
   :meth:`~MarkerCdr.line_strips`), cached by their shape (frame, namespace, lifetime, text,
-  point count) and the phase they land at, joined by :func:`marker_arrays`, for streams whose
-  markers come and go.
+  point count) and the phase they land at, each call's markers one
+  :class:`~.cdr_template.Run` (their numbers as rows), joined by :func:`marker_arrays`
+  without a loop over the markers, for streams whose markers come and go.
 
 The numbers are worked out once for a whole array (:func:`box_rows`: poses from centres and
 yaw or quaternions, minimum sizes; :func:`colors_array`).
@@ -22,8 +23,8 @@ Usage::
                     color=rgba, position=tops)
 
     cdr = MarkerCdr()
-    items = cdr.boxes(stamp, 'map', 'objects', ids, centers, sizes, yaw=yaw, colors=rgba)
-    items += cdr.labels(stamp, 'map', 'labels', ids, positions, texts)
+    items = [cdr.boxes(stamp, 'map', 'objects', ids, centers, sizes, yaw=yaw, colors=rgba),
+             cdr.labels(stamp, 'map', 'labels', ids, positions, texts)]
     msg, = marker_arrays([items])                   # a CdrMessage
 """
 from __future__ import annotations
@@ -35,13 +36,15 @@ from builtin_interfaces.msg import Duration
 
 from ros_sim_bridge.core import frames
 
-from .cdr_template import (CdrTemplate, ElementTemplates, Slot, build, messages_with_elements,
-                           ragged, serialize)
+from .cdr_template import (CdrTemplate, ElementTemplates, Run, Slot, build,
+                           messages_with_elements, ragged, serialize, small_unique)
 from .pointcloud_cdr import CdrMessage
 
 TYPE_NAME = 'visualization_msgs/msg/MarkerArray'
 _MARKER = 'visualization_msgs/msg/Marker'
 _EMPTY = serialize(TYPE_NAME, {'markers': []})
+#: an empty MarkerArray's bytes: the head of :func:`.cdr_template.messages_with_elements`
+EMPTY_ARRAY = _EMPTY
 _ZERO = Duration()
 WHITE = (1.0, 1.0, 1.0, 1.0)
 _STAMP = Slot('stamp')
@@ -164,8 +167,9 @@ def marker_arrays(item_lists) -> list:
 class MarkerCdr:
     """Marker element templates by shape and phase; :meth:`boxes`, :meth:`labels` and
     :meth:`line_strips` take a stamp as (sec, nanosec), or one per marker as (n, 2) rows, a
-    frame, a namespace and n rows of ids and numbers, and give (template, values, row) items,
-    the values of all of a call's markers as rows."""
+    frame, a namespace and n rows of ids and numbers, and give a
+    :class:`~.cdr_template.Run` of the markers (a sequence of (template, values, row)
+    items; ``[]`` for none), the values of all of a call's markers as rows."""
 
     def __init__(self, max_templates: int = 4096):
         self._at = ElementTemplates(_MARKER, max_templates).at
@@ -196,7 +200,7 @@ class MarkerCdr:
         at = self._at(('box', frame, ns, _key(lifetime)),
                       lambda: dict(self._base(frame, ns, Marker.CUBE, lifetime),
                                    pose=Slot('pose'), scale=Slot('scale')))
-        return [(at, values, i) for i in range(len(ids))]
+        return Run([at], np.zeros(len(ids), np.intp), values)
 
     def labels(self, stamp, frame: str, ns: str, ids: Sequence[int], positions,
                texts: Sequence[str], *, height: float = 0.6, colors=WHITE,
@@ -213,8 +217,9 @@ class MarkerCdr:
             return lambda: dict(self._base(frame, ns, Marker.TEXT_VIEW_FACING, lifetime),
                                 pose={'position': Slot('position')},
                                 scale={'x': 0.0, 'y': 0.0, 'z': float(height)}, text=text)
-        return [(self._at(key + (text,), value(text)), values, i)
-                for i, text in enumerate(texts)]
+        shapes: dict = {}
+        shape = [shapes.setdefault(text, len(shapes)) for text in texts]
+        return Run([self._at(key + (text,), value(text)) for text in shapes], shape, values)
 
     def arrows(self, stamp, frame: str, ns: str, ids: Sequence[int], starts, ends, *,
                shaft: float = 0.1, head: float = 0.25, head_length: float = 0.3, colors=WHITE,
@@ -230,7 +235,7 @@ class MarkerCdr:
                        float(head_length)),
                       lambda: arrow(frame, ns, shaft=shaft, head=head, head_length=head_length,
                                     lifetime=lifetime or _ZERO))
-        return [(at, values, i) for i in range(n)]
+        return Run([at], np.zeros(n, np.intp), values)
 
     def deletes(self, stamp, frame: str, keys: Iterable[tuple]) -> list:
         """DELETEs of (namespace, id) ``keys``, in sorted order."""
@@ -239,17 +244,16 @@ class MarkerCdr:
             return []
         values = {'stamp': np.broadcast_to(np.asarray(stamp, np.int64), (len(keys), 2)),
                   'id': np.array([mid for _, mid in keys], np.int64)}
-        return [(self._at(('delete', frame, ns), lambda ns=ns: delete(frame, ns, Slot('id'))),
-                 values, i) for i, (ns, _) in enumerate(keys)]
+        spaces: dict = {}
+        shape = [spaces.setdefault(ns, len(spaces)) for ns, _ in keys]
+        return Run([self._at(('delete', frame, ns), lambda ns=ns: delete(frame, ns, Slot('id')))
+                    for ns in spaces], shape, values)
 
     def line_strips(self, stamp, frame: str, ns: str, ids: Sequence[int], polylines,
                     *, z: float = 0.0, width: float = 0.05, colors=WHITE,
                     lifetime: Optional[Duration] = None) -> list:
         """LINE_STRIPs of (k, 2) or (k, 3) arrays (2-D ones at ``z``; a one-point polyline
         doubled: a strip needs two points)."""
-        ids, values = self._rows(stamp, ids, colors)
-        if not len(ids):
-            return []
         lines = []
         for line in polylines:
             xy = np.asarray(line, np.float64)
@@ -257,19 +261,34 @@ class MarkerCdr:
                 xy = xy.reshape(-1, 2)
             if xy.shape[1] == 2:
                 xy = np.column_stack([xy, np.full(len(xy), float(z))])
-            lines.append(np.repeat(xy, 2, axis=0) if len(xy) == 1 else xy)
+            lines.append(xy)
         counts = np.array([len(xy) for xy in lines], np.intp)
-        starts = np.cumsum(counts) - counts
         flat = np.concatenate(lines) if lines else np.zeros((0, 3))
-        values['points'] = ragged(flat, starts)
+        return self.line_strips_flat(stamp, frame, ns, ids, flat, counts, width=width,
+                                     colors=colors, lifetime=lifetime)
+
+    def line_strips_flat(self, stamp, frame: str, ns: str, ids: Sequence[int], points,
+                         counts, *, width: float = 0.05, colors=WHITE,
+                         lifetime: Optional[Duration] = None) -> Run:
+        """:meth:`line_strips` of polylines given as one (K, 3) array of their points one
+        after another and each one's point count (no loop over the polylines)."""
+        ids, values = self._rows(stamp, ids, colors)
+        if not len(ids):
+            return []
+        points, counts = np.asarray(points, np.float64), np.asarray(counts, np.intp)
+        single = counts == 1
+        if single.any():                    # a strip needs two points: a one-point one doubled
+            points = np.repeat(points, np.repeat(np.where(single, 2, 1), counts), axis=0)
+            counts = np.where(single, 2, counts)
+        values['points'] = ragged(points, np.cumsum(counts) - counts)
         key = ('strip', frame, ns, _key(lifetime), float(width))
 
         def value(k):
             return lambda: dict(self._base(frame, ns, Marker.LINE_STRIP, lifetime),
                                 pose={'orientation': {'w': 1.0}}, scale={'x': float(width)},
                                 points=[Slot('points')] * k)
-        return [(self._at(key + (k,), value(k)), values, i)
-                for i, k in enumerate(counts.tolist())]
+        lengths, shape = small_unique(counts)
+        return Run([self._at(key + (k,), value(k)) for k in lengths.tolist()], shape, values)
 
 
 def _key(lifetime: Optional[Duration]) -> tuple:

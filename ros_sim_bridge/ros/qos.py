@@ -13,3 +13,10 @@ TF = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100,
 LATCHED = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
                      reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def deeper(profile: QoSProfile, depth: int) -> QoSProfile:
+    """``profile`` with a history of at least ``depth`` samples (a writer that publishes
+    bursts: KEEP_LAST drops the oldest samples not yet sent)."""
+    return QoSProfile(history=profile.history, depth=max(profile.depth, depth),
+                      reliability=profile.reliability, durability=profile.durability)

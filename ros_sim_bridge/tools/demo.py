@@ -22,16 +22,13 @@ from pathlib import Path
 from ros_sim_bridge.core.cli import run_main
 from ros_sim_bridge.tools.ports import DEMO_DOMAINS
 from ros_sim_bridge.tools.session import background_node, keep_dds_local
-from ros_sim_bridge.tools.suite import SOURCES
+from ros_sim_bridge.tools.suite import SOURCES, demo_module
 
 #: the suite's sources (namespaces the recording must hold)
 CHECKS_SOURCES = tuple(SOURCES)
-#: per-driver checks: name → module with run(node, seconds) -> lines
-CHECKS = {'rflysim': 'ros_sim_bridge.rflysim.ros.demo',
-          'morai': 'ros_sim_bridge.morai.ros.demo',
-          'lux': 'ros_sim_bridge.ibeo.ros.demo',
-          'monodrive': 'ros_sim_bridge.monodrive.ros.demo',
-          'carla': 'ros_sim_bridge.carla.ros.demo'}
+#: per-driver checks: name → module with run(node, seconds) -> lines (each source's
+#: ``demo_check``, its ``ros/demo.py``)
+CHECKS = {s.demo_check: demo_module(s) for s in SOURCES.values() if s.demo_check}
 #: topics that stay empty in a healthy run: collisions (none in the demo), monoDrive's raw
 #: replies (only for replies nobody waited for and unknown sensors)
 QUIET_TOPICS = ('collision', '/raw')
@@ -44,47 +41,30 @@ def unexpectedly_empty(bag: dict) -> list[str]:
             if not msgs and not t.endswith(QUIET_TOPICS) and t != '/parameter_events']
 
 
-class EgoDriver:
-    """Drives the emulated MORAI ego along a curve through /morai/ctrl_cmd (as a user's stack
-    would), so the recorded ego track has a shape; its own rclpy context."""
-
-    def __init__(self):
-        import rclpy
-        from ros_sim_bridge.msg import MoraiCtrlCmd
-        self.rclpy, self.msg = rclpy, MoraiCtrlCmd
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context)
-        self.node = rclpy.create_node('sim_bridge_demo_driver', context=self.context)
-        self.pub = self.node.create_publisher(MoraiCtrlCmd, '/morai/ctrl_cmd', 10)
-
-    def __call__(self, elapsed: float) -> None:
-        steering = 0.15 if int(elapsed) % 8 < 5 else -0.1      # rad: left, then right
-        self.pub.publish(self.msg(ctrl_mode=2, gear=4, cmd_type=2, velocity=8.0,
-                                  steering=steering))
-
-    def close(self) -> None:
-        self.node.destroy_node()
-        self.context.try_shutdown()
-
-
 def record_suite(bag: Path, seconds: float) -> int:
     """The suite with emulators for ``seconds``, recorded to ``bag`` (replaced if present)."""
     from ros_sim_bridge.tools import run
     if bag.exists():
         shutil.rmtree(bag)
+    sets = [f'{s.name}.{k}={v}' for s in SOURCES.values() for k, v in s.demo_set]
     args = run.build_parser().parse_args([
         '--sim', '--free-ports', '--quiet', '--record', str(bag), '--duration', str(seconds),
-        '--set', 'rflysim.copter_ids=[1,2,3]'])
+        *(x for item in sets for x in ('--set', item))])
     show = run.progress_line(seconds)
-    driver = EgoDriver()
-
-    def progress(elapsed, recorder):
-        driver(elapsed)
-        show(elapsed, recorder)
+    drivers = []                # what drives a source while it is recorded (demo_driver)
     try:
+        for s in SOURCES.values():
+            if s.demo_driver:
+                drivers.append(getattr(importlib.import_module(demo_module(s)), s.demo_driver)())
+
+        def progress(elapsed, recorder):
+            for driver in drivers:
+                driver(elapsed)
+            show(elapsed, recorder)
         code = run.run(args, progress)
     finally:
-        driver.close()
+        for driver in drivers:
+            driver.close()
     sys.stderr.write('\n')
     return code
 

@@ -38,6 +38,14 @@ def free_udp_ports(count: int, step: int = 1) -> int:
 
 
 def free_tcp_port() -> int:
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
+    """A TCP port free on 127.0.0.1 now, from PORT_RANGE (not the kernel's ephemeral range, where
+    an outgoing connection could take it before the server that is to listen on it binds)."""
+    for _ in range(200):
+        port = random.randint(*PORT_RANGE)
+        with socket.socket() as s:
+            try:
+                s.bind(('127.0.0.1', port))
+            except OSError:
+                continue
+            return port
+    raise OSError(f'no free TCP port in {PORT_RANGE[0]}-{PORT_RANGE[1]} on 127.0.0.1')

@@ -14,7 +14,8 @@ from ros_sim_bridge.carla.cli import main
 from ros_sim_bridge.carla.codec import Recording
 from ros_sim_bridge.carla.codec.header import encode_header
 from ros_sim_bridge.carla.codec.records import UE4, PacketDecoder, PacketEncoder, WalkerBones
-from ros_sim_bridge.carla.generator import LAYOUTS, Scene, write
+from ros_sim_bridge.carla.emulator.scene import LAYOUTS, Scene
+from ros_sim_bridge.carla.emulator.writer import write
 from ros_sim_bridge.carla.ros.node import CarlaReplayerNode
 from ros_sim_bridge.carla.world import World
 from ros_sim_bridge.core.binary import BAD_VALUE, CodecError

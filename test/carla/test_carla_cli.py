@@ -7,7 +7,8 @@ import pytest
 
 from conftest import shared_path
 from ros_sim_bridge.carla.cli import main
-from ros_sim_bridge.carla.generator import Scene, write
+from ros_sim_bridge.carla.emulator.scene import Scene
+from ros_sim_bridge.carla.emulator.writer import write
 
 
 def run(*argv):

@@ -477,7 +477,8 @@ def test_compiled_and_python_packet_walks_agree():
     ('ue5', 'UE5 vectors, ids>=18 as 0.9.16')])
 def test_layout_name_names_the_ids_table_only_when_the_file_has_such_ids(layout, name):
     import io
-    from ros_sim_bridge.carla.generator import Scene, write
+    from ros_sim_bridge.carla.emulator.scene import Scene
+    from ros_sim_bridge.carla.emulator.writer import write
     buf = io.BytesIO()
     write(buf, Scene(seconds=1.0, rate=10.0), layout)
     rec = Recording(buf.getvalue())

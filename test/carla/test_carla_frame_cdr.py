@@ -16,7 +16,8 @@ from visualization_msgs.msg import MarkerArray
 
 from conftest import shared_path
 from ros_sim_bridge.carla.codec import Recording
-from ros_sim_bridge.carla.generator import SENSOR_OFFSET, Scene, write
+from ros_sim_bridge.carla.emulator.scene import SENSOR_OFFSET, Scene
+from ros_sim_bridge.carla.emulator.writer import write
 from ros_sim_bridge.carla.ros.frame_cdr import KINDS, FrameCdr, Frames
 from ros_sim_bridge.carla.world import World
 from ros_sim_bridge.msg import (CarlaActorList, CarlaCollision, CarlaTrafficLightList,

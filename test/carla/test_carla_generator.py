@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from ros_sim_bridge.carla.codec import Recording
-from ros_sim_bridge.carla.generator import LAYOUTS, SENSOR_OFFSET, Scene, write
+from ros_sim_bridge.carla.emulator.scene import LAYOUTS, SENSOR_OFFSET, Scene
+from ros_sim_bridge.carla.emulator.writer import write
 
 
 def generated(layout, **kw):
@@ -93,7 +94,7 @@ def test_generated_bytes_follow_the_spec_read_with_struct():
 
 
 def test_generator_command_line(tmp_path):
-    from ros_sim_bridge.carla.generator import main
+    from ros_sim_bridge.carla.emulator.cli import main
     out = tmp_path / 'g.log'
     assert main([str(out), '--seconds', '2', '--vehicles', '5', '--layout', 'ue5']) == 0
     rec = Recording(out.read_bytes())

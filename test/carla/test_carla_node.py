@@ -17,7 +17,8 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from conftest import wait_until
 from ros_sim_bridge.carla.codec import Recording
-from ros_sim_bridge.carla.generator import SENSOR_OFFSET, SENSOR_RELATIVE, Scene, write
+from ros_sim_bridge.carla.emulator.scene import SENSOR_OFFSET, SENSOR_RELATIVE, Scene
+from ros_sim_bridge.carla.emulator.writer import write
 from ros_sim_bridge.carla.ros.frame_cdr import FrameCdr, Frames
 from ros_sim_bridge.carla.ros.node import CarlaReplayerNode
 from ros_sim_bridge.carla.world import World

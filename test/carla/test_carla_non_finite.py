@@ -19,7 +19,8 @@ from visualization_msgs.msg import MarkerArray
 
 from ros_sim_bridge.carla.cli import blocked_rows
 from ros_sim_bridge.carla.codec import Recording
-from ros_sim_bridge.carla.generator import SENSOR_OFFSET, Scene, write
+from ros_sim_bridge.carla.emulator.scene import SENSOR_OFFSET, Scene
+from ros_sim_bridge.carla.emulator.writer import write
 from ros_sim_bridge.carla.ros.node import CarlaReplayerNode
 from ros_sim_bridge.carla.ros.to_bag import to_bag
 from ros_sim_bridge.msg import CarlaActorList, CarlaTrafficLightList

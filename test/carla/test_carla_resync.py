@@ -15,7 +15,8 @@ from conftest import shared_path
 from ros_sim_bridge.carla.cli import main
 from ros_sim_bridge.carla.codec import Recording
 from ros_sim_bridge.carla.codec.frame_index import FRAME_START_HEADER
-from ros_sim_bridge.carla.generator import LAYOUTS, Scene, write
+from ros_sim_bridge.carla.emulator.scene import LAYOUTS, Scene
+from ros_sim_bridge.carla.emulator.writer import write
 from ros_sim_bridge.core.binary import BAD_VALUE, OVERSIZED, TRUNCATED
 
 SCENE = Scene(seconds=6.0, rate=20.0, vehicles=6, walkers=2, traffic_lights=2)

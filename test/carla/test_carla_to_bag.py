@@ -11,7 +11,8 @@ import yaml
 
 from ros_sim_bridge.carla.cli import main
 from ros_sim_bridge.carla.codec import Recording
-from ros_sim_bridge.carla.generator import SENSOR_OFFSET, Scene, write
+from ros_sim_bridge.carla.emulator.scene import SENSOR_OFFSET, Scene
+from ros_sim_bridge.carla.emulator.writer import write
 from ros_sim_bridge.carla.ros.to_bag import to_bag
 from ros_sim_bridge.tools.launcher import executable
 

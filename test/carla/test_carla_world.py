@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from ros_sim_bridge.carla.codec import Recording
-from ros_sim_bridge.carla.generator import SENSOR_OFFSET, Scene, write
+from ros_sim_bridge.carla.emulator.scene import SENSOR_OFFSET, Scene
+from ros_sim_bridge.carla.emulator.writer import write
 from ros_sim_bridge.carla.world import World, ue_to_rep103, ue_velocity_to_rep103
 
 
@@ -257,7 +258,7 @@ def test_parented_actor_stays_where_it_was_when_its_parent_is_destroyed(jump_bac
 
 def test_generated_collision_sensor_is_written_as_carla_does(scene_rec):
     """The generator's sensor: EventAdd at a transform relative to the hero, no Position."""
-    from ros_sim_bridge.carla.generator import SENSOR_RELATIVE
+    from ros_sim_bridge.carla.emulator.scene import SENSOR_RELATIVE
     scene, rec = scene_rec
     sensor = scene.hero + SENSOR_OFFSET
     world = World(rec)

@@ -1,11 +1,11 @@
-"""core.file_source.Playback: an indexed recording handed out at its recorded pace, with
+"""core.replay.Playback: an indexed recording handed out at its recorded pace, with
 pause, resume, seek, loop and a rate factor (real threads, real clocks; generous bounds)."""
 import threading
 import time
 
 import pytest
 
-from ros_sim_bridge.core.file_source import Playback
+from ros_sim_bridge.core.replay import Playback
 
 from conftest import wait_until
 

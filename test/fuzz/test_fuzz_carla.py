@@ -14,7 +14,7 @@ import time
 
 from hypothesis import example, given, strategies as st
 
-from ros_sim_bridge.carla import generator
+from ros_sim_bridge.carla.emulator import scene as generator_scene, writer as generator_writer
 from ros_sim_bridge.carla.codec import PacketDecoder, Recording
 from ros_sim_bridge.carla.codec.records import PACKET_HEADER
 from ros_sim_bridge.carla.world import World
@@ -28,12 +28,12 @@ PASS_SECONDS = 5.0
 
 def _recording(layout: str) -> bytes:
     out = io.BytesIO()
-    generator.write(out, generator.Scene(seconds=0.2, rate=20.0, vehicles=2, walkers=1,
+    generator_writer.write(out, generator_scene.Scene(seconds=0.2, rate=20.0, vehicles=2, walkers=1,
                                          traffic_lights=1), layout)
     return out.getvalue()
 
 
-SEEDS = [_recording(layout) for layout in sorted(generator.LAYOUTS)]
+SEEDS = [_recording(layout) for layout in sorted(generator_scene.LAYOUTS)]
 
 
 def _packets(data: bytes) -> list[tuple[int, bytes]]:

@@ -20,7 +20,8 @@ from hypothesis import example, given, strategies as st
 from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.ibeo import ecu_recording
 from ros_sim_bridge.ibeo.codec.header import HEADER_SIZE, MAGIC_BYTES
-from ros_sim_bridge.ibeo.idc import Damage, IdcReader, IdcWriter
+from ros_sim_bridge.core.damage import Damage
+from ros_sim_bridge.ibeo.idc import IdcReader, IdcWriter
 
 import fuzz_support as fz
 import ibeo_seeds

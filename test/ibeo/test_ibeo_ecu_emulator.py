@@ -7,7 +7,9 @@ import time
 import numpy as np
 import pytest
 
-from ros_sim_bridge.ibeo import emulator as sim
+from ros_sim_bridge.ibeo.emulator.cli import main
+from ros_sim_bridge.ibeo.emulator.scene import EcuScene
+from ros_sim_bridge.ibeo.emulator.server import LuxServer
 from ros_sim_bridge.ibeo.codec import scan_ecu as se
 
 from test_ibeo_emulator import Client
@@ -22,13 +24,13 @@ def types(client):
 
 @pytest.fixture
 def ecu():
-    srv = sim.LuxServer(sim.EcuScene(20.0, scanners=3, points=60_000), port=0).start()
+    srv = LuxServer(EcuScene(20.0, scanners=3, points=60_000), port=0).start()
     yield srv
     srv.stop()
 
 
 def test_scene_frame_has_every_ecu_type_and_60000_points():
-    scene = sim.EcuScene(12.5, scanners=4, points=60_000)
+    scene = EcuScene(12.5, scanners=4, points=60_000)
     first = scene.step()
     kinds = [m.data_type for m in first]
     for dt in (0x2205, 0x2280, 0x2807, 0x2604, 0x9001, 0x9002, 0x2808, 0x6701, 0x2403, 0x1100):
@@ -80,7 +82,7 @@ def test_malformed_set_filter_is_refused_and_lux_commands_fail(ecu):
 
 def test_cli_ecu_mode(capsys):
     t0 = time.monotonic()
-    assert sim.main(['--ecu', '--port', '0', '--duration', '0.3', '--points', '1000',
+    assert main(['--ecu', '--port', '0', '--duration', '0.3', '--points', '1000',
                      '--rate', '5']) == 0
     assert time.monotonic() - t0 < 5
     assert 'ECU emulator on 127.0.0.1:' in capsys.readouterr().out

@@ -24,7 +24,8 @@ from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
 from ros_sim_bridge.core.ntp import ntp64_to_unix_ns
-from ros_sim_bridge.ibeo import emulator as sim
+from ros_sim_bridge.ibeo.emulator.scene import EcuScene
+from ros_sim_bridge.ibeo.emulator.server import LuxServer
 from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.codec.header import encode_message
 from ros_sim_bridge.ibeo.ecu_recording import FAKE_JPEG, mounting
@@ -63,7 +64,7 @@ def ecu_driver(ros):
 
 def ecu_server(port, closing, **scene):
     args = {'scanners': 3, 'points': 6000, 'start_unix_ns': time.time_ns(), **scene}
-    srv = sim.LuxServer(sim.EcuScene(args.pop('rate', 12.5), **args), port=port).start()
+    srv = LuxServer(EcuScene(args.pop('rate', 12.5), **args), port=port).start()
     closing.append(srv)
     return srv
 

@@ -19,7 +19,9 @@ from ros_sim_bridge.ibeo.codec import vehicle_state as V
 from ros_sim_bridge.ibeo.codec.framing import make_framer
 from ros_sim_bridge.core.ntp import unix_ns_to_ntp
 from ros_sim_bridge.core.framer import Frame
-from ros_sim_bridge.ibeo import emulator as sim
+from ros_sim_bridge.ibeo.emulator.cli import main
+from ros_sim_bridge.ibeo.emulator.scene import LuxScene, OUT_SCAN, OUT_VEHICLE, STATUS_STOPPED
+from ros_sim_bridge.ibeo.emulator.server import LuxServer, load_messages, replay_delays
 
 SAMPLES = Path(__file__).resolve().parents[2].parent / 'shared' / 'samples' / 'ibeo' / \
     'raulexposito-ldmrs'
@@ -46,7 +48,7 @@ def seg_distance(xy, segs):
 # --- scene ----------------------------------------------------------------------------------
 
 def test_step_produces_scan_objects_vehicle_state():
-    scene = sim.LuxScene(seed=1)
+    scene = LuxScene(seed=1)
     recs = decode(scene.step())
     assert [type(r) for r in recs] == [S.LuxScan, O.LuxObjectList, V.LuxVehicleState]
     scan = recs[0]
@@ -59,7 +61,7 @@ def test_step_produces_scan_objects_vehicle_state():
 
 
 def test_scan_geometry_matches_the_scene():
-    scene = sim.LuxScene(seed=2, clutter_probability=0.0)
+    scene = LuxScene(seed=2, clutter_probability=0.0)
     for _ in range(5):
         scene.step()
     scan = decode(scene.step())[0]
@@ -82,7 +84,7 @@ def test_scan_geometry_matches_the_scene():
 
 
 def test_points_in_sensor_order_and_echo_numbering():
-    scene = sim.LuxScene(seed=3, clutter_probability=0.05)
+    scene = LuxScene(seed=3, clutter_probability=0.05)
     p = decode(scene.step())[0].points
     assert (np.diff(p['angle_ticks'].astype(int)) <= 0).all()        # sweep from start to end
     assert p['echo'].max() >= 1 and p['echo'].max() <= 2
@@ -95,7 +97,7 @@ def test_points_in_sensor_order_and_echo_numbering():
 
 
 def test_mirror_side_toggles_and_scan_numbers_count():
-    scene = sim.LuxScene()
+    scene = LuxScene()
     scans = [decode(scene.step())[0] for _ in range(4)]
     assert [s.mirror_side for s in scans] == [0, 1, 0, 1]
     assert [s.scan_number for s in scans] == [0, 1, 2, 3]
@@ -103,7 +105,7 @@ def test_mirror_side_toggles_and_scan_numbers_count():
 
 
 def test_tracked_objects_follow_the_truth():
-    scene = sim.LuxScene(seed=4)
+    scene = LuxScene(seed=4)
     lists = []
     for _ in range(6):
         recs = decode(scene.step())
@@ -140,7 +142,7 @@ def test_tracked_objects_follow_the_truth():
 
 
 def test_eight_layers_alternate_mirror_sides():
-    scene = sim.LuxScene(layers=8, seed=5, clutter_probability=0.0)
+    scene = LuxScene(layers=8, seed=5, clutter_probability=0.0)
     assert scene.param('DeviceType') == 0x18
     assert scene.param('BeamTilt') == pytest.approx(math.radians(1.6), abs=1e-4)
     front, rear = (decode(scene.step())[0] for _ in range(2))
@@ -164,7 +166,7 @@ def test_eight_layers_alternate_mirror_sides():
 
 @pytest.mark.parametrize('rate,step_ticks', [(25.0, 16), (50.0, 32)])
 def test_fast_rates_have_no_objects_and_warn(rate, step_ticks):
-    scene = sim.LuxScene(rate_hz=rate, warning_period_s=1.0)
+    scene = LuxScene(rate_hz=rate, warning_period_s=1.0)
     recs = []
     for _ in range(int(rate * 1.5)):
         recs += decode(scene.step())
@@ -177,7 +179,7 @@ def test_fast_rates_have_no_objects_and_warn(rate, step_ticks):
 
 
 def test_occasional_warning_lasts_three_scans():
-    scene = sim.LuxScene(warning_period_s=2.0)
+    scene = LuxScene(warning_period_s=2.0)
     found = []
     for i in range(60):                       # 4.8 s at 12.5 Hz
         for r in decode(scene.step()):
@@ -194,7 +196,7 @@ def reply(scene, body):
 
 
 def test_get_status_and_parameters():
-    scene = sim.LuxScene()
+    scene = LuxScene()
     r = reply(scene, C.encode_get_status())
     assert r.success and r.status.firmware_version_str == '2.7.5'
     assert 30 < r.status.temperature_c < 45 and r.status.status_names[:2] == ['motor_on',
@@ -213,7 +215,7 @@ def test_get_status_and_parameters():
 
 
 def test_set_parameter_rules_and_effects():
-    scene = sim.LuxScene()
+    scene = LuxScene()
     assert reply(scene, C.encode_set_parameter('Scan frequency', 25.0)).success
     assert scene.rate_hz == 25.0
     assert reply(scene, C.encode_set_parameter('Start angle', 30.0)).success
@@ -233,7 +235,7 @@ def test_set_parameter_rules_and_effects():
 
 
 def test_save_reset_defaults_and_reset():
-    scene = sim.LuxScene()
+    scene = LuxScene()
     reply(scene, C.encode_set_parameter('Minimum Object Age', 4))
     assert reply(scene, C.encode_save_config()).success
     reply(scene, C.encode_set_parameter('Minimum Object Age', 9))
@@ -245,16 +247,16 @@ def test_save_reset_defaults_and_reset():
 
 
 def test_measure_and_output_flags():
-    scene = sim.LuxScene()
+    scene = LuxScene()
     assert reply(scene, C.encode_stop_measure()).success and not scene.measuring
-    assert reply(scene, C.encode_get_status()).status.scanner_status == sim.STATUS_STOPPED
+    assert reply(scene, C.encode_get_status()).status.scanner_status == STATUS_STOPPED
     assert reply(scene, C.encode_start_measure()).success and scene.measuring
-    reply(scene, C.encode_set_parameter('Data Output Flag', sim.OUT_SCAN | sim.OUT_VEHICLE))
+    reply(scene, C.encode_set_parameter('Data Output Flag', OUT_SCAN | OUT_VEHICLE))
     assert [type(r) for r in decode(scene.step())] == [O.LuxObjectList]
 
 
 def test_set_ntp_time_sets_the_sensor_clock():
-    scene = sim.LuxScene()
+    scene = LuxScene()
     scene.step()
     sec, frac = unix_ns_to_ntp(1_800_000_000 * 10**9)
     assert reply(scene, C.encode_set_ntp_time(sec, frac)).success
@@ -318,7 +320,7 @@ class Client:
 
 @pytest.fixture
 def server():
-    srv = sim.LuxServer(sim.LuxScene(seed=9), port=0).start()
+    srv = LuxServer(LuxScene(seed=9), port=0).start()
     yield srv
     srv.stop()
 
@@ -382,13 +384,13 @@ def test_tcp_garbage_from_client_is_survived(server):
 
 
 def test_replay_of_synthetic_messages_is_paced():
-    scene = sim.LuxScene()
+    scene = LuxScene()
     msgs = [m.to_bytes() for _ in range(6) for m in scene.step()]
-    delays = sim.replay_delays(msgs, speed=2.0)
+    delays = replay_delays(msgs, speed=2.0)
     # Scans stamp their start, the other messages the scan end (+24.4 ms); speed 2 halves.
     assert delays[0] == 0 and sum(delays) == pytest.approx((5 * 0.08 + 0.08 * 3520 / 11520) / 2,
                                                            abs=1e-6)
-    with sim.LuxServer(port=0, replay=msgs, replay_speed=2.0) as srv:
+    with LuxServer(port=0, replay=msgs, replay_speed=2.0) as srv:
         c = Client(srv.port)
         t0 = time.monotonic()
         c.pump(lambda c: len(c.raw) == len(msgs))
@@ -402,9 +404,9 @@ def test_replay_real_captures_end_to_end():
                                    '20120921-200644_record.hexlog')]
     if not all(p.exists() for p in paths):
         pytest.skip('../shared LD-MRS samples not present')
-    msgs = sim.load_messages(paths[0]) + sim.load_messages(paths[1])
+    msgs = load_messages(paths[0]) + load_messages(paths[1])
     assert len(msgs) == 200
-    with sim.LuxServer(port=0, replay=msgs, replay_speed=0) as srv:
+    with LuxServer(port=0, replay=msgs, replay_speed=0) as srv:
         c = Client(srv.port)
         c.pump(lambda c: len(c.raw) == 200, timeout=10)
         assert c.raw == msgs
@@ -417,9 +419,9 @@ def test_replay_real_captures_end_to_end():
 def test_unpaced_looping_replay_still_answers_commands_and_serves_every_client():
     """--replay-speed 0 --loop (docs/ibeo.md's example) streams without end: the server still
     reads commands and accepts a second client between its passes over the recording."""
-    scene = sim.LuxScene()
+    scene = LuxScene()
     msgs = [m.to_bytes() for _ in range(2) for m in scene.step()]
-    with sim.LuxServer(port=0, replay=msgs, replay_speed=0, replay_loop=True) as srv:
+    with LuxServer(port=0, replay=msgs, replay_speed=0, replay_loop=True) as srv:
         a = Client(srv.port)
         a.pump(lambda c: len(c.raw) > len(msgs))          # looping
         assert a.ask(C.encode_start_measure()).success
@@ -431,9 +433,9 @@ def test_unpaced_looping_replay_still_answers_commands_and_serves_every_client()
 
 
 def test_replay_pauses_on_stop_measure():
-    scene = sim.LuxScene()
+    scene = LuxScene()
     msgs = [m.to_bytes() for _ in range(40) for m in scene.step()]
-    with sim.LuxServer(port=0, replay=msgs, replay_speed=1.0) as srv:
+    with LuxServer(port=0, replay=msgs, replay_speed=1.0) as srv:
         c = Client(srv.port)
         c.pump(lambda c: c.count(S.LuxScan) >= 2)
         assert c.ask(C.encode_stop_measure()).success
@@ -447,23 +449,23 @@ def test_replay_pauses_on_stop_measure():
 
 
 def test_load_messages_binary_stream(tmp_path):
-    scene = sim.LuxScene()
+    scene = LuxScene()
     msgs = [m.to_bytes() for _ in range(3) for m in scene.step()]
     (tmp_path / 'x.idc').write_bytes(b'junk' + b''.join(msgs))
-    assert sim.load_messages(tmp_path / 'x.idc') == msgs
+    assert load_messages(tmp_path / 'x.idc') == msgs
     (tmp_path / 'x.hexlog').write_text('\n'.join(m.hex().upper() for m in msgs) + '\n')
-    assert sim.load_messages(tmp_path / 'x.hexlog') == msgs
+    assert load_messages(tmp_path / 'x.hexlog') == msgs
 
 
 def test_cli_runs_for_a_duration(capsys):
     t0 = time.monotonic()
-    assert sim.main(['--port', '0', '--duration', '0.3', '--layers', '8', '--rate', '25']) == 0
+    assert main(['--port', '0', '--duration', '0.3', '--layers', '8', '--rate', '25']) == 0
     assert 0.25 < time.monotonic() - t0 < 3
     assert 'LUX emulator on 127.0.0.1:' in capsys.readouterr().out
 
 
 def test_cli_ignores_the_ros_args_that_ros2_launch_appends(capsys):
     # launch/ibeo.launch.py (sim:=true) starts ibeo_lux_sim as a launch_ros Node
-    assert sim.main(['--port', '0', '--duration', '0.05',
+    assert main(['--port', '0', '--duration', '0.05',
                      '--ros-args', '-r', '__node:=ibeo_lux_sim']) == 0
     assert 'LUX emulator on 127.0.0.1:' in capsys.readouterr().out

@@ -104,7 +104,7 @@ def test_write_index_decode_and_seek(tmp_path):
 def test_info_span_of_a_file_whose_clock_is_set_while_recording(tmp_path, capsys):
     """Three messages on the power-up clock (12 s after power-up), then the clock set (a
     date): the span is the dated part's (2 s, not 3.9e9 s), the others are named."""
-    from ros_sim_bridge.ibeo.idc_cli import main
+    from ros_sim_bridge.ibeo.cli import main
     path = tmp_path / 'clock.idc'
     with IdcWriter(path) as w:
         for t in [12 << 32, 13 << 32, 14 << 32] + [(3_900_000_000 + k) << 32 for k in range(3)]:

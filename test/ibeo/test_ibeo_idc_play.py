@@ -14,7 +14,7 @@ from std_srvs.srv import Trigger
 from ros_sim_bridge.core.ntp import ntp64_to_unix_ns
 from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.codec import scan as lux_scan
-from ros_sim_bridge.ibeo.emulator import LuxScene
+from ros_sim_bridge.ibeo.emulator.scene import LuxScene
 from ros_sim_bridge.ibeo.idc import IdcReader, IdcWriter
 from ros_sim_bridge.ibeo.ros import conversions as convert
 from ros_sim_bridge.ibeo.ros.node import IbeoLuxNode

@@ -19,7 +19,8 @@ from sensor_msgs.msg import NavSatFix, PointCloud2
 
 from ros_sim_bridge.ibeo.codec.header import encode_message
 from ros_sim_bridge.ibeo.ecu_recording import write_recording
-from ros_sim_bridge.ibeo.emulator import LuxScene, LuxServer
+from ros_sim_bridge.ibeo.emulator.scene import LuxScene
+from ros_sim_bridge.ibeo.emulator.server import LuxServer
 from ros_sim_bridge.ibeo.ros.ecu_node import IbeoEcuNode
 from ros_sim_bridge.ibeo.ros.node import IbeoLuxNode
 

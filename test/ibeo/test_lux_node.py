@@ -36,7 +36,8 @@ from ros_sim_bridge.core.ntp import unix_ns_to_ntp64
 from ros_sim_bridge.ibeo.ros.conversions import CLOUD_DTYPE
 from ros_sim_bridge.ros.pointcloud import from_pointcloud2
 from ros_sim_bridge.ros.stamps import stamp_to_ns
-from ros_sim_bridge.ibeo.emulator import LuxScene, LuxServer, load_messages
+from ros_sim_bridge.ibeo.emulator.scene import LuxScene
+from ros_sim_bridge.ibeo.emulator.server import LuxServer, load_messages
 from ros_sim_bridge.msg import LuxObjectList, LuxScanInfo, LuxVehicleState
 from ros_sim_bridge.ibeo.ros.node import IbeoLuxNode
 from ros_sim_bridge.ibeo.session import handled

@@ -12,8 +12,9 @@ import pytest
 from ros_sim_bridge.core import binary
 from ros_sim_bridge.morai import codec as morai
 from ros_sim_bridge.core.binary import CodecError
-from ros_sim_bridge.morai import emulator as morai_sim
-from ros_sim_bridge.morai.emulator import MoraiEmulator, MoraiScene
+from ros_sim_bridge.morai.emulator import cli, scene as sim_scene, server
+from ros_sim_bridge.morai.emulator.scene import MoraiScene
+from ros_sim_bridge.morai.emulator.server import MoraiEmulator
 
 
 def run(scene, seconds, dt=0.05):
@@ -139,7 +140,7 @@ def test_traffic_light_cycles_and_commands_override():
         seen.add(morai.decode_traffic_light_status(scene.outputs()['traffic_light_status']).status)
     assert {1, 4, 16} <= seen
     scene.handle_datagram(morai.encode_set_traffic_light(
-        morai.SetTrafficLight(morai_sim.TL_INDEX, 1 | 32)))
+        morai.SetTrafficLight(sim_scene.TL_INDEX, 1 | 32)))
     run(scene, 1.0)
     assert morai.decode_traffic_light_status(scene.outputs()['traffic_light_status']).status == 33
     scene.handle_datagram(morai.encode_set_intersection(morai.SetIntersectionStatus(1, 2, 1.5)))
@@ -157,10 +158,10 @@ def test_npcs_stop_for_red():
         scene.handle_datagram(morai.encode_set_intersection(
             morai.SetIntersectionStatus(1, 2, 0.0)))
     east = scene.npcs[scene.npcs['dir'] == 1]
-    waiting = east[(east['x'] > 60) & (east['x'] < morai_sim.STOP_LINE_X)]
+    waiting = east[(east['x'] > 60) & (east['x'] < sim_scene.STOP_LINE_X)]
     assert len(waiting) >= 1
     lead = waiting[np.argmax(waiting['x'])]
-    assert lead['v'] < 0.5 and lead['x'] > morai_sim.STOP_LINE_X - 5.0
+    assert lead['v'] < 0.5 and lead['x'] > sim_scene.STOP_LINE_X - 5.0
 
 
 def test_ego_collides_with_obstacle_ahead():
@@ -234,11 +235,11 @@ def test_bad_datagrams_are_rejected_and_counted():
     assert scene.cmd is None
 
 
-@pytest.mark.parametrize('release', list(morai_sim.RELEASES))
+@pytest.mark.parametrize('release', list(sim_scene.RELEASES))
 def test_release_presets(release):
     scene = MoraiScene(release)
     out = scene.outputs()
-    ego_layout, obj_layout, col_layout = morai_sim.RELEASES[release]
+    ego_layout, obj_layout, col_layout = sim_scene.RELEASES[release]
     assert morai.decode_ego_status(out['ego_status']).layout == ego_layout
     assert morai.decode_object_info(out['object_info']).layout == obj_layout
     assert morai.decode_collision(out['collision']).layout == col_layout
@@ -295,7 +296,7 @@ def test_emulator_over_udp_loopback():
 
 
 def test_cli_defaults_are_morai_example_ports_on_loopback():
-    args = morai_sim.build_parser().parse_args([])
+    args = cli.build_parser().parse_args([])
     assert args.host == '127.0.0.1' and args.bind == '127.0.0.1'
     assert (args.ego_status_port, args.object_info_port, args.traffic_light_status_port,
             args.collision_port, args.intersection_status_port, args.vehicle_collision_port) == \
@@ -312,12 +313,12 @@ def test_main_runs_briefly_on_ephemeral_ports():
     rx = _receiver()
     port = str(rx.getsockname()[1])
     argv = ['--duration', '0.3', '--rate', '50', '--release', 'document', '--log-level', 'ERROR']
-    for name in morai_sim.SEND_PORTS:
+    for name in server.SEND_PORTS:
         argv += [f'--{name.replace("_", "-")}-port', port if name == 'ego_status' else '-1']
-    for name in morai_sim.RECV_PORTS:
+    for name in server.RECV_PORTS:
         argv += [f'--{name.replace("_", "-")}-listen-port', '0']
     try:
-        assert morai_sim.main(argv) == 0
+        assert cli.main(argv) == 0
         data = rx.recvfrom(65535)[0]
     finally:
         rx.close()

@@ -16,7 +16,8 @@ from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ros_sim_bridge.morai import codec as morai
-from ros_sim_bridge.morai.emulator import MoraiEmulator, MoraiScene
+from ros_sim_bridge.morai.emulator.scene import MoraiScene
+from ros_sim_bridge.morai.emulator.server import MoraiEmulator
 from ros_sim_bridge.msg import (MoraiCollisionData, MoraiCtrlCmd, MoraiEgoSetting,
                                 MoraiEgoVehicleStatus, MoraiGetTrafficLightStatus,
                                 MoraiIntersectionStatus, MoraiLamps, MoraiMultiEgoSetting,
@@ -769,7 +770,7 @@ def test_installed_executable_with_params_file(ros):
 
 def test_emulator_cli_ignores_ros_arguments():
     """`ros2 launch` appends --ros-args … to morai_sim's command line (launch/morai.launch.py)."""
-    from ros_sim_bridge.morai.emulator import build_parser, strip_ros_args
+    from ros_sim_bridge.morai.emulator.cli import build_parser, strip_ros_args
     argv = strip_ros_args(['--release', 'document', '--ros-args', '-r', '__node:=morai_sim',
                            '--params-file', '/tmp/x.yaml'])
     assert argv == ['--release', 'document']

@@ -11,7 +11,7 @@ import pytest
 from conftest import assert_refused_at_start, LOCAL_ENV, free_udp_ports, one_line_naming
 from conftest import run_installed as run
 from ros_sim_bridge.morai import codec as morai
-from ros_sim_bridge.morai.emulator import RECV_PORTS, SEND_PORTS
+from ros_sim_bridge.morai.emulator.server import RECV_PORTS, SEND_PORTS
 from ros_sim_bridge.tools.launcher import executable
 
 
@@ -112,7 +112,7 @@ def test_sim_rear_wheel_angle_follows_the_ctrl_cmd(rear, degrees):
 
 def test_scene_yaw_rate_with_rear_steering():
     """Kinematic bicycle with both axles steered: ψ' = v / L · (tan δf − tan δr)."""
-    from ros_sim_bridge.morai.emulator import MoraiScene
+    from ros_sim_bridge.morai.emulator.scene import MoraiScene
     scene = MoraiScene('26.R1', collision_period=0.0)
     scene.apply('ctrl_cmd', morai.CtrlCmd(ctrl_mode=2, gear=4, cmd_type=2, velocity=36.0,
                                           steering=0.25, rear_steering=-0.5))

@@ -11,7 +11,8 @@ from tf2_msgs.msg import TFMessage
 
 from ros_sim_bridge.rflysim import codec
 from ros_sim_bridge.core import frames
-from ros_sim_bridge.rflysim.emulator import Scene, Sender
+from ros_sim_bridge.rflysim.emulator.scene import Scene
+from ros_sim_bridge.rflysim.emulator.server import Sender
 from ros_sim_bridge.rflysim.ros import conversions
 from ros_sim_bridge.msg import RflySimCollision, RflySimTruth
 from ros_sim_bridge.rflysim.ros.node import RflySimTruthNode

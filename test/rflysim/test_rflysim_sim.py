@@ -9,7 +9,7 @@ import pytest
 
 from ros_sim_bridge.rflysim import codec
 from ros_sim_bridge.core.binary import CodecError
-from ros_sim_bridge.rflysim import emulator as sim
+from ros_sim_bridge.rflysim.emulator import cli, scene as sim_scene, server
 
 from conftest import free_udp_ports
 
@@ -20,7 +20,7 @@ TIMES = [0.0, 0.37, 3.3, 7.77, 12.5, 19.9, 41.0]
 
 @pytest.fixture
 def scene():
-    return sim.Scene(IDS, gps_origin=(31.25, 121.5, 12.0))
+    return sim_scene.Scene(IDS, gps_origin=(31.25, 121.5, 12.0))
 
 
 def quat_to_matrix(q):
@@ -109,13 +109,13 @@ def test_gps_follows_ned(scene, t):
         # north → latitude, east → longitude
         assert math.copysign(1, lat - origin[0]) == math.copysign(1, s.pos_ned[0])
         assert math.copysign(1, lon - origin[1]) == math.copysign(1, s.pos_ned[1])
-        back = sim.gps_to_ned(origin, s.pos_gps)
+        back = sim_scene.gps_to_ned(origin, s.pos_gps)
         assert back == pytest.approx(s.pos_ned, abs=1e-6)
 
 
 def test_gps_order_parameter():
-    a = sim.Scene([1], gps_order='lat_lon_alt').state(1, 2.0).pos_gps
-    b = sim.Scene([1], gps_order='lon_lat_alt').state(1, 2.0).pos_gps
+    a = sim_scene.Scene([1], gps_order='lat_lon_alt').state(1, 2.0).pos_gps
+    b = sim_scene.Scene([1], gps_order='lon_lat_alt').state(1, 2.0).pos_gps
     assert (b[0], b[1], b[2]) == (a[1], a[0], a[2])
 
 
@@ -130,7 +130,7 @@ def test_vehicles_differ(scene):
 
 
 def test_scene_is_pure(scene):
-    assert scene.state(2, 5.5) == sim.Scene(IDS, gps_origin=(31.25, 121.5, 12.0)).state(2, 5.5)
+    assert scene.state(2, 5.5) == sim_scene.Scene(IDS, gps_origin=(31.25, 121.5, 12.0)).state(2, 5.5)
 
 
 def test_collisions_are_symmetric_and_occasional(scene):
@@ -144,13 +144,13 @@ def test_collisions_are_symmetric_and_occasional(scene):
                 seen.append((t, cid, target))
     assert 0 < len(seen) < 0.1 * 4000 * len(IDS)
     assert {(c, tg) for _, c, tg in seen} >= {(1, 2), (2, 1), (2, 3), (3, 1)}
-    assert sim.Scene([1]).collision_target(1, 5.1) is None
-    assert sim.Scene(IDS, collision_period=0).collision_target(1, 5.1) is None
+    assert sim_scene.Scene([1]).collision_target(1, 5.1) is None
+    assert sim_scene.Scene(IDS, collision_period=0).collision_target(1, 5.1) is None
 
 
-@pytest.mark.parametrize('form', sorted(sim.FORMS))
+@pytest.mark.parametrize('form', sorted(server.FORMS))
 def test_datagrams_decode_in_every_form(scene, form):
-    sender = sim.Sender(scene, form=form, rate=100.0)
+    sender = server.Sender(scene, form=form, rate=100.0)
     try:
         kinds = {}
         for step in range(0, 700):
@@ -159,7 +159,7 @@ def test_datagrams_decode_in_every_form(scene, form):
                 rec = codec.decode(data, expected_copter_id=cid)
                 kinds[kind] = kinds.get(kind, 0) + 1
                 if kind == 'truth':
-                    assert rec.form == sim.FORMS[form]
+                    assert rec.form == server.FORMS[form]
                     want = scene.state(cid, step / 100.0)
                     assert rec.pos_ned == pytest.approx(want.pos_ned, abs=1e-4)
                     assert rec.pos_gps[2] == pytest.approx(want.pos_gps[2], abs=1e-3)
@@ -180,11 +180,11 @@ def test_datagrams_decode_in_every_form(scene, form):
 
 def test_sender_rejects_bad_arguments(scene):
     with pytest.raises(ValueError):
-        sim.Sender(scene, form='nope')
+        server.Sender(scene, form='nope')
     with pytest.raises(ValueError):
-        sim.Sender(scene, rate=0)
+        server.Sender(scene, rate=0)
     with pytest.raises(CodecError):
-        sim.Scene([0])
+        sim_scene.Scene([0])
 
 
 # --- real UDP on 127.0.0.1 --------------------------------------------------------------------
@@ -225,11 +225,11 @@ def udp():
     rx.close()
 
 
-@pytest.mark.parametrize('form', sorted(sim.FORMS))
+@pytest.mark.parametrize('form', sorted(server.FORMS))
 def test_udp_three_vehicles(udp, form):
     base, rx = udp
-    scene = sim.Scene(IDS)
-    with sim.Sender(scene, base_port=base, form=form, rate=200.0) as sender:
+    scene = sim_scene.Scene(IDS)
+    with server.Sender(scene, base_port=base, form=form, rate=200.0) as sender:
         sent = sender.send_packets(20)
         assert sender.sent == {1: 20, 2: 20, 3: 20}
         assert sender.extras['gps_origin'] == 3 and sender.errors == 0
@@ -239,16 +239,16 @@ def test_udp_three_vehicles(udp, form):
         records = rx.drain(cid, 20)
         origin = [r for r in records if isinstance(r, codec.GpsOrigin)]
         truth = [r for r in records if isinstance(r, codec.TruthState)]
-        assert len(origin) == 1 and origin[0].pos_gps == sim.DEFAULT_GPS_ORIGIN
+        assert len(origin) == 1 and origin[0].pos_gps == sim_scene.DEFAULT_GPS_ORIGIN
         assert [round(s.runned_time * 200) for s in truth] == list(range(20))
-        assert all(s.copter_id == cid and s.form == sim.FORMS[form] for s in truth)
+        assert all(s.copter_id == cid and s.form == server.FORMS[form] for s in truth)
         want = scene.state(cid, truth[-1].runned_time)
         assert truth[-1].pos_ned == pytest.approx(want.pos_ned, abs=1e-4)
 
 
 def test_udp_unpaced_prepared(udp):
     base, rx = udp
-    with sim.Sender(sim.Scene(IDS), base_port=base, rate=100.0, origin_period=0) as sender:
+    with server.Sender(sim_scene.Scene(IDS), base_port=base, rate=100.0, origin_period=0) as sender:
         sender.prepare(50)
         sender.send_packets(50, paced=False)
         assert sender.total_truth == 150
@@ -258,7 +258,7 @@ def test_udp_unpaced_prepared(udp):
 
 def test_udp_run_for_a_duration(udp):
     base, rx = udp
-    with sim.Sender(sim.Scene(IDS), base_port=base, rate=50.0) as sender:
+    with server.Sender(sim_scene.Scene(IDS), base_port=base, rate=50.0) as sender:
         t0 = time.monotonic()
         sender.run(0.3)
         elapsed = time.monotonic() - t0
@@ -270,7 +270,7 @@ def test_udp_run_for_a_duration(udp):
 
 def test_cli_main(udp, capsys):
     base, rx = udp
-    rc = sim.main(['--ids', '1,2,3', '--rate', '100', '--duration', '0.1', '--base-port',
+    rc = cli.main(['--ids', '1,2,3', '--rate', '100', '--duration', '0.1', '--base-port',
                    str(base), '--form', 'legacy200', '--gps-origin', '47.5,8.25,400'])
     assert rc == 0
     out = capsys.readouterr().out
@@ -284,17 +284,17 @@ def test_cli_main(udp, capsys):
 
 def test_cli_vehicles_and_errors(udp, capsys):
     base, rx = udp
-    assert sim.main(['--vehicles', '3', '--rate', '100', '--duration', '0.05', '--quiet',
+    assert cli.main(['--vehicles', '3', '--rate', '100', '--duration', '0.05', '--quiet',
                      '--base-port', str(base), '--form', 'simple112']) == 0
     assert capsys.readouterr().out == ''
     for cid in IDS:
         assert rx.drain(cid, 5)[-1].form == codec.FORM_SIMPLE_TIME
     with pytest.raises(SystemExit):
-        sim.main(['--ids', '1,x'])
+        cli.main(['--ids', '1,x'])
     with pytest.raises(SystemExit):
-        sim.main(['--gps-origin', '1,2'])
-    assert sim.main(['--vehicles', '0', '--duration', '0.01']) == 2
-    assert sim.main(['--rate', '-1', '--duration', '0.01']) == 2
+        cli.main(['--gps-origin', '1,2'])
+    assert cli.main(['--vehicles', '0', '--duration', '0.01']) == 2
+    assert cli.main(['--rate', '-1', '--duration', '0.01']) == 2
 
 
 def test_cli_ignores_the_ros_args_that_ros2_launch_appends():
@@ -302,7 +302,7 @@ def test_cli_ignores_the_ros_args_that_ros2_launch_appends():
     assert strip_ros_args(['--ids', '1,2', '--ros-args', '-r', '__node:=x', '--params-file', 'f']) \
         == ['--ids', '1,2']
     assert strip_ros_args(['--ros-args', '-p', 'a:=1', '--', '--rate', '5']) == ['--rate', '5']
-    assert sim.main(['--ids', '[1]', '--duration', '0.05', '--rate', '20', '--quiet',
+    assert cli.main(['--ids', '[1]', '--duration', '0.05', '--rate', '20', '--quiet',
                              '--ros-args', '-r', '__node:=rflysim_sim']) == 0
 
 

@@ -243,3 +243,39 @@ def test_type_descriptions_give_the_fields_types_and_defaults_of_the_rclpy_class
         default = serialize(name, {})                  # rclpy's padding is not zeroed:
         assert default == serialize(name, cls()), name   # its values through the same types
         assert deserialize_message(default, cls) == cls(), name
+
+
+def test_runs_of_elements_without_an_8_byte_field_follow_their_phases():
+    """Elements whose end phase depends on where they start (KeyValue: two strings, no 8-byte
+    field) in Runs, with items between and a Run sliced: the phases are followed element by
+    element, and the messages are rclpy's."""
+    from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+    from ros_sim_bridge.ros.cdr_template import Run, TextSlot, ragged
+    keys = ['a', 'bb', 'ccc', '', 'ddddd', 'ee', 'f' * 9]
+    raw = [k.encode() for k in keys]
+    lengths = np.array([len(r) for r in raw])
+    values = {'text': ragged(np.frombuffer(b''.join(raw), np.uint8)[:, None],
+                             np.cumsum(lengths) - lengths)}
+    cache = {}
+
+    def at(n):
+        def template_at(phase):
+            if (n, phase) not in cache:
+                cache[(n, phase)] = build('diagnostic_msgs/msg/KeyValue',
+                                          {'key': TextSlot('text', n), 'value': 'v' * n},
+                                          phase=phase)
+            return cache[(n, phase)]
+        return template_at
+    sizes = sorted(set(lengths.tolist()))
+    run = Run([at(n) for n in sizes], [sizes.index(n) for n in lengths.tolist()], values)
+    fixed = (at(3), {'text': np.frombuffer(b'xyz', np.uint8)[:, None]}, None)
+    head = serialize('diagnostic_msgs/msg/DiagnosticStatus', {'name': 'n', 'values': []})
+    made = messages_with_elements([head, head], [[run[:4], fixed, run[4:]], [[], run[2:5]]])
+    want = [DiagnosticStatus(name='n', values=[KeyValue(key=k, value='v' * len(k)) for k in
+                                               keys[:4] + ['xyz'] + keys[4:]]),
+            DiagnosticStatus(name='n', values=[KeyValue(key=k, value='v' * len(k))
+                                               for k in keys[2:5]])]
+    for got, msg in zip(made, want):                 # (rclpy's padding is not zeroed)
+        assert len(got) == len(serialize_message(msg))
+        assert deserialize_message(bytes(got), DiagnosticStatus) == msg
+    assert len({phase for _, phase in cache}) >= 3

@@ -45,14 +45,25 @@ def idc(tmp_path):
 
 
 def test_ibeo_idc_info_and_to_bag_import_no_rclpy(idc, tmp_path):
-    first = imported('ros_sim_bridge.ibeo.idc_cli', 'to-bag', idc, tmp_path / 'a')
+    first = imported('ros_sim_bridge.ibeo.cli', 'to-bag', idc, tmp_path / 'a')
     assert 'rclpy' not in roots(first)
     assert 'tqdm' not in roots(first)           # the progress bar is core.progress's
     # the second bag of the same types: no type store either (its definitions are cached)
-    second = imported('ros_sim_bridge.ibeo.idc_cli', 'to-bag', '--no-progress', idc,
+    second = imported('ros_sim_bridge.ibeo.cli', 'to-bag', '--no-progress', idc,
                       tmp_path / 'b')
     assert 'rclpy' not in roots(second)
     assert 'rosbags.typesys.stores.ros2_kilted' not in second
     # info of a file of scans, object lists, vehicle states, GPS/IMU, odometry, an image:
     # their record times read without numpy and without the scan and object decoders
-    assert imported('ros_sim_bridge.ibeo.idc_cli', 'info', idc) == []
+    assert imported('ros_sim_bridge.ibeo.cli', 'info', idc) == []
+
+
+def test_carla_log_to_bag_draws_its_progress_without_tqdm(tmp_path):
+    from ros_sim_bridge.carla.emulator.scene import Scene
+    from ros_sim_bridge.carla.emulator.writer import write
+    log = tmp_path / 'x.log'
+    with open(log, 'wb') as f:
+        write(f, Scene(seconds=0.5, rate=20.0, vehicles=3, walkers=1, traffic_lights=1))
+    modules = imported('ros_sim_bridge.carla.cli', 'to-bag', log, tmp_path / 'bag')
+    assert 'tqdm' not in roots(modules)          # the progress bar is core.progress's
+    assert (tmp_path / 'bag' / 'metadata.yaml').is_file()

@@ -26,19 +26,33 @@ from pathlib import Path
 import pytest
 
 from conftest import free_tcp_port, free_udp_ports, wait_until
+from ros_sim_bridge.tools import suite
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / 'docs'
 
-#: executable → (page, module holding its ``PARAMETERS`` table)
-NODES = {
-    'rflysim_truth': ('rflysim.md', 'ros_sim_bridge.rflysim.ros.node'),
-    'morai_bridge': ('morai.md', 'ros_sim_bridge.morai.ros.node'),
-    'ibeo_lux': ('ibeo.md', 'ros_sim_bridge.ibeo.ros.node'),
-    'ibeo_ecu': ('ibeo.md', 'ros_sim_bridge.ibeo.ros.ecu_node'),
-    'monodrive_client': ('monodrive.md', 'ros_sim_bridge.monodrive.ros.node'),
-    'carla_replayer': ('carla.md', 'ros_sim_bridge.carla.ros.node'),
-}
+def executable_modules() -> dict[str, str]:
+    """CMakeLists' executables: name → module."""
+    text = (REPO / 'CMakeLists.txt').read_text()
+    block = re.search(r'set\(SIM_BRIDGE_EXECUTABLES(.*?)\)', text, re.S).group(1)
+    return dict(pair.split('=', 1) for pair in block.split() if '=' in pair)
+
+
+#: executable → (page, module holding its ``PARAMETERS`` table): every node of the suite
+#: table (each source's ``SOURCE`` and ``EXTRA_SOURCES``: its ``docs`` page)
+NODES = {s.executable: (s.docs, executable_modules()[s.executable])
+         for s in (*suite.SOURCES.values(), *suite.EXTRA_SOURCES.values())}
+
+
+def test_every_node_has_its_page():
+    """Every node executable (a module under a source's ros/, its demo aside) is a source's."""
+    nodes = {exe for exe, module in executable_modules().items()
+             if re.fullmatch(r'ros_sim_bridge\.\w+\.ros\.\w*node', module)}
+    assert set(NODES) == nodes and len(nodes) >= 6
+    assert NODES['ibeo_ecu'] == ('ibeo.md', 'ros_sim_bridge.ibeo.ros.ecu_node')
+    for page_name, _ in NODES.values():
+        assert (DOCS / page_name).exists(), page_name
+
 
 #: what every node has from rclpy, not from this package
 INFRA_TOPICS = {'/rosout', '/parameter_events'}
@@ -110,7 +124,7 @@ def test_ecu_topic_table_is_in_the_ibeo_page():
 
 def carla_recording(tmp_path) -> Path:
     out = tmp_path / 'docs.log'
-    subprocess.run([sys.executable, '-m', 'ros_sim_bridge.carla.generator', str(out),
+    subprocess.run([sys.executable, '-m', 'ros_sim_bridge.carla.emulator.cli', str(out),
                     '--seconds', '2'], check=True, capture_output=True, timeout=120)
     return out
 

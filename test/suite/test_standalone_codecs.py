@@ -26,7 +26,7 @@ names = [m.name for m in pkgutil.walk_packages(ros_sim_bridge.__path__, 'ros_sim
 for name in names:
     importlib.import_module(name)
 from ros_sim_bridge.rflysim import codec as rflysim
-from ros_sim_bridge.rflysim.emulator import Scene
+from ros_sim_bridge.rflysim.emulator.scene import Scene
 state = Scene([1]).state(1, 0.5)
 back = rflysim.decode(rflysim.encode_truth(state, 'sout2simulator'))
 assert back.copter_id == 1 and abs(back.pos_ned[0] - state.pos_ned[0]) < 1e-9
@@ -49,10 +49,10 @@ def test_wheel_holds_codecs_and_emulators_and_imports_without_ros(tmp_path):
     with zipfile.ZipFile(wheel) as zf:
         names = zf.namelist()
         zf.extractall(tmp_path / 'site')
-    assert 'ros_sim_bridge/rflysim/codec.py' in names
+    assert 'ros_sim_bridge/rflysim/codec/__init__.py' in names
     assert any(n.startswith('ros_sim_bridge/morai/codec/') for n in names)
     assert any(n.startswith('ros_sim_bridge/ibeo/codec/') for n in names)
-    assert 'ros_sim_bridge/rflysim/emulator.py' in names
+    assert 'ros_sim_bridge/rflysim/emulator/cli.py' in names
     assert 'ros_sim_bridge/core/udp.py' in names
     ros_parts = [n for n in names if n.startswith(('ros_sim_bridge/ros/', 'ros_sim_bridge/tools/'))
                  or '/ros/' in n.removeprefix('ros_sim_bridge/')]

@@ -14,10 +14,10 @@ import time
 
 import pytest
 
-from ros_sim_bridge.morai.emulator import RECV_PORTS, SEND_PORTS
+from ros_sim_bridge.morai.emulator.server import RECV_PORTS, SEND_PORTS
 from ros_sim_bridge.morai.ros.node import INBOUND
 from ros_sim_bridge.tools.launcher import executable, ros_args
-from ros_sim_bridge.tools.suite import carla_demo_recording
+from ros_sim_bridge.carla import demo_recording as carla_demo_recording
 
 from conftest import free_tcp_port, free_udp_ports
 
@@ -285,7 +285,8 @@ TOOLS = ['ibeo_idc', 'carla_log', 'ros_sim_bridge_run', 'sim_bridge_demo']
 @pytest.fixture(scope='module')
 def long_carla_recording(tmp_path_factory):
     """A CARLA recording whose to-bag takes seconds (the demo one is done in a moment)."""
-    from ros_sim_bridge.carla.generator import Scene, write
+    from ros_sim_bridge.carla.emulator.scene import Scene
+    from ros_sim_bridge.carla.emulator.writer import write
     path = tmp_path_factory.mktemp('carla') / 'long.log'
     with open(path, 'wb') as f:
         write(f, Scene(seconds=600.0, vehicles=20))

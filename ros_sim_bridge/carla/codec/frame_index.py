@@ -23,13 +23,14 @@ the recording is *cut* there.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
 
 from ros_sim_bridge.core.binary import (BAD_VALUE, OVERSIZED, TRUNCATED, UNKNOWN_LAYOUT,
                                         CodecError)
+from ros_sim_bridge.core.damage import Damage
 from .native import walk
 from .records import FIXED_IDS, FRAME_START, FRAME_START_STRUCT, ID_TABLES, PACKET_HEADER, \
     USER_IDS
@@ -49,23 +50,6 @@ KNOWN_MAX = max(list(FIXED_IDS) + [pid for t in ID_TABLES.values() for pid in t]
 FIRST_CHUNK = 1 << 12     # packets walked before the first check (grows ×4 up to MAX_CHUNK)
 MAX_CHUNK = 1 << 20
 MAX_CANDIDATE_PACKETS = 1 << 16   # packets of one resync candidate walked before giving up
-
-
-@dataclass(frozen=True)
-class Damage:
-    """One damaged region: packets stopped making sense at ``offset``; ``skipped`` bytes from
-    there were not read (up to ``resumed``, the FrameStart reading went on at, or to the end of
-    the file when ``resumed`` is None)."""
-    offset: int
-    skipped: int
-    reason: str
-    frame: int                 # index of the frame the damage cut short, −1: between frames
-    resumed: Optional[int]     # offset of the FrameStart after the damage; None: cut
-    error: CodecError = field(compare=False, repr=False, default=None)
-
-    @property
-    def end(self) -> int:
-        return self.offset + self.skipped
 
 
 @dataclass
@@ -366,4 +350,4 @@ def _plausible_frame(data, at: int, bad: int, st: _State, n: int) -> bool:
     return False
 
 
-__all__ = ['Damage', 'PacketTable', 'index_packets']
+__all__ = ['PacketTable', 'index_packets']

@@ -13,7 +13,8 @@ from typing import Iterator, Optional
 import numpy as np
 
 from ros_sim_bridge.core.binary import UNKNOWN_LAYOUT, CodecError
-from .frame_index import Damage, index_packets
+from ros_sim_bridge.core.damage import Damage
+from .frame_index import index_packets
 from .header import InfoHeader, decode_header
 from .records import (DTYPES, FRAME_START, ID_TABLES, LATEST_TABLE, PACKET_HEADER, U16, Layout,
                       PacketDecoder, fits)

@@ -15,7 +15,9 @@ def run(node, seconds: float) -> list[str]:
     from tf2_msgs.msg import TFMessage
     from visualization_msgs.msg import MarkerArray
 
-    from ros_sim_bridge.carla.generator import Scene, write
+    from ros_sim_bridge.carla.emulator.scene import Scene
+
+    from ros_sim_bridge.carla.emulator.writer import write
     from ros_sim_bridge.msg import CarlaActorList, CarlaCollision
     from ros_sim_bridge.tools.launcher import NodeProcess, config_file
     from ros_sim_bridge.tools.listener import Listener

@@ -36,6 +36,7 @@ from ros_sim_bridge.core.frames import quat_conjugate, quat_multiply, quat_rotat
 from ros_sim_bridge.ros import markers_cdr as mk
 from ros_sim_bridge.ros.cdr_template import Slot, build, serialize
 from ..codec.records import LIGHT_STATES, NOT_AN_ACTOR
+from ..codec.units import LOCATION_TO_SI
 from ..world import (World, attach, attach_levels, float64_nan, ue_to_rep103,
                      ue_velocity_to_rep103)
 
@@ -67,7 +68,7 @@ class Frames:
 
 def _m(v) -> tuple:
     """A bounding box origin, cm in Unreal's actor frame → m in the FLU actor frame."""
-    return tuple(c * s for c, s in zip(v, (0.01, -0.01, 0.01)))
+    return tuple(c * s for c, s in zip(v, LOCATION_TO_SI.tolist()))
 
 
 CLOCK = 'rosgraph_msgs/msg/Clock'

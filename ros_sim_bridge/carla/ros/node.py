@@ -45,11 +45,12 @@ from ros_sim_bridge.srv import CarlaSeek
 from ros_sim_bridge.ros.clocks import STEADY
 from ros_sim_bridge.ros.diagnostics import Diagnostics
 from ros_sim_bridge.ros.params import declare_parameters, positive
-from ros_sim_bridge.ros.qos import DATA, TF
+from ros_sim_bridge.ros.qos import DATA, TF, deeper
 from ros_sim_bridge.ros.runner import run_node
 from ros_sim_bridge.ros.stamps import seconds_to_stamp
 from ros_sim_bridge.core.binary import CodecError
 from ..recording_file import damage_summary, open_recording
+from ..session import ReplaySession
 from ..world import World
 from .frame_cdr import FrameCdr, Frames
 
@@ -62,7 +63,8 @@ PARAMETERS = {
                       'seeks stay within start_time..end_time'),
     'loop': (False, 'start again at start_time after end_time'),
     'start_paused': (False, 'wait for the carla/resume service before replaying'),
-    'publish_rate': (20.0, 'Hz of publishing (wall clock); poses interpolated in between',
+    'publish_rate': (20.0, 'Hz of publishing while interpolating (wall clock), and of the time '
+                           'held while paused; else every recorded frame at its own time',
                      positive),
     'interpolate': (True, "poses as CARLA's replayer: previous frame's → this frame's; off (or "
                           "rate_factor >= 2): the previous frame's pose"),
@@ -97,7 +99,6 @@ class CarlaReplayerNode(Node):
             raise ValueError(f'{p.file}: {err}') from None
         self.world = World(self.rec)
         self.frames = Frames(p.map_frame, p.actor_frame, p.hero_frame)
-        self.cdr = FrameCdr(self.frames, tuple(p.marker_types), block=1)
         self.diagnostics = Diagnostics(self, period=p.diagnostics_period)
         self.stats = self.diagnostics.stream(f'replay {p.file}', 'carla recorder',
                                              stale_after=max(2.0, 3.0 / p.publish_rate))
@@ -123,18 +124,26 @@ class CarlaReplayerNode(Node):
                                f'resumed at byte {d.resumed}') + ')'
                             for d in self.rec.damage[:5])
                 + ('; …' if len(self.rec.damage) > 5 else ''))
+        self.session = ReplaySession(
+            self.rec.elapsed, self.rec.duration, start_time=p.start_time, end_time=p.end_time,
+            rate_factor=p.rate_factor, loop=p.loop, paused=p.start_paused,
+            interpolate=p.interpolate, publish_rate=p.publish_rate)
+        # a tick publishes up to max_batch frames at once (one that comes late): each writer
+        # keeps them all until sent (KEEP_LAST: a shorter history drops the oldest unsent)
+        depth = max(DATA.depth, 2 * self.session.max_batch)
+        data, tf = deeper(DATA, depth), deeper(TF, depth)
         pre = p.topic_prefix.rstrip('/') + '/' if p.topic_prefix else ''
-        self.clock = self.create_publisher(Clock, '/clock', 10) if p.publish_clock else None
-        self.tf = self.create_publisher(TFMessage, '/tf', TF)
-        self.actors_pub = self.create_publisher(CarlaActorList, pre + 'actor_list', DATA)
-        self.markers = self.create_publisher(MarkerArray, pre + 'markers', DATA)
-        self.lights = self.create_publisher(CarlaTrafficLightList, pre + 'traffic_lights', DATA)
-        self.collisions = self.create_publisher(CarlaCollision, pre + 'collisions', DATA)
+        self.clock = self.create_publisher(Clock, '/clock', data) if p.publish_clock else None
+        self.tf = self.create_publisher(TFMessage, '/tf', tf)
+        self.actors_pub = self.create_publisher(CarlaActorList, pre + 'actor_list', data)
+        self.markers = self.create_publisher(MarkerArray, pre + 'markers', data)
+        self.lights = self.create_publisher(CarlaTrafficLightList, pre + 'traffic_lights', data)
+        self.collisions = self.create_publisher(CarlaCollision, pre + 'collisions', data)
         self.collision_markers = self.create_publisher(MarkerArray, pre + 'collision_markers',
-                                                       DATA)
+                                                       data)
         self.controls = self.create_publisher(CarlaVehicleControlList, pre + 'vehicle_controls',
-                                              DATA)
-        self.odom = self.create_publisher(Odometry, pre + 'hero/odometry', DATA)
+                                              data)
+        self.odom = self.create_publisher(Odometry, pre + 'hero/odometry', data)
         #: frame_cdr's kinds → their publishers (None: not published)
         self.publishers_of = {'clock': self.clock, 'tf': self.tf if p.publish_tf else None,
                               'actor_list': self.actors_pub, 'markers': self.markers,
@@ -145,13 +154,8 @@ class CarlaReplayerNode(Node):
         self.create_service(Trigger, pre + 'resume', self._resume)
         self.create_service(CarlaSeek, pre + 'seek', self._seek)
         self.lock = threading.Lock()
-        end = self.rec.duration
-        self.t_start = self._absolute(p.start_time)
-        self.t_end = end if p.end_time == 0 else min(self._absolute(p.end_time), end)
-        if self.t_start > self.t_end:
-            raise ValueError(f'start_time {p.start_time:g} s is after end_time {p.end_time:g} s '
-                             f'({self.t_start:.3f} > {self.t_end:.3f} s in a recording of '
-                             f'{end:.3f} s)')
+        # one block per tick: the frames a tick publishes are converted together
+        self.cdr = FrameCdr(self.frames, tuple(p.marker_types), block=self.session.max_batch)
         adds = [] if p.follow_actor < 0 else [      # every actor ever created
             a for fr in self.rec.event_frames(('EventAdd',)) for a in fr.get('EventAdd', [])]
         if p.follow_actor > 0 and all(a.id != p.follow_actor for a in adds):
@@ -162,36 +166,27 @@ class CarlaReplayerNode(Node):
             self.get_logger().warning(
                 f"follow_actor 0 (the hero): no actor with role_name 'hero' in {p.file}; TF "
                 'is not re-rooted')
-        self.t = self.t_start
-        self.paused = p.start_paused
-        self.jump = True     # the next publish follows a seek, a loop or the start (World.advance)
-        self.finished = False
         self.closing = False
-        self.last_wall = time.monotonic()
         # steady clock: with use_sim_time the node's ROS time is the /clock it publishes itself
-        self.timer = self.create_timer(1.0 / p.publish_rate, self._tick, clock=STEADY)
+        self.timer = self.create_timer(self.session.tick_period, self._tick, clock=STEADY)
+        s = self.session
         self.get_logger().info(
             f'replaying {p.file}: {self.rec.header.map_name}, {len(self.rec)} frames, '
-            f'{end:.2f} s, {self.rec.layout_name}; {self.t_start:.2f} → {self.t_end:.2f} s at '
-            f'×{p.rate_factor:g}' + (' (looping)' if p.loop else '')
-            + (' (paused)' if self.paused else ''))
-
-    def _absolute(self, t: float) -> float:
-        return max(0.0, min(self.rec.duration + t if t < 0 else t, self.rec.duration))
+            f'{self.rec.duration:.2f} s, {self.rec.layout_name}; {s.start:.2f} → {s.end:.2f} s '
+            f'at ×{p.rate_factor:g}' + (' (looping)' if p.loop else '')
+            + (' (paused)' if p.start_paused else ''))
 
     # -- services -------------------------------------------------------------------------
     def _pause(self, request, response):
         with self.lock:
-            self.paused = True
-        response.success, response.message = True, f'paused at {self.t:.3f} s'
+            t = self.session.pause()
+        response.success, response.message = True, f'paused at {t:.3f} s'
         return response
 
     def _resume(self, request, response):
         with self.lock:
-            self.paused = False
-            self.finished = False
-            self.last_wall = time.monotonic()
-        response.success, response.message = True, f'replaying from {self.t:.3f} s'
+            t = self.session.resume(time.monotonic())
+        response.success, response.message = True, f'replaying from {t:.3f} s'
         return response
 
     def _seek(self, request, response):
@@ -199,17 +194,14 @@ class CarlaReplayerNode(Node):
             response.success, response.message = False, f'time must be finite, not {request.time}'
             return response
         # within start_time..end_time; negative: from end_time (-1: 1 s before it)
-        want = self.t_end + request.time if request.time < 0 else request.time
+        s = self.session
+        want = s.end + request.time if request.time < 0 else request.time
         with self.lock:
-            self.t = min(max(want, self.t_start), self.t_end)
-            self.jump = True
-            self.finished = False
-            self.last_wall = time.monotonic()
-            response.time = self.t
+            response.time = s.seek(request.time, time.monotonic())
         response.success, response.message = True, f'at {response.time:.3f} s'
-        if abs(want - self.t) > 1e-9:
+        if abs(want - response.time) > 1e-9:
             response.message += (f' (asked {request.time:g} s: kept within start_time..end_time '
-                                  f'{self.t_start:.3f}..{self.t_end:.3f} s)')
+                                  f'{s.start:.3f}..{s.end:.3f} s)')
         return response
 
     # -- replay ---------------------------------------------------------------------------
@@ -218,64 +210,65 @@ class CarlaReplayerNode(Node):
             return
         try:
             with self.lock:
-                now = time.monotonic()
-                if not self.paused and not self.finished:
-                    self.t += (now - self.last_wall) * self.p.rate_factor
-                self.last_wall = now
-                if self.t >= self.t_end:
-                    if self.p.loop and not self.paused:
-                        self.t, self.jump = self.t_start, True
-                    else:
-                        if not self.finished:
-                            self.get_logger().info(
-                                f'replay reached its end at {self.t_end:.3f} s (carla/seek or '
-                                'carla/resume plays again)')
-                        self.t, self.finished = self.t_end, True
-                t, jump, self.jump = self.t, self.jump, False
-            self.publish_at(t, jump)
+                step, publishes = self.session.tick(time.monotonic())
+            if step.ended:
+                self.get_logger().info(
+                    f'replay reached its end at {self.session.end:.3f} s (carla/seek or '
+                    'carla/resume plays again)')
+            if publishes:
+                self.publish(publishes)
         except Exception as exc:  # never go silent: count, log (rate-limited), keep ticking
             if not self.closing:
                 self.diagnostics.bad_input(self.stats, exc)
 
-    def publish_at(self, t: float, jump: bool = False) -> None:
-        """Everything at recording time ``t``; ``jump``: after a seek or a loop, the world is
-        rebuilt and collisions of the frames jumped over are not published."""
-        p = self.p
-        index = self.rec.frame_at(t)
-        changes = self.world.advance(index, jump)
-        for err in self.world.errors:
-            self.diagnostics.bad_input(self.stats, err)
-        self.world.errors.clear()
-        self.stats.packet(0)
-        stamp = seconds_to_stamp(t)
-        interpolate = p.interpolate and p.rate_factor < 2.0
-        _, loc, rot = self.world.poses(t, interpolate)
+    def publish(self, publishes) -> None:
+        """The world at each of ``publishes`` (:class:`~ros_sim_bridge.carla.session.Publish`,
+        in order), converted together and published in order; a jump rebuilds the world and
+        publishes no collision of the frames jumped over."""
+        p, world, cdr = self.p, self.world, self.cdr
         follow = None
-        if p.follow_actor == 0:
-            follow = self.world.hero()
-        elif p.follow_actor > 0:
-            follow = p.follow_actor
-        cdr = self.cdr
         before = cdr.non_finite_poses, cdr.non_finite_kinematics
-        msgs = cdr.frame(self.world, stamp, changes.removed, changes.collisions, (loc, rot),
-                         follow)
-        if jump or self.world.index != self.counted_frame:
-            self.counted_frame = self.world.index
+        new_frame = False
+        blocks = []
+        try:
+            for pub in publishes:
+                changes = world.advance(pub.index, pub.jump)
+                for err in world.errors:
+                    self.diagnostics.bad_input(self.stats, err)
+                world.errors.clear()
+                self.stats.packet(0)
+                if pub.jump or world.index != self.counted_frame:
+                    self.counted_frame, new_frame = world.index, True
+                _, loc, rot = world.poses(pub.t, pub.interpolate)
+                if p.follow_actor == 0:
+                    follow = world.hero()
+                elif p.follow_actor > 0:
+                    follow = p.follow_actor
+                blocks += cdr.add_blocks(world, seconds_to_stamp(pub.t), 0, changes.removed,
+                                         changes.collisions, (loc, rot), follow)
+        finally:        # nothing held over to the next tick, even after an error
+            blocks += cdr.flush_blocks()
+        if new_frame:
             self._left_out({'non_finite_poses': cdr.non_finite_poses - before[0]
                             if p.publish_tf else 0,
-                            'non_finite_kinematics': cdr.non_finite_kinematics - before[1]}, t)
+                            'non_finite_kinematics': cdr.non_finite_kinematics - before[1]},
+                           publishes[-1].t)
         published = 0
         publishers = self.publishers_of
-        for kind, data in msgs:
-            pub = publishers[kind]
-            if pub is not None:
-                pub.publish(bytes(data))
-                published += 1
+        for block in blocks:
+            for i in range(len(block.t_ns)):
+                for kind, data in block.frame(i)[1]:
+                    pub = publishers[kind]
+                    if pub is not None:
+                        pub.publish(bytes(data))
+                        published += 1
         self.stats.publish(published)
-        self.stats.extra.update({'time': f'{t:.3f}', 'frame': str(self.world.index),
-                                 'actors': str(len(self.world.actors)),
-                                 'paused': str(self.paused).lower(),
-                                 'finished': str(self.finished).lower()})
+        s = self.session
+        self.stats.extra.update({'time': f'{publishes[-1].t:.3f}', 'frame': str(world.index),
+                                 'actors': str(len(world.actors)),
+                                 'paused': str(s.clock.paused).lower(),
+                                 'finished': str(s.clock.finished).lower(),
+                                 'frames_skipped': str(s.skipped)})
 
     def _left_out(self, counts: dict, t: float) -> None:
         """Count the actor poses (``non_finite_poses``: transforms left out of /tf) and

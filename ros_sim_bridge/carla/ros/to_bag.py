@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
+from ros_sim_bridge.core.progress import Progress
 from ros_sim_bridge.ros.bag import BagWriter
 from ros_sim_bridge.ros.stamps import seconds_to_stamp
 from ..codec import Recording
@@ -44,8 +45,7 @@ def to_bag(rec: Recording, output: str, *, rate: float = 0.0, progress: bool = T
     cdr = FrameCdr(frames, marker_types)
     bar = None
     if progress:
-        from tqdm import tqdm
-        bar = tqdm(total=len(rec), unit='frame', desc=f'to-bag {output}')
+        bar = Progress(len(rec), f'to-bag {output}', unit=' frames')
     types = {'clock': ('/clock', frame_cdr.CLOCK), 'tf': ('/tf', frame_cdr.TF),
              'actor_list': (pre + 'actor_list', frame_cdr.ACTOR_LIST),
              'markers': (pre + 'markers', frame_cdr.MARKERS),

@@ -26,6 +26,7 @@ import math
 import numpy as np
 
 CM = 0.01                      # m per cm (also m/s per cm/s)
+CM_PER_M = 100.0               # cm per m: SI lengths back into the wire's cm
 MS = 1e-3                      # s per ms
 DEG = math.pi / 180.0          # rad per deg
 

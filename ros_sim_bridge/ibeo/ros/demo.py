@@ -10,13 +10,13 @@ PREFIX = 'ibeo/'   # the node's default topic_prefix (config/ibeo.yaml), in the 
 
 
 def run(node, seconds: float) -> list[str]:
-    """ibeo_lux (installed executable, config/ibeo.yaml) ← LuxServer (4 layers, 12.5 Hz)."""
+    """ibeo_lux (installed executable, config/ibeo.yaml) ← ibeo_lux_sim (4 layers, 12.5 Hz)."""
     port = free_tcp_port()
     listener = _listener(node)
     warnings: dict[str, int] = {}
     link: dict[str, str] = {}
     diag_sub = _watch_diagnostics(node, warnings, link)
-    lines = [f'ibeo LUX: ibeo_lux (config/ibeo.yaml, port {port}) ← LuxServer (4 layers, '
+    lines = [f'ibeo LUX: ibeo_lux (config/ibeo.yaml, port {port}) ← ibeo_lux_sim (4 layers, '
              f'12.5 Hz, {seconds:.0f} s, TCP 127.0.0.1:{port})']
     try:
         points_per_scan, status, param = _drive(node, listener, port, seconds, lines)
@@ -62,7 +62,6 @@ def _watch_diagnostics(node, warnings: dict, link: dict):
 def _drive(node, listener, port: int, seconds: float, lines: list[str]):
     """Run the installed driver against the emulator for ``seconds``, then call two services:
     (points per scan seen, get_status response, get_parameter response)."""
-    from ros_sim_bridge.ibeo.emulator import LuxScene, LuxServer
     from ros_sim_bridge.srv import LuxGetParameter, LuxGetStatus
     from ros_sim_bridge.tools.launcher import NodeProcess, config_file
 
@@ -71,9 +70,9 @@ def _drive(node, listener, port: int, seconds: float, lines: list[str]):
                      parameters={'port': port, 'min_backoff': 0.1, 'max_backoff': 0.5}):
         if not listener.wait_matched():
             lines.append('  warning: not every topic was discovered within 10 s')
-        scene = LuxScene(layers=4, rate_hz=12.5, seed=1, warning_period_s=1.5,
-                         start_unix_ns=time.time_ns())
-        with LuxServer(scene, port=port):
+        with NodeProcess('ibeo_lux_sim', args=['--host', '127.0.0.1', '--port', str(port),
+                                               '--layers', '4', '--rate', '12.5', '--seed', '1',
+                                               '--warning-period', '1.5'], quiet=True):
             deadline = time.monotonic() + seconds
             seen = 0
             while time.monotonic() < deadline:

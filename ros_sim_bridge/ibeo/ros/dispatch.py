@@ -9,28 +9,36 @@ in its diagnostics stream.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
-
-from typing import Optional
+import threading
+from dataclasses import dataclass, field
+from typing import Callable, Optional
 
 import numpy as np
+from geometry_msgs.msg import TransformStamped
+from std_msgs.msg import Header
 from tf2_msgs.msg import TFMessage
 
 from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.core.framer import Rejected
+from ros_sim_bridge.core.memory import reuse_freed_memory
 from ros_sim_bridge.core.ntp import CheckedTime
 from ros_sim_bridge.ibeo.codec import (meta_information, objects_ecu, registry, scan_ecu,
                                        system_monitoring)
 from ros_sim_bridge.ibeo.record_times import checked_record_time
-from ros_sim_bridge.ibeo.session import (BadMessage, InvalidTime, Message, Scan, UnpairedHalf,
-                                         handled)
+from ros_sim_bridge.ibeo.codec import errors_warnings as lux_errors
+from ros_sim_bridge.ibeo.codec import objects as lux_objects
+from ros_sim_bridge.ibeo.codec import vehicle_state as lux_vehicle
+from ros_sim_bridge.ibeo.session import (BadMessage, InvalidTime, LuxSession, Message, Scan,
+                                         Skipped, UnpairedHalf, handled)
 from ros_sim_bridge.ibeo.ros import conversions as convert
 from ros_sim_bridge.ibeo.ros import ecu_conversions as ecu
 from ros_sim_bridge.ibeo.ros import lux_cdr
-from ros_sim_bridge.ros.diagnostics import StreamStats
-from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage, pointcloud2_cdr
+from ros_sim_bridge.ros.diagnostics import Diagnostics, StreamStats
+from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage, CloudCdr, pointcloud2_cdr
 from ros_sim_bridge.ros.qos import DATA, LATCHED
-from ros_sim_bridge.ros.stamps import ns_to_sec_nanosec
+from ros_sim_bridge.ros.stamps import ns_to_sec_nanosec, ns_to_stamp
 
 #: data types sent on events or on request only (replies, 0x2030 while errors or warnings
 #: last, ECU traces, meta information): their silence is no fault
@@ -39,14 +47,75 @@ EVENT_TYPES = frozenset((registry.REPLY, registry.ERRORS_WARNINGS,
 
 
 class DataDispatch:
-    """Mixin of :class:`~.node.IbeoLuxNode`: ``_on_event(event, now_ns)`` for every framer
-    event.  Uses the node's ``session``, ``p``, ``stats``, ``link``, ``diagnostics``,
-    ``_lock``, converters (``builder``, ``cloud_cdr``, ``markers``, ``object_caps``,
-    ``ecu``) and publishers, and the handler tables :meth:`~.node.IbeoLuxNode._make_publishers`
-    builds."""
+    """Data type → conversion → publisher: :meth:`on_event` for every framer event (a TCP
+    read's or a played message's), :meth:`dispatch` for every session event.  Builds the
+    converters; publishes on ``pubs``; counts in ``counters`` and the per data type streams
+    ``stats`` (shared with the diagnostics and the commands)."""
+
+    def __init__(self, p, *, session: LuxSession, diagnostics: Diagnostics, link: StreamStats,
+                 stats: dict, counters: 'DataCounters', pubs: 'Publishers', hw: str,
+                 handlers: dict, context_ok: Callable[[], bool]):
+        self.p = p
+        self.session = session
+        self.diagnostics = diagnostics
+        self.link = link                         # the link's stream (TCP or file)
+        self.stats = stats                       # data type → its StreamStats
+        self.counters = counters
+        self.pubs = pubs
+        self.hw = hw                             # hardware id of the streams
+        self.context_ok = context_ok             # False once shutting down (Ctrl-C)
+        self.builder = convert.CloudBuilder(
+            p.layer_elevations_deg, first_echo_only=p.first_echo_only,
+            drop_flags=convert.drop_mask(ground=p.drop_ground, dirt=p.drop_dirt,
+                                         clutter=p.drop_clutter, transparent=p.drop_transparent))
+        self.point_builder = ('compiled kernel' if self.builder.native else
+                              'numpy (compiled kernel not installed)')
+        # each scan's message is a new buffer of up to 1.7 MB: pages of the freed ones reused
+        # (not mapped afresh: a page fault per 4 kB, more than the points cost to build)
+        reuse_freed_memory()
+        self.cloud_cdr = CloudCdr(convert.CLOUD_DTYPE, p.frame_id)
+        self.markers = lux_cdr.LuxMarkers(lifetime_s=p.marker_lifetime)
+        self.object_caps = convert.ObjectCaps(p.max_objects, p.max_contour_points)
+        self.ecu = self.ecu_converter()
+        self._half = None                        # (cloud, stamp) of the waiting 8-layer half
+        self.static_transforms: dict = {}        # child frame → TransformStamped (ECU mounts)
+        # session events → handlers (``handlers``: the command replies'); decoded records by
+        # their codec record type
+        self._handlers = {Scan: self._on_scan, UnpairedHalf: self._on_unpaired_half,
+                          BadMessage: self._on_bad_message, InvalidTime: self._on_invalid_time,
+                          Skipped: lambda ev, now_ns: None, **handlers}
+        self._record_handlers = {lux_objects.LuxObjectList: self._on_objects,
+                                 lux_vehicle.LuxVehicleState: self._on_vehicle_state,
+                                 lux_errors.LuxErrorsWarnings: self._on_errors}
+
+    def ecu_converter(self) -> '_LiveIbeoToRos':
+        """A converter of the ECU / FUSION types with the node's frames."""
+        p = self.p
+        return _LiveIbeoToRos(vehicle_frame=p.vehicle_frame_id, scanner_frame=p.scanner_frame_id,
+                              odom_frame=p.odom_frame_id, gps_frame=p.gps_frame_id,
+                              imu_frame=p.imu_frame_id, camera_frame=p.camera_frame_id,
+                              lux_frame=p.frame_id, max_jump_s=p.max_time_jump)
+
+    def publish_mount(self, parent: str, child: str, stamp_ns: int) -> None:
+        """``parent`` → ``child`` (identity) on /tf_static, latched with the ECU mounts."""
+        mount = TransformStamped()
+        mount.header = Header(stamp=ns_to_stamp(stamp_ns), frame_id=parent)
+        mount.child_frame_id = child
+        mount.transform.rotation.w = 1.0
+        self.static_transforms[mount.child_frame_id] = mount
+        topic = ecu.TOPICS['tf_static']
+        pub = self.pubs.ecu.get(topic) or self.pubs.ecu_publisher(topic, TFMessage)
+        pub.publish(TFMessage(transforms=list(self.static_transforms.values())))
+
+    def clear_markers(self, stamp_ns: int) -> None:
+        """The link is down: the object markers shown are deleted."""
+        if self.p.publish_markers and self.markers.shown:
+            stamp = ns_to_stamp(stamp_ns)
+            self.pubs.markers.publish(self.markers.clear((stamp.sec, stamp.nanosec),
+                                                         self.p.frame_id).data)
 
     # --- transport → session -------------------------------------------------------------
-    def _on_event(self, event, now_ns: int, checked: Optional[CheckedTime] = None) -> None:
+    def on_event(self, event, now_ns: int, checked: Optional[CheckedTime] = None) -> None:
         """One framer event (``checked``: a played message's verdict, :meth:`LuxSession.
         handle`)."""
         if isinstance(event, CodecError):          # framing: garbage, false sync, oversized
@@ -59,18 +128,18 @@ class DataDispatch:
         if stats is not None:
             stats.packet(size, now_ns)
         for ev in self.session.handle(event, now_ns, checked):
-            self._dispatch(ev, now_ns, stats)
+            self.dispatch(ev, now_ns, stats)
 
     def _stats_for(self, data_type: int) -> Optional[StreamStats]:
         """The stream of a decoded data type (an ECU type's on first sight), None for the
         types skipped by size (counted on the link)."""
         stats = self.stats.get(data_type)
         if stats is None and handled(data_type):
-            stats = self.stats[data_type] = self._type_stream(data_type,
+            stats = self.stats[data_type] = self.type_stream(data_type,
                                                               registry.type_name(data_type))
         return stats
 
-    def _type_stream(self, data_type: int, label: str, expected: bool = False) -> StreamStats:
+    def type_stream(self, data_type: int, label: str, expected: bool = False) -> StreamStats:
         """The diagnostics stream of a data type: WARN while ``expected`` and silent; over TCP
         also once its data stopped coming, unless the type comes on events only
         (:data:`EVENT_TYPES`)."""
@@ -79,14 +148,14 @@ class DataDispatch:
             expected=expected,
             periodic=self.p.source == 'tcp' and data_type not in EVENT_TYPES)
 
-    def _dispatch(self, ev, now_ns: int, stats: Optional[StreamStats]) -> None:
+    def dispatch(self, ev, now_ns: int, stats: Optional[StreamStats]) -> None:
         try:
             if isinstance(ev, Message):
                 self._record_handlers.get(type(ev.record), self._on_ecu)(ev, now_ns, stats)
             else:
                 self._handlers[type(ev)](ev, now_ns)
         except Exception as exc:  # never let one message end the receive thread
-            if not self.context.ok():   # shutting down (Ctrl-C): publishers are gone
+            if not self.context_ok():   # shutting down (Ctrl-C): publishers are gone
                 return
             where = stats if stats is not None else self.link
             where.error('internal_error', repr(exc), now_ns)
@@ -105,7 +174,7 @@ class DataDispatch:
         return ns_to_sec_nanosec(ns, source='ibeo', field='stamp')
 
     def _count_fallback(self) -> None:
-        self.stamp_fallbacks += 1
+        self.counters.stamp_fallbacks += 1
         self.diagnostics.log_limited('stamp', 'unset_clock', 'stamp_source is sensor but the '
                                      'sensor clock is unset: using the receive time')
 
@@ -118,7 +187,7 @@ class DataDispatch:
             return self._stamp(ev.header.ntp, now_ns, ev)
         own = checked_record_time(record, header_ntp, self.p.max_time_jump)
         if own.why is not None:
-            self._count_invalid_record_time(ev.header, own.why)
+            self.count_invalid_record_time(ev.header, own.why)
         return self._stamp(own.ntp, now_ns, ev, checked=True)
 
     # --- session events → conversions → publishers ---------------------------------------
@@ -147,7 +216,7 @@ class DataDispatch:
             n = len(cloud)
             cdr = self.cloud_cdr.message(cloud, stamp, is_dense=not self.builder.nan_points)
             del cloud
-            self.points_pub.publish(cdr)
+            self.pubs.points.publish(cdr)
             published = 2
         else:
             cloud = self.builder.build_wire(scan, wire, eight_layer=True, beam_tilt=ev.beam_tilt)
@@ -160,14 +229,14 @@ class DataDispatch:
                 published += 1
             else:
                 self._half = (cloud, stamp)
-        self.scan_info_pub.publish(lux_cdr.scan_info(
+        self.pubs.scan_info.publish(lux_cdr.scan_info(
             scan, stamp, frame, device_id=ev.header.device_id, scan_points=len(wire),
             published_points=n, eight_layer=ev.eight_layer, beam_tilt=ev.beam_tilt,
             sensor_time_offset=self.session.time_offset_s or 0.0).data)
         self.stats[registry.SCAN].publish(published)
 
     def _publish_cloud(self, cloud, stamp) -> None:
-        self.points_pub.publish(pointcloud2_cdr(
+        self.pubs.points.publish(pointcloud2_cdr(
             cloud, self.p.frame_id, stamp[0] * 1_000_000_000 + stamp[1],
             is_dense=convert.is_dense(cloud)).data)
 
@@ -184,24 +253,25 @@ class DataDispatch:
         lst = convert.cap_objects(lst, self.object_caps)
         if lst.truncated:
             self._count_truncation(lst, stats)
-        contours = lux_cdr.contours_xyz(lst.contours)   # shared by the list and its markers
-        self.objects_pub.publish(lux_cdr.object_list(
-            lst, stamp, frame, device_id=ev.header.device_id, contours=contours).data)
-        published = 1
-        if self.p.publish_markers:
-            self.markers_pub.publish(self.markers.update(lst, stamp, frame,
-                                                         contours=contours).data)
-            published += 1
-        stats.publish(published)
+        if self.p.publish_markers:      # the list and its markers made in one buffer
+            objects, markers = lux_cdr.object_list_and_markers(
+                lst, stamp, frame, self.markers, device_id=ev.header.device_id)
+            self.pubs.objects.publish(objects.data)
+            self.pubs.markers.publish(markers.data)
+            stats.publish(2)
+        else:
+            self.pubs.objects.publish(lux_cdr.object_list(
+                lst, stamp, frame, device_id=ev.header.device_id).data)
+            stats.publish(1)
 
     def _count_truncation(self, lst, stats: StreamStats) -> None:
         """An object list cut to the caps: counted on its type's stream (each ECU list type
         has its own) and logged."""
-        with self._lock:
+        with self.counters.lock:
             for key, n in (('truncated_lists', 1), ('dropped_objects', lst.dropped_objects),
                            ('dropped_contour_points', lst.dropped_points)):
-                total = self.stream_counts[(stats.name, key)] = \
-                    self.stream_counts.get((stats.name, key), 0) + n
+                total = self.counters.stream_counts[(stats.name, key)] = \
+                    self.counters.stream_counts.get((stats.name, key), 0) + n
                 stats.extra[key] = str(total)
         self.diagnostics.log_limited(
             'objects', 'truncated', f'object list over the caps: {lst.dropped_objects} objects '
@@ -211,15 +281,15 @@ class DataDispatch:
     def _on_vehicle_state(self, ev: Message, now_ns: int, stats: StreamStats) -> None:
         vs, frame = ev.record, self.p.vehicle_frame_id
         stamp = self._record_stamp(vs, now_ns, ev)
-        self.vehicle_pub.publish(lux_cdr.vehicle_state(vs, stamp, frame,
+        self.pubs.vehicle.publish(lux_cdr.vehicle_state(vs, stamp, frame,
                                                        device_id=ev.header.device_id).data)
         if vs.valid:
-            self.twist_pub.publish(lux_cdr.vehicle_twist(vs, stamp, frame).data)
+            self.pubs.twist.publish(lux_cdr.vehicle_twist(vs, stamp, frame).data)
             stats.publish(2)
         else:
-            with self._lock:
-                self.invalid_vehicle_states += 1
-            stats.extra['invalid'] = str(self.invalid_vehicle_states)
+            with self.counters.lock:
+                self.counters.invalid_vehicle_states += 1
+            stats.extra['invalid'] = str(self.counters.invalid_vehicle_states)
             stats.extra['last_invalid_flags'] = ', '.join(vs.error_names)
             self.diagnostics.log_limited('vehicle', 'invalid', 'invalid vehicle state (error '
                                          f'flags {", ".join(vs.error_names)}): not used for '
@@ -228,12 +298,12 @@ class DataDispatch:
 
     def _on_errors(self, ev: Message, now_ns: int, stats: StreamStats) -> None:
         ew = ev.record
-        with self._lock:
-            self.last_errors = (ew, now_ns)
+        with self.counters.lock:
+            self.counters.last_errors = (ew, now_ns)
             for n in ew.error_names:
-                self.seen['errors'][n] += 1
+                self.counters.seen['errors'][n] += 1
             for n in ew.warning_names:
-                self.seen['warnings'][n] += 1
+                self.counters.seen['warnings'][n] += 1
         if ew.has_error:
             self.diagnostics.log_limited('sensor', 'error', 'sensor errors: '
                                          + ', '.join(ew.error_names), 'error')
@@ -257,7 +327,7 @@ class DataDispatch:
         except CodecError as exc:      # a time no ROS stamp holds (StampError): as to-bag does
             pairs, error, fell_back = [], exc, False
         if self.ecu.invalid_time is not None and checked is not None:   # judged before that
-            self._count_invalid_record_time(ev.header, self.ecu.invalid_time)
+            self.count_invalid_record_time(ev.header, self.ecu.invalid_time)
         if error is not None:
             self.diagnostics.bad_input(stats, error, now_ns)
             return
@@ -267,18 +337,18 @@ class DataDispatch:
             self.diagnostics.bad_input(stats, exc, now_ns)
         if not pairs and not self.ecu.refused:  # frame end, measurement list, index, ...
             key = f'0x{ev.header.data_type:04X} {registry.type_name(ev.header.data_type)}'
-            with self._lock:
-                self.without_ros_form[key] += 1
-            stats.extra['without_ros_form'] = str(self.without_ros_form[key])
+            with self.counters.lock:
+                self.counters.without_ros_form[key] += 1
+            stats.extra['without_ros_form'] = str(self.counters.without_ros_form[key])
             return
         if fell_back:
             self._count_fallback()
         published = 0
         for topic, msg in pairs:
             if topic == ecu.TOPICS['diagnostics']:
-                with self._lock:
+                with self.counters.lock:
                     for st in msg.status:
-                        self.device_status[st.name] = (st, now_ns)
+                        self.counters.device_status[st.name] = (st, now_ns)
                 continue
             if topic == ecu.TOPICS['tf_static']:
                 for t in msg.transforms:          # latched: every mount seen so far, in one
@@ -288,22 +358,22 @@ class DataDispatch:
                 continue
             elif topic == ecu.TOPICS['objects']:
                 self._count_unplaced(record, stats)
-            pub = self._ecu_pubs.get(topic)
+            pub = self.pubs.ecu.get(topic)
             if pub is None:                       # not made at start (see node.ECU_TOPIC_TYPES)
-                pub = self._ecu_publisher(topic, ecu.message_type(msg))
+                pub = self.pubs.ecu_publisher(topic, ecu.message_type(msg))
             pub.publish(msg.data if isinstance(msg, CdrMessage) else msg)
             published += 1
         stats.publish(published)
 
-    def _count_invalid_record_time(self, header, why: str) -> None:
+    def count_invalid_record_time(self, header, why: str) -> None:
         """A record's own time was invalid beside its message's checked header time, which
         stamped its messages instead (with stamp_source sensor; receive: the receive time did
         anyway): counted on the link and logged."""
         what = (f'0x{header.data_type:04X} {registry.type_name(header.data_type)} from device '
                 f'{header.device_id}')
-        with self._lock:
-            self.invalid_record_times += 1
-            self.last_invalid_record_time = f'{what}: {why}'
+        with self.counters.lock:
+            self.counters.invalid_record_times += 1
+            self.counters.last_invalid_record_time = f'{what}: {why}'
         stamp = ('its header time used instead' if self.p.stamp_source == 'sensor'
                  else 'stamped with the receive time (stamp_source receive)')
         self.diagnostics.log_limited('stamp', 'invalid_record_time',
@@ -312,9 +382,9 @@ class DataDispatch:
     def _count_on_stream(self, stats: StreamStats, key: str, n: int, text: str) -> None:
         """``n`` more of ``key`` on the stream ``stats`` (its /diagnostics status shows that
         stream's total) and a rate-limited warning ``text``."""
-        with self._lock:
-            total = self.stream_counts[(stats.name, key)] = \
-                self.stream_counts.get((stats.name, key), 0) + n
+        with self.counters.lock:
+            total = self.counters.stream_counts[(stats.name, key)] = \
+                self.counters.stream_counts.get((stats.name, key), 0) + n
         stats.extra[key] = str(total)
         self.diagnostics.log_limited(stats.name, key, text)
 
@@ -335,13 +405,6 @@ class DataDispatch:
                                   f'{n} ECU object(s) without a finite box centre: in the '
                                   'object list as sent, no box or label marker')
 
-    def _ecu_publisher(self, topic: str, msg_type):
-        """The publisher of an ECU output topic (relative: under ``topic_prefix``), made now
-        (/tf_static latched)."""
-        qos = LATCHED if topic == ecu.TOPICS['tf_static'] else DATA
-        pub = self._ecu_pubs[topic] = self._data_publisher(msg_type, topic, qos)
-        return pub
-
     def _ecu_restamp(self, ev: Message, now_ns: int) -> tuple:
         """(None, False): the converter's stamps (the messages' NTP times judged beside the
         checked header time, a recording's replacement of an invalid one too, as in
@@ -355,6 +418,53 @@ class DataDispatch:
         ns, fell_back = self.session.stamp_ns(ev.header.ntp, now_ns, self.p.stamp_source,
                                               ev.time_valid, ev.neighbour_ntp)
         return ns_to_sec_nanosec(ns, source='ibeo', field='stamp'), fell_back
+
+
+
+
+class Publishers:
+    """The node's topics, relative to ``topic_prefix`` (absolute names such as /tf_static as
+    they are): the LUX ones (:meth:`~.node.IbeoLuxNode._make_publishers` fills them) and the
+    ECU outputs by topic, made at start or on first use (:meth:`ecu_publisher`)."""
+
+    def __init__(self, node, topic_prefix: str):
+        self._node = node
+        self.prefix = topic_prefix.strip('/')
+        self.points = self.scan_info = self.objects = self.markers = None
+        self.vehicle = self.twist = None
+        self.ecu: dict = {}                  # ECU output topic → publisher
+
+    def topic(self, name: str) -> str:
+        """``topic_prefix/name`` for a relative ``name`` (``name`` alone with no prefix)."""
+        return f'{self.prefix}/{name}' if self.prefix and not name.startswith('/') else name
+
+    def make(self, msg_type, name: str, qos=DATA):
+        """A publisher of topic ``name`` under ``topic_prefix``."""
+        return self._node.create_publisher(msg_type, self.topic(name), qos)
+
+    def ecu_publisher(self, topic: str, msg_type):
+        """The publisher of an ECU output topic (relative: under ``topic_prefix``), made now
+        (/tf_static latched)."""
+        qos = LATCHED if topic == ecu.TOPICS['tf_static'] else DATA
+        pub = self.ecu[topic] = self.make(msg_type, topic, qos)
+        return pub
+
+
+@dataclass
+class DataCounters:
+    """What the data path counts beyond the streams' own counters, read by the diagnostics
+    (:class:`~.status.StatusReports`); under ``lock``."""
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    stamp_fallbacks: int = 0
+    invalid_vehicle_states: int = 0
+    invalid_record_times: int = 0            # records' own times not used (why: last)
+    last_invalid_record_time: str = ''
+    stream_counts: dict = field(default_factory=dict)     # (stream, key) → total
+    without_ros_form: collections.Counter = field(default_factory=collections.Counter)
+    seen: dict = field(default_factory=lambda: {'errors': collections.Counter(),
+                                                'warnings': collections.Counter()})
+    last_errors: Optional[tuple] = None      # (LuxErrorsWarnings, receive ns)
+    device_status: dict = field(default_factory=dict)     # name → (DiagnosticStatus, ns)
 
 
 class _LiveIbeoToRos(ecu.IbeoToRos):

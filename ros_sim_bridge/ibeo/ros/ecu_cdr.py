@@ -19,11 +19,12 @@ import numpy as np
 from ros_sim_bridge.core.ntp import NTP_UNIX_OFFSET, ntp64_to_unix_ns
 from ros_sim_bridge.ibeo.codec import objects_ecu as oe
 from ros_sim_bridge.ibeo.codec import typed_values as tv
-from ros_sim_bridge.ros.cdr_template import (ElementTemplates, Slot, build, field_types,
-                                             messages_with_elements, ragged)
-from ros_sim_bridge.ros.markers_cdr import MarkerCdr, marker_arrays, duration as marker_duration
+from ros_sim_bridge.ros.cdr_template import (ElementTemplates, Run, Slot, build, field_types,
+                                             messages_with_elements, ragged, small_unique)
+from ros_sim_bridge.ros.markers_cdr import EMPTY_ARRAY, TYPE_NAME as MARKER_ARRAY, MarkerCdr
+from ros_sim_bridge.ros.markers_cdr import duration as marker_duration
 from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
-from .lux_cdr import label_items
+from .lux_cdr import class_names, id_class_texts, label_items
 from ros_sim_bridge.ros.stamps import ns_to_sec_nanosec
 
 NAN = float('nan')
@@ -101,9 +102,10 @@ _OBJECT_ROW, _OBJECT_GROUPS, _EMPTY_OBJECT = _row_layout()
 
 @lru_cache(maxsize=None)
 def _object_gather(wire: np.dtype) -> tuple:
-    """How :func:`object_table` fills a row from an object of dtype ``wire``: (byte indices in
-    the object, byte indices in the row) of the fields of the same type, and (row field,
-    object field) of those to cast (e.g. a UINT16 id into IbeoObject's uint32)."""
+    """How :func:`object_table` fills a row from an object of dtype ``wire``: views of an
+    object and of a row with the runs of adjacent fields of the same type as opaque fields
+    (assigning one to the other copies them all), and (row field, object field) of those to
+    cast (e.g. a UINT16 id into IbeoObject's uint32)."""
     present = set(wire.names)
     src, dst, casts = [], [], []
     for name in _OBJECT_ROW.names:
@@ -116,7 +118,18 @@ def _object_gather(wire: np.dtype) -> tuple:
             dst += range(t_at, t_at + t.itemsize)
         else:
             casts.append((name, source))
-    return np.array(src, np.intp), np.array(dst, np.intp), casts
+    runs = []                                  # (source byte, row byte, length), merged
+    for a, b in zip(src, dst):
+        if runs and runs[-1][0] + runs[-1][2] == a and runs[-1][1] + runs[-1][2] == b:
+            runs[-1][2] += 1
+        else:
+            runs.append([a, b, 1])
+
+    def view(at: int, size: int) -> np.dtype:     # each run one opaque field
+        return np.dtype({'names': [f'r{i}' for i in range(len(runs))],
+                         'formats': [f'V{k}' for _, _, k in runs],
+                         'offsets': [r[at] for r in runs], 'itemsize': size})
+    return view(0, wire.itemsize), view(1, _OBJECT_ROW.itemsize), casts
 
 
 @dataclass(frozen=True)
@@ -124,16 +137,23 @@ class ObjectTable:
     """An ECU object list as :class:`IbeoObject` fields: ``by_dtype[dtype]`` an (n, m) array of
     the m fields of :data:`OBJECT_FIELDS_BY_DTYPE` (float32 NaN where the data type has no such
     field, 0 for missing integers) and ``numbers`` the same rows as a structured array
-    (``numbers[name]``: a field's column); class names, contours ((k, 2) m) and properties
-    ([(key, type id, value)]) per object."""
+    (``numbers[name]``: a field's column); the class names (``class_names``, each object's
+    index in them ``class_index``), contours ((k, 2) m) and properties ([(key, type id,
+    value)]; an empty list when the list has none) per object."""
     by_dtype: dict
     numbers: np.ndarray
-    names: list
+    class_names: list
+    class_index: np.ndarray
     contours: list
     properties: list
 
+    @property
+    def names(self) -> list:
+        """Each object's class name."""
+        return [self.class_names[i] for i in self.class_index.tolist()]
+
     def __len__(self) -> int:
-        return len(self.names)
+        return len(self.numbers)
 
 
 def object_table(lst: oe.EcuObjectList) -> ObjectTable:
@@ -144,8 +164,9 @@ def object_table(lst: oe.EcuObjectList) -> ObjectTable:
     raw = np.empty((n, _OBJECT_ROW.itemsize), np.uint8)
     raw[:] = _EMPTY_OBJECT
     src, dst, casts = _object_gather(o.dtype)
-    if n:
-        raw[:, dst] = np.ascontiguousarray(o).view(np.uint8).reshape(n, -1)[:, src]
+    if n:           # the runs of fields of the same type: one opaque field each, copied
+        raw.reshape(-1).view(dst)[...] = \
+            np.ascontiguousarray(o).view(np.uint8).reshape(-1).view(src)
     rows = raw.view(_OBJECT_ROW).reshape(n)
     for name, source in casts:
         rows[name] = o[source]
@@ -155,9 +176,9 @@ def object_table(lst: oe.EcuObjectList) -> ObjectTable:
         rows['box_center_y'] = centers[:, 1]
     by_dtype = {d: raw[:, at:at + m * d.itemsize].view(d)
                 for d, (at, m) in _OBJECT_GROUPS.items()}
-    names = [oe.classification_name(c) for c in rows['classification'].tolist()]
-    return ObjectTable(by_dtype, rows, names, [np.asarray(c) for c in lst.contours[:n]],
-                       list(lst.properties) or [[] for _ in range(n)])
+    _, index, names = class_names(rows['classification'], oe.classification_name)
+    return ObjectTable(by_dtype, rows, names, index, list(lst.contours[:n]),
+                       list(lst.properties))
 
 
 def list_fields(lst: oe.EcuObjectList, device_id: int) -> dict:
@@ -412,27 +433,37 @@ class EcuCdr:
         xyz, lengths = _contours_xyz(t.contours)
         first = np.cumsum(lengths) - lengths
         values['contour'] = ragged(xyz, first)
-        items = [(self._objects.at((name, k, repr(props)), _object_value(name, k, props)),
-                  values, i)
-                 for i, (name, k, props) in enumerate(zip(t.names, lengths.tolist(),
-                                                          t.properties))]
-        objects = messages_with_elements(heads, [items[a:b] for a, b in zip(starts, ends)])
-        drawn = np.isfinite(xyz).all(axis=1)     # a NaN / ±Inf contour point: not drawn
+        if any(t.properties):               # properties are baked in: a template per object
+            items = [(self._objects.at((name, k, repr(props)), _object_value(name, k, props)),
+                      values, i)
+                     for i, (name, k, props) in enumerate(zip(t.names, lengths.tolist(),
+                                                              t.properties))]
+        else:                               # a template per class and contour length
+            top = int(lengths.max()) + 1 if len(lengths) else 1
+            shapes, shape = small_unique(t.class_index * top + lengths)
+            names = t.class_names
+            items = Run([self._objects.at((names[c // top], c % top, '[]'),
+                                          _object_value(names[c // top], c % top, []))
+                         for c in shapes.tolist()], shape, values)
+        drawn = np.isfinite(xyz[:, 0]) & np.isfinite(xyz[:, 1])   # NaN / ±Inf: not drawn
         upto = np.concatenate(([0], np.cumsum(drawn)))
         shown = upto[first + lengths] - upto[first]
-        every = bool(drawn.all())
-        outlines = [xyz[a:a + k] if every else xyz[a:a + k][drawn[a:a + k]] for a, k, n in
-                    zip(first.tolist(), lengths.tolist(), shown.tolist()) if n]
-        markers = marker_arrays(self._object_markers(t, outlines, shown,
-                                                     np.repeat(stamps, counts, axis=0),
-                                                     frame, starts, ends))
-        return [(CdrMessage(_OBJECT_LIST, (o,)), m) for o, m in zip(objects, markers)]
+        markers = self._object_markers(t, xyz[drawn], shown, np.repeat(stamps, counts, axis=0),
+                                       frame, starts, ends)
+        k = len(lists)          # the lists and their marker arrays in one buffer
+        made = messages_with_elements(
+            list(heads) + [EMPTY_ARRAY] * k,
+            [[items[a:b]] if isinstance(items, Run) else items[a:b]
+             for a, b in zip(starts, ends)] + markers)
+        return [(CdrMessage(_OBJECT_LIST, (o,)), CdrMessage(MARKER_ARRAY, (m,)))
+                for o, m in zip(made[:k], made[k:])]
 
-    def _object_markers(self, t: ObjectTable, outlines: list, lengths: np.ndarray,
+    def _object_markers(self, t: ObjectTable, points: np.ndarray, lengths: np.ndarray,
                         stamps: np.ndarray, frame: str, starts, ends) -> list:
         """The marker items of each list (its objects: rows ``starts[j]:ends[j]`` of ``t``),
-        every object stamped with its row of ``stamps``; ``outlines`` the (k, 3) finite contour
-        points of those with ``lengths`` k > 0 of them."""
+        every object stamped with its row of ``stamps``; ``points`` the (K, 3) finite contour
+        points of the objects one after another, ``lengths`` k of each object (none: no
+        contour marker)."""
         num = t.numbers
         r = object_marker_rows(num['id'], np.column_stack(
             [num[k] for k in ('box_center_x', 'box_center_y', 'box_size_x', 'box_size_y',
@@ -444,16 +475,18 @@ class EcuCdr:
         boxes = m.boxes(stamps[placed], frame, ns_box, r['ids'][placed], r['centers'],
                         r['sizes'], yaw=r['yaw'], colors=r['box_rgba'], min_size=0.05,
                         lifetime=life)
-        strips = m.line_strips(stamps[outlined], frame, ns_contour, r['ids'][outlined],
-                               outlines, width=0.05,
-                               colors=r['contour_rgba'][outlined], lifetime=life)
-        ids = num['id'].tolist()
+        strips = m.line_strips_flat(stamps[outlined], frame, ns_contour, r['ids'][outlined],
+                                    points, lengths[outlined], width=0.05,
+                                    colors=r['contour_rgba'][outlined], lifetime=life)
         labels = label_items(stamps[placed], frame, ns_label, r['ids'][placed],
                              r['label_positions'],
-                             [f'{ids[i]} {t.names[i]}' for i in placed.tolist()], lifetime=life)
+                             text_bytes=id_class_texts(num['id'][placed],
+                                                       num['classification'][placed],
+                                                       oe.classification_name),
+                             lifetime=life)
         b0, b1 = np.searchsorted(placed, starts), np.searchsorted(placed, ends)
         s0, s1 = np.searchsorted(outlined, starts), np.searchsorted(outlined, ends)
-        return [boxes[a:b] + strips[c:d] + labels[a:b]
+        return [[boxes[a:b], strips[c:d], labels[a:b]]
                 for a, b, c, d in zip(b0.tolist(), b1.tolist(), s0.tolist(), s1.tolist())]
 
 
@@ -461,15 +494,19 @@ def _joined(lists: list):
     """One object list of the objects, contours and properties of ``lists`` (of one data
     type), for :func:`.ecu_conversions.object_table` of all at once; ValueError unless every
     list has a contour (and properties, where any) per object."""
-    contours, properties = [], []
     for lst in lists:
         n = len(lst.objects)
         if len(lst.contours) < n or len(lst.properties) not in (0, n):
             raise ValueError('an object list without a contour or properties per object')
-        contours += lst.contours[:n]
-        properties += list(lst.properties) or [[] for _ in range(n)]
     if len(lists) == 1:
         return lists[0]
+    contours, properties = [], []
+    with_properties = any(len(lst.properties) for lst in lists)
+    for lst in lists:
+        n = len(lst.objects)
+        contours += lst.contours[:n]
+        if with_properties:
+            properties += list(lst.properties) or [[] for _ in range(n)]
     dtype = lists[0].objects.dtype
     if any(lst.objects.dtype != dtype for lst in lists):
         raise ValueError('object lists of different layouts')
@@ -511,11 +548,17 @@ def _scanner_gather(info: np.dtype) -> tuple:
 
 def _contours_xyz(contours: list) -> tuple:
     """The (k, 2) contours as one (K, 3) float64 array of points (z = 0), and each one's k."""
-    contours = [np.asarray(c, np.float64).reshape(-1, 2) for c in contours]
-    lengths = np.array([len(c) for c in contours], np.intp)
-    xyz = np.zeros((int(lengths.sum()), 3))
-    if len(xyz):
-        xyz[:, :2] = np.concatenate(contours)
+    lengths = np.fromiter(map(len, contours), np.intp, len(contours))
+    try:
+        xy = np.concatenate(contours) if len(contours) else np.zeros((0, 2))
+    except ValueError:
+        xy = None
+    if xy is None or xy.shape != (int(lengths.sum()), 2):
+        contours = [np.asarray(c, np.float64).reshape(-1, 2) for c in contours]
+        lengths = np.array([len(c) for c in contours], np.intp)
+        xy = np.concatenate(contours) if contours else np.zeros((0, 2))
+    xyz = np.zeros((len(xy), 3))
+    xyz[:, :2] = xy
     return xyz, lengths
 
 

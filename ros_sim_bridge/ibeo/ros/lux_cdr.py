@@ -13,6 +13,7 @@ marker the previous array showed and this one does not (:class:`LuxMarkers`).
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Optional
 
 import numpy as np
@@ -20,10 +21,11 @@ from builtin_interfaces.msg import Duration
 
 from ros_sim_bridge.ibeo.codec import objects as lux_objects
 from ros_sim_bridge.ibeo.codec import units
-from ros_sim_bridge.ros.cdr_template import (ElementTemplates, Slot, TextSlot, build,
-                                             messages_with_elements, ragged)
+from ros_sim_bridge.ros.cdr_template import (ElementTemplates, Run, Slot, TextSlot, build,
+                                             messages_with_elements, ragged, small_unique)
 from ros_sim_bridge.ros.markers_cdr import colors_array, duration
-from ros_sim_bridge.ros.markers_cdr import MarkerCdr, marker_arrays
+from ros_sim_bridge.ros.markers_cdr import EMPTY_ARRAY, MarkerCdr, marker_arrays
+from ros_sim_bridge.ros.markers_cdr import TYPE_NAME as MARKER_ARRAY
 from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
 
 _STAMP = Slot('stamp')
@@ -75,12 +77,16 @@ _CLASS_COLORS = {  # r, g, b
 }
 
 
+_COLOR_CLASSES = np.array(sorted(_CLASS_COLORS), np.int64)
+_COLOR_TABLE = np.array([(*_CLASS_COLORS[c], 1.0) for c in _COLOR_CLASSES.tolist()]
+                        + [(1.0, 1.0, 1.0, 1.0)])
+
+
 def class_colors(classification: np.ndarray, alpha: float) -> np.ndarray:
     """(n, 4) RGBA of each object's class (white for classes without a colour)."""
     cls = np.asarray(classification).astype(np.int64)
-    rgba = np.ones((len(cls), 4), np.float64)
-    for value, rgb in _CLASS_COLORS.items():
-        rgba[cls == value, :3] = rgb
+    at = np.minimum(np.searchsorted(_COLOR_CLASSES, cls), len(_COLOR_CLASSES) - 1)
+    rgba = _COLOR_TABLE[np.where(_COLOR_CLASSES[at] == cls, at, len(_COLOR_CLASSES))]
     rgba[:, 3] = alpha
     return rgba
 
@@ -151,13 +157,61 @@ def scan_info(scan, stamp, frame: str, *, device_id: int = 0,
 
 
 def contours_xyz(contours) -> tuple:
-    """(k, 2) contours as one (K, 3) float64 array (z = 0) and each one's k."""
-    lengths = np.fromiter(map(len, contours), np.intp, len(contours))
+    """(k, 2) contours as one (K, 3) float64 array (z = 0) and each one's k (decoded
+    :class:`~.objects.Contours`: from their one array, no loop over the objects)."""
+    if isinstance(contours, lux_objects.Contours):
+        lengths = contours.counts.astype(np.intp)
+        points = [contours.points[:int(lengths.sum())]]
+    else:
+        lengths = np.fromiter(map(len, contours), np.intp, len(contours))
+        points = [np.asarray(c, np.float64).reshape(-1, 2) for c in contours]
     xyz = np.zeros((int(lengths.sum()), 3))
     if len(xyz):
-        xyz[:, :2] = np.concatenate([np.asarray(c, np.float64).reshape(-1, 2)
-                                     for c in contours])
+        xyz[:, :2] = np.concatenate(points).reshape(-1, 2)
     return xyz, lengths
+
+
+_POWERS_OF_TEN = 10 ** np.arange(19, dtype=np.int64)
+
+
+def class_names(classification, name_of=lux_objects.classification_name) -> tuple:
+    """The classes of ``classification`` as (distinct class numbers, each object's index in
+    them, their names): one name per class, not per object."""
+    numbers, index = small_unique(np.asarray(classification).astype(np.int64))
+    return numbers, index, [name_of(c) for c in numbers.tolist()]
+
+
+def id_class_texts(ids, classification, name_of=lux_objects.classification_name) -> tuple:
+    """The label texts ``f'{id} {class name}'`` of objects (ids ≥ 0) as their UTF-8 bytes one
+    after another (uint8) and each one's length, written digit by digit and name by name
+    for all objects at once (no loop over the objects)."""
+    ids = np.asarray(ids).astype(np.int64).reshape(-1)
+    _, index, names = class_names(classification, name_of)
+    raw = [name.encode() for name in names]
+    pool = np.frombuffer(b''.join(raw), np.uint8)
+    size = np.array([len(b) for b in raw], np.intp)
+    name_len = size[index] if raw else np.zeros(0, np.intp)
+    digits = np.maximum(np.searchsorted(_POWERS_OF_TEN, ids, 'right'), 1)
+    lengths = digits + 1 + name_len
+    start = np.cumsum(lengths) - lengths
+    text = np.empty(int(lengths.sum()), np.uint8)
+    last = start + digits - 1                          # the units digit
+    rest = ids
+    for power in range(int(digits.max()) if len(ids) else 0):
+        has = digits > power
+        if has.all():
+            text[last - power] = rest % 10 + 48
+        else:
+            text[(last - power)[has]] = rest[has] % 10 + 48
+        rest = rest // 10
+    text[last + 1] = 32                                # the space
+    total = int(name_len.sum())
+    if total:
+        done = np.cumsum(name_len) - name_len
+        within = np.arange(total) - np.repeat(done, name_len)
+        text[np.repeat(last + 2, name_len) + within] = pool[
+            np.repeat((np.cumsum(size) - size)[index], name_len) + within]
+    return text, lengths
 
 
 def _object_value(name: str, k: int):
@@ -180,6 +234,26 @@ def object_list(lst, stamp, frame: str, *, device_id: int = 0, contours=None) ->
 def object_lists(lists: list, stamps: list, frame: str, device_ids: list,
                  contours: Optional[list] = None) -> list:
     """:func:`object_list` of each of ``lists``, made in one buffer."""
+    heads, items = _object_elements(lists, stamps, frame, device_ids, contours)
+    return [CdrMessage(OBJECT_LIST, (m,)) for m in messages_with_elements(heads, items)]
+
+
+def object_list_and_markers(lst, stamp, frame: str, markers: 'LuxMarkers', *,
+                            device_id: int = 0, contours=None) -> tuple:
+    """(:func:`object_list`, ``markers.update`` (:meth:`LuxMarkers.update`)) of a capped list,
+    made in one buffer."""
+    if contours is None:
+        contours = contours_xyz(lst.contours)
+    heads, items = _object_elements([lst], [stamp], frame, [device_id], [contours])
+    objects, array = messages_with_elements(
+        heads + [EMPTY_ARRAY], items + [markers.elements(lst, stamp, frame, contours=contours)])
+    return CdrMessage(OBJECT_LIST, (objects,)), CdrMessage(MARKER_ARRAY, (array,))
+
+
+def _object_elements(lists: list, stamps: list, frame: str, device_ids: list,
+                     contours: Optional[list] = None) -> tuple:
+    """The heads and elements (:func:`.cdr_template.messages_with_elements`) of
+    :func:`object_lists`."""
     head = _TEMPLATES.get(('object_list', frame), OBJECT_LIST,
                           lambda: {'header': _header(frame), 'device_id': Slot('u8'),
                                    'scan_start_ntp': Slot('u64'), 'objects': []})
@@ -188,18 +262,50 @@ def object_lists(lists: list, stamps: list, frame: str, device_ids: list,
     items = []
     for j, lst in enumerate(lists):
         o = lst.objects
+        if not len(o):
+            items.append([])
+            continue
         xyz, lengths = contours[j] if contours is not None else contours_xyz(lst.contours)
         values = {'u16': np.stack([o[src] for _, src in _OBJECT_U16], -1).astype(
-                      np.uint16)[:, :, None] if len(o) else None,
-                  'f8': np.stack([o[src] for _, src in _OBJECT_F8], -1).astype(
-                      np.float64)[:, :, None] if len(o) else None,
+                      np.uint16)[:, :, None],
+                  'f8': _columns(o, tuple(src for _, src in _OBJECT_F8))[:, :, None],
                   'b': np.stack([o[src] for _, src in _OBJECT_BOOL], -1).astype(
-                      np.uint8)[:, :, None] if len(o) else None,
+                      np.uint8)[:, :, None],
                   'contour': ragged(xyz, np.cumsum(lengths) - lengths)}
-        names = [lux_objects.classification_name(c) for c in o['classification'].tolist()]
-        items.append([(_OBJECTS.at((name, k), _object_value(name, k)), values, i)
-                      for i, (name, k) in enumerate(zip(names, lengths.tolist()))])
-    return [CdrMessage(OBJECT_LIST, (m,)) for m in messages_with_elements(heads, items)]
+        _, cls, names = class_names(o['classification'])
+        top = int(lengths.max()) + 1
+        shapes, shape = small_unique(cls * top + lengths)
+        items.append([Run([_OBJECTS.at((names[c // top], c % top),
+                                       _object_value(names[c // top], c % top))
+                           for c in shapes.tolist()], shape, values)])
+    return heads, items
+
+
+@lru_cache(maxsize=None)
+def _column_runs(dtype: np.dtype, names: tuple) -> tuple:
+    """Views of ``dtype`` that take ``names`` (float64 fields) in runs of adjacent ones: one
+    (count,) float64 field 'run' each (a field out of line: a run of one); None unless every
+    field is float64."""
+    runs = []
+    for name in names:
+        at = dtype.fields[name][1]
+        if dtype.fields[name][0] != np.dtype('<f8'):
+            return None
+        if runs and runs[-1][0] + 8 * runs[-1][1] == at:
+            runs[-1][1] += 1
+        else:
+            runs.append([at, 1])
+    return tuple(np.dtype({'names': ['run'], 'formats': [('<f8', (k,))], 'offsets': [at],
+                           'itemsize': dtype.itemsize}) for at, k in runs)
+
+
+def _columns(records: np.ndarray, names: tuple) -> np.ndarray:
+    """(n, len(names)) float64 of the float64 fields ``names`` of ``records``, the adjacent
+    ones taken as one block."""
+    runs = _column_runs(records.dtype, names) if records.flags.c_contiguous else None
+    if runs is None:
+        return np.stack([records[n] for n in names], -1).astype(np.float64)
+    return np.concatenate([records.view(v)['run'] for v in runs], axis=1)
 
 
 def _arrow_value(frame: str, lifetime: Duration):
@@ -227,23 +333,41 @@ def _rows(stamp, n: int) -> np.ndarray:
     return np.broadcast_to(np.asarray(stamp, np.int64), (n, 2))
 
 
-def label_items(stamp, frame: str, ns: str, ids, positions, texts, *,
-                lifetime: Optional[Duration] = None) -> list:
+def label_items(stamp, frame: str, ns: str, ids, positions, texts=None, *,
+                text_bytes: Optional[tuple] = None, lifetime: Optional[Duration] = None
+                ) -> Run:
     """White TEXT_VIEW_FACING marker items (:func:`~ros_sim_bridge.ros.markers_cdr.
     marker_arrays`) of ``texts`` at ``positions`` (n, 3), 0.6 m tall, marker ids ``ids``;
-    ``stamp`` one (sec, nanosec) or (n, 2) rows.  One template per text length (the texts'
-    bytes are a slot), so the labels of many objects are filled together."""
+    ``stamp`` one (sec, nanosec) or (n, 2) rows; the texts as strings or ``text_bytes``
+    (their UTF-8 bytes one after another, each one's length: :func:`id_class_texts`).  One
+    template per text length (the texts' bytes are a slot), so the labels of many objects
+    are filled together."""
     life = lifetime or duration(0.0)
-    raw = [t.encode() for t in texts]
-    n = len(raw)
-    lengths = np.fromiter(map(len, raw), np.intp, n)
-    flat = np.frombuffer(b''.join(raw), np.uint8)
+    if text_bytes is None:
+        raw = [t.encode() for t in texts]
+        text_bytes = (np.frombuffer(b''.join(raw), np.uint8),
+                      np.fromiter(map(len, raw), np.intp, len(raw)))
+    flat, lengths = text_bytes
+    n = len(lengths)
     values = {'stamp': _rows(stamp, n), 'id': np.asarray(ids).reshape(-1),
               'position': np.asarray(positions, np.float64).reshape(n, 3),
-              'text': ragged(flat[:, None], np.cumsum(lengths) - lengths)}
+              'text': ragged(np.asarray(flat, np.uint8)[:, None], np.cumsum(lengths) - lengths)}
     key = ('label', frame, ns, life.sec, life.nanosec)
-    return [(_MARKERS.at(key + (k,), _label_value(frame, ns, life, k)), values, i)
-            for i, k in enumerate(lengths.tolist())]
+    sizes, shape = small_unique(lengths)
+    return Run([_MARKERS.at(key + (k,), _label_value(frame, ns, life, k))
+                for k in sizes.tolist()], shape, values)
+
+
+def _sorted_unique(ids: np.ndarray) -> np.ndarray:
+    """``np.unique(ids)``, without sorting ids already in increasing order."""
+    return ids if bool((ids[1:] > ids[:-1]).all()) else np.unique(ids)
+
+
+def _gone(before: np.ndarray, now: np.ndarray) -> np.ndarray:
+    """The sorted ids in ``before`` and not in ``now`` (both sorted, unique)."""
+    if len(before) == len(now) and np.array_equal(before, now):
+        return before[:0]
+    return np.setdiff1d(before, now, assume_unique=True)
 
 
 def _delete_value(frame: str, ns: str):
@@ -261,32 +385,43 @@ class LuxMarkers:
         self.lifetime = duration(lifetime_s)
         self.box_height = float(box_height)
         self._cdr = MarkerCdr()
-        #: (namespace, id) of every marker the last array added
-        self.shown: set = set()
+        #: namespace → the sorted ids of the markers the last array added
+        self._shown: dict = {}
+
+    @property
+    def shown(self) -> set:
+        """(namespace, id) of every marker the last array added."""
+        return {(ns, i) for ns, ids in self._shown.items() for i in ids.tolist()}
 
     def update(self, lst, stamp, frame: str, *, contours=None) -> CdrMessage:
         """The markers of a capped list (:func:`.conversions.cap_objects`); ``contours``:
         :func:`contours_xyz` of its contours when already made."""
+        return marker_arrays([self.elements(lst, stamp, frame, contours=contours)])[0]
+
+    def elements(self, lst, stamp, frame: str, *, contours=None) -> list:
+        """The marker elements of :meth:`update` (:func:`~ros_sim_bridge.ros.markers_cdr.
+        marker_arrays`), the markers shown now noted."""
         o, m, life, h = lst.objects, self._cdr, self.lifetime, self.box_height
         n = len(o)
         items: list = []
-        now: set = set()
+        now: dict = {}
         if n:
             ids = o['id'].astype(np.int64)
             cls = o['classification']
             center = np.stack([o['box_center_x'], o['box_center_y'], np.full(n, h / 2.0)], -1)
             size = np.stack([o['box_size_x'], o['box_size_y'], np.full(n, h)], -1)
-            items += m.boxes(stamp, frame, 'boxes', ids, center, size, yaw=o['box_orientation'],
-                             colors=class_colors(cls, 0.35), min_size=0.05, lifetime=life)
-            items += self._strips(stamp, frame, ids, cls, contours if contours is not None
-                                  else contours_xyz(lst.contours))
+            items.append(m.boxes(stamp, frame, 'boxes', ids, center, size,
+                                 yaw=o['box_orientation'], colors=class_colors(cls, 0.35),
+                                 min_size=0.05, lifetime=life))
+            items.append(self._strips(stamp, frame, ids, cls, contours if contours is not None
+                                      else contours_xyz(lst.contours)))
             top = center.copy()
             top[:, 2] = h + 0.5
-            items += label_items(stamp, frame, 'labels', ids, top,
-                                 [f'{i} {lux_objects.classification_name(c)}'
-                                  for i, c in zip(ids.tolist(), cls.tolist())],
-                                 lifetime=self.lifetime)
-            now = {(ns, i) for ns in MARKER_NAMESPACES[:3] for i in ids.tolist()}
+            items.append(label_items(stamp, frame, 'labels', ids, top,
+                                     text_bytes=id_class_texts(ids, cls),
+                                     lifetime=self.lifetime))
+            every = _sorted_unique(ids)
+            now = dict.fromkeys(MARKER_NAMESPACES[:3], every)
             use_abs = o['abs_velocity_valid'].astype(bool)
             use_rel = ~use_abs & o['rel_velocity_valid'].astype(bool)
             moving = use_abs | use_rel
@@ -307,13 +442,14 @@ class LuxMarkers:
                           'points': points}
                 at = _MARKERS.at(('arrow', frame, life.sec, life.nanosec),
                                  _arrow_value(frame, life))
-                items += [(at, values, i) for i in range(k)]
-                now |= {('velocities', i) for i in arrow_ids.tolist()}
-        gone = self._deletes(stamp, frame, self.shown - now)
-        self.shown = now
-        return marker_arrays([gone + items])[0]
+                items.append(Run([at], np.zeros(k, np.intp), values))
+                now['velocities'] = _sorted_unique(arrow_ids)
+        none = np.zeros(0, np.int64)
+        gone = {ns: _gone(ids, now.get(ns, none)) for ns, ids in self._shown.items()}
+        self._shown = now
+        return [self._deletes(stamp, frame, gone)] + items
 
-    def _strips(self, stamp, frame: str, ids, cls, contours) -> list:
+    def _strips(self, stamp, frame: str, ids, cls, contours) -> Run:
         """LINE_STRIP items of the contours ((K, 3) points, lengths), z = 0; a one-point
         contour doubled (a strip needs two points)."""
         xyz, lengths = contours
@@ -324,26 +460,26 @@ class LuxMarkers:
             lengths = np.where(single, 2, lengths)
         values = {'stamp': _rows(stamp, n), 'id': ids, 'color': class_colors(cls, 1.0),
                   'points': ragged(xyz, np.cumsum(lengths) - lengths)}
-        return [(_MARKERS.at(('strip', frame, life.sec, life.nanosec, k),
-                             _strip_value(frame, life, k)), values, i)
-                for i, k in enumerate(lengths.tolist())]
+        sizes, shape = small_unique(lengths)
+        return Run([_MARKERS.at(('strip', frame, life.sec, life.nanosec, k),
+                                _strip_value(frame, life, k)) for k in sizes.tolist()],
+                   shape, values)
 
     def clear(self, stamp, frame: str) -> CdrMessage:
         """DELETE every marker shown (e.g. when the link drops)."""
-        gone = self._deletes(stamp, frame, self.shown)
-        self.shown = set()
-        return marker_arrays([gone])[0]
+        gone, self._shown = self._shown, {}
+        return marker_arrays([[self._deletes(stamp, frame, gone)]])[0]
 
     @staticmethod
-    def _deletes(stamp, frame: str, keys) -> list:
-        """DELETE items for (namespace, id) keys, in a stable (sorted) order."""
-        keys = sorted(keys)
-        if not keys:
-            return []
-        values = {'stamp': np.broadcast_to(np.asarray(stamp, np.int64), (len(keys), 2)),
-                  'id': np.array([i for _, i in keys], np.int64)}
-        return [(_MARKERS.at(('delete', frame, ns), _delete_value(frame, ns)), values, row)
-                for row, (ns, _) in enumerate(keys)]
+    def _deletes(stamp, frame: str, gone: dict) -> Run:
+        """DELETE items for namespace → sorted ids, in a stable (sorted) order."""
+        spaces = sorted(ns for ns, ids in gone.items() if len(ids))
+        ids = np.concatenate([gone[ns] for ns in spaces]) if spaces else np.zeros(0, np.int64)
+        values = {'stamp': np.broadcast_to(np.asarray(stamp, np.int64), (len(ids), 2)),
+                  'id': ids.astype(np.int64)}
+        return Run([_MARKERS.at(('delete', frame, ns), _delete_value(frame, ns))
+                    for ns in spaces], np.repeat(np.arange(len(spaces)),
+                                                 [len(gone[ns]) for ns in spaces]), values)
 
 
 def vehicle_state(s, stamp, frame: str, *, device_id: int = 0) -> CdrMessage:
@@ -376,4 +512,5 @@ def vehicle_twist(s, stamp, frame: str) -> CdrMessage:
 
 
 __all__ = ['MARKER_NAMESPACES', 'class_colors', 'scan_info', 'object_list', 'object_lists',
-           'LuxMarkers', 'label_items', 'vehicle_state', 'twist', 'vehicle_twist']
+           'object_list_and_markers', 'LuxMarkers', 'label_items', 'id_class_texts',
+           'class_names', 'vehicle_state', 'twist', 'vehicle_twist']

@@ -39,14 +39,15 @@ factor, loop, start offset, pause/resume/seek services): its message bytes go th
 framer → session → conversions → publishers path, so a LUX recording publishes what the live
 sensor would.  Commands to the sensor answer an error in file mode.
 
-This module is the tables (parameters, publishers, services) and the wiring; the parts are
-mixins of :class:`IbeoLuxNode`, one concept each: :mod:`.dispatch` (data type → conversion →
-publisher, stamps), :mod:`.commands` (sensor commands, their services, what is sent on
-connect), :mod:`.playback` (``source:=file``), :mod:`.status` (diagnostics sources).
+This module is the tables (parameters, publishers, services) and the wiring of the parts, each
+one concept with the attributes it uses declared: :class:`~.dispatch.DataDispatch` (data type
+→ conversion → publisher, stamps, its :class:`~.dispatch.DataCounters` and
+:class:`~.dispatch.Publishers`), :class:`~.status.StatusReports` (diagnostics sources); the
+sensor commands and their services (:mod:`.commands`) and ``source:=file`` (:mod:`.playback`)
+are still mixins of :class:`IbeoLuxNode`, reading the parts the class declares.
 """
 from __future__ import annotations
 
-import collections
 import math
 import os
 import sys
@@ -54,38 +55,29 @@ import threading
 import time
 from typing import Optional
 
-from diagnostic_msgs.msg import DiagnosticStatus
-from geometry_msgs.msg import TransformStamped, TwistStamped
+from geometry_msgs.msg import TwistStamped
 from nav_msgs.msg import Odometry
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from sensor_msgs.msg import CompressedImage, Image, Imu, NavSatFix, PointCloud2
-from std_msgs.msg import Header
 from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
-from ros_sim_bridge.core.memory import reuse_freed_memory
 from ros_sim_bridge.core.ntp import MAX_TIME_JUMP_S
 from ros_sim_bridge.core.receive_times import ReadTimes
 from ros_sim_bridge.core.tcp import TcpClient
 from ros_sim_bridge.ibeo.codec import commands as cmd
-from ros_sim_bridge.ibeo.codec import errors_warnings as lux_errors
-from ros_sim_bridge.ibeo.codec import objects as lux_objects
 from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.codec import scan as lux_scan
 from ros_sim_bridge.ibeo.codec import set_filter as sf
-from ros_sim_bridge.ibeo.codec import vehicle_state as lux_vehicle
 from ros_sim_bridge.ibeo.codec.header import DEFAULT_MAX_BODY
 from ros_sim_bridge.ibeo.idc_playback import IdcPlayer
-from ros_sim_bridge.ibeo.session import (BadMessage, InvalidTime, LuxSession, Reply,
-                                         ReplyFailed, Scan, Skipped, UnpairedHalf, sent_ns)
-from ros_sim_bridge.ibeo.ros import conversions as convert
+from ros_sim_bridge.ibeo.session import LuxSession, Reply, ReplyFailed, sent_ns
 from ros_sim_bridge.ibeo.ros import ecu_conversions as ecu
 from ros_sim_bridge.ibeo.ros.commands import (SIMPLE_COMMANDS, CommandServices,
                                               PendingCommand)
-from ros_sim_bridge.ibeo.ros import lux_cdr
-from ros_sim_bridge.ibeo.ros.dispatch import DataDispatch, _LiveIbeoToRos
+from ros_sim_bridge.ibeo.ros.dispatch import DataCounters, DataDispatch, Publishers
 from ros_sim_bridge.ibeo.ros.playback import FilePlayback, recording_outputs
 from ros_sim_bridge.ibeo.ros.status import StatusReports
 from ros_sim_bridge.msg import (IbeoObjectList, IbeoOdometry, IbeoScanInfo, LuxObjectList,
@@ -93,10 +85,7 @@ from ros_sim_bridge.msg import (IbeoObjectList, IbeoOdometry, IbeoScanInfo, LuxO
 from ros_sim_bridge.ros.diagnostics import Diagnostics, StreamStats
 from ros_sim_bridge.ros.params import (common_parameters, declare_parameters, non_negative, port,
                                        positive)
-from ros_sim_bridge.ros.pointcloud_cdr import CloudCdr
-from ros_sim_bridge.ros.qos import DATA
 from ros_sim_bridge.ros.runner import run_node
-from ros_sim_bridge.ros.stamps import ns_to_stamp
 from ros_sim_bridge.srv import (IbeoSeek, IbeoSetFilter, LuxCommand, LuxGetParameter, LuxGetStatus,
                                 LuxSetNtpTime, LuxSetParameter)
 
@@ -198,9 +187,11 @@ ECU_TOPIC_TYPES = {
 }
 
 
-class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, Node):
-    """Wiring: TCP → :class:`~ros_sim_bridge.ibeo.session.LuxSession` (framing, decoding,
-    protocol state) → conversions → publishers; services → session commands."""
+class IbeoLuxNode(CommandServices, FilePlayback, Node):
+    """Wiring: TCP or file → :class:`~ros_sim_bridge.ibeo.session.LuxSession` (framing,
+    decoding, protocol state) → :class:`~.dispatch.DataDispatch` (conversions → publishers);
+    services → session commands (:class:`~.commands.CommandServices`) and file playback
+    (:class:`~.playback.FilePlayback`); diagnostics from :class:`~.status.StatusReports`."""
 
     #: node name and parameter table (the ``ibeo_ecu`` sibling has its own defaults)
     NODE_NAME = 'ibeo_lux'
@@ -214,6 +205,25 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
                     (registry.REPLY, 'command replies', False))
     #: make every ECU publisher at start (tcp); else only on first use
     ECU_PUBLISHERS_AT_START = False
+
+    # --- the parts (made in __init__) ---------------------------------------------------------
+    p: object                       # the parameters (declare_parameters)
+    filter_ranges: tuple            # ECU Set Filter sent after every connect; () none
+    session: LuxSession             # framing, decoding, protocol state (ROS-free)
+    hw: str                         # hardware id of every status
+    client: Optional[TcpClient]     # source:=tcp
+    player: Optional[IdcPlayer]     # source:=file
+    diagnostics: Diagnostics
+    link: StreamStats               # the link's stream (TCP or file)
+    stats: dict                     # data type → its StreamStats
+    counters: DataCounters          # what the data path counts (read by the diagnostics)
+    pubs: Publishers                # the topics
+    data: DataDispatch              # session events → conversions → publishers
+    status: StatusReports           # the diagnostics sources
+    # the commands' state (CommandServices): one outstanding, the Set Filter, the last status
+    filter_state: str
+    filters_sent: int
+    last_status: Optional[cmd.LuxStatus]
 
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
@@ -238,9 +248,24 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
                                   max_time_jump=p.max_time_jump)
         self.hw = (f'ibeo file {os.path.basename(p.file)}' if p.source == 'file'
                    else f'ibeo {self.DEVICE} {p.host}:{p.port}')
-        self.client: Optional[TcpClient] = None
-        self.player: Optional[IdcPlayer] = self._open_player() if p.source == 'file' else None
-        self._make_converters()
+        self.client = None
+        self.player = self._open_player() if p.source == 'file' else None
+        self.filter_state = 'none sent' if not self.filter_ranges else 'not sent yet'
+        self.filters_sent = 0
+        self.last_status = None
+        self.diagnostics = Diagnostics(self, period=p.diagnostics_period)
+        where = (f'file {os.path.basename(p.file)}' if p.source == 'file'
+                 else f'tcp {p.host}:{p.port}')
+        self.link = StreamStats(f'{self.get_name()}: link {where}', self.hw,
+                                stale_after=p.stale_after)
+        self.stats = {}
+        self.counters = DataCounters()
+        self.pubs = Publishers(self, p.topic_prefix)
+        self.data = DataDispatch(p, session=self.session, diagnostics=self.diagnostics,
+                                 link=self.link, stats=self.stats, counters=self.counters,
+                                 pubs=self.pubs, hw=self.hw, context_ok=self.context.ok,
+                                 handlers={Reply: self._on_reply,
+                                           ReplyFailed: self._on_reply_failed})
         self._make_publishers()
         self._make_diagnostics()
         self._make_services()
@@ -250,7 +275,7 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
         # messages of one read: receive times spaced by their header NTP times (core.receive_times)
         self.read_times = ReadTimes(sent_ns)
         self._loss_logged = False       # the last link line logged says the link was lost
-        self.client = TcpClient(p.host, p.port, self.session.framer, self._on_event,
+        self.client = TcpClient(p.host, p.port, self.session.framer, self.data.on_event,
                                 receive_times=self.read_times,
                                 name='ibeo-lux-tcp', on_connect=self._on_connect,
                                 on_disconnect=self._on_disconnect,
@@ -258,117 +283,55 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
                                 connect_timeout=p.connect_timeout, min_backoff=p.min_backoff,
                                 max_backoff=p.max_backoff, reconnect_within=p.reconnect_within,
                                 data_timeout=p.data_timeout)
+        self.status.client = self.client
         self.get_logger().info(
             f'connecting to the {self.DEVICE} at {p.host}:{p.port} (stamps: {p.stamp_source}, '
-            f'layers: {p.layers or "from the sensor"}, points: {self.point_builder}, '
+            f'layers: {p.layers or "from the sensor"}, points: {self.data.point_builder}, '
             f'set filter: {sf.format_ranges(self.filter_ranges) or "none"})')
         self.client.start()
 
-    def _make_converters(self) -> None:
-        p = self.p
-        self.builder = convert.CloudBuilder(
-            p.layer_elevations_deg, first_echo_only=p.first_echo_only,
-            drop_flags=convert.drop_mask(ground=p.drop_ground, dirt=p.drop_dirt,
-                                         clutter=p.drop_clutter, transparent=p.drop_transparent))
-        self.point_builder = ('compiled kernel' if self.builder.native else
-                              'numpy (compiled kernel not installed)')
-        # each scan's message is a new buffer of up to 1.7 MB: pages of the freed ones reused
-        # (not mapped afresh: a page fault per 4 kB, more than the points cost to build)
-        reuse_freed_memory()
-        self.cloud_cdr = CloudCdr(convert.CLOUD_DTYPE, p.frame_id)
-        self.markers = lux_cdr.LuxMarkers(lifetime_s=p.marker_lifetime)
-        self.object_caps = convert.ObjectCaps(p.max_objects, p.max_contour_points)
-        self._half = None                        # (cloud, stamp) of the waiting 8-layer half
-        self.ecu = self._ecu_converter()
-        self.static_transforms: dict = {}        # child frame → TransformStamped (ECU mounts)
+    # the data path, as the playback (FilePlayback) feeds it
+    def _on_event(self, event, now_ns: int, checked=None) -> None:
+        self.data.on_event(event, now_ns, checked)
 
-    def _ecu_converter(self) -> _LiveIbeoToRos:
-        p = self.p
-        return _LiveIbeoToRos(vehicle_frame=p.vehicle_frame_id, scanner_frame=p.scanner_frame_id,
-                              odom_frame=p.odom_frame_id, gps_frame=p.gps_frame_id,
-                              imu_frame=p.imu_frame_id, camera_frame=p.camera_frame_id,
-                              lux_frame=p.frame_id, max_jump_s=p.max_time_jump)
+    def _dispatch(self, ev, now_ns: int, stats) -> None:
+        self.data.dispatch(ev, now_ns, stats)
 
     def _make_publishers(self) -> None:
-        pub = self._data_publisher
-        self.points_pub = pub(PointCloud2, 'points')
-        self.scan_info_pub = pub(LuxScanInfo, 'scan_info')
-        self.objects_pub = pub(LuxObjectList, 'objects')
-        self.markers_pub = pub(MarkerArray, 'objects/markers')
-        self.vehicle_pub = pub(LuxVehicleState, 'vehicle_state')
-        self.twist_pub = pub(TwistStamped, 'vehicle_state/twist')
-        # session events → handlers; decoded records by their codec record type
-        self._handlers = {Scan: self._on_scan, UnpairedHalf: self._on_unpaired_half,
-                          Reply: self._on_reply, ReplyFailed: self._on_reply_failed,
-                          BadMessage: self._on_bad_message, InvalidTime: self._on_invalid_time,
-                          Skipped: lambda ev, now_ns: None}
-        self._record_handlers = {lux_objects.LuxObjectList: self._on_objects,
-                                 lux_vehicle.LuxVehicleState: self._on_vehicle_state,
-                                 lux_errors.LuxErrorsWarnings: self._on_errors}
+        """The table of topics: the LUX data types', then the ECU outputs."""
+        pubs = self.pubs
+        pubs.points = pubs.make(PointCloud2, 'points')
+        pubs.scan_info = pubs.make(LuxScanInfo, 'scan_info')
+        pubs.objects = pubs.make(LuxObjectList, 'objects')
+        pubs.markers = pubs.make(MarkerArray, 'objects/markers')
+        pubs.vehicle = pubs.make(LuxVehicleState, 'vehicle_state')
+        pubs.twist = pubs.make(TwistStamped, 'vehicle_state/twist')
         # ECU / FUSION outputs by topic; shared topics use the LUX publishers
-        self._ecu_pubs = {ecu.TOPICS['points']: self.points_pub,
-                          ecu.TOPICS['markers']: self.markers_pub,
-                          ecu.TOPICS['vehicle_twist']: self.twist_pub}
+        pubs.ecu.update({ecu.TOPICS['points']: pubs.points, ecu.TOPICS['markers']: pubs.markers,
+                         ecu.TOPICS['vehicle_twist']: pubs.twist})
         if self.player is not None:
             ecu_outputs = recording_outputs(self.player.reader, self.player.entries,
-                                            self._ecu_converter())
+                                            self.data.ecu_converter())
         elif self.ECU_PUBLISHERS_AT_START:
             ecu_outputs = {ecu.TOPICS[key]: t for key, t in ECU_TOPIC_TYPES.items()}
         else:
             ecu_outputs = {}
         for topic, msg_type in ecu_outputs.items():
-            self._ecu_publisher(topic, msg_type)
-        if self.p.parent_frame_id:
-            self._publish_mount()
-
-    def _topic(self, name: str) -> str:
-        """``topic_prefix/name`` for a relative ``name`` (``name`` alone with no prefix;
-        absolute names such as /tf_static as they are)."""
-        prefix = self.p.topic_prefix.strip('/')
-        return f'{prefix}/{name}' if prefix and not name.startswith('/') else name
-
-    def _data_publisher(self, msg_type, name: str, qos=DATA):
-        """A publisher of topic ``name`` under ``topic_prefix``."""
-        return self.create_publisher(msg_type, self._topic(name), qos)
-
-    def _publish_mount(self) -> None:
-        """``parent_frame_id`` → ``frame_id`` on /tf_static, latched with the ECU mounts."""
-        mount = TransformStamped()
-        mount.header = Header(stamp=ns_to_stamp(time.time_ns()), frame_id=self.p.parent_frame_id)
-        mount.child_frame_id = self.p.frame_id
-        mount.transform.rotation.w = 1.0
-        self.static_transforms[mount.child_frame_id] = mount
-        topic = ecu.TOPICS['tf_static']
-        pub = self._ecu_pubs.get(topic) or self._ecu_publisher(topic, TFMessage)
-        pub.publish(TFMessage(transforms=list(self.static_transforms.values())))
+            pubs.ecu_publisher(topic, msg_type)
+        if self.p.parent_frame_id:      # parent_frame_id → frame_id, latched with ECU mounts
+            self.data.publish_mount(self.p.parent_frame_id, self.p.frame_id, time.time_ns())
 
     def _make_diagnostics(self) -> None:
         """One stream per data type, the link, the sensor's error/warning registers."""
-        p = self.p
-        self.diagnostics = d = Diagnostics(self, period=p.diagnostics_period)
-        self.stats = {data_type: self._type_stream(data_type, label, expected=expected)
-                      for data_type, label, expected in self.TYPE_STREAMS}
-        where = (f'file {os.path.basename(p.file)}' if p.source == 'file'
-                 else f'tcp {p.host}:{p.port}')
-        self.link = StreamStats(f'{self.get_name()}: link {where}', self.hw,
-                                stale_after=p.stale_after)
-        d.add_source(self._link_status)
-        d.add_source(self._sensor_status)
-        d.add_source(self._device_statuses)
-        self.device_status: dict[str, tuple[DiagnosticStatus, int]] = {}   # name → (st, ns)
-        self.without_ros_form: collections.Counter = collections.Counter()
-        self.filter_state = 'none sent' if not self.filter_ranges else 'not sent yet'
-        self.filters_sent = 0
-        self._lock = threading.Lock()            # counters shared with the diagnostics timer
-        self.seen: dict[str, collections.Counter] = {'errors': collections.Counter(),
-                                                     'warnings': collections.Counter()}
-        self.last_errors: Optional[tuple[lux_errors.LuxErrorsWarnings, int]] = None
-        self.stamp_fallbacks = 0
-        self.invalid_vehicle_states = 0
-        self.stream_counts: dict = {}            # (stream, key) → total (_count_on_stream)
-        self.invalid_record_times = 0            # records' own times not used (why: last)
-        self.last_invalid_record_time = ''
-        self.last_status: Optional[cmd.LuxStatus] = None
+        for data_type, label, expected in self.TYPE_STREAMS:
+            self.stats[data_type] = self.data.type_stream(data_type, label, expected=expected)
+        self.status = StatusReports(self.p, name=self.get_name(), hw=self.hw,
+                                    session=self.session, link=self.link, stats=self.stats,
+                                    counters=self.counters, client=self.client,
+                                    player=self.player, point_builder=self.data.point_builder,
+                                    commands=self)
+        for source in self.status.sources():
+            self.diagnostics.add_source(source)
 
     def _make_services(self) -> None:
         """Commands: one outstanding at a time; the TCP thread hands the reply over."""
@@ -421,11 +384,8 @@ class IbeoLuxNode(DataDispatch, CommandServices, FilePlayback, StatusReports, No
         self._type_streams_down(reason)
         self._reply_failed_all(f'link lost: {reason}')
         for ev in self.session.connection_lost():
-            self._dispatch(ev, time.time_ns(), None)
-        if self.p.publish_markers and self.markers.shown:
-            stamp = ns_to_stamp(time.time_ns())
-            self.markers_pub.publish(self.markers.clear((stamp.sec, stamp.nanosec),
-                                                        self.p.frame_id).data)
+            self.data.dispatch(ev, time.time_ns(), None)
+        self.data.clear_markers(time.time_ns())
 
     def _type_streams_down(self, reason: str) -> None:
         """The link is down: each data type stream that is expected or had data says so

@@ -1,7 +1,8 @@
 """Diagnostics of the ibeo nodes (:mod:`.node`): the link (TCP or file playback) with its
 counters, the sensor's error / warning registers (0x2030), the ECU device status / system
 monitoring / trace messages by name.  The per data type streams are
-:class:`~ros_sim_bridge.ros.diagnostics.StreamStats` the node keeps in ``stats``.
+:class:`~ros_sim_bridge.ros.diagnostics.StreamStats` the node keeps in ``stats``; the data
+path's counters are :class:`~.dispatch.DataCounters`.
 """
 from __future__ import annotations
 
@@ -14,9 +15,28 @@ from ros_sim_bridge.ibeo.ros import conversions as convert
 
 
 class StatusReports:
-    """Mixin of :class:`~.node.IbeoLuxNode`: the diagnostics sources it registers.  Reads the
-    node's ``client`` / ``player``, ``session``, ``link``, counters (under ``_lock``),
-    ``last_errors``, ``seen``, ``device_status``, ``last_status``."""
+    """The diagnostics sources of :class:`~.node.IbeoLuxNode` (:meth:`sources`): the link (TCP
+    ``client`` or file ``player``) with the data path's ``counters`` and the commands' state
+    (``commands``: the node's ``filter_state``, ``filters_sent``, ``last_status``), the sensor's
+    errors and warnings, the ECU device statuses."""
+
+    def __init__(self, p, *, name: str, hw: str, session, link, stats: dict, counters,
+                 client, player, point_builder: str, commands):
+        self.p = p
+        self.name = name                         # the node's: prefix of the status names
+        self.hw = hw
+        self.session = session
+        self.link = link
+        self.stats = stats                       # data type → its StreamStats
+        self.counters = counters                 # dispatch.DataCounters
+        self.client = client                     # TcpClient, or None playing a file
+        self.player = player                     # IdcPlayer, or None over TCP
+        self.point_builder = point_builder
+        self.commands = commands
+
+    def sources(self) -> tuple:
+        """What :class:`~ros_sim_bridge.ros.diagnostics.Diagnostics` polls, in order."""
+        return self._link_status, self._sensor_status, self._device_statuses
 
     def _link_stream_status(self) -> DiagnosticStatus:
         """The link's StreamStats status, its ``published`` the messages published in all
@@ -65,15 +85,15 @@ class StatusReports:
     def _data_counters(self, skipped: int) -> list[tuple[str, str]]:
         """The link's counters of the data received, TCP or file."""
         ss = self.session
-        with self._lock:
+        with self.counters.lock:
             return [('skipped_messages', str(skipped)),
                     ('false_syncs', str(ss.framer.false_syncs)),
-                    ('invalid_vehicle_states', str(self.invalid_vehicle_states)),
+                    ('invalid_vehicle_states', str(self.counters.invalid_vehicle_states)),
                     ('unpaired_mirror_sides', str(ss.unpaired_halves)),
                     ('invalid_header_times', str(ss.invalid_times)),
                     ('last_invalid_header_time', ss.last_invalid_time),
-                    ('invalid_record_times', str(self.invalid_record_times)),
-                    ('last_invalid_record_time', self.last_invalid_record_time)]
+                    ('invalid_record_times', str(self.counters.invalid_record_times)),
+                    ('last_invalid_record_time', self.counters.last_invalid_record_time)]
 
     # --- diagnostics ---------------------------------------------------------------------
     def _link_status(self) -> list[DiagnosticStatus]:
@@ -102,7 +122,7 @@ class StatusReports:
             ('garbage_bytes', str(c.framer.garbage_bytes)),
             *counters,
             ('stamp_source', self.p.stamp_source),
-            ('stamp_fallbacks', str(self.stamp_fallbacks)),
+            ('stamp_fallbacks', str(self.counters.stamp_fallbacks)),
             ('time_offset_s', '' if ss.time_offset_s is None else f'{ss.time_offset_s:.6f}'),
             ('sensor_clock', {None: 'unknown', True: 'set',
                               False: 'unset (counts from power-up)'}[ss.sensor_clock_set]),
@@ -113,26 +133,26 @@ class StatusReports:
              f'0x{ss.device_type:02X} {cmd.DEVICE_TYPES.get(ss.device_type, "")}'),
             ('beam_tilt_rad', f'{ss.beam_tilt:.5f}' if eight else ''),
             ('point_builder', self.point_builder),
-            ('set_filter', self.filter_state),
-            ('set_filters_sent', str(self.filters_sent)),
+            ('set_filter', self.commands.filter_state),
+            ('set_filters_sent', str(self.commands.filters_sent)),
         ]
-        if self.last_status is not None:
-            s = self.last_status
+        if self.commands.last_status is not None:
+            s = self.commands.last_status
             values += [('firmware', s.firmware_version_str), ('fpga', s.fpga_version_str),
                        ('temperature_c', f'{s.temperature_c:.1f}'), ('serial', s.serial_number)]
         values += [(f'skipped.{k}', str(v)) for k, v in skipped]
-        with self._lock:
+        with self.counters.lock:
             values += [(f'without_ros_form.{k}', str(v))
-                       for k, v in sorted(self.without_ros_form.items())]
+                       for k, v in sorted(self.counters.without_ros_form.items())]
         st.values = list(st.values) + [KeyValue(key=k, value=v) for k, v in values]
         return [st]
 
     def _sensor_status(self) -> list[DiagnosticStatus]:
-        with self._lock:
-            last = self.last_errors
-            seen = {k: dict(v) for k, v in self.seen.items()}
+        with self.counters.lock:
+            last = self.counters.last_errors
+            seen = {k: dict(v) for k, v in self.counters.seen.items()}
         ew, age = (None, None) if last is None else (last[0], (time.time_ns() - last[1]) / 1e9)
-        return convert.errors_statuses(ew, name_prefix=f'{self.get_name()}: ',
+        return convert.errors_statuses(ew, name_prefix=f'{self.name}: ',
                                        hardware_id=self.hw, age_s=age,
                                        hold_s=self.p.errors_hold, seen=seen)
 
@@ -143,12 +163,12 @@ class StatusReports:
         now = time.time_ns()
         down = self.client is not None and not self.client.connected
         out = []
-        with self._lock:
-            items = list(self.device_status.values())
+        with self.counters.lock:
+            items = list(self.counters.device_status.values())
         for st, t in items:
             age = (now - t) / 1e9
             name = st.name[len('ibeo: '):] if st.name.startswith('ibeo: ') else st.name
-            copy = DiagnosticStatus(level=st.level, name=f'{self.get_name()}: {name}',
+            copy = DiagnosticStatus(level=st.level, name=f'{self.name}: {name}',
                                     message=st.message, hardware_id=st.hardware_id,
                                     values=list(st.values) + [KeyValue(key='age_s',
                                                                        value=f'{age:.1f}')])

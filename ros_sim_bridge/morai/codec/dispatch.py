@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Tuple
 
-from ros_sim_bridge.core.binary import BAD_MAGIC, UNKNOWN_LAYOUT, CodecError
+from ros_sim_bridge.core.binary import BAD_MAGIC, CodecError
 from . import (collision, commands, ego_status, intersection, multi_ego, object_info,
                traffic_light, vehicle_collision)
-from .framing import peek_identifier, read_data_length
+from .framing import UnknownLayout, peek_identifier, read_data_length
 
 FROM_SIM = 'from_sim'
 TO_SIM = 'to_sim'
@@ -142,9 +142,9 @@ def identify(datagram) -> str:
     for m in matches:
         if data_length in m.data_lengths:
             return m.name
-    raise CodecError('MORAI', f'{ident!r} with data_length {data_length} matches none of '
-                     + ', '.join(f'{m.name} {m.data_lengths}' for m in matches),
-                     field='data_length', offset=len(ident), kind=UNKNOWN_LAYOUT)
+    raise UnknownLayout('MORAI', f'{ident!r} with data_length {data_length} matches none of '
+                        + ', '.join(f'{m.name} {m.data_lengths}' for m in matches),
+                        data_length=data_length, offset=len(ident))
 
 
 def decode_any(datagram) -> Tuple[str, Any]:

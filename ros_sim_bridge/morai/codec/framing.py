@@ -12,7 +12,8 @@ A message type has one or more :class:`Layout` (release forms).  :func:`select_l
 the identifier (BAD_MAGIC), reads ``data_length``, picks the layout whose (data_length, total)
 pair matches the datagram exactly, checks the tail (BAD_MAGIC) and never guesses: an unknown
 ``data_length`` raises UNKNOWN_LAYOUT naming the sizes; a known one with the wrong datagram
-size raises TRUNCATED / OVERSIZED.
+size raises TRUNCATED / OVERSIZED.  An unknown layout is an :class:`UnknownLayout`, which
+carries the ``data_length`` read, so a receiver can report it without parsing again.
 """
 from __future__ import annotations
 
@@ -43,6 +44,17 @@ ID_SCENARIO_LOAD = b'#ScenarioLoad$'
 ID_SAVE_SENSOR_DATA = b'#SaveSensorData$'
 ID_SENSOR_CONTROL = b'#SensorControl$'
 ID_LAMP_CONTROL = b'#LampControl$'
+
+
+class UnknownLayout(CodecError):
+    """UNKNOWN_LAYOUT: a ``data_length`` no known layout has (SUPPLEMENT §1.4), kept in
+    :attr:`data_length`."""
+
+    def __init__(self, message: str, detail: str, *, data_length: int,
+                 offset: Optional[int] = None):
+        super().__init__(message, detail, field='data_length', offset=offset,
+                         kind=UNKNOWN_LAYOUT)
+        self.data_length = data_length
 
 
 @dataclass(frozen=True)
@@ -106,8 +118,7 @@ def select_layout(datagram, layouts: Sequence[Layout], message: str,
                   f'layout (known data_length/total: {known})')
         if hints and data_length in hints:
             detail += f'; data_length {data_length} is {hints[data_length]}'
-        raise CodecError(message, detail, field='data_length', offset=len(identifier),
-                         kind=UNKNOWN_LAYOUT)
+        raise UnknownLayout(message, detail, data_length=data_length, offset=len(identifier))
     for lay in candidates:
         if lay.total == size:
             if lay.tail and bytes(datagram[size - 2:]) != TAIL:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-import threading
+import re
 import time
 
 from ros_sim_bridge.tools.ports import free_udp_ports
@@ -14,50 +14,54 @@ TOPICS = ('ego_status', 'odom', 'objects', 'object_markers', 'traffic_light_stat
 RATE = 20.0
 
 
+#: the commands the demo sends; the emulator's other command ports are off
+COMMANDS = ('ctrl_cmd', 'lamp_control', 'scenario_load')
+
+
 def run(node, seconds: float) -> list[str]:
-    """morai_bridge (config/morai.yaml) ← morai_sim in this process at 20 Hz: drive forward with a
+    """morai_bridge (config/morai.yaml) ← morai_sim (installed) at 20 Hz: drive forward with a
     velocity command, then steer left with the left turn signal on, and load a scenario."""
     from ros_sim_bridge.tools.launcher import NodeProcess, config_file
 
-    emu, params = start_emulator(seconds)
+    sim_args, params = emulator_ports(seconds)
     watch = Watch(node)
     lines = [f'MORAI SIM: morai_bridge (config/morai.yaml, ports overridden to free ones) ↔ '
              f'morai_sim (release newest, {RATE:.0f} Hz, {seconds:.0f} s, UDP 127.0.0.1)']
-    serve = threading.Thread(target=emu.serve, kwargs={'duration': seconds + 30}, daemon=True)
     try:
         with NodeProcess('morai_bridge', params_file=config_file('morai.yaml'),
                          parameters=params):
             if not watch.listener.wait_matched(15.0):
                 lines.append('  warning: not every topic was discovered within 15 s')
             wait_until(lambda: watch.cmd_pub.get_subscription_count() > 0, 10, 0.05)
-            serve.start()
-            rows = drive(watch, seconds)
-            answer = load_scenario(node)
+            # its event log (stderr) tells what it did with the commands
+            with NodeProcess('morai_sim', args=sim_args, quiet=True) as sim:
+                rows = drive(watch, seconds)
+                answer = load_scenario(node)
+            events = sim.last_lines(100)
     finally:
-        emu.stop()
-        if serve.is_alive():
-            serve.join(5.0)
-        emu.close()
         watch.close()
-    return lines + drive_table(rows) + summary(watch, emu, rows, answer)
+    return lines + drive_table(rows) + summary(watch, events, rows, answer)
 
 
-def start_emulator(seconds: float):
-    """The emulator on free ports, and the bridge's parameter overrides pointing at it."""
-    from ros_sim_bridge.morai.emulator import MoraiEmulator, MoraiScene
-    from ros_sim_bridge.morai.ros.node import INBOUND
+def emulator_ports(seconds: float) -> tuple[list[str], dict]:
+    """morai_sim's arguments on free ports, and the bridge's parameter overrides pointing at
+    them."""
+    from ros_sim_bridge.morai.ros.node import INBOUND, OUTBOUND
 
     inbound = [n for n in INBOUND if n != 'multi_ego_setting']
-    base = free_udp_ports(len(inbound))
+    base = free_udp_ports(len(inbound) + len(COMMANDS))
     ports = {n: base + i for i, n in enumerate(inbound)}
+    command_ports = {n: base + len(inbound) + i for i, n in enumerate(COMMANDS)}
     # a short scripted collision every few seconds so that the collision topics show something
-    scene = MoraiScene('newest', collision_period=max(seconds / 2, 1.0))
-    emu = MoraiEmulator(scene, send_ports=ports,
-                        recv_ports={'ctrl_cmd': 0, 'lamp_control': 0, 'scenario_load': 0},
-                        rate=RATE)
+    args = ['--release', 'newest', '--rate', f'{RATE:g}', '--duration', f'{seconds + 30:g}',
+            '--collision-period', f'{max(seconds / 2, 1.0):g}', '--log-level', 'INFO']
+    for name, port in ports.items():
+        args += [f'--{name.replace("_", "-")}-port', str(port)]
+    for name in OUTBOUND:
+        args += [f'--{name.replace("_", "-")}-listen-port', str(command_ports.get(name, -1))]
     params = {f'listen_port.{n}': p for n, p in ports.items()}
-    params.update({f'sim_port.{n}': emu.bound_ports[n] for n in emu.bound_ports})
-    return emu, params
+    params.update({f'sim_port.{n}': p for n, p in command_ports.items()})
+    return args, params
 
 
 class Watch:
@@ -154,9 +158,18 @@ def drive_table(rows: list[tuple]) -> list[str]:
     return lines
 
 
-def summary(watch: Watch, emu, rows: list[tuple], answer: str) -> list[str]:
+def last_event(events: list[str], pattern: str) -> str | None:
+    """The first group of ``pattern`` in the last of morai_sim's log lines it matches."""
+    for line in reversed(events):
+        found = re.search(pattern, line)
+        if found:
+            return found.group(1)
+    return None
+
+
+def summary(watch: Watch, events: list[str], rows: list[tuple], answer: str) -> list[str]:
     """Counts per topic, the last objects, traffic light and intersection, collisions and the
-    command round trip."""
+    command round trip (what the emulator did: its log)."""
     last, c = watch.listener.last, watch.listener.count
     objects, status = last.get('morai/objects'), last.get('morai/ego_status')
     tl, insn = last.get('morai/traffic_light_status'), last.get('morai/intersection_status')
@@ -164,8 +177,7 @@ def summary(watch: Watch, emu, rows: list[tuple], answer: str) -> list[str]:
              f'/tf {c["/tf"]}, objects {c["morai/objects"]}, markers '
              f'{c["morai/object_markers"]}, traffic light {c["morai/traffic_light_status"]}, '
              f'intersection {c["morai/intersection_status"]}, collision '
-             f'{c["morai/collision"]}, npc collision {c["morai/vehicle_collision"]} '
-             f'(sent {emu.scene.stats.get("ctrl_cmd", 0)} ctrl_cmd received by the emulator)']
+             f'{c["morai/collision"]}, npc collision {c["morai/vehicle_collision"]}']
     if objects is not None:
         kinds = (f'{objects.num_of_npcs} npc, {objects.num_of_pedestrian} pedestrian, '
                  f'{objects.num_of_obstacle} obstacle')
@@ -181,7 +193,31 @@ def summary(watch: Watch, emu, rows: list[tuple], answer: str) -> list[str]:
                  f'{watch.collisions["npc"]} npc-collision messages with pairs')
     lines.append('  command round trip: ctrl_cmd → ego moved to x = '
                  + (f'{rows[-1][2].pose.pose.position.x:.1f} m' if rows and rows[-1][2] else '-')
-                 + f'; lamps → emulator turn signal {emu.scene.turn_signal}; scenario_load → '
-                 f'{answer}, emulator loaded '
-                 + (repr(emu.scene.scenario.file_name) if emu.scene.scenario else 'nothing'))
+                 + f'; lamps → emulator turn signal '
+                 + (last_event(events, r'lamps: turn signal (\d+)') or '0')
+                 + f'; scenario_load → {answer}, emulator loaded '
+                 + (last_event(events, r'scenario load (\S+)') or 'nothing'))
     return lines
+
+
+class EgoDriver:
+    """Drives the emulated MORAI ego along a curve through /morai/ctrl_cmd (as a user's stack
+    would), so the recorded ego track has a shape; its own rclpy context."""
+
+    def __init__(self):
+        import rclpy
+        from ros_sim_bridge.msg import MoraiCtrlCmd
+        self.rclpy, self.msg = rclpy, MoraiCtrlCmd
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        self.node = rclpy.create_node('sim_bridge_demo_driver', context=self.context)
+        self.pub = self.node.create_publisher(MoraiCtrlCmd, '/morai/ctrl_cmd', 10)
+
+    def __call__(self, elapsed: float) -> None:
+        steering = 0.15 if int(elapsed) % 8 < 5 else -0.1      # rad: left, then right
+        self.pub.publish(self.msg(ctrl_mode=2, gear=4, cmd_type=2, velocity=8.0,
+                                  steering=steering))
+
+    def close(self) -> None:
+        self.node.destroy_node()
+        self.context.try_shutdown()

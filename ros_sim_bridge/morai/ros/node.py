@@ -49,11 +49,12 @@ from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
 from ros_sim_bridge.morai import codec as morai
-from ros_sim_bridge.morai.codec.framing import read_data_length
+from ros_sim_bridge.morai.codec.framing import UnknownLayout
+from ros_sim_bridge.morai.session import SimTime
 from ros_sim_bridge.core.binary import UNKNOWN_LAYOUT, CodecError, require_finite
 from ros_sim_bridge.morai.ros import conversions as convert
 from ros_sim_bridge.ros.clocks import STEADY
-from ros_sim_bridge.ros.stamps import MAX_NS, ns_to_stamp, sec_nsec_to_stamp, stamp_to_ns
+from ros_sim_bridge.ros.stamps import MAX_NS, ns_to_stamp
 from ros_sim_bridge.ros.diagnostics import Diagnostics, StreamStats
 from ros_sim_bridge.msg import (MoraiCollisionData, MoraiCtrlCmd, MoraiEgoVehicleStatus,
                                 MoraiGetTrafficLightStatus, MoraiIntersectionStatus, MoraiLamps,
@@ -178,7 +179,7 @@ class MoraiBridgeNode(Node):
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
         self.p = p = declare_parameters(self, self.PARAMETERS)
-        self._sim_minus_receive_ns = None   # sim time − receive time, from the last sim time
+        self.sim_time = SimTime(MAX_NS)     # one time base for every topic (stamp_source sim)
         try:
             self.sim_ip = socket.gethostbyname(p.sim_host)
         except OSError as exc:
@@ -349,21 +350,12 @@ class MoraiBridgeNode(Node):
         stats.publish(len(messages))
 
     def _stamp(self, value, now_ns: int) -> Time:
-        """stamp_source sim: the packet's sim time where the layout has one (StampError when
-        sec or nsec is negative or out of range), else the sim time now as the last sim time
-        seen tells it (receive time + its offset): one time base for every topic of the node;
-        the receive time until a first sim time arrives.  stamp_source receive: receive time."""
+        """stamp_source sim: the link's sim time (morai/session.py: the packet's own, or the
+        sim time now; CodecError when sec or nsec is out of range).  stamp_source receive:
+        receive time."""
         if self.p.stamp_source != 'sim':
             return ns_to_stamp(now_ns)
-        sec, nsec = getattr(value, 'sec', None), getattr(value, 'nsec', None)
-        if sec is not None and nsec is not None:
-            stamp = sec_nsec_to_stamp(sec, nsec, source='MORAI')
-            self._sim_minus_receive_ns = stamp_to_ns(stamp) - now_ns
-            return stamp
-        if self._sim_minus_receive_ns is None:
-            return ns_to_stamp(now_ns)
-        # held at the last time a stamp can hold (int32 s) rather than dropping a valid packet
-        return ns_to_stamp(min(max(0, now_ns + self._sim_minus_receive_ns), MAX_NS))
+        return ns_to_stamp(self.sim_time.stamp_ns(value, now_ns))
 
     def _bad_input(self, stream: Inbound, err: CodecError, data: bytes, now_ns: int) -> None:
         if err.kind != UNKNOWN_LAYOUT:
@@ -371,11 +363,7 @@ class MoraiBridgeNode(Node):
             return
         # An unknown layout is reported once per (data_length, size), with its sizes.
         stream.stats.error(err.kind, str(err), now_ns)
-        kind = TYPES[stream.name]
-        try:
-            data_length = read_data_length(data, kind.identifier, kind.title)
-        except CodecError:
-            data_length = None
+        data_length = err.data_length if isinstance(err, UnknownLayout) else None
         key = (data_length, len(data))
         if key in stream.unknown:
             return

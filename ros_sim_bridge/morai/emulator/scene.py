@@ -1,50 +1,28 @@
-"""Built-in MORAI SIM emulator: a small scripted scene speaking the MORAI UDP protocol.
+"""The emulated MORAI world: pure, steppable logic, no sockets, no clocks.
 
-Two parts, kept apart:
-
-* :class:`MoraiScene` — pure, steppable logic (no sockets): an ego on a straight east-west road
-  (map ENU, x east) driven by a kinematic bicycle model, NPC vehicles in the neighbouring lanes
-  that stop for the light, pedestrians on the crosswalk, static obstacles (one far ahead in the
-  ego lane), an intersection whose phase drives a traffic light, and a scripted collision every
-  ``collision_period`` seconds.  ``step(dt)`` advances it, ``handle_datagram(bytes)`` applies a
-  client → simulator datagram, ``outputs()`` returns the simulator → client datagrams.
-* :class:`MoraiEmulator` / :func:`main` — UDP sockets around a scene: binds on 127.0.0.1,
-  receives commands on the MORAI example ports, sends status datagrams to 127.0.0.1 (never
-  another host unless told) at ``rate`` Hz.  Ports default to SUPPLEMENT §1.5.
-
-Run: ``python -m ros_sim_bridge.morai.emulator --rate 20 --release newest``.
+An ego on a straight east-west road (map ENU, x east) driven by a kinematic bicycle model, NPC
+vehicles in the neighbouring lanes that stop for the light, pedestrians on the crosswalk, static
+obstacles (one far ahead in the ego lane), an intersection whose phase drives a traffic light,
+and a scripted collision every ``collision_period`` seconds.  ``step(dt)`` advances it,
+``handle_datagram(bytes)`` applies a client → simulator datagram, ``outputs()`` returns the
+simulator → client datagrams.
 """
 from __future__ import annotations
 
-import argparse
 import collections
 import logging
 import math
-import select
-import socket
-import sys
-import threading
-import time
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, Optional
 
 import numpy as np
 
-from ros_sim_bridge.morai import codec as morai
 from ros_sim_bridge.core.binary import WRONG_SOURCE, CodecError
+from ros_sim_bridge.morai import codec as morai
 from ros_sim_bridge.morai.codec import commands as cmds
 from ros_sim_bridge.morai.codec.traffic_light import TL_GREEN, TL_RED, TL_YELLOW
-from ros_sim_bridge.core.udp import is_loopback
-from ros_sim_bridge.core.cli import number_problem, run_main, stop_requested, strip_ros_args
 
 LOG = logging.getLogger('morai_emulator')
-
-LOOPBACK = '127.0.0.1'
-#: Simulator → client messages the emulator sends, with MORAI's example destination ports.
-SEND_PORTS = {n: m.port for n, m in morai.MESSAGE_TYPES.items()
-              if m.direction == morai.FROM_SIM}
-#: Client → simulator messages the emulator accepts, with MORAI's example listen ports.
-RECV_PORTS = {n: m.port for n, m in morai.MESSAGE_TYPES.items() if m.direction == morai.TO_SIM}
 
 #: Release presets: (ego status layout, object info layout, collision layout).
 RELEASES = {
@@ -482,222 +460,3 @@ class MoraiScene:
             self.ego.yaw = math.radians(float(rec['heading']))
             self.ego.v = float(rec['velocity']) / KMH
         self.log(f'multi ego setting: {cmd.num_of_ego} ego(s), camera {cmd.camera_index}')
-
-
-# ---------------------------------------------------------------------------------------------
-# Sockets
-
-class MoraiEmulator:
-    """UDP front end of a :class:`MoraiScene`.
-
-    ``send_ports``: message name → destination port on ``dest_host`` (names of SEND_PORTS,
-    plus optionally 'multi_ego_setting').  ``recv_ports``: message name → port to listen on
-    (0 = any free port; see :attr:`bound_ports`).  Messages left out are not sent / received.
-    Datagrams are dispatched by identifier, so several names may share one port.
-    """
-
-    def __init__(self, scene: MoraiScene, *, dest_host: str = LOOPBACK,
-                 bind_host: str = LOOPBACK, send_ports: Optional[Dict[str, int]] = None,
-                 recv_ports: Optional[Dict[str, int]] = None, rate: float = 20.0):
-        if not (math.isfinite(rate) and rate > 0):
-            raise ValueError(f'rate must be a finite number > 0, not {rate}')
-        if not is_loopback(dest_host):
-            LOG.warning('sending to non-loopback host %s (explicitly requested)', dest_host)
-        self.scene = scene
-        self.dest_host = dest_host
-        self.rate = rate
-        self.send_ports = dict(SEND_PORTS if send_ports is None else send_ports)
-        for name, port in self.send_ports.items():
-            if name not in SEND_PORTS and name != 'multi_ego_setting':
-                raise ValueError(f'{name!r} is not a simulator → client message')
-            if not 0 < port < 65536:
-                raise ValueError(f'bad destination port {port} for {name}')
-        recv_ports = dict(RECV_PORTS if recv_ports is None else recv_ports)
-        self._stop = threading.Event()
-        self.send_sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        try:
-            self.send_sock.bind((bind_host, 0))
-        except OSError as exc:
-            self.send_sock.close()
-            raise OSError(exc.errno, f'cannot bind UDP {bind_host} (--bind): '
-                          f'{exc.strerror or exc}') from None
-        self.recv_socks: List[socket.socket] = []
-        self.bound_ports: Dict[str, int] = {}
-        by_port: Dict[int, socket.socket] = {}
-        try:
-            for name, port in recv_ports.items():
-                if name not in RECV_PORTS:
-                    raise ValueError(f'{name!r} is not a client → simulator message')
-                if not 0 <= port < 65536:
-                    raise ValueError(f'bad listen port {port} for {name}')
-                if port and port in by_port:
-                    sock = by_port[port]
-                else:
-                    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-                    try:
-                        sock.bind((bind_host, port))
-                    except OSError as exc:     # name the port: which one is busy?
-                        sock.close()
-                        option = f'--{name.replace("_", "-")}-listen-port'
-                        raise OSError(exc.errno, f'cannot bind UDP {bind_host}:{port} ({name} '
-                                      f'listen port, {option}): {exc.strerror}') from None
-                    sock.setblocking(False)
-                    self.recv_socks.append(sock)
-                    by_port[sock.getsockname()[1]] = sock
-                self.bound_ports[name] = sock.getsockname()[1]
-        except BaseException:
-            self.close()
-            raise
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def close(self) -> None:
-        for sock in [self.send_sock, *self.recv_socks]:
-            sock.close()
-        self.recv_socks = []
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    def send_outputs(self) -> None:
-        out = self.scene.outputs()
-        if 'multi_ego_setting' in self.send_ports:
-            out['multi_ego_setting'] = self.scene.multi_ego_output()
-        for name, port in self.send_ports.items():
-            try:
-                self.send_sock.sendto(out[name], (self.dest_host, port))
-            except OSError as exc:      # e.g. ICMP port unreachable reported late
-                self.scene.stats['send_errors'] += 1
-                LOG.debug('send %s to %s:%d failed: %s', name, self.dest_host, port, exc)
-
-    def poll(self, timeout: float) -> int:
-        """Receive and apply pending commands, waiting up to ``timeout`` s; returns how many."""
-        if not self.recv_socks:
-            self._stop.wait(timeout)
-            return 0
-        ready, _, _ = select.select(self.recv_socks, [], [], max(timeout, 0.0))
-        count = 0
-        for sock in ready:
-            while True:
-                try:
-                    data, peer = sock.recvfrom(65535)
-                except (BlockingIOError, InterruptedError):
-                    break
-                except OSError:
-                    break
-                try:
-                    self.scene.handle_datagram(data)
-                    count += 1
-                except CodecError as exc:
-                    LOG.warning('bad datagram from %s:%d (%d B): %s', *peer, len(data), exc)
-        return count
-
-    def serve(self, duration: Optional[float] = None) -> None:
-        """Run until ``duration`` seconds have passed (None/0 = until :meth:`stop`)."""
-        period = 1.0 / self.rate
-        start = time.monotonic()
-        next_tick = start
-        while not self._stop.is_set() and not stop_requested():
-            now = time.monotonic()
-            if duration and now - start >= duration:
-                break
-            if now >= next_tick:
-                self.scene.step(period)
-                self.send_outputs()
-                next_tick += period
-                if now - next_tick > 1.0:           # fell far behind: do not burst
-                    next_tick = now + period
-                continue
-            self.poll(min(next_tick - now, 0.1))
-
-
-def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
-        prog='morai_sim', description='MORAI SIM UDP emulator (loopback by default).')
-    ap.add_argument('--host', default=LOOPBACK,
-                    help='destination host for status datagrams (default 127.0.0.1)')
-    ap.add_argument('--bind', default=LOOPBACK,
-                    help='address to bind the command ports on (default 127.0.0.1)')
-    ap.add_argument('--rate', type=float, default=20.0, help='status rate in Hz (default 20)')
-    ap.add_argument('--duration', type=float, default=0.0,
-                    help='seconds to run, 0 = until interrupted')
-    ap.add_argument('--release', choices=list(RELEASES), default=DEFAULT_RELEASE,
-                    help='layout preset (default %(default)s)')
-    ap.add_argument('--ego-layout', choices=morai.ego_status.LAYOUT_NAMES)
-    ap.add_argument('--object-layout', choices=morai.object_info.LAYOUT_NAMES)
-    ap.add_argument('--collision-layout', choices=morai.collision.LAYOUT_NAMES)
-    ap.add_argument('--collision-period', type=float, default=30.0,
-                    help='seconds between scripted collisions, 0 = none')
-    for name, port in SEND_PORTS.items():
-        ap.add_argument(f'--{name.replace("_", "-")}-port', type=int, default=port,
-                        help=f'send {name} to this port (default {port}; -1 = do not send)')
-    ap.add_argument('--multi-ego-setting-send-port', type=int, default=-1,
-                    help='also send Multi Ego Setting to this port (default: off)')
-    for name, port in RECV_PORTS.items():
-        ap.add_argument(f'--{name.replace("_", "-")}-listen-port', type=int, default=port,
-                        help=f'receive {name} on this port (default {port}; -1 = off)')
-    ap.add_argument('--log-level', default='INFO', type=str.upper,
-                    choices=('DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL'))
-    return ap
-
-
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """The ``morai_sim`` executable; SIGINT/SIGTERM end it with exit code 0 (core.cli)."""
-    return run_main(lambda: _main(argv))
-
-
-def argument_problem(args) -> Optional[str]:
-    """The first argument out of range, as one line naming it (None: all fine).  The same
-    checks as rflysim_sim: a bad value is an exit 2, never a traceback or a run for ever."""
-    problem = number_problem(args, positive=('rate',),
-                             non_negative=('duration', 'collision_period'))
-    if problem:
-        return problem
-    ports = [(f'{n}_port', 'a UDP port 1..65535, or -1: do not send', False) for n in SEND_PORTS]
-    ports.append(('multi_ego_setting_send_port', 'a UDP port 1..65535, or -1: do not send',
-                  False))
-    ports += [(f'{n}_listen_port', 'a UDP port 1..65535, 0: any free port, or -1: off', True)
-              for n in RECV_PORTS]
-    for option, what, zero_ok in ports:
-        port = getattr(args, option)
-        if not (port == -1 or (zero_ok and port == 0) or 1 <= port <= 65535):
-            return f'--{option.replace("_", "-")} must be {what} (got {port})'
-    return None
-
-
-def _main(argv: Optional[Sequence[str]]) -> int:
-    args = build_parser().parse_args(strip_ros_args(sys.argv[1:] if argv is None else argv))
-    problem = argument_problem(args)
-    if problem:
-        print(f'morai_sim: {problem}', file=sys.stderr)
-        return 2
-    logging.basicConfig(level=args.log_level,
-                        format='%(asctime)s %(name)s %(levelname)s %(message)s')
-    scene = MoraiScene(args.release, ego_layout=args.ego_layout,
-                       object_layout=args.object_layout, collision_layout=args.collision_layout,
-                       collision_period=args.collision_period)
-    send = {n: getattr(args, f'{n}_port') for n in SEND_PORTS if getattr(args, f'{n}_port') >= 0}
-    if args.multi_ego_setting_send_port >= 0:
-        send['multi_ego_setting'] = args.multi_ego_setting_send_port
-    recv = {n: getattr(args, f'{n}_listen_port') for n in RECV_PORTS
-            if getattr(args, f'{n}_listen_port') >= 0}
-    try:
-        emu = MoraiEmulator(scene, dest_host=args.host, bind_host=args.bind, send_ports=send,
-                            recv_ports=recv, rate=args.rate)
-    except OSError as exc:          # a port in use, an address not here: named, exit 1
-        print(f'morai_sim: {exc.strerror or exc}', file=sys.stderr)
-        return 1
-    with emu:
-        LOG.info('MORAI emulator: layouts %s/%s/%s, sending to %s %s, listening on %s',
-                 scene.ego_layout, scene.object_layout, scene.collision_layout, args.host,
-                 send, emu.bound_ports)
-        emu.serve(args.duration or None)
-    return 0
-
-
-if __name__ == '__main__':
-    raise SystemExit(main())

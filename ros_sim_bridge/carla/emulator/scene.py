@@ -1,29 +1,24 @@
-"""Recorder files of a scripted scene, for tests, the demo and the benchmark.
+"""The scripted scene of the CARLA recording generator (the emulator of a file source): every
+value computed from the time, so tests compare what a decoder reads with what the scene says,
+not with what an encoder wrote.
 
 The scene (all in Unreal units: cm, degrees, left-handed): a spectator, traffic lights cycling
 green → yellow → red, vehicles driving circles (the first one is the hero,
 ``role_name=hero``, with a collision sensor attached to it as CARLA records one: EventAdd at
 its transform relative to the hero, EventParent, never a Position record), one vehicle
-parked for the whole recording (for ``blocked``), walkers pacing back and forth, a collision of the hero with the
-second vehicle and one with a non-actor, and the last vehicle destroyed at 60 % of the
-recording.  ``Scene`` computes every value from the time, so tests compare what a decoder
-reads with what the scene says, not with what an encoder wrote.
-
-``python -m ros_sim_bridge.carla.generator out.log --seconds 60 --vehicles 10 --layout ue4``
+parked for the whole recording (for ``blocked``), walkers pacing back and forth, a collision of
+the hero with the second vehicle and one with a non-actor, and the last vehicle destroyed at
+60 % of the recording.  :mod:`.writer` writes it as a recorder file, :mod:`.cli` is
+``python -m ros_sim_bridge.carla.emulator.cli``.
 """
 from __future__ import annotations
 
-import argparse
-import sys
 from dataclasses import dataclass
-from typing import BinaryIO
 
 import numpy as np
 
-from .codec.header import encode_header
-from .codec.records import (DTYPES, PHYSICS_HEAD_UE5_NAMES, RATIO, WHEEL_ANIM, WHEEL_UE5, WHEELS,
-                            ActorAdd, Layout, PacketEncoder, PhysicsControl, WalkerBones,
-                            WheelAnimation, CURVE, GEAR)
+from ..codec.records import (PHYSICS_HEAD_UE5_NAMES, RATIO, WHEEL_UE5, WHEELS, ActorAdd, Layout,
+                             PhysicsControl, CURVE, GEAR)
 
 LAYOUTS = {  # name → (Layout, whether ids >= 18 are written)
     'ue4-0.9.13': (Layout('<f4', '0.9.16'), False),
@@ -164,7 +159,7 @@ def vehicle_box(n: int) -> tuple:
     return (0.0, 0.0, 75.0), (235.0, 95.0, 75.0)
 
 
-def _physics(vid: int) -> PhysicsControl:
+def physics(vid: int) -> PhysicsControl:
     wheels = np.zeros(4, WHEELS[48])
     wheels['tire_friction'] = 3.5
     wheels['radius'] = 37.0
@@ -181,7 +176,7 @@ def _physics(vid: int) -> PhysicsControl:
         np.array([(0, 1), (20, 0.9), (60, 0.8), (120, 0.7)], CURVE), wheels)
 
 
-def _physics_ue5(vid: int) -> PhysicsControl:
+def physics_ue5(vid: int) -> PhysicsControl:
     """The same car in UE5's physics control (Chaos vehicle fields, SUPPLEMENT §5.3)."""
     wheels = np.zeros(4, WHEEL_UE5)
     wheels['axle_type'] = [0, 0, 1, 1]
@@ -204,134 +199,3 @@ def _physics_ue5(vid: int) -> PhysicsControl:
                           np.array([(3.5,), (2.0,), (1.4,)], RATIO),
                           np.array([(0, 1), (10, 0.5)], CURVE), wheels,
                           reverse_gears=np.array([(2.86,)], RATIO))
-
-
-def write(out: BinaryIO, scene: Scene, layout: str = 'ue4-0.9.13', progress=None) -> int:
-    """Write the whole recording of ``scene`` to ``out``; returns the bytes written."""
-    lay, newer = LAYOUTS[layout]
-    enc = PacketEncoder(lay)
-    dt = DTYPES[lay.vector]
-    written = out.write(encode_header(scene.date, scene.map_name))
-    n_v, n_w, n_l = scene.vehicles, scene.walkers, scene.traffic_lights
-    pos = np.zeros(1 + n_v + n_w, dt['Position'])
-    pos['id'][0] = SPECTATOR
-    pos['location'][0] = (0.0, 0.0, 1000.0)
-    pos['rotation'][0] = (0.0, -30.0, 0.0)
-    pos['id'][1:1 + n_v] = scene.vehicle_ids
-    pos['id'][1 + n_v:] = scene.walker_ids
-    anim = np.zeros(n_v, dt['AnimVehicle'])
-    anim['id'] = scene.vehicle_ids
-    anim['gear'] = 1
-    walk = np.zeros(n_w, dt['AnimWalker'])
-    walk['id'] = scene.walker_ids
-    lights = np.zeros(n_v, dt['VehicleLight'])
-    lights['id'] = scene.vehicle_ids
-    state = np.zeros(n_l, dt['State'])
-    state['id'] = scene.light_ids
-    kin = np.zeros(n_v + n_w, dt['Kinematics'])
-    kin['id'][:n_v] = scene.vehicle_ids
-    kin['id'][n_v:] = scene.walker_ids
-    empty = {name: enc.array(name, np.zeros(0, dt[name]))
-             for name in ('EventDel', 'EventParent', 'Collision')}
-    empty_add = enc.event_add([])
-    coll_frames = scene.collision_frames()
-    frames = scene.frames
-    for f in range(frames):
-        t = f / scene.rate
-        duration = 1.0 / scene.rate if f < frames - 1 else -1.0
-        parts = [enc.frame_start(f + 1, duration, t)]
-        if newer:
-            parts.append(enc.scalar('FrameCounter', 1000 + f))
-            parts.append(enc.scalar('VisualTime', t))
-        alive = scene.alive_vehicles(f)
-        parts.append(enc.event_add(scene.additions(lay.vector)) if f == 0 else empty_add)
-        if f == scene.destroy_frame and scene.destroyed >= 0:
-            parts.append(enc.array('EventDel', [(scene.destroyed,)]))
-        else:
-            parts.append(empty['EventDel'])
-        parts.append(enc.array('EventParent', [(scene.hero + SENSOR_OFFSET, scene.hero)])
-                     if f == 0 else empty['EventParent'])
-        if f in coll_frames and n_v >= 2:
-            parts.append(enc.array('Collision', [(f, scene.hero, int(scene.vehicle_ids[1]), 1, 0),
-                                                 (f + 10000, scene.hero, 0xFFFFFFFF, 1, 0)]))
-        else:
-            parts.append(empty['Collision'])
-        if newer and lay.ids == '0.9.16' and f == 1:
-            parts.append(enc.array('VehicleDoor', [(scene.hero, 5, 1)]))
-        vloc, vrot, vvel, vyaw = scene.vehicle_state(t)
-        wloc, wrot, wspeed = scene.walker_state(t)
-        pos['location'][1:1 + n_v] = vloc
-        pos['rotation'][1:1 + n_v] = vrot
-        pos['location'][1 + n_v:] = wloc
-        pos['rotation'][1 + n_v:] = wrot
-        keep = np.concatenate([[True], alive, np.ones(n_w, bool)])
-        parts.append(enc.array('Position', pos[keep]))
-        state['state'], state['elapsed'] = scene.light_state(t)
-        parts.append(enc.array('State', state))
-        anim['throttle'] = np.where(vyaw > 0, 0.5, 0.0)
-        anim['steering'] = np.where(vyaw > 0, 0.1, 0.0)
-        anim['brake'] = 0.0
-        anim['brake'][0] = 1.0 if f in coll_frames else 0.0
-        parts.append(enc.array('AnimVehicle', anim[alive]))
-        walk['speed'] = wspeed * 100.0       # cm/s, as CARLA records FWalkerControl.Speed
-        parts.append(enc.array('AnimWalker', walk))
-        lights['state'] = 1 | 2
-        lights['state'][0] = 1 | 2 | (8 if f in coll_frames else 0)
-        parts.append(enc.array('VehicleLight', lights[alive]))
-        if newer:
-            wheels = np.zeros(4, WHEEL_ANIM)
-            wheels['location'] = np.arange(4)
-            parts.append(enc.wheels([WheelAnimation(int(v), wheels) for v in
-                                     scene.vehicle_ids[alive]]))
-        if f > 0:
-            kin['linear'][:n_v] = vvel
-            kin['angular'][:n_v] = np.stack([np.zeros(n_v), np.zeros(n_v), vyaw], axis=1)
-            kin['linear'][n_v:, 0] = np.where(wrot[:, 2] == 0, wspeed, -wspeed)
-            parts.append(enc.array('Kinematics', kin[np.concatenate([alive,
-                                                                     np.ones(n_w, bool)])]))
-        if f == 0:
-            boxes = [(int(v),) + vehicle_box(i) for i, v in enumerate(scene.vehicle_ids)]
-            boxes += [(int(w), (0.0, 0.0, 0.0), (18.0, 18.0, 90.0)) for w in scene.walker_ids]
-            parts.append(enc.array('BoundingBox', boxes))
-            parts.append(enc.array('TriggerVolume', [
-                (int(lid), (0.0, 0.0, 0.0), (100.0, 300.0, 100.0)) for lid in scene.light_ids]))
-        else:
-            parts.append(enc.array('BoundingBox', np.zeros(0, dt['BoundingBox'])))
-        parts.append(enc.scalar('PlatformTime', 1000.0 + t * 1.02))
-        if f == 0:
-            physics = _physics if lay.vector == '<f4' else _physics_ue5
-            parts.append(enc.physics_control([physics(int(v)) for v in scene.vehicle_ids]))
-        if f == 0:
-            parts.append(enc.array('TrafficLightTime',
-                                   [(int(lid), 10.0, 3.0, 2.0) for lid in scene.light_ids]))
-            if newer:
-                parts.append(enc.walker_bones([WalkerBones(int(w), [
-                    ('crl_root', (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)),
-                    ('crl_head__C', (0.0, 0.0, 160.0), (0.0, 0.0, 0.0))])
-                    for w in scene.walker_ids]))
-        parts.append(enc.frame_end())
-        written += out.write(b''.join(parts))
-        if progress is not None:
-            progress(f + 1, frames)
-    return written
-
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description='Write a CARLA recorder file of a scripted scene.')
-    ap.add_argument('output')
-    ap.add_argument('--seconds', type=float, default=20.0)
-    ap.add_argument('--rate', type=float, default=20.0, help='frames per second')
-    ap.add_argument('--vehicles', type=int, default=4)
-    ap.add_argument('--walkers', type=int, default=2)
-    ap.add_argument('--traffic-lights', type=int, default=2)
-    ap.add_argument('--layout', choices=sorted(LAYOUTS), default='ue4-0.9.13')
-    a = ap.parse_args(argv)
-    scene = Scene(a.seconds, a.rate, a.vehicles, a.walkers, a.traffic_lights)
-    with open(a.output, 'wb') as out:
-        n = write(out, scene, a.layout)
-    print(f'{a.output}: {scene.frames} frames, {n} bytes, layout {a.layout}')
-    return 0
-
-
-if __name__ == '__main__':
-    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The CARLA recording generator: scene, writer, command line."""
