@@ -12,18 +12,40 @@ import functools
 import sys
 
 import numpy as np
-from sensor_msgs.msg import PointCloud2, PointField
 
-from .pointcloud_cdr import POINT_FIELD_TYPES as _TO_FIELD
-from .pointcloud_cdr import host_order as _host_order
-from .pointcloud_cdr import point_field_values
-
-_FROM_FIELD = {v: k for k, v in _TO_FIELD.items()}
 _LITTLE = sys.byteorder == 'little'
+#: numpy type → sensor_msgs/PointField ``datatype`` (PointField.msg: INT8 = 1 … FLOAT64 = 8)
+POINT_FIELD_TYPES = {np.dtype(name): k for k, name in enumerate(
+    ('int8', 'uint8', 'int16', 'uint16', 'int32', 'uint32', 'float32', 'float64'), 1)}
+
+
+def host_order(dtype: np.dtype) -> bool:
+    """Whether every field of the structured ``dtype`` is in the host's byte order."""
+    return all(dtype.fields[n][0].base.byteorder in ('=', '|', '<' if _LITTLE else '>')
+               for n in dtype.names)
+
+
+def point_field_values(dtype: np.dtype) -> list:
+    """sensor_msgs/PointField values (name, offset, datatype, count: a sub-array's size) of
+    each field of a structured dtype; TypeError for a type PointField has not."""
+    fields = []
+    for name in dtype.names:
+        ftype, offset = dtype.fields[name][:2]
+        base, count = (ftype.base, int(np.prod(ftype.shape))) if ftype.shape else (ftype, 1)
+        kind = POINT_FIELD_TYPES.get(base.newbyteorder('='))
+        if kind is None:
+            raise TypeError(f'field {name!r} of type {ftype} has no PointField type')
+        fields.append({'name': name, 'offset': offset, 'datatype': kind, 'count': count})
+    return fields
+
+
+_TO_FIELD, _host_order = POINT_FIELD_TYPES, host_order
+_FROM_FIELD = {v: k for k, v in _TO_FIELD.items()}
 
 
 def point_fields(dtype: np.dtype) -> list[PointField]:
     """PointFields for a structured dtype (scalar fields, or sub-arrays as ``count``)."""
+    from sensor_msgs.msg import PointField     # not imported by the CDR writers' start-up
     return [PointField(**value) for value in point_field_values(dtype)]
 
 
@@ -59,6 +81,7 @@ def to_pointcloud2(points: np.ndarray, header, *, is_dense: bool = True) -> Poin
         points = points.astype(points.dtype.newbyteorder('='))
     data = array.array('B')
     data.frombytes(points.view(np.uint8).reshape(-1))
+    from sensor_msgs.msg import PointCloud2
     msg = PointCloud2()
     _set_data(msg, data)
     return _fill(msg, header, points.dtype, len(points), is_dense)
@@ -80,6 +103,7 @@ class CloudBuffer:
         if not _host_order(self.dtype):
             raise ValueError(f'{self.dtype} is not in host byte order')
         self.data = array.array('B')
+        from sensor_msgs.msg import PointCloud2
         self.msg = PointCloud2()
         _set_data(self.msg, self.data)
 

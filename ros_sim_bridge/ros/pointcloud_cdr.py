@@ -17,35 +17,11 @@ from functools import lru_cache
 import numpy as np
 
 from .cdr_template import Slot, build
+from .pointcloud import host_order, point_field_values
 from .stamps import ns_to_sec_nanosec
 
 TYPE_NAME = 'sensor_msgs/msg/PointCloud2'
 _LITTLE = sys.byteorder == 'little'
-#: numpy type → sensor_msgs/PointField ``datatype`` (PointField.msg: INT8 = 1 … FLOAT64 = 8)
-POINT_FIELD_TYPES = {np.dtype(name): k for k, name in enumerate(
-    ('int8', 'uint8', 'int16', 'uint16', 'int32', 'uint32', 'float32', 'float64'), 1)}
-
-
-def host_order(dtype: np.dtype) -> bool:
-    """Whether every field of the structured ``dtype`` is in the host's byte order."""
-    return all(dtype.fields[n][0].base.byteorder in ('=', '|', '<' if _LITTLE else '>')
-               for n in dtype.names)
-
-
-def point_field_values(dtype: np.dtype) -> list:
-    """sensor_msgs/PointField values (name, offset, datatype, count: a sub-array's size) of
-    each field of a structured dtype; TypeError for a type PointField has not."""
-    fields = []
-    for name in dtype.names:
-        ftype, offset = dtype.fields[name][:2]
-        base, count = (ftype.base, int(np.prod(ftype.shape))) if ftype.shape else (ftype, 1)
-        kind = POINT_FIELD_TYPES.get(base.newbyteorder('='))
-        if kind is None:
-            raise TypeError(f'field {name!r} of type {ftype} has no PointField type')
-        fields.append({'name': name, 'offset': offset, 'datatype': kind, 'count': count})
-    return fields
-
-
 @dataclass(frozen=True)
 class CdrMessage:
     """A message already serialised: its ``pkg/msg/Name`` and its CDR as ``parts`` (buffers
