@@ -46,12 +46,14 @@ def _store_for(distro: str):
 def package_msg_dirs() -> list[Path]:
     """Where this package's ``.msg`` files are: the install share folder, else the source tree."""
     dirs = []
-    try:
-        from ament_index_python.packages import get_package_share_directory
-        dirs.append(Path(get_package_share_directory(PACKAGE)) / 'msg')
-    except Exception:  # not installed (running from a source checkout)
-        pass
-    dirs.append(Path(__file__).resolve().parents[2] / 'msg')
+    for prefix in os.environ.get('AMENT_PREFIX_PATH', '').split(os.pathsep):
+        # the ament index's marker of the package (what get_package_share_directory looks
+        # for; ament_index_python's import: 1 ms of a to-bag's start-up)
+        if prefix and os.path.isfile(os.path.join(prefix, 'share', 'ament_index',
+                                                  'resource_index', 'packages', PACKAGE)):
+            dirs.append(Path(prefix) / 'share' / PACKAGE / 'msg')
+            break
+    dirs.append(Path(__file__).resolve().parents[2] / 'msg')   # a source checkout
     return [d for d in dirs if d.is_dir()][:1]
 
 

@@ -13,7 +13,8 @@ Python values, an rclpy message instance for a constant part, or :class:`Slot` f
 fill later.  A slot may sit on a primitive field, a fixed array of primitives, or a nested
 message whose leaves are primitives of one size (``Pose``: 7 float64, ``Time``: int32 +
 uint32); the same name on several fields (one per actor) fills them all from the rows of one
-array.  Field types come from the rclpy classes (``SLOT_TYPES``), so the bytes are those of
+array.  Field types and defaults come from each type's description (the JSON rosidl installs
+beside its ``.msg``; the rclpy class where there is none), so the bytes are those of
 ``rclpy.serialization.serialize_message`` for the same message (XCDR1 little endian with the
 4-byte encapsulation header, 8-byte primitives aligned on 8 from the payload start; padding is
 zero here).
@@ -28,6 +29,8 @@ Usage::
 from __future__ import annotations
 
 import importlib
+import json
+import os
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -37,7 +40,8 @@ from typing import Optional
 
 import numpy as np
 from rosidl_parser.definition import (AbstractNestedType, AbstractString, AbstractWString,
-                                      Array, BasicType, BoundedSequence, NamespacedType)
+                                      Array, BasicType, BoundedSequence, BoundedString,
+                                      NamespacedType, UnboundedSequence, UnboundedString)
 
 ENCAPSULATION = b'\x00\x01\x00\x00'          # CDR, little endian
 
@@ -73,14 +77,121 @@ def message_class(namespaced: str):
     return getattr(importlib.import_module(f'{pkg}.{sub}'), name)
 
 
+#: type ids of the type description (type_description_interfaces/FieldType: a basic type's
+#: id, + 48 for a fixed array of it, + 96 for a bounded sequence, + 144 for an unbounded one)
+_TYPE_IDS = {2: 'int8', 3: 'uint8', 4: 'int16', 5: 'uint16', 6: 'int32', 7: 'uint32',
+             8: 'int64', 9: 'uint64', 10: 'float', 11: 'double', 13: 'char', 15: 'boolean',
+             16: 'octet'}
+_NESTED, _STRING, _BOUNDED_STRING = 1, 17, 21
+#: the one field (uint8) of a message without fields, in its description and in its CDR
+_EMPTY = 'structure_needs_at_least_one_member'
+
+
+def _described_type(ft: dict):
+    """The rosidl type of a type description's field type, and the value of a default
+    ``text`` ('' for none) of a field of it (KeyError / ValueError for those not supported:
+    wide and fixed strings, default arrays and sequences, strings)."""
+    kind, base = divmod(ft['type_id'], 48)
+    if base == _NESTED:
+        *namespaces, name = ft['nested_type_name'].split('/')
+        t = NamespacedType(namespaces, name)
+    elif base == _STRING:
+        t = UnboundedString()
+    elif base == _BOUNDED_STRING:
+        t = BoundedString(ft['string_capacity'])
+    else:
+        t = BasicType(_TYPE_IDS[base])
+    if kind == 1:
+        return Array(t, ft['capacity'])
+    if kind == 2:
+        return BoundedSequence(t, ft['capacity'])
+    if kind == 3:
+        return UnboundedSequence(t)
+    if kind:
+        raise KeyError(ft['type_id'])
+    return t
+
+
+def _default(t, text: str):
+    """A field's default value from its type description's text ('' : zero, empty)."""
+    if isinstance(t, Array):
+        if text:
+            raise ValueError(f'default array {text!r}')
+        if isinstance(t.value_type, BasicType):
+            zero = 0.0 if t.value_type.typename in ('float', 'double') else 0
+            return bytes(t.size) if t.value_type.typename == 'octet' else [zero] * t.size
+        return [_default(t.value_type, '') for _ in range(t.size)]
+    if isinstance(t, AbstractNestedType):
+        if text:
+            raise ValueError(f'default sequence {text!r}')
+        return []
+    if isinstance(t, NamespacedType):
+        return None                                   # the message's own defaults
+    if isinstance(t, AbstractString):
+        if text:
+            raise ValueError(f'default string {text!r}')
+        return ''
+    name = t.typename
+    if name == 'boolean':
+        return {'': False, 'False': False, 'True': True}[text]
+    if name in ('float', 'double'):
+        return float(text or 0)
+    return int(text or 0)
+
+
 @lru_cache(maxsize=None)
-def _fields(cls) -> tuple:
-    """(name, rosidl type) of each field of an rclpy message class, and its default instance."""
-    return tuple(zip(cls.get_fields_and_field_types(), cls.SLOT_TYPES)), cls()
+def _described_fields(type_name: str) -> Optional[tuple]:
+    """(name, rosidl type, default) of each field of ``pkg/msg/Name`` from its type
+    description (``share/<pkg>/msg/<Name>.json`` of an ``AMENT_PREFIX_PATH`` prefix, rosidl's
+    REP-2011 type description): no rclpy class imported.  None when there is none, or it
+    holds what :func:`_described_type` does not read."""
+    pkg, sub, name = type_name.split('/')
+    for prefix in os.environ.get('AMENT_PREFIX_PATH', '').split(os.pathsep):
+        if not prefix:
+            continue
+        try:
+            with open(os.path.join(prefix, 'share', pkg, sub, f'{name}.json'), 'rb') as f:
+                described = json.load(f)['type_description_msg']['type_description']
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        try:
+            if described['type_name'] != type_name:
+                return None
+            out = []
+            for field in described['fields']:
+                t = _described_type(field['type'])
+                out.append((field['name'], t, _default(t, field['default_value'])))
+            return tuple(out)
+        except (KeyError, ValueError, TypeError):
+            return None
+    return None
 
 
-def _class_of(t: NamespacedType):
-    return message_class('/'.join(t.namespaces) + '/' + t.name)
+@lru_cache(maxsize=None)
+def _fields(type_name: str) -> tuple:
+    """(name, rosidl type, default value) of each field of ``pkg/msg/Name``: from its type
+    description (:func:`_described_fields`: the message packages need not be imported, 30 ms
+    of a command's start-up), else from its rclpy class (types, default instance); a nested
+    message's default is None (its own defaults)."""
+    described = _described_fields(type_name)
+    if described is not None:
+        return described
+    cls = message_class(type_name)
+    default = cls()
+    return tuple((name, t, None if isinstance(t, NamespacedType) else getattr(default, name))
+                 for name, t in zip(cls.get_fields_and_field_types(), cls.SLOT_TYPES))
+
+
+def field_types(type_name: str) -> dict:
+    """Field name → rosidl type name of each field of ``pkg/msg/Name`` of a basic type (e.g.
+    'float', 'uint64', 'boolean'), None for the others (messages, strings, arrays): what the
+    class's ``get_fields_and_field_types()`` says of them, without importing it."""
+    return {name: t.typename if isinstance(t, BasicType) else None
+            for name, t, _ in _fields(type_name)}
+
+
+def _name_of(t: NamespacedType) -> str:
+    return '/'.join(t.namespaces) + '/' + t.name
 
 
 def _leaves(t) -> list[str]:
@@ -90,14 +201,13 @@ def _leaves(t) -> list[str]:
     if isinstance(t, Array):
         return _leaves(t.value_type) * t.size
     if isinstance(t, NamespacedType):
-        return list(_message_leaves(_class_of(t)))
+        return list(_message_leaves(_name_of(t)))
     raise TypeError(f'a slot holds primitives, fixed arrays or messages of them, not {t}')
 
 
 @lru_cache(maxsize=None)
-def _message_leaves(cls) -> tuple:
-    fields, _ = _fields(cls)
-    return tuple(leaf for _, ft in fields for leaf in _leaves(ft))
+def _message_leaves(type_name: str) -> tuple:
+    return tuple(leaf for _, ft, _ in _fields(type_name) for leaf in _leaves(ft))
 
 
 class CdrTemplate:
@@ -237,7 +347,7 @@ class _Writer:
         elif isinstance(t, AbstractString):
             self.string(value)
         elif isinstance(t, NamespacedType):
-            self.message(_class_of(t), value)
+            self.message(_name_of(t), value)
         elif isinstance(t, AbstractWString):
             raise TypeError('wstring fields are not supported')
         elif isinstance(t, AbstractNestedType):
@@ -257,18 +367,22 @@ class _Writer:
         else:
             raise TypeError(f'unsupported field type {t}')
 
-    def message(self, cls, value) -> None:
-        fields, default = _fields(cls)
+    def message(self, type_name: str, value) -> None:
+        """A message ``value``: a dict (fields left out: their defaults), None (every field
+        its default) or an rclpy message."""
+        fields = _fields(type_name)
         if isinstance(value, dict):
-            for name, t in fields:
-                self.field(t, value[name] if name in value else getattr(default, name))
-            unknown = set(value) - {name for name, _ in fields}
+            for name, t, default in fields:
+                self.field(t, value[name] if name in value else default)
+            unknown = set(value) - {name for name, _, _ in fields}
             if unknown:
-                raise KeyError(f'{cls.__name__} has no field {sorted(unknown)}')
-        else:
-            source = default if value is None else value
-            for name, t in fields:
-                self.field(t, getattr(source, name))
+                raise KeyError(f'{type_name} has no field {sorted(unknown)}')
+        elif value is None:
+            for _, t, default in fields:
+                self.field(t, default)
+        else:                   # an empty message's one byte is not an rclpy attribute
+            for name, t, default in fields:
+                self.field(t, default if name == _EMPTY else getattr(value, name))
 
 
 def build(type_name: str, value, *, phase: Optional[int] = None) -> CdrTemplate:
@@ -277,7 +391,7 @@ def build(type_name: str, value, *, phase: Optional[int] = None) -> CdrTemplate:
     at a payload offset ≡ ``phase`` (mod 8) (see :func:`messages_with_elements`)."""
     w = _Writer()
     w.buf += bytes(phase or 0)
-    w.message(message_class(type_name), value)
+    w.message(type_name, value)
     slots = {name: (dtype, np.add.outer(np.asarray(starts, np.intp), np.arange(k)))
              for name, (dtype, k, starts) in w.slots.items()}
     return CdrTemplate(type_name, w.buf, slots, phase)

@@ -12,37 +12,44 @@ import functools
 import sys
 
 import numpy as np
-from sensor_msgs.msg import PointCloud2, PointField
 
-_TO_FIELD = {
-    np.dtype('int8'): PointField.INT8, np.dtype('uint8'): PointField.UINT8,
-    np.dtype('int16'): PointField.INT16, np.dtype('uint16'): PointField.UINT16,
-    np.dtype('int32'): PointField.INT32, np.dtype('uint32'): PointField.UINT32,
-    np.dtype('float32'): PointField.FLOAT32, np.dtype('float64'): PointField.FLOAT64,
-}
-_FROM_FIELD = {v: k for k, v in _TO_FIELD.items()}
 _LITTLE = sys.byteorder == 'little'
+#: numpy type → sensor_msgs/PointField ``datatype`` (PointField.msg: INT8 = 1 … FLOAT64 = 8)
+POINT_FIELD_TYPES = {np.dtype(name): k for k, name in enumerate(
+    ('int8', 'uint8', 'int16', 'uint16', 'int32', 'uint32', 'float32', 'float64'), 1)}
 
 
-def point_fields(dtype: np.dtype) -> list[PointField]:
-    """PointFields for a structured dtype (scalar fields, or sub-arrays as ``count``)."""
+def host_order(dtype: np.dtype) -> bool:
+    """Whether every field of the structured ``dtype`` is in the host's byte order."""
+    return all(dtype.fields[n][0].base.byteorder in ('=', '|', '<' if _LITTLE else '>')
+               for n in dtype.names)
+
+
+def point_field_values(dtype: np.dtype) -> list:
+    """sensor_msgs/PointField values (name, offset, datatype, count: a sub-array's size) of
+    each field of a structured dtype; TypeError for a type PointField has not."""
     fields = []
     for name in dtype.names:
         ftype, offset = dtype.fields[name][:2]
         base, count = (ftype.base, int(np.prod(ftype.shape))) if ftype.shape else (ftype, 1)
-        key = base.newbyteorder('=')
-        if key not in _TO_FIELD:
+        kind = POINT_FIELD_TYPES.get(base.newbyteorder('='))
+        if kind is None:
             raise TypeError(f'field {name!r} of type {ftype} has no PointField type')
-        fields.append(PointField(name=name, offset=offset, datatype=_TO_FIELD[key], count=count))
+        fields.append({'name': name, 'offset': offset, 'datatype': kind, 'count': count})
     return fields
 
 
+_TO_FIELD, _host_order = POINT_FIELD_TYPES, host_order
+_FROM_FIELD = {v: k for k, v in _TO_FIELD.items()}
+
+
+def point_fields(dtype: np.dtype) -> list[PointField]:
+    """PointFields for a structured dtype (scalar fields, or sub-arrays as ``count``)."""
+    from sensor_msgs.msg import PointField     # not imported by the CDR writers' start-up
+    return [PointField(**value) for value in point_field_values(dtype)]
+
+
 _cached_fields = functools.lru_cache(maxsize=32)(point_fields)
-
-
-def _host_order(dtype: np.dtype) -> bool:
-    return all(dtype.fields[n][0].base.byteorder in ('=', '|', '<' if _LITTLE else '>')
-               for n in dtype.names)
 
 
 def _set_data(msg: PointCloud2, data: array.array) -> None:
@@ -74,6 +81,7 @@ def to_pointcloud2(points: np.ndarray, header, *, is_dense: bool = True) -> Poin
         points = points.astype(points.dtype.newbyteorder('='))
     data = array.array('B')
     data.frombytes(points.view(np.uint8).reshape(-1))
+    from sensor_msgs.msg import PointCloud2
     msg = PointCloud2()
     _set_data(msg, data)
     return _fill(msg, header, points.dtype, len(points), is_dense)
@@ -95,6 +103,7 @@ class CloudBuffer:
         if not _host_order(self.dtype):
             raise ValueError(f'{self.dtype} is not in host byte order')
         self.data = array.array('B')
+        from sensor_msgs.msg import PointCloud2
         self.msg = PointCloud2()
         _set_data(self.msg, self.data)
 

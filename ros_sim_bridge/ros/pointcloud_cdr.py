@@ -17,13 +17,11 @@ from functools import lru_cache
 import numpy as np
 
 from .cdr_template import Slot, build
-from .pointcloud import _cached_fields, _host_order
+from .pointcloud import host_order, point_field_values
 from .stamps import ns_to_sec_nanosec
 
 TYPE_NAME = 'sensor_msgs/msg/PointCloud2'
 _LITTLE = sys.byteorder == 'little'
-
-
 @dataclass(frozen=True)
 class CdrMessage:
     """A message already serialised: its ``pkg/msg/Name`` and its CDR as ``parts`` (buffers
@@ -48,7 +46,7 @@ def _head_template(dtype: np.dtype, frame_id: str) -> tuple:
     frame."""
     tmpl = build(TYPE_NAME, {
         'header': {'stamp': Slot('stamp'), 'frame_id': frame_id}, 'height': 1,
-        'width': Slot('width'), 'fields': list(_cached_fields(dtype)),
+        'width': Slot('width'), 'fields': point_field_values(dtype),
         'is_bigendian': not _LITTLE, 'point_step': dtype.itemsize,
         'row_step': Slot('row_step'), 'data': [], 'is_dense': Slot('dense')})
     at = {name: 4 + int(index.reshape(-1)[0]) * dtype_.itemsize
@@ -69,7 +67,7 @@ def pointcloud2_cdr(points: np.ndarray, frame_id: str, stamp_ns: int, *,
     parts: head, the points' own buffer (no copy when they are contiguous and in host order),
     ``is_dense``."""
     points = np.ascontiguousarray(points)
-    if not _host_order(points.dtype):
+    if not host_order(points.dtype):
         points = points.astype(points.dtype.newbyteorder('='))
     sec, nanosec = ns_to_sec_nanosec(stamp_ns, source='PointCloud2', field='stamp')
     template, stamp_at, width_at, row_step_at = _head_template(points.dtype, frame_id)
@@ -104,7 +102,7 @@ class CloudCdr:
 
     def __init__(self, dtype: np.dtype, frame_id: str):
         self.dtype = np.dtype(dtype)
-        if not _host_order(self.dtype):
+        if not host_order(self.dtype):
             raise ValueError(f'{self.dtype} is not in host byte order')
         self.frame_id = frame_id
         self._head, self._stamp_at, self._width_at, self._row_step_at = _head_template(

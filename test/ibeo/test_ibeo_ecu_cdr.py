@@ -289,3 +289,17 @@ def test_object_lists_converted_together_equal_one_at_a_time(kind):
             assert a.data == b.data
             readback(a)
         expect_objects(readback(c.pairs[0][1]), lst, h.device_id)
+
+
+def test_navsat_constants_are_sensor_msgs():
+    # the ECU conversions name NavSatStatus / NavSatFix constants without importing
+    # sensor_msgs (start-up of to-bag)
+    from sensor_msgs.msg import NavSatFix, NavSatStatus
+
+    from ros_sim_bridge.ibeo.ros import ecu_cdr, ecu_conversions as conv
+    for name in ('STATUS_NO_FIX', 'STATUS_FIX', 'STATUS_SBAS_FIX', 'STATUS_GBAS_FIX'):
+        assert getattr(conv, name) == getattr(NavSatStatus, name), name
+    for name in ('UNKNOWN', 'APPROXIMATED', 'DIAGONAL_KNOWN', 'KNOWN'):
+        assert getattr(conv, f'COVARIANCE_TYPE_{name}') == \
+            getattr(NavSatFix, f'COVARIANCE_TYPE_{name}'), name
+    assert ecu_cdr.SERVICE_GPS == NavSatStatus.SERVICE_GPS

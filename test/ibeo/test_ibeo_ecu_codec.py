@@ -832,3 +832,44 @@ def test_points_grouped_by_device_compiled_and_numpy_agree(n):
     for (d, a, b), (_, want) in zip(groups, expected):
         assert native[a:b].tobytes() == want.tobytes()
     assert sum(b - a for _, a, b in groups) == n
+
+
+@needs_kernel
+@pytest.mark.parametrize('n', KERNEL_SIZES)
+def test_points_swapped_and_grouped_in_one_pass_equal_the_two_passes(n):
+    # to-bag decodes a scan in scanner coordinates grouped at once: the bytes, counts and
+    # groups of host_points then group_by_device, at any offset of the body (NaNs and all)
+    assert S.GROUPED is not None
+    rng = np.random.default_rng(n + 1)
+    raw = rng.integers(0, 256, 28 * n + 8, dtype=np.uint8)
+    for offset in (0, 1, 5):
+        body = bytearray(raw.tobytes())
+        body[offset + 16:offset + 28 * n:28] = bytes(rng.choice([200, 3, 0, 255, 17], n).tolist())
+        wire = np.frombuffer(body, S.WIRE_POINT_DTYPE, n, offset)
+        points, count, groups = S.host_points_grouped(wire)
+        slow, slow_count = S.host_points(wire, native=False)
+        slow, slow_groups = S.group_by_device(slow, native=False)
+        assert points.tobytes() == slow.tobytes()
+        assert (count, groups) == (slow_count, slow_groups)
+        assert S.host_points_grouped(wire, native=False)[2] == groups
+
+
+def test_scan_in_scanner_coordinates_decoded_grouped_keeps_every_field():
+    infos = S.make_scanners(2)
+    infos['device_id'] = [4, 2]
+    p = np.zeros(5, S.POINT_DTYPE)
+    p['x'] = [1, 2, 3, 4, math.nan]
+    p['device_id'] = [4, 2, 4, 9, 2]
+    scan = S.EcuScan(1 << 40, 80, 0, 7, infos, p)           # flag bit 11 clear: scanner
+    body = S.encode_scan(scan)
+    grouped = S.decode_scan_grouped(S.SCAN_2205, body)
+    assert grouped.groups == ((2, 0, 2), (4, 2, 4), (9, 4, 5))
+    x = grouped.points['x'].tolist()                         # ids 2, 2, 4, 4, 9
+    assert x[0] == 2 and math.isnan(x[1]) and x[2:] == [1, 3, 4]
+    assert grouped.non_finite == 1
+    plain = S.decode_scan_2205(body)
+    assert plain.groups is None and plain.points['x'][0] == 1
+    assert all(np.array_equal(grouped.scanners[k], plain.scanners[k])
+               for k in S.INFO_2205_DTYPE.names)
+    vehicle = S.encode_scan(S.EcuScan(1, 2, S.SCAN_FLAG_VEHICLE_COORDINATES, 3, infos, p))
+    assert S.decode_scan_grouped(S.SCAN_2205, vehicle).groups is None   # one cloud: as sent

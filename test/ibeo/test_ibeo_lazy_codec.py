@@ -81,3 +81,28 @@ def test_leading_time_of_an_object_list_is_its_decoders(data_type, body):
             ntp = None
         assert leading_time(data_type, b) == ntp, len(b)
     assert leading_time(data_type, body) == 0x1234_5678_9ABC_DEF0
+
+
+TO_BAG_PROBE = """
+import sys
+from ros_sim_bridge.ibeo.ecu_recording import write_recording
+from ros_sim_bridge.ibeo.idc import IdcReader
+from ros_sim_bridge.ibeo.ros.to_bag import convert
+write_recording(sys.argv[1] + '/demo.idc', seconds=0.2, coordinates='both')
+report = convert(IdcReader(sys.argv[1] + '/demo.idc'), sys.argv[1] + '/bag', progress=False)
+print(sum(report.written.values()), len(report.written))
+print(sorted({m.split('.')[0] for m in sys.modules if m.endswith('.msg')}))
+"""
+
+
+def test_to_bag_imports_no_message_package_it_writes_templates_of(tmp_path):
+    # templates take field types from the installed type descriptions: the packages of the
+    # clouds, fixes, IMU, odometry, markers and Ibeo messages are not imported (30 ms of
+    # start-up); those of the rclpy messages it writes (diagnostics, static transforms) are
+    out = subprocess.run([sys.executable, '-c', TO_BAG_PROBE, str(tmp_path)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    written, imported = out.stdout.splitlines()
+    assert int(written.split()[1]) >= 10            # clouds, objects, markers, fixes, ...
+    assert eval(imported) == ['builtin_interfaces', 'diagnostic_msgs', 'geometry_msgs',
+                              'std_msgs', 'tf2_msgs']

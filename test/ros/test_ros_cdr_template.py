@@ -207,6 +207,44 @@ def test_text_slot_only_on_strings():
         build('visualization_msgs/msg/Marker', {'id': TextSlot('t', 3)})
 
 
+PACKAGES = ('builtin_interfaces', 'std_msgs', 'geometry_msgs', 'sensor_msgs', 'nav_msgs',
+            'visualization_msgs', 'diagnostic_msgs', 'tf2_msgs', 'ros_sim_bridge')
+
+
+def described_types() -> list:
+    """Every message type of PACKAGES with a type description (rosidl's JSON)."""
+    import os
+    from pathlib import Path
+    names = set()
+    for prefix in os.environ['AMENT_PREFIX_PATH'].split(os.pathsep):
+        for pkg in PACKAGES:
+            names |= {f'{pkg}/msg/{p.stem}' for p in (Path(prefix) / 'share' / pkg / 'msg')
+                      .glob('*.json') if (p.with_suffix('.msg')).exists()}
+    return sorted(names)
+
+
+def test_type_descriptions_give_the_fields_types_and_defaults_of_the_rclpy_classes():
+    # templates take field types and defaults from the JSON type descriptions rosidl installs
+    # (no message package imported at start-up): the same as the classes' for every type,
+    # and the default message of each the bytes of rclpy's default instance
+    from ros_sim_bridge.ros import cdr_template as ct
+    types = described_types()
+    assert len(types) > 150 and 'visualization_msgs/msg/Marker' in types
+    for name in types:
+        fields = ct._described_fields(name)
+        assert fields is not None, name
+        cls = ct.message_class(name)
+        if not cls.SLOT_TYPES:             # an empty message: rosidl's one byte, as rclpy's
+            assert [n for n, _, _ in fields] == ['structure_needs_at_least_one_member']
+            assert serialize(name, {}) == serialize_message(cls())[:5]
+        else:
+            assert [(n, t) for n, t, _ in fields] == list(zip(cls.get_fields_and_field_types(),
+                                                            cls.SLOT_TYPES)), name
+        default = serialize(name, {})                  # rclpy's padding is not zeroed:
+        assert default == serialize(name, cls()), name   # its values through the same types
+        assert deserialize_message(default, cls) == cls(), name
+
+
 def test_runs_of_elements_without_an_8_byte_field_follow_their_phases():
     """Elements whose end phase depends on where they start (KeyValue: two strings, no 8-byte
     field) in Runs, with items between and a Run sliced: the phases are followed element by

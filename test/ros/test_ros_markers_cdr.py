@@ -135,3 +135,10 @@ def test_arrows_and_tracker_deletes_are_rclpys_bytes():
     check(gone, MarkerArray, {'markers.0.ns': 'velocity', 'markers.0.id': 4,
                               'markers.1.id': 6, 'markers.1.action': 2})
     assert tracker.shown == set()
+
+
+def test_marker_constants_are_visualization_msgs():
+    # markers_cdr names Marker.msg's constants without importing visualization_msgs
+    for name in ('ARROW', 'CUBE', 'SPHERE', 'LINE_STRIP', 'TEXT_VIEW_FACING', 'ADD', 'DELETE',
+                 'DELETEALL'):
+        assert getattr(mk.Marker, name) == getattr(Marker, name), name

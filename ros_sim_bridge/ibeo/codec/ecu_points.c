@@ -1,6 +1,8 @@
 /* Ibeo ECU scan points (data types 0x2204 / 0x2205, interface spec sections 8 and 9) from the
  * wire's big-endian layout to host order, one pass (called through ctypes by scan_ecu.py
- * beside this file, on little-endian hosts only).  No Python, no I/O, no allocation.
+ * beside this file, on little-endian hosts only), or to host order grouped by device id in the
+ * same pass (a scan in scanner coordinates: one cloud per scanner).  No Python, no I/O, no
+ * allocation.
  *
  * Point (28 bytes, the same offsets on the wire and in the result):
  *   0 x  4 y  8 z  12 echo width (float32, m)   16 device id  17 layer  18 echo (uint8)
@@ -151,4 +153,92 @@ SIM_BRIDGE_EXPORT void sim_bridge_ecu_group(const uint8_t *points, size_t n, uin
     }
     for (size_t i = 0; i < n; ++i, points += POINT)
         memcpy(out + POINT * next[points[16]]++, points, POINT);
+}
+
+/* The argument list of sim_bridge_ecu_points_grouped; scan_ecu.py loads only a library that
+ * says 1. */
+SIM_BRIDGE_EXPORT int sim_bridge_ecu_points_grouped_abi(void) { return 1; }
+
+/* Where each point's group starts (counts[256] of the points per device id, byte 16 on the
+ * wire as in the result): next[d] the index of the first point of id d. */
+static void group_starts(const uint8_t *wire, size_t n, size_t *counts, size_t *next)
+{
+    memset(counts, 0, 256 * sizeof *counts);
+    for (size_t i = 0; i < n; ++i)
+        ++counts[wire[i * POINT + 16]];
+    size_t at = 0;
+    for (int d = 0; d < 256; ++d) {
+        next[d] = at;
+        at += counts[d];
+    }
+}
+
+#ifdef HAVE_AVX2
+/* sim_bridge_ecu_points_grouped's points [0, n) on a CPU with AVX2, wire[n * POINT + 3] being
+ * readable: each point by one 32-byte load (its 28 bytes and 4 beyond), one shuffle of the
+ * point layout (every word keeps its lane) and one 32-byte store where the 4 bytes beyond
+ * belong to a later point of the same group (written after it), else 16 + 8 + 4 bytes. */
+__attribute__((target("avx2")))
+static size_t grouped_avx2(const uint8_t *wire, size_t n, uint8_t *out, size_t *next,
+                           const size_t *end)
+{
+#define Z 0x80
+#define SWAP(o) o + 3, o + 2, o + 1, o
+#define KEEP(o) o, o + 1, o + 2, Z
+#define FLAGS(o) o + 1, o, Z, Z
+    static const uint8_t POINT_SHUFFLE[32] = {SWAP(0), SWAP(4), SWAP(8), SWAP(12), KEEP(0),
+                                              SWAP(4), FLAGS(8), Z, Z, Z, Z};
+#undef Z
+#undef SWAP
+#undef KEEP
+#undef FLAGS
+    const __m256i shuffle = _mm256_loadu_si256((const __m256i *)POINT_SHUFFLE);
+    const __m256i exponent = _mm256_set1_epi32((int)EXPONENT);
+    size_t non_finite = 0;
+    for (size_t i = 0; i < n; ++i, wire += POINT) {
+        const __m256i v = _mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)wire),
+                                              shuffle);
+        const size_t d = wire[16], at = next[d]++;
+        uint8_t *to = out + POINT * at;
+        if (at + 1 < end[d]) {
+            _mm256_storeu_si256((__m256i *)to, v);
+        } else {                                  /* the group's last point: 28 bytes only */
+            const __m128i high = _mm256_extracti128_si256(v, 1);
+            _mm_storeu_si128((__m128i *)to, _mm256_castsi256_si128(v));
+            _mm_storel_epi64((__m128i *)(to + 16), high);
+            put(to + 24, (uint32_t)_mm_extract_epi32(high, 2));
+        }
+        const __m256i all_ones = _mm256_cmpeq_epi32(_mm256_and_si256(v, exponent), exponent);
+        non_finite += (_mm256_movemask_ps(_mm256_castsi256_ps(all_ones)) & 7) != 0;
+    }
+    return non_finite;
+}
+#endif
+
+/* sim_bridge_ecu_points and sim_bridge_ecu_group in one pass over the points: n wire points
+ * converted to host order into out (which may not overlap wire) grouped by device id, the
+ * groups in ascending id order, each keeping the points' order (a stable counting sort: the
+ * ids counted on the wire first); counts[256] gets the points per id.  Returns how many have
+ * an x, y or z that is not a finite number.  The same bytes as the two calls one after the
+ * other. */
+SIM_BRIDGE_EXPORT size_t sim_bridge_ecu_points_grouped(const uint8_t *wire, size_t n,
+                                                       uint8_t *out, size_t *counts)
+{
+    size_t next[256], end[256], done = 0, non_finite = 0;
+    group_starts(wire, n, counts, next);
+#ifdef HAVE_AVX2
+    if (n && __builtin_cpu_supports("avx2")) {
+        for (int d = 0; d < 256; ++d)
+            end[d] = next[d] + counts[d];
+        done = n - 1;                         /* the last point's 32-byte load: past the end */
+        non_finite = grouped_avx2(wire, done, out, next, end);
+    }
+#else
+    (void)end;
+#endif
+    for (size_t i = done; i < n; ++i) {
+        const uint8_t *point = wire + i * POINT;
+        non_finite += points_scalar(point, 1, out + POINT * next[point[16]]++);
+    }
+    return non_finite;
 }

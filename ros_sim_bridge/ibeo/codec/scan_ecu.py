@@ -110,6 +110,10 @@ class EcuScan:
     #: how many points have a NaN or infinite x, y or z (counted while decoding: by the
     #: compiled kernel in its one pass); None when not known (a record made, not decoded)
     non_finite: Optional[int] = None
+    #: ((device id, start, end), ...) when ``points`` are grouped by device id (ascending, each
+    #: group in the wire's order: :func:`decode_scan_grouped` of a scan in scanner
+    #: coordinates); None when they are in the wire's order
+    groups: Optional[tuple] = None
 
     DATA_TYPE = SCAN_2205
 
@@ -150,7 +154,7 @@ class EcuScan2204(EcuScan):
     DATA_TYPE = SCAN_2204
 
 
-def _decode(data_type: int, body) -> EcuScan:
+def _decode(data_type: int, body, grouped: bool = False) -> EcuScan:
     start, end_off, flags, number, n_points, n_infos = unpack_from(_HEADER, body, 0, NAME,
                                                                    'scan_header')
     wire_info, info = _INFO[data_type]
@@ -158,6 +162,10 @@ def _decode(data_type: int, body) -> EcuScan:
     at = HEADER_SIZE + n_infos * wire_info.itemsize
     wire = records(WIRE_POINT_DTYPE, body, at, n_points, NAME, 'points')
     cls = EcuScan if data_type == SCAN_2205 else EcuScan2204
+    if grouped and not flags & SCAN_FLAG_VEHICLE_COORDINATES and n_points:
+        points, non_finite, groups = host_points_grouped(wire)
+        return cls(start, end_off, flags, number, infos.astype(info), points, non_finite,
+                   tuple(groups))
     return cls(start, end_off, flags, number, infos.astype(info), *host_points(wire))
 
 
@@ -202,9 +210,7 @@ def group_by_device(points: np.ndarray, native: bool = True) -> tuple[np.ndarray
         counts = np.zeros(256, np.uintp)
         if len(points):
             GROUP(points.ctypes.data, len(points), out.ctypes.data, counts.ctypes.data)
-        ends = np.cumsum(counts).tolist()
-        return out, [(d, ends[d] - int(counts[d]), ends[d])
-                     for d in np.flatnonzero(counts).tolist()]
+        return out, _groups(counts)
     ids = points['device_id']
     order = np.argsort(ids, kind='stable')
     rows = np.ascontiguousarray(points).view(np.uint8).reshape(len(points), POINT_DTYPE.itemsize)
@@ -213,6 +219,34 @@ def group_by_device(points: np.ndarray, native: bool = True) -> tuple[np.ndarray
     starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]]) if len(ids) else np.zeros(0, int)
     ends = np.r_[starts[1:], len(ids)]
     return out, [(int(ids[a]), int(a), int(b)) for a, b in zip(starts, ends)]
+
+
+#: ``GROUPED(wire, n, out, counts)`` → how many points have a non-finite x, y or z: the
+#: points to host order and grouped by device id in one pass (``ecu_points.c``: the bytes of
+#: :data:`KERNEL` then :data:`GROUP`); None where :data:`KERNEL`'s library is missing
+GROUPED = load_kernel(beside(__file__, LIBRARY), 'sim_bridge_ecu_points_grouped',
+                      [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p],
+                      ctypes.c_size_t, abi=1)
+
+
+def host_points_grouped(wire: np.ndarray, native: bool = True) -> tuple:
+    """(points, non-finite count, groups): :func:`host_points` then :func:`group_by_device`
+    of the wire points, in one pass of the compiled kernel where there is one."""
+    if GROUPED is None or not native or not wire.flags.c_contiguous:
+        points, non_finite = host_points(wire, native)
+        points, groups = group_by_device(points, native)
+        return points, non_finite, groups
+    out = np.empty(len(wire), POINT_DTYPE)
+    counts = np.zeros(256, np.uintp)
+    non_finite = GROUPED(wire.ctypes.data, len(wire), out.ctypes.data,
+                         counts.ctypes.data) if len(wire) else 0
+    return out, non_finite, _groups(counts)
+
+
+def _groups(counts: np.ndarray) -> list:
+    """[(device id, start, end)] of the groups of a counting sort's ``counts``."""
+    ends = np.cumsum(counts).tolist()
+    return [(d, ends[d] - int(counts[d]), ends[d]) for d in np.flatnonzero(counts).tolist()]
 
 
 #: the body size a scan header's counts need (:func:`.body_sizes.scan_body_size`, numpy-free)
@@ -231,6 +265,13 @@ def decode_scan_2205(body, header=None) -> EcuScan:
 def decode_scan_2204(body, header=None) -> EcuScan2204:
     """Decode a 0x2204 body (§8)."""
     return _decode(SCAN_2204, body)
+
+
+def decode_scan_grouped(data_type: int, body) -> EcuScan:
+    """Decode a 0x2205 or 0x2204 body; a scan in scanner coordinates gets its points grouped
+    by device id (:attr:`EcuScan.groups`, one pass: :func:`host_points_grouped`), for a
+    converter that makes one cloud per scanner."""
+    return _decode(data_type, body, grouped=True)
 
 
 def encode_scan(scan: EcuScan) -> bytes:

@@ -15,13 +15,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from sensor_msgs.msg import NavSatStatus
 
 from ros_sim_bridge.core.ntp import NTP_UNIX_OFFSET, ntp64_to_unix_ns
 from ros_sim_bridge.ibeo.codec import objects_ecu as oe
 from ros_sim_bridge.ibeo.codec import typed_values as tv
-from ros_sim_bridge.msg import IbeoObject, IbeoObjectList, IbeoObjectProperty, IbeoOdometry
-from ros_sim_bridge.ros.cdr_template import (ElementTemplates, Run, Slot, build,
+from ros_sim_bridge.ros.cdr_template import (ElementTemplates, Run, Slot, build, field_types,
                                              messages_with_elements, ragged, small_unique)
 from ros_sim_bridge.ros.markers_cdr import EMPTY_ARRAY, TYPE_NAME as MARKER_ARRAY, MarkerCdr
 from ros_sim_bridge.ros.markers_cdr import duration as marker_duration
@@ -35,10 +33,13 @@ _SCANNER_F4 = ('start_angle', 'end_angle', 'frequency', 'beam_tilt', 'mounting_y
                'mounting_pitch', 'mounting_roll', 'mounting_x', 'mounting_y', 'mounting_z')
 _SCANNER_NTP = ('start_ntp', 'end_ntp', 'device_start_ntp', 'device_end_ntp')
 #: IbeoOdometry's fields after the header, in message order (the codec's names)
-ODOMETRY_FIELDS = tuple(n for n in IbeoOdometry.get_fields_and_field_types() if n != 'header')
+ODOMETRY_FIELDS = tuple(n for n in field_types('ros_sim_bridge/msg/IbeoOdometry')
+                        if n != 'header')
 _ODOMETRY_KIND = {n: ('f8' if t == 'double' else 'u8' if t == 'uint64' else 'u1')
-                  for n, t in IbeoOdometry.get_fields_and_field_types().items()
+                  for n, t in field_types('ros_sim_bridge/msg/IbeoOdometry').items()
                   if n != 'header'}
+#: sensor_msgs/NavSatStatus's SERVICE_GPS (NavSatStatus.msg)
+SERVICE_GPS = 1
 
 
 _OBJECT_LIST = 'ros_sim_bridge/msg/IbeoObjectList'
@@ -58,17 +59,16 @@ _RENAMED = {'classification_quality': 'classification_certainty',
             'classification_age': 'classification_age_ms'}
 
 
-def object_property(key: int, type_id: int, value) -> IbeoObjectProperty:
-    p = IbeoObjectProperty(key=int(key), type_id=int(type_id))
+def object_property(key: int, type_id: int, value) -> dict:
+    """An IbeoObjectProperty value tree (:mod:`~ros_sim_bridge.ros.cdr_template`)."""
     if type_id == tv.STRING:
-        p.value, p.text = NAN, str(value)
-    else:
-        p.value = NAN if value is None else float(value)
-    return p
+        return {'key': int(key), 'type_id': int(type_id), 'value': NAN, 'text': str(value)}
+    return {'key': int(key), 'type_id': int(type_id),
+            'value': NAN if value is None else float(value)}
 
 
 #: IbeoObject's number fields (name → rosidl type), in message order
-OBJECT_NUMBERS = {n: t for n, t in IbeoObject.get_fields_and_field_types().items()
+OBJECT_NUMBERS = {n: t for n, t in field_types('ros_sim_bridge/msg/IbeoObject').items()
                   if t in ('float', 'uint8', 'uint16', 'uint32', 'uint64')}
 #: the same fields grouped by element type: numpy dtype → names, in message order
 OBJECT_FIELDS_BY_DTYPE = {
@@ -286,7 +286,7 @@ class EcuCdr:
         return self._fill(('fix', frame), 'sensor_msgs/msg/NavSatFix',
                           lambda: {'header': _header(frame),
                                    'status': {'status': Slot('status'),
-                                              'service': NavSatStatus.SERVICE_GPS},
+                                              'service': SERVICE_GPS},
                                    'latitude': Slot('lla'), 'longitude': Slot('lla'),
                                    'altitude': Slot('lla'), 'position_covariance': Slot('cov'),
                                    'position_covariance_type': Slot('cov_type')},
@@ -562,7 +562,7 @@ def _contours_xyz(contours: list) -> tuple:
     return xyz, lengths
 
 
-_LIST_TYPES = {n: t for n, t in IbeoObjectList.get_fields_and_field_types().items()
+_LIST_TYPES = {n: t for n, t in field_types(_OBJECT_LIST).items()
                if n not in ('header', 'objects')}
 _LIST_SLOT = {'uint8': 'u1', 'uint16': 'u2', 'uint64': 'u8', 'boolean': 'u1'}
 

@@ -30,7 +30,6 @@ from typing import NamedTuple, Optional
 import numpy as np
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from sensor_msgs.msg import NavSatFix, NavSatStatus
 from std_msgs.msg import Header
 from tf2_msgs.msg import TFMessage
 
@@ -129,7 +128,8 @@ def scan_clouds(scan: se.EcuScan, *, stamp, vehicle_frame: str = 'base_link',
     if scan.vehicle_coordinates:
         parts = [(vehicle_frame, pts)]
     elif len(pts):              # grouped by device id (a stable counting sort), a slice each
-        pts, groups = se.group_by_device(pts)
+        pts, groups = ((pts, scan.groups) if scan.groups is not None
+                       else se.group_by_device(pts))    # grouped when decoded, or now
         parts = [(scanner_frame.format(device_id=d), pts[a:b]) for d, a, b in groups]
     else:
         parts = [(scanner_frame.format(device_id=int(d)), pts)
@@ -215,14 +215,19 @@ def _variances(sigmas) -> Optional[list]:
     return variances if all(map(math.isfinite, variances)) else None
 
 
+#: sensor_msgs/NavSatStatus's statuses and NavSatFix's covariance types (NavSatStatus.msg,
+#: NavSatFix.msg): the message package is not imported (10 ms of a command's start-up)
+STATUS_NO_FIX, STATUS_FIX, STATUS_SBAS_FIX, STATUS_GBAS_FIX = -1, 0, 1, 2
+COVARIANCE_TYPE_UNKNOWN, COVARIANCE_TYPE_APPROXIMATED = 0, 1
+COVARIANCE_TYPE_DIAGONAL_KNOWN, COVARIANCE_TYPE_KNOWN = 2, 3
 MAX_POSITION_SIGMA_M = 1e7           # a quarter meridian: a larger sigma locates nothing
 _SBAS = {3, 4, 5}                     # 0x2604 source types: SBAS, Omnistar VBS/HP
 _GBAS = {6, 7, 8}                     # GBAS, RTK float, RTK integer
 
 
 def navsat_values(lat_deg: float, lon_deg: float, alt: float, *, sigmas=None,
-                  status: int = NavSatStatus.STATUS_FIX,
-                  cov_type: int = NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN) -> tuple:
+                  status: int = STATUS_FIX,
+                  cov_type: int = COVARIANCE_TYPE_DIAGONAL_KNOWN) -> tuple:
     """(latitude, longitude, altitude, status, position covariance (9), covariance type) of a
     fix: a position no receiver can have (not finite, |lat| > 90, |lon| > 180) is no fix;
     east/north/up sigmas give a diagonal covariance of ``cov_type`` when all are positive
@@ -230,18 +235,18 @@ def navsat_values(lat_deg: float, lon_deg: float, alt: float, *, sigmas=None,
     lat, lon, alt = float(lat_deg), float(lon_deg), float(alt)
     if not (math.isfinite(lat) and math.isfinite(lon) and math.isfinite(alt)
             and abs(lat) <= 90.0 and abs(lon) <= 180.0):
-        status, sigmas = NavSatStatus.STATUS_NO_FIX, None
+        status, sigmas = STATUS_NO_FIX, None
     if sigmas is not None and all(s > 0 for s in sigmas) and _variances(sigmas) is not None:
         return lat, lon, alt, status, _covariance(*sigmas), cov_type
-    return lat, lon, alt, status, [0.0] * 9, NavSatFix.COVARIANCE_TYPE_UNKNOWN
+    return lat, lon, alt, status, [0.0] * 9, COVARIANCE_TYPE_UNKNOWN
 
 
 def gps_fix_values(g: gi.PositionWgs84) -> tuple:
     """0x2604 → :func:`navsat_values`: latitude/longitude rad → deg; east/north/up sigmas
     from lon/lat/alt sigmas; the source type as SBAS / GBAS fix."""
-    status = (NavSatStatus.STATUS_GBAS_FIX if g.source_type in _GBAS
-              else NavSatStatus.STATUS_SBAS_FIX if g.source_type in _SBAS
-              else NavSatStatus.STATUS_FIX)
+    status = (STATUS_GBAS_FIX if g.source_type in _GBAS
+              else STATUS_SBAS_FIX if g.source_type in _SBAS
+              else STATUS_FIX)
     return navsat_values(math.degrees(g.latitude), math.degrees(g.longitude), g.altitude,
                          sigmas=(g.longitude_sigma, g.latitude_sigma, g.altitude_sigma),
                          status=status)
@@ -256,12 +261,12 @@ def vehicle_fix_values(s: ve.EcuVehicleState2808) -> tuple:
     known = all(0 < v < MAX_POSITION_SIGMA_M for v in (sx, sy))
     return navsat_values(s.latitude_deg, s.longitude_deg, s.altitude,
                          sigmas=(sx, sy, max(sx, sy)) if known else None,
-                         cov_type=NavSatFix.COVARIANCE_TYPE_APPROXIMATED)
+                         cov_type=COVARIANCE_TYPE_APPROXIMATED)
 
 
 def gps_imu_fix_values(g: gi.GpsImu) -> tuple:
     """0x9001 → :func:`navsat_values` (INS quality 3 = GBAS fix)."""
-    status = NavSatStatus.STATUS_GBAS_FIX if g.ins_quality == 3 else NavSatStatus.STATUS_FIX
+    status = STATUS_GBAS_FIX if g.ins_quality == 3 else STATUS_FIX
     return navsat_values(math.degrees(g.latitude), math.degrees(g.longitude), g.altitude,
                          sigmas=(g.longitude_sigma, g.latitude_sigma, g.altitude_sigma),
                          status=status)

@@ -85,6 +85,8 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
     :data:`WINDOW`)."""
     with imports_without_gc():
         from ros_sim_bridge.core.memory import reuse_freed_memory
+        from ros_sim_bridge.ibeo.codec.scan_ecu import (SCAN_2204, SCAN_2205,
+                                                        decode_scan_grouped)
         from ros_sim_bridge.ibeo.ros.ecu_conversions import Conversion, IbeoToRos, ntp_to_ns
         from ros_sim_bridge.ros.bag import BagWriter
         from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
@@ -92,6 +94,7 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
     conv = converter or IbeoToRos(namespace=namespace,
                                   status_prefix=f'{node_name}: ', max_jump_s=max_jump_s)
     report = ConversionReport()
+    scans = (SCAN_2204, SCAN_2205)
     checked = reader.checked_times(max_jump_s)
     report.invalid_times = len(checked.invalid)
     report.invalid_time_examples = reader.invalid_time_examples(checked)
@@ -106,8 +109,9 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
             header = reader.header(entry)
             if ntp != entry.ntp:        # an invalid header time: a valid neighbour's
                 header = dataclasses.replace(header, ntp=ntp)
-            try:
-                records.append((header, reader.decode(entry)))
+            try:            # a scan in scanner coordinates: its points grouped by scanner
+                records.append((header, decode_scan_grouped(entry.data_type, reader.body(entry))
+                                if entry.data_type in scans else reader.decode(entry)))
             except Exception as exc:
                 records.append((header, exc))
         made = iter(conv.convert_many([(h, r) for h, r in records
