@@ -9,6 +9,7 @@ counts, errors by kind, drops and last error.  A bad packet is logged at most on
 from __future__ import annotations
 
 import collections
+import math
 import threading
 import time
 from typing import Callable, Optional
@@ -67,8 +68,9 @@ class StreamStats:
         self.last_error = ''
         self.last_error_ns = 0
         self.last_packet_ns = 0
-        self.extra: dict[str, str] = {}
+        self.extra: dict[str, str] = {}     # text values (a layout, flags); numbers below
         self.counters: collections.Counter[str] = collections.Counter()   # see count()
+        self.maxima: dict[str, float] = {}                                # see highest()
         # link state of a connection-oriented stream (None: not a link); see link_down()
         self.link_error_after = 5.0
         self._link_down_ns: Optional[int] = None
@@ -114,6 +116,17 @@ class StreamStats:
         """A node's own event counter, shown as ``key`` among the status values."""
         with self._lock:
             self.counters[key] += n
+
+    def set_count(self, key: str, total: int) -> None:
+        """A counter whose total another part keeps (a session's), shown as ``key``."""
+        with self._lock:
+            self.counters[key] = total
+
+    def highest(self, key: str, value: float) -> None:
+        """The largest ``value`` given so far, shown as ``key`` with one decimal."""
+        with self._lock:
+            if value > self.maxima.get(key, -math.inf):
+                self.maxima[key] = value
 
     def set_drops(self, total: int) -> None:
         with self._lock:
@@ -169,7 +182,10 @@ class StreamStats:
         values += [(f'errors.{k}', str(v)) for k, v in sorted(self.errors.items())]
         if down_ns is not None:
             values.append(('down_s', f'{max(0.0, (now - down_ns) / 1e9):.1f}'))
-        values += sorted([*self.extra.items(), *((k, str(v)) for k, v in self.counters.items())])
+        with self._lock:            # numbers become text here, once per status
+            numbers = [*((k, str(v)) for k, v in self.counters.items()),
+                       *((k, f'{v:.1f}') for k, v in self.maxima.items())]
+        values += sorted([*self.extra.items(), *numbers])
         return DiagnosticStatus(level=level, name=self.name, message=text,
                                 hardware_id=self.hardware_id,
                                 values=[KeyValue(key=k, value=v) for k, v in values])

@@ -89,6 +89,25 @@ def test_stream_stats_counts_and_levels():
     assert s.status(now + 5_000_000_000).message.startswith('no data for')
 
 
+def test_stream_stats_numbers_are_kept_as_numbers_and_shown_as_text():
+    """count() adds, set_count() takes a total kept elsewhere (a session's), highest() keeps
+    the largest value: all numbers until the status is built."""
+    s = StreamStats('node: link', 'hw')
+    s.set_count('sample_gaps', 0)
+    s.count('sent', 0)
+    assert {kv.key: kv.value for kv in s.status().values}.keys() >= {'sample_gaps', 'sent'}
+    s.count('sent')
+    s.count('sent', 2)
+    s.set_count('sample_gaps', 7)
+    s.set_count('sample_gaps', 5)          # the owner's total, as it is now
+    for ms in (3.0, 12.34, 8.0):
+        s.highest('slowest_ms', ms)
+    assert s.counters == {'sent': 3, 'sample_gaps': 5} and s.maxima == {'slowest_ms': 12.34}
+    values = {kv.key: kv.value for kv in s.status().values}
+    assert (values['sent'], values['sample_gaps'], values['slowest_ms']) == ('3', '5', '12.3')
+    assert not s.extra
+
+
 def test_bad_input_is_logged_once_per_interval_and_counted_every_time(ros, capfd):
     from ros_sim_bridge.core.binary import BAD_CHECKSUM
     from ros_sim_bridge.ros.diagnostics import Diagnostics

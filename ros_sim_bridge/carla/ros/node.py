@@ -103,8 +103,8 @@ class CarlaReplayerNode(Node):
         self.stats = self.diagnostics.stream(f'replay {p.file}', 'carla recorder',
                                              stale_after=max(2.0, 3.0 / p.publish_rate))
         # per frame replayed from the recording (as to-bag counts), not per publish: actor
-        # transforms left out of /tf, Kinematics records left out (NaN or ±Inf recorded)
-        self.non_finite = {'non_finite_poses': 0, 'non_finite_kinematics': 0}
+        # transforms left out of /tf, Kinematics records left out (NaN or ±Inf recorded),
+        # counted on the stream (non_finite_poses, non_finite_kinematics)
         self.counted_frame = -1       # the frame whose left-outs are counted
         self.stats.extra.update({'frames': str(len(self.rec)), 'layout': self.rec.layout_name,
                                  'unknown_packets': str(sum(self.rec.unknown.values())),
@@ -267,8 +267,8 @@ class CarlaReplayerNode(Node):
         self.stats.extra.update({'time': f'{publishes[-1].t:.3f}', 'frame': str(world.index),
                                  'actors': str(len(world.actors)),
                                  'paused': str(s.clock.paused).lower(),
-                                 'finished': str(s.clock.finished).lower(),
-                                 'frames_skipped': str(s.skipped)})
+                                 'finished': str(s.clock.finished).lower()})
+        self.stats.set_count('frames_skipped', s.skipped)
 
     def _left_out(self, counts: dict, t: float) -> None:
         """Count the actor poses (``non_finite_poses``: transforms left out of /tf) and
@@ -278,8 +278,7 @@ class CarlaReplayerNode(Node):
         for key, n in counts.items():
             if not n:
                 continue
-            self.non_finite[key] += n
-            self.stats.extra[key] = str(self.non_finite[key])
+            self.stats.count(key, n)
             what = ('actor pose(s)', 'left out of /tf, the actor list, markers, traffic lights '
                     'and odometry') if key == 'non_finite_poses' else (
                 'actor velocities', 'zero twist in the actor list, no odometry')

@@ -12,13 +12,14 @@ from typing import Optional
 from rcl_interfaces.msg import SetParametersResult
 
 from ros_sim_bridge.core.binary import CodecError
-from ros_sim_bridge.core.request_reply import Busy
 from ros_sim_bridge.core.ntp import unix_ns_to_ntp
+from ros_sim_bridge.core.request_reply import Busy, RequestReply
+from ros_sim_bridge.core.tcp import TcpClient
 from ros_sim_bridge.ibeo.codec import commands as cmd
 from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.codec import set_filter as sf
 from ros_sim_bridge.ibeo.codec import units
-from ros_sim_bridge.ibeo.session import Reply, ReplyFailed, answered_value
+from ros_sim_bridge.ibeo.session import LuxSession, Reply, ReplyFailed, answered_value
 from ros_sim_bridge.ibeo.ros import conversions as convert
 from ros_sim_bridge.ros.diagnostics import log
 from ros_sim_bridge.ros.stamps import stamp_to_ns
@@ -33,17 +34,35 @@ MEASURING_AFTER = {cmd.START_MEASURE: True, cmd.RESET: True, cmd.STOP_MEASURE: F
 
 
 class CommandServices:
-    """Mixin of :class:`~.node.IbeoLuxNode`: commands and their services.  Uses the node's
-    ``client``, ``session``, ``p``, ``stats``, ``replies`` (a one-at-a-time
-    :class:`~ros_sim_bridge.core.request_reply.RequestReply` keyed by command id, made by
-    :meth:`~.node.IbeoLuxNode._make_services`), ``filter_ranges``, ``filter_state``,
-    ``filters_sent``, ``last_status``."""
+    """The sensor commands of :class:`~.node.IbeoLuxNode` and their services (the node's
+    service table calls the ``srv_*`` methods): one 0x2010 outstanding at a time
+    (``replies``, a one-at-a-time :class:`~ros_sim_bridge.core.request_reply.RequestReply`
+    keyed by command id), paired with the 0x2020 the TCP thread hands over (:meth:`on_reply`);
+    what is sent after every (re)connect (:meth:`connected_tasks`).  ``client`` is the node's
+    TcpClient, set once made (None playing a file: every command answers an error)."""
 
-    def _on_reply(self, ev: Reply, now_ns: int) -> None:
+    def __init__(self, p, *, session: LuxSession, stats: dict, diagnostics, link, logger,
+                 filter_ranges: tuple):
+        self.p = p
+        self.session = session
+        self.stats = stats                       # data type → its StreamStats (REPLY counted)
+        self.diagnostics = diagnostics
+        self.link = link                         # the link's stream: key of the per-link lines
+        self.logger = logger
+        self.client: Optional[TcpClient] = None
+        self.replies = RequestReply(one_at_a_time=True)
+        #: the ECU Set Filter sent after every connect (() none), its state and count (shown
+        #: on the link status), the last Get Status answer
+        self.filter_ranges = filter_ranges
+        self.filter_state = 'none sent' if not filter_ranges else 'not sent yet'
+        self.filters_sent = 0
+        self.last_status: Optional[cmd.LuxStatus] = None
+
+    def on_reply(self, ev: Reply, now_ns: int) -> None:
         if ev.solicited and self.replies.resolve(ev.reply.command_id, ev.reply):
             self.stats[registry.REPLY].publish()
 
-    def _on_reply_failed(self, ev: ReplyFailed, now_ns: int) -> None:
+    def on_reply_failed(self, ev: ReplyFailed, now_ns: int) -> None:
         self.replies.fail(ev.command_id, f'malformed reply: {ev.error}')
 
     def _log_per_link(self, kind: str, text: str, level: str = 'warning') -> None:
@@ -51,7 +70,9 @@ class CommandServices:
         that hangs up at once is connected about twice a second."""
         self.diagnostics.log_limited(self.link.name, kind, text, level)
 
-    def _connected_tasks(self) -> None:
+    def connected_tasks(self) -> None:
+        """After every (re)connect, on a thread of its own: Set Filter, Start Measure, the
+        layer probe."""
         if self.filter_ranges:
             self._send_filter(self.filter_ranges)
         if self.p.start_measure_on_connect:
@@ -94,7 +115,8 @@ class CommandServices:
         to stop (its silence is no sign of a dead link then)."""
         self.client.data_timeout = self.p.data_timeout if measuring else 0.0
 
-    def _reply_failed_all(self, text: str) -> None:
+    def fail_all(self, text: str) -> None:
+        """The link is lost or the node closes: every waiting command fails with ``text``."""
         self.replies.fail_all(text)
 
     # --- commands ------------------------------------------------------------------------
@@ -144,7 +166,7 @@ class CommandServices:
             res.success, res.message = True, f'{what}: ok'
         return res.success
 
-    def _srv_simple(self, command_id: int, res):
+    def srv_simple(self, command_id: int, res):
         name = cmd.COMMAND_NAMES[command_id]
         res.command_id = command_id
         body = cmd.encode_command(command_id)
@@ -167,7 +189,7 @@ class CommandServices:
         one line per user request."""
         def log_line(kind: str, text: str, level: str = 'warning') -> None:
             if asked:
-                log(self.get_logger(), level, text)
+                log(self.logger, level, text)
             else:
                 self._log_per_link(kind, text, level)
 
@@ -186,7 +208,7 @@ class CommandServices:
             log_line('set_filter_failed', f'{why} (data types {text})')
         return reply, err
 
-    def _on_set_parameters(self, params) -> SetParametersResult:
+    def on_set_parameters(self, params) -> SetParametersResult:
         """``data_types`` may change at run time: checked, kept, sent at once when connected."""
         for prm in params:
             if prm.name != 'data_types':
@@ -203,7 +225,7 @@ class CommandServices:
                                  name='ibeo-set-filter', daemon=True).start()
         return SetParametersResult(successful=True)
 
-    def _srv_set_filter(self, req, res):
+    def srv_set_filter(self, req, res):
         try:
             starts, ends = list(req.range_starts), list(req.range_ends)
             if starts or ends:
@@ -225,7 +247,7 @@ class CommandServices:
             self.filter_ranges = ranges           # sent again after every reconnect
         return res
 
-    def _srv_get_status(self, req, res):
+    def srv_get_status(self, req, res):
         reply, err = self._command(cmd.encode_get_status(), cmd.GET_STATUS)
         if self._result(res, reply, err, 'get_status') and reply.status is not None:
             s = reply.status
@@ -249,7 +271,7 @@ class CommandServices:
     def _parameter(req) -> cmd.Parameter:
         return cmd.parameter(req.name.strip() if req.name.strip() else int(req.index))
 
-    def _srv_get_parameter(self, req, res):
+    def srv_get_parameter(self, req, res):
         try:
             p = self._parameter(req)
         except CodecError as exc:
@@ -271,7 +293,7 @@ class CommandServices:
         res.message = f'{p.name} = {res.value_text}{" " + res.unit if res.unit else ""}'
         return res
 
-    def _srv_set_parameter(self, req, res):
+    def srv_set_parameter(self, req, res):
         try:
             p = self._parameter(req)
             res.index, res.name = p.index, p.name
@@ -286,7 +308,7 @@ class CommandServices:
         self._result(res, reply, err, f'set_parameter {p.name} (0x{p.index:04X}) = 0x{raw:X}')
         return res
 
-    def _srv_set_ntp_time(self, req, res):
+    def srv_set_ntp_time(self, req, res):
         ns = time.time_ns() if req.use_host_time else stamp_to_ns(req.time)
         seconds, fraction = unix_ns_to_ntp(ns)
         res.seconds, res.fraction = seconds & 0xFFFFFFFF, fraction

@@ -267,12 +267,9 @@ class DataDispatch:
     def _count_truncation(self, lst, stats: StreamStats) -> None:
         """An object list cut to the caps: counted on its type's stream (each ECU list type
         has its own) and logged."""
-        with self.counters.lock:
-            for key, n in (('truncated_lists', 1), ('dropped_objects', lst.dropped_objects),
-                           ('dropped_contour_points', lst.dropped_points)):
-                total = self.counters.stream_counts[(stats.name, key)] = \
-                    self.counters.stream_counts.get((stats.name, key), 0) + n
-                stats.extra[key] = str(total)
+        for key, n in (('truncated_lists', 1), ('dropped_objects', lst.dropped_objects),
+                       ('dropped_contour_points', lst.dropped_points)):
+            stats.count(key, n)
         self.diagnostics.log_limited(
             'objects', 'truncated', f'object list over the caps: {lst.dropped_objects} objects '
             f'beyond max_objects={self.object_caps.max_objects} and {lst.dropped_points} contour '
@@ -289,7 +286,7 @@ class DataDispatch:
         else:
             with self.counters.lock:
                 self.counters.invalid_vehicle_states += 1
-            stats.extra['invalid'] = str(self.counters.invalid_vehicle_states)
+            stats.count('invalid')
             stats.extra['last_invalid_flags'] = ', '.join(vs.error_names)
             self.diagnostics.log_limited('vehicle', 'invalid', 'invalid vehicle state (error '
                                          f'flags {", ".join(vs.error_names)}): not used for '
@@ -339,7 +336,7 @@ class DataDispatch:
             key = f'0x{ev.header.data_type:04X} {registry.type_name(ev.header.data_type)}'
             with self.counters.lock:
                 self.counters.without_ros_form[key] += 1
-            stats.extra['without_ros_form'] = str(self.counters.without_ros_form[key])
+            stats.count('without_ros_form')
             return
         if fell_back:
             self._count_fallback()
@@ -382,10 +379,7 @@ class DataDispatch:
     def _count_on_stream(self, stats: StreamStats, key: str, n: int, text: str) -> None:
         """``n`` more of ``key`` on the stream ``stats`` (its /diagnostics status shows that
         stream's total) and a rate-limited warning ``text``."""
-        with self.counters.lock:
-            total = self.counters.stream_counts[(stats.name, key)] = \
-                self.counters.stream_counts.get((stats.name, key), 0) + n
-        stats.extra[key] = str(total)
+        stats.count(key, n)
         self.diagnostics.log_limited(stats.name, key, text)
 
     def _count_non_finite_points(self, ev: Message, stats: StreamStats) -> None:
@@ -459,7 +453,6 @@ class DataCounters:
     invalid_vehicle_states: int = 0
     invalid_record_times: int = 0            # records' own times not used (why: last)
     last_invalid_record_time: str = ''
-    stream_counts: dict = field(default_factory=dict)     # (stream, key) → total
     without_ros_form: collections.Counter = field(default_factory=collections.Counter)
     seen: dict = field(default_factory=lambda: {'errors': collections.Counter(),
                                                 'warnings': collections.Counter()})

@@ -40,11 +40,11 @@ framer → session → conversions → publishers path, so a LUX recording publi
 sensor would.  Commands to the sensor answer an error in file mode.
 
 This module is the tables (parameters, publishers, services) and the wiring of the parts, each
-one concept with the attributes it uses declared: :class:`~.dispatch.DataDispatch` (data type
+one concept given what it uses when made: :class:`~.dispatch.DataDispatch` (data type
 → conversion → publisher, stamps, its :class:`~.dispatch.DataCounters` and
-:class:`~.dispatch.Publishers`), :class:`~.status.StatusReports` (diagnostics sources); the
-sensor commands and their services (:mod:`.commands`) and ``source:=file`` (:mod:`.playback`)
-are still mixins of :class:`IbeoLuxNode`, reading the parts the class declares.
+:class:`~.dispatch.Publishers`), :class:`~.status.StatusReports` (diagnostics sources),
+:class:`~.commands.CommandServices` (the sensor commands and their services),
+:class:`~.playback.FilePlayback` (``source:=file`` and its services).
 """
 from __future__ import annotations
 
@@ -66,9 +66,7 @@ from visualization_msgs.msg import MarkerArray
 
 from ros_sim_bridge.core.ntp import MAX_TIME_JUMP_S
 from ros_sim_bridge.core.receive_times import ReadTimes
-from ros_sim_bridge.core.request_reply import RequestReply
 from ros_sim_bridge.core.tcp import TcpClient
-from ros_sim_bridge.ibeo.codec import commands as cmd
 from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.codec import scan as lux_scan
 from ros_sim_bridge.ibeo.codec import set_filter as sf
@@ -187,11 +185,12 @@ ECU_TOPIC_TYPES = {
 }
 
 
-class IbeoLuxNode(CommandServices, FilePlayback, Node):
-    """Wiring: TCP or file → :class:`~ros_sim_bridge.ibeo.session.LuxSession` (framing,
-    decoding, protocol state) → :class:`~.dispatch.DataDispatch` (conversions → publishers);
-    services → session commands (:class:`~.commands.CommandServices`) and file playback
-    (:class:`~.playback.FilePlayback`); diagnostics from :class:`~.status.StatusReports`."""
+class IbeoLuxNode(Node):
+    """Wiring: TCP or file (:class:`~.playback.FilePlayback`) →
+    :class:`~ros_sim_bridge.ibeo.session.LuxSession` (framing, decoding, protocol state) →
+    :class:`~.dispatch.DataDispatch` (conversions → publishers); services → session commands
+    (:class:`~.commands.CommandServices`) and file playback; diagnostics from
+    :class:`~.status.StatusReports`."""
 
     #: node name and parameter table (the ``ibeo_ecu`` sibling has its own defaults)
     NODE_NAME = 'ibeo_lux'
@@ -208,7 +207,6 @@ class IbeoLuxNode(CommandServices, FilePlayback, Node):
 
     # --- the parts (made in __init__) ---------------------------------------------------------
     p: object                       # the parameters (declare_parameters)
-    filter_ranges: tuple            # ECU Set Filter sent after every connect; () none
     session: LuxSession             # framing, decoding, protocol state (ROS-free)
     hw: str                         # hardware id of every status
     client: Optional[TcpClient]     # source:=tcp
@@ -218,17 +216,15 @@ class IbeoLuxNode(CommandServices, FilePlayback, Node):
     stats: dict                     # data type → its StreamStats
     counters: DataCounters          # what the data path counts (read by the diagnostics)
     pubs: Publishers                # the topics
+    commands: CommandServices       # sensor commands, one outstanding; Set Filter; services
     data: DataDispatch              # session events → conversions → publishers
+    file_playback: FilePlayback     # source:=file (its player) and the playback services
     status: StatusReports           # the diagnostics sources
-    # the commands' state (CommandServices): one outstanding, the Set Filter, the last status
-    filter_state: str
-    filters_sent: int
-    last_status: Optional[cmd.LuxStatus]
 
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
         self.p = p = declare_parameters(self, self.PARAMETERS, dynamic=('data_types',))
-        self.filter_ranges = sf.parse_ranges(p.data_types)   # () = send no Set Filter
+        filter_ranges = sf.parse_ranges(p.data_types)   # () = send no Set Filter
         if p.max_objects < 0 or p.max_contour_points < 0:
             raise ValueError('max_objects and max_contour_points must be >= 0')
         if p.source not in SOURCES:
@@ -249,10 +245,6 @@ class IbeoLuxNode(CommandServices, FilePlayback, Node):
         self.hw = (f'ibeo file {os.path.basename(p.file)}' if p.source == 'file'
                    else f'ibeo {self.DEVICE} {p.host}:{p.port}')
         self.client = None
-        self.player = self._open_player() if p.source == 'file' else None
-        self.filter_state = 'none sent' if not self.filter_ranges else 'not sent yet'
-        self.filters_sent = 0
-        self.last_status = None
         self.diagnostics = Diagnostics(self, period=p.diagnostics_period)
         where = (f'file {os.path.basename(p.file)}' if p.source == 'file'
                  else f'tcp {p.host}:{p.port}')
@@ -261,16 +253,23 @@ class IbeoLuxNode(CommandServices, FilePlayback, Node):
         self.stats = {}
         self.counters = DataCounters()
         self.pubs = Publishers(self, p.topic_prefix)
+        self.commands = CommandServices(p, session=self.session, stats=self.stats,
+                                        diagnostics=self.diagnostics, link=self.link,
+                                        logger=self.get_logger(), filter_ranges=filter_ranges)
         self.data = DataDispatch(p, session=self.session, diagnostics=self.diagnostics,
                                  link=self.link, stats=self.stats, counters=self.counters,
                                  pubs=self.pubs, hw=self.hw, context_ok=self.context.ok,
-                                 handlers={Reply: self._on_reply,
-                                           ReplyFailed: self._on_reply_failed})
+                                 handlers={Reply: self.commands.on_reply,
+                                           ReplyFailed: self.commands.on_reply_failed})
+        self.file_playback = FilePlayback(p, session=self.session, data=self.data,
+                                          link=self.link, diagnostics=self.diagnostics,
+                                          logger=self.get_logger())
+        self.player = self.file_playback.player
         self._make_publishers()
         self._make_diagnostics()
         self._make_services()
         if self.player is not None:
-            self._start_player()
+            self.file_playback.start()
             return
         # messages of one read: receive times spaced by their header NTP times (core.receive_times)
         self.read_times = ReadTimes(sent_ns)
@@ -283,19 +282,12 @@ class IbeoLuxNode(CommandServices, FilePlayback, Node):
                                 connect_timeout=p.connect_timeout, min_backoff=p.min_backoff,
                                 max_backoff=p.max_backoff, reconnect_within=p.reconnect_within,
                                 data_timeout=p.data_timeout)
-        self.status.client = self.client
+        self.status.client = self.commands.client = self.client
         self.get_logger().info(
             f'connecting to the {self.DEVICE} at {p.host}:{p.port} (stamps: {p.stamp_source}, '
             f'layers: {p.layers or "from the sensor"}, points: {self.data.point_builder}, '
-            f'set filter: {sf.format_ranges(self.filter_ranges) or "none"})')
+            f'set filter: {sf.format_ranges(filter_ranges) or "none"})')
         self.client.start()
-
-    # the data path, as the playback (FilePlayback) feeds it
-    def _on_event(self, event, now_ns: int, checked=None) -> None:
-        self.data.on_event(event, now_ns, checked)
-
-    def _dispatch(self, ev, now_ns: int, stats) -> None:
-        self.data.dispatch(ev, now_ns, stats)
 
     def _make_publishers(self) -> None:
         """The table of topics: the LUX data types', then the ECU outputs."""
@@ -329,29 +321,30 @@ class IbeoLuxNode(CommandServices, FilePlayback, Node):
                                     session=self.session, link=self.link, stats=self.stats,
                                     counters=self.counters, client=self.client,
                                     player=self.player, point_builder=self.data.point_builder,
-                                    commands=self)
+                                    commands=self.commands)
         for source in self.status.sources():
             self.diagnostics.add_source(source)
 
     def _make_services(self) -> None:
-        """Commands: one outstanding at a time; the TCP thread hands the reply over."""
-        self.replies = RequestReply(one_at_a_time=True)
+        """Commands: one outstanding at a time (they wait for the reply the TCP thread hands
+        over: a reentrant group); the playback controls."""
+        commands, playback = self.commands, self.file_playback
         group = ReentrantCallbackGroup()
         for name, command_id in SIMPLE_COMMANDS.items():
             self.create_service(LuxCommand, f'~/{name}',
-                                lambda req, res, c=command_id: self._srv_simple(c, res),
+                                lambda req, res, c=command_id: commands.srv_simple(c, res),
                                 callback_group=group)
         for srv_type, name, callback in (
-                (IbeoSetFilter, 'set_filter', self._srv_set_filter),
-                (LuxGetStatus, 'get_status', self._srv_get_status),
-                (LuxGetParameter, 'get_parameter', self._srv_get_parameter),
-                (LuxSetParameter, 'set_parameter', self._srv_set_parameter),
-                (LuxSetNtpTime, 'set_ntp_time', self._srv_set_ntp_time)):
+                (IbeoSetFilter, 'set_filter', commands.srv_set_filter),
+                (LuxGetStatus, 'get_status', commands.srv_get_status),
+                (LuxGetParameter, 'get_parameter', commands.srv_get_parameter),
+                (LuxSetParameter, 'set_parameter', commands.srv_set_parameter),
+                (LuxSetNtpTime, 'set_ntp_time', commands.srv_set_ntp_time)):
             self.create_service(srv_type, f'~/{name}', callback, callback_group=group)
-        self.add_on_set_parameters_callback(self._on_set_parameters)   # data_types at run time
-        self.create_service(Trigger, '~/pause', self._srv_pause)
-        self.create_service(Trigger, '~/resume', self._srv_resume)
-        self.create_service(IbeoSeek, '~/seek', self._srv_seek)
+        self.add_on_set_parameters_callback(commands.on_set_parameters)  # data_types at run time
+        self.create_service(Trigger, '~/pause', playback.srv_pause)
+        self.create_service(Trigger, '~/resume', playback.srv_resume)
+        self.create_service(IbeoSeek, '~/seek', playback.srv_seek)
 
     # --- link ----------------------------------------------------------------------------
     def _on_connect(self) -> None:
@@ -366,7 +359,7 @@ class IbeoLuxNode(CommandServices, FilePlayback, Node):
             self.get_logger().info(text)
         else:
             self.diagnostics.log_limited(self.link.name, 'connected', text, 'info')
-        threading.Thread(target=self._connected_tasks, name='ibeo-lux-connect',
+        threading.Thread(target=self.commands.connected_tasks, name='ibeo-lux-connect',
                          daemon=True).start()
 
     def _on_connect_failed(self, why: str) -> None:
@@ -381,7 +374,7 @@ class IbeoLuxNode(CommandServices, FilePlayback, Node):
             self.link.name, f'lost: {reason}',
             f'link to {self.p.host}:{self.p.port} lost: {reason}; reconnecting')
         self._type_streams_down(reason)
-        self._reply_failed_all(f'link lost: {reason}')
+        self.commands.fail_all(f'link lost: {reason}')
         for ev in self.session.connection_lost():
             self.data.dispatch(ev, time.time_ns(), None)
         self.data.clear_markers(time.time_ns())
@@ -399,7 +392,7 @@ class IbeoLuxNode(CommandServices, FilePlayback, Node):
             self.client.stop()
         if self.player is not None:
             self.player.close()
-        self._reply_failed_all('driver shutting down')
+        self.commands.fail_all('driver shutting down')
 
 
 def main(argv=None) -> int:

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import math
 import time
+from typing import Optional
 
 from ros_sim_bridge.ibeo.codec import objects_ecu, registry
 from ros_sim_bridge.ibeo.idc_playback import IdcPlayer
+from ros_sim_bridge.ibeo.session import LuxSession
 from ros_sim_bridge.ibeo.ros.ecu_conversions import cap_object_list, message_type
 
 #: the types the LUX path publishes itself (the ECU converter is not asked about them)
@@ -18,25 +20,35 @@ LUX_TYPES = frozenset((registry.SCAN, registry.OBJECTS, registry.VEHICLE_STATE,
 
 
 class FilePlayback:
-    """Mixin of :class:`~.node.IbeoLuxNode`: ``player`` (:meth:`_open_player`) and
-    ``playback`` (the supervised loop the diagnostics watch).  Uses the node's ``p``,
-    ``session``, ``link``, ``diagnostics``, ``_on_event`` and ``_dispatch``."""
+    """``source:=file`` of :class:`~.node.IbeoLuxNode` and the ~/pause, ~/resume, ~/seek
+    services (the node's service table calls the ``srv_*`` methods; with ``source:=tcp`` they
+    answer that no file plays).  ``player``: the recording's
+    :class:`~ros_sim_bridge.ibeo.idc_playback.IdcPlayer` (its index built, nothing played
+    until :meth:`start`), None with ``source:=tcp``.  Each played message goes to ``data``
+    (:class:`~.dispatch.DataDispatch`) as the events a TCP read gives."""
 
-    # --- file playback (source:=file) ----------------------------------------------------
-    def _open_player(self) -> IdcPlayer:
-        """The player of ``file`` (its index built, nothing played yet)."""
-        p = self.p
-        return IdcPlayer(p.file, self._on_file_message, rate=p.rate, loop=p.loop,
-                         start_offset=p.start_offset, paused=p.start_paused,
-                         max_body=p.max_message_bytes, max_jump_s=p.max_time_jump,
-                         on_jump=self._on_jump, on_end=self._on_end,
-                         on_damage=self._on_damage, on_error=self._on_player_error,
-                         name='ibeo-idc-playback')
+    def __init__(self, p, *, session: LuxSession, data, link, diagnostics, logger):
+        self.p = p
+        self.session = session
+        self.data = data                         # dispatch.DataDispatch
+        self.link = link                         # the link's stream (damage, failures)
+        self.diagnostics = diagnostics
+        self.logger = logger
+        self.player: Optional[IdcPlayer] = None
+        if p.source == 'file':
+            self.player = IdcPlayer(p.file, self._on_file_message, rate=p.rate, loop=p.loop,
+                                    start_offset=p.start_offset, paused=p.start_paused,
+                                    max_body=p.max_message_bytes, max_jump_s=p.max_time_jump,
+                                    on_jump=self._on_jump, on_end=self._on_end,
+                                    on_damage=self._on_damage, on_error=self._on_player_error,
+                                    name='ibeo-idc-playback')
 
-    def _start_player(self) -> None:
-        p, log = self.p, self.get_logger()
+    def start(self) -> None:
+        """Play: the playback thread is supervised like a TCP link (the diagnostics watch
+        it)."""
+        p, log = self.p, self.logger
         pl = self.player
-        self.playback = pl.playback     # supervised like a TCP link (diagnostics watch it)
+        self.diagnostics.watch(pl.playback)
         log.info(f'playing {p.file}: {len(pl.entries)} messages, {pl.duration_s:.3f} s, from '
                  f'{pl.time_of(pl.start_index):.3f} s at ×{p.rate:g}'
                  + (' (looping)' if p.loop else '') + (' (paused)' if p.start_paused else '')
@@ -54,26 +66,26 @@ class FilePlayback:
         the player's verdict on its header time (the session checks no time again)."""
         now_ns = time.time_ns()
         for event in self.session.framer.whole(raw):
-            self._on_event(event, now_ns, checked)
+            self.data.on_event(event, now_ns, checked)
 
     def _on_jump(self) -> None:
         """A seek or a loop: the stream is discontinuous, as after a reconnect."""
         for ev in self.session.connection_lost():
-            self._dispatch(ev, time.time_ns(), None)
+            self.data.dispatch(ev, time.time_ns(), None)
         self.session.connection_made()
 
     def _on_end(self, looping: bool) -> None:
         pl = self.player
         if looping:       # the first loop at INFO; the others (maybe many a second) at DEBUG
             loops = pl.playback.loops
-            log = self.get_logger().info if loops == 1 else self.get_logger().debug
+            log = self.logger.info if loops == 1 else self.logger.debug
             log(f'end of {self.p.file}: looping (loop {loops}'
                 + ('; the next ones are logged at DEBUG level and counted in /diagnostics, '
                    '`loops`)' if loops == 1 else ')'))
             return
         for ev in self.session.connection_lost():     # a waiting 8-layer half goes out alone
-            self._dispatch(ev, time.time_ns(), None)
-        self.get_logger().info(f'end of {self.p.file}: {pl.playback.handed} messages played; '
+            self.data.dispatch(ev, time.time_ns(), None)
+        self.logger.info(f'end of {self.p.file}: {pl.playback.handed} messages played; '
                                'finished (the node stays up: ~/seek or ~/resume plays again)')
 
     def _on_damage(self, damage) -> None:
@@ -94,7 +106,7 @@ class FilePlayback:
                        f'(this node reads the sensor at {self.p.host}:{self.p.port})')
         return res
 
-    def _srv_pause(self, req, res):
+    def srv_pause(self, req, res):
         if self.player is None:
             return self._no_file(res)
         pl = self.player
@@ -108,14 +120,14 @@ class FilePlayback:
         res.success, res.message = True, f'paused before {t:.3f} s'
         return res
 
-    def _srv_resume(self, req, res):
+    def srv_resume(self, req, res):
         if self.player is None:
             return self._no_file(res)
         t = self.player.resume()
         res.success, res.message = True, f'playing from {t:.3f} s'
         return res
 
-    def _srv_seek(self, req, res):
+    def srv_seek(self, req, res):
         if self.player is None:
             return self._no_file(res)
         if not math.isfinite(req.time):

@@ -169,8 +169,8 @@ class SensorLink:
                                              f'monodrive {self.kind}', stale_after=p.stale_after)
         self.stats.link_error_after = p.link_error_after
         self.stats.link_down('not connected yet')
-        self.stats.extra['sample_gaps'] = '0'
-        self.stats.extra['garbage_bytes'] = '0'     # skipped while resynchronising
+        self.stats.set_count('sample_gaps', 0)
+        self.stats.set_count('garbage_bytes', 0)    # skipped while resynchronising
         self._garbage = 0
         pub = lambda t, n: node.create_publisher(t, f'{ns}/{n}', DATA)  # noqa: E731
         self.pubs: dict[str, Any] = {name: pub(t, name)
@@ -207,7 +207,7 @@ class SensorLink:
             garbage = self.session.garbage_bytes
             if garbage != self._garbage:
                 self._garbage = garbage
-                self.stats.extra['garbage_bytes'] = str(garbage)
+                self.stats.set_count('garbage_bytes', garbage)
             if isinstance(event, CodecError):
                 self.node.diagnostics.bad_input(self.stats, event, now_ns)
                 return
@@ -236,7 +236,7 @@ class SensorLink:
     def sample_gap(self, ev: sess.SampleGap, now_ns: int) -> None:
         """Diagnostics ``drops``: samples missing from the stream (``sample_count`` gaps)."""
         self.stats.set_drops(ev.total_missing)
-        self.stats.extra['sample_gaps'] = str(ev.total_gaps)
+        self.stats.set_count('sample_gaps', ev.total_gaps)
         self.node.diagnostics.log_limited(
             self.stats.name, 'sample gap',
             f'{self.stats.name}: samples missing before sample {ev.sample_count} '
@@ -566,10 +566,8 @@ class MonoDriveClientNode(Node):
     def _service_time(self, msg_type: str, took: float) -> None:
         """How long commands took inside the node (/diagnostics: calls, slowest), and a log
         line for one over a second: a caller that waited longer lost the time outside."""
-        extra = self.control_stats.extra
         self.control_stats.count('service_calls')
-        if took * 1e3 > float(extra.get('service_slowest_ms', 0)):
-            extra['service_slowest_ms'] = f'{took * 1e3:.1f}'
+        self.control_stats.highest('service_slowest_ms', took * 1e3)
         if took > 1.0:
             self.diagnostics.log_limited('control', 'slow command',
                                          f'{msg_type} took {took:.2f} s in the node', 'info')

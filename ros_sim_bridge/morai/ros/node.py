@@ -154,7 +154,7 @@ class Inbound:
     latency: Latency
     endpoint: Optional[UdpEndpoint] = None
     unknown: set = field(default_factory=set)     # (data_length, size) listed, at most
-    unlisted: int = 0                             # UNKNOWN_LISTED; the others counted here
+    #                                               UNKNOWN_LISTED; the others counted on stats
 
 
 #: distinct unknown (data_length, size) pairs of one type listed in /diagnostics and logged
@@ -164,12 +164,11 @@ UNKNOWN_LISTED = 16
 
 @dataclass
 class Outbound:
-    """One client → simulator command: destination and counters."""
+    """One client → simulator command: destination and counters (``sent``, ``refused`` on
+    ``stats``)."""
     name: str
     port: int
     stats: StreamStats
-    sent: int = 0
-    refused: int = 0
 
 
 class MoraiBridgeNode(Node):
@@ -276,7 +275,8 @@ class MoraiBridgeNode(Node):
                                             f'morai {TYPES[name].title}',
                                             stale_after=p.stale_after, expected=False,
                                             outbound=True)
-            stats.extra.update(sent='0', refused='0')
+            stats.set_count('sent', 0)
+            stats.set_count('refused', 0)
             out = Outbound(name, port, stats)
             self.outbound[name] = out
             if kind == 'topic':
@@ -368,8 +368,7 @@ class MoraiBridgeNode(Node):
         if key in stream.unknown:
             return
         if len(stream.unknown) >= UNKNOWN_LISTED:   # a sender varying data_length: counted,
-            stream.unlisted += 1                    # logged rate-limited, not one line each
-            stream.stats.extra['unknown_layouts_not_listed'] = str(stream.unlisted)
+            stream.stats.count('unknown_layouts_not_listed')   # logged rate-limited
             self.diagnostics.log_limited(
                 stream.stats.name, 'unknown_layouts', f'{stream.stats.name}: more unknown '
                 f'layouts than the {UNKNOWN_LISTED} listed (data_length {data_length} in a '
@@ -411,15 +410,13 @@ class MoraiBridgeNode(Node):
             self.diagnostics.log_limited(out.stats.name, 'send_failed',
                                          f'{out.stats.name}: send failed: {exc!r}', 'error')
             return False, f'{title}: sending to {self.p.sim_host}:{out.port} failed: {exc}'
-        out.sent += 1
-        out.stats.extra['sent'] = str(out.sent)   # with the bytes, not at the next refresh
+        out.stats.count('sent')                   # with the bytes, not at the next refresh
         out.stats.packet(len(data))
         return True, (f'sent {title} ({len(data)} bytes) to {self.p.sim_host}:{out.port}: '
                       f'{convert.describe(value)}')
 
     def _refuse(self, out: Outbound, err: CodecError) -> tuple[bool, str]:
-        out.refused += 1
-        out.stats.extra['refused'] = str(out.refused)
+        out.stats.count('refused')
         self.diagnostics.bad_input(out.stats, err)
         return False, f'refused, nothing sent: {err}'
 
