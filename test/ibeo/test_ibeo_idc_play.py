@@ -197,6 +197,20 @@ def test_commands_answer_an_error_in_file_mode_and_playback_services_in_tcp_mode
     assert not call(ros, Trigger, '/idc_e/ibeo_lux/pause').success
 
 
+def test_data_types_set_at_run_time_in_file_mode_is_kept_without_a_sensor(ros, lux_idc):
+    """source:=file has no sensor to send a Set Filter to: a run-time ``data_types`` is
+    checked and kept (was: AttributeError on the missing TCP client, the set refused)."""
+    from rclpy.parameter import Parameter
+    path, _ = lux_idc
+    node = ros.start(IbeoLuxNode, {**FAST, 'source': 'file', 'file': str(path),
+                                   'start_paused': True}, namespace='/idc_p')
+    result, = node.set_parameters([Parameter('data_types', value='0x2202, 0x2221')])
+    assert result.successful, result.reason
+    assert node.commands.filter_ranges == ((0x2202, 0x2202), (0x2221, 0x2221))
+    result, = node.set_parameters([Parameter('data_types', value='0x2221-0x2202')])
+    assert not result.successful
+
+
 def test_bad_file_parameters_refused(ros, tmp_path):
     with pytest.raises(ValueError, match='file'):
         ros.start(IbeoLuxNode, {'source': 'file'})

@@ -220,7 +220,7 @@ class CommandServices:
             except ValueError as exc:
                 return SetParametersResult(successful=False, reason=str(exc))
             self.filter_ranges = ranges
-            if ranges and self.client.connected:
+            if ranges and self.client is not None and self.client.connected:   # file: none
                 threading.Thread(target=self._send_filter, args=(ranges, True),
                                  name='ibeo-set-filter', daemon=True).start()
         return SetParametersResult(successful=True)
