@@ -99,3 +99,18 @@ def test_generator_command_line(tmp_path):
     assert main([str(out), '--seconds', '2', '--vehicles', '5', '--layout', 'ue5']) == 0
     rec = Recording(out.read_bytes())
     assert len(rec) == 41 and rec.layout.vector == '<f8'
+
+
+@pytest.mark.parametrize('bad', [['--rate', '0'], ['--vehicles', '0'], ['--seconds', '-1'],
+                                 ['--seconds', 'nan'], ['--walkers', '-1'],
+                                 ['--traffic-lights', '-2']])
+def test_generator_refuses_a_scene_it_cannot_make_in_one_line(bad, tmp_path):
+    """Was: a ZeroDivisionError or IndexError traceback, or a file of -19 frames and exit 0."""
+    import subprocess
+    import sys
+    out = tmp_path / 'g.log'
+    proc = subprocess.run([sys.executable, '-m', 'ros_sim_bridge.carla.emulator.cli', str(out),
+                           *bad], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and 'Traceback' not in proc.stderr, proc.stderr
+    assert proc.stderr.count('\n') == 1 and bad[0] in proc.stderr
+    assert not out.exists()
