@@ -53,14 +53,5 @@ def seconds_to_stamp(seconds: float, *, source: str = 'time', field: str = 'seco
     return ns_to_stamp(min(round(value * 1e9), MAX_NS), source=source, field=field)
 
 
-def sec_nsec_to_stamp(sec: int, nsec: int, *, source: str = 'time') -> Time:
-    """A stamp from a (sec, nsec) pair as a packet carries it; StampError when out of range."""
-    if not 0 <= int(sec) <= MAX_SEC:
-        raise StampError(source, 'sec', f'sec {sec} is outside 0 … {MAX_SEC}')
-    if not 0 <= int(nsec) < 1_000_000_000:
-        raise StampError(source, 'nsec', f'nsec {nsec} is outside 0 … 999999999')
-    return Time(sec=int(sec), nanosec=int(nsec))
-
-
 def stamp_to_ns(stamp: Time) -> int:
     return stamp.sec * 1_000_000_000 + stamp.nanosec

@@ -17,8 +17,8 @@ from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-from ros_sim_bridge.tools.suite import (COMMON_ARGUMENTS, EXTRA_SOURCES, PACKAGE, SOURCES,
-                                        Source, plan)
+from ros_sim_bridge.core.source import Source
+from ros_sim_bridge.tools.suite import COMMON_ARGUMENTS, EXTRA_SOURCES, PACKAGE, SOURCES, plan
 
 SHARED = ('sim', 'use_sim_time', 'log_level')  # all.launch.py: one value for every source
 RVIZ_CONFIG = 'ros_sim_bridge.rviz'

@@ -26,7 +26,7 @@ ROS → simulator (datagrams to ``sim_host``:``sim_port.<type>``): topics ``ctrl
 the reason when a value does not fit the wire (nothing is sent then).
 
 Units: every ``Morai*`` message and service is SI / REP-103 (m, m/s, m/s², rad, rad/s, s); the
-conversion layer converts from and to the wire's km/h, deg and deg/s (conversions/morai.py).
+conversion layer converts from and to the wire's km/h, deg and deg/s (ros/conversions.py).
 
 Layouts are detected per datagram from ``data_length`` and the size (codec); bad datagrams are
 counted per type and kind in /diagnostics and logged rate-limited; an unknown layout is logged

@@ -39,16 +39,14 @@ from .decoding import KNOWN_SIZES, decode, decode_form
 from .encoding import (encode, encode_crash_notice, encode_gps_origin, encode_netdatashort_doc,
                        encode_netdatashort_legacy, encode_out_copter_struct,
                        encode_simple_time, encode_sout2simulator, encode_truth, truth_to_form)
-from .layout import (CHECKSUM_SIMPLE_TIME, CHECKSUM_SMALL, CHECKSUM_SOUT2SIMULATOR, DOC_LENS,
+from .layout import (CHECKSUM_SIMPLE_TIME, CHECKSUM_SMALL, CHECKSUM_SOUT2SIMULATOR,
                      FORM_NETDATASHORT_DOC, FORM_NETDATASHORT_LEGACY, FORM_SIMPLE_TIME,
-                     FORM_SOUT2SIMULATOR, LEGACY_LEN, NETDATASHORT_SIZE, SIZE_CRASH_NOTICE,
-                     SIZE_GPS_ORIGIN, SIZE_NETDATASHORT, SIZE_OUT_COPTER, SIZE_SIMPLE_TIME,
-                     SIZE_SOUT2SIMULATOR, TRUTH_FORMS)
-from .ports import COPTER_ID_MAX, COPTER_ID_MIN, TRUTH_BASE_PORT, truth_port
-from .records import (CrashNotice, FormRecord, GpsOrigin, NetDataShortDoc, NetDataShortLegacy,
-                      OutCopterStruct, Record, SOut2Simulator, SOut2SimulatorSimpleTime,
-                      TruthState)
-from .units import GPS_INT_SCALE, GPS_ORDERS
+                     FORM_SOUT2SIMULATOR, SIZE_CRASH_NOTICE, SIZE_GPS_ORIGIN, SIZE_NETDATASHORT,
+                     SIZE_OUT_COPTER, SIZE_SIMPLE_TIME, SIZE_SOUT2SIMULATOR, TRUTH_FORMS)
+from .ports import TRUTH_BASE_PORT, truth_port
+from .records import (CrashNotice, GpsOrigin, NetDataShortDoc, NetDataShortLegacy,
+                      OutCopterStruct, SOut2Simulator, SOut2SimulatorSimpleTime, TruthState)
+from .units import GPS_ORDERS
 
 __all__ = [
     'GPS_ORDERS',

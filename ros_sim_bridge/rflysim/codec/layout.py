@@ -9,7 +9,6 @@ CHECKSUM_SOUT2SIMULATOR = 123456789     # 168-byte SOut2Simulator (document, SUP
 CHECKSUM_SIMPLE_TIME = 1234567891       # 112-byte SOut2SimulatorSimpleTime
 CHECKSUM_SMALL = 1234567890             # 12-byte crash notice, 32-byte Ue4CMDGPS, 264-byte outCopterStruct
 
-NETDATASHORT_SIZE = 200                 # netDataShort {int tg; int len; char payload[192]}
 LEGACY_LEN = 152                        # ``len`` of the legacy form (SUPPLEMENT §2.2)
 DOC_LENS = (200, 168)                   # ``len`` values accepted for the document's form
 
