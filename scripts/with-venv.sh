@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # with-venv.sh VENV CMD...: run CMD with the PyPI ROS 2 venv acting as the ROS install
 # (what `source /opt/ros/<distro>/setup.bash` does on a robot), plus this package's colcon
-# install space when it exists. DDS stays on this machine unless the caller says otherwise.
+# install space when it exists (its executables on PATH, as `ros2 run` finds them). DDS stays
+# on this machine unless the caller says otherwise.
 # ROS_DISTRO is the venv's (VENV/ros_distro, written by setup-venv.sh), as a ROS install's
 # setup.bash sets it; an install space built against another distro (INSTALL_BASE/ros_distro)
 # is refused rather than mixed in.
@@ -31,5 +32,11 @@ fi
 if [ -f "$install_base/setup.bash" ]; then
   # shellcheck disable=SC1091
   COLCON_TRACE= source "$install_base/setup.bash"
+  # the package's executables by name (ibeo_idc, rflysim_truth, …): what `ros2 run` would find
+  export PATH="$install_base/ros_sim_bridge/lib/ros_sim_bridge:$PATH"
+fi
+if [ $# -eq 0 ]; then
+  echo "usage: $0 VENV CMD [ARG...]   (e.g. $0 $venv ibeo_idc --help)" >&2
+  exit 2
 fi
 exec "$@"

@@ -108,3 +108,24 @@ def test_make_names_a_distro_it_has_no_requirements_for():
                          cwd=ROOT, env=plain_env(), capture_output=True, text=True, timeout=60)
     assert out.returncode != 0 and out.stdout == ''
     assert 'ROS_DISTRO=humble: no scripts/requirements-humble.txt' in out.stderr, out.stderr
+
+
+def test_with_venv_runs_the_package_executables_by_name_and_says_its_usage(tmp_path):
+    """``with-venv.sh VENV ibeo_idc --help`` as ``ros2 run`` would find it (was: "exec:
+    ibeo_idc: not found"); without a command: its usage, exit 2 (was: exit 0, nothing run)."""
+    venv = fake_venv(tmp_path, 'kilted')
+    install = tmp_path / 'install'
+    bin_dir = install / 'ros_sim_bridge' / 'lib' / 'ros_sim_bridge'
+    bin_dir.mkdir(parents=True)
+    (install / 'ros_distro').write_text('kilted\n')
+    (install / 'setup.bash').write_text('')
+    tool = bin_dir / 'sim_bridge_probe_tool'
+    tool.write_text('#!/bin/sh\necho "probe $1"\n')
+    tool.chmod(0o755)
+    env = plain_env(INSTALL_BASE=str(install))
+    out = subprocess.run(['bash', str(WRAPPER), str(venv), 'sim_bridge_probe_tool', 'x'],
+                         env=env, capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0 and out.stdout == 'probe x\n', out.stderr
+    out = subprocess.run(['bash', str(WRAPPER), str(venv)], env=env, capture_output=True,
+                         text=True, timeout=30)
+    assert out.returncode == 2 and 'usage' in out.stderr
