@@ -29,6 +29,18 @@ def imports_without_gc():
             gc.enable()
 
 
+def parse_args(parser: argparse.ArgumentParser, argv: Optional[Sequence[str]] = None,
+               check: Optional[Callable[[argparse.Namespace], Optional[str]]] = None):
+    """``argv`` (default: the command line) without ROS arguments, parsed by ``parser``; a
+    problem that ``check(args)`` names ends the command as argparse's own errors do: one line
+    ``<prog>: <problem>``, exit 2 (SystemExit)."""
+    args = parser.parse_args(strip_ros_args(sys.argv[1:] if argv is None else argv))
+    problem = check(args) if check is not None else None
+    if problem:
+        parser.exit(2, f'{parser.prog}: {problem}\n')
+    return args
+
+
 def strip_ros_args(argv: Sequence[str]) -> list:
     """``argv`` without ROS arguments (``--ros-args … [--]``), which `ros2 launch` appends to
     every executable it starts, emulators included."""
@@ -164,6 +176,10 @@ def run_main(body: Callable[[], int]) -> int:
         code = body()
     except KeyboardInterrupt:
         code = 0
+    except SystemExit:          # argparse: --help or a bad argument; the handlers from before
+        if not stops.fired:
+            stops.restore()
+        raise
     except Exception:
         # the stop's KeyboardInterrupt may surface as another exception: raised inside an
         # extension module's initialisation (``import rclpy``) it becomes ImportError

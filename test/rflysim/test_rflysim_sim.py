@@ -293,8 +293,10 @@ def test_cli_vehicles_and_errors(udp, capsys):
         cli.main(['--ids', '1,x'])
     with pytest.raises(SystemExit):
         cli.main(['--gps-origin', '1,2'])
-    assert cli.main(['--vehicles', '0', '--duration', '0.01']) == 2
-    assert cli.main(['--rate', '-1', '--duration', '0.01']) == 2
+    for bad in (['--vehicles', '0'], ['--rate', '-1']):
+        with pytest.raises(SystemExit) as stop:
+            cli.main([*bad, '--duration', '0.01'])
+        assert stop.value.code == 2
 
 
 def test_cli_ignores_the_ros_args_that_ros2_launch_appends():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ros_sim_bridge.core.cli import number_problem, run_main
+from ros_sim_bridge.core.cli import number_problem, parse_args, run_main
 
 from .scene import LAYOUTS, Scene
 from .writer import write
@@ -41,11 +41,7 @@ def main(argv=None) -> int:
 
 
 def _main(argv) -> int:
-    a = build_parser().parse_args(argv)
-    problem = argument_problem(a)
-    if problem:
-        print(f'{PROG}: {problem}', file=sys.stderr)
-        return 2
+    a = parse_args(build_parser(), argv, argument_problem)
     scene = Scene(a.seconds, a.rate, a.vehicles, a.walkers, a.traffic_lights)
     with open(a.output, 'wb') as out:
         n = write(out, scene, a.layout)

@@ -12,7 +12,7 @@ import sys
 import time
 from typing import Optional, Sequence
 
-from ros_sim_bridge.core.cli import run_main, strip_ros_args
+from ros_sim_bridge.core.cli import parse_args, run_main
 from ros_sim_bridge.ibeo.emulator.scene import (DEFAULT_HOST, DEFAULT_PORT, RATES_HZ, EcuScene,
                                                LuxScene)
 from ros_sim_bridge.ibeo.emulator.server import LuxServer, load_messages
@@ -24,7 +24,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 def _main(argv: Optional[Sequence[str]]) -> int:
-    ap = argparse.ArgumentParser(description='ibeo LUX / LD-MRS emulator (TCP, Ibeo protocol)')
+    ap = argparse.ArgumentParser(prog='ibeo_lux_sim', description='ibeo LUX / LD-MRS emulator (TCP, Ibeo protocol)')
     ap.add_argument('--host', default=DEFAULT_HOST, help='address to listen on (127.0.0.1)')
     ap.add_argument('--port', type=int, default=DEFAULT_PORT, help='TCP port (12002)')
     ap.add_argument('--rate', type=float, default=12.5,
@@ -42,7 +42,7 @@ def _main(argv: Optional[Sequence[str]]) -> int:
                     help='be an Ibeo ECU / FUSION SYSTEM (needs Set Filter from each client)')
     ap.add_argument('--scanners', type=int, default=4, help='ECU: scanners fused (4)')
     ap.add_argument('--points', type=int, default=60_000, help='ECU: points per 0x2205 (60000)')
-    args = ap.parse_args(strip_ros_args(sys.argv[1:] if argv is None else argv))
+    args = parse_args(ap, argv)
 
     def refuse(text: str) -> int:
         print(f'ibeo_lux_sim: {text}', file=sys.stderr)

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Optional, Sequence
 
-from ros_sim_bridge.core.cli import number_problem, run_main, strip_ros_args
+from ros_sim_bridge.core.cli import number_problem, parse_args, run_main
 from ros_sim_bridge.monodrive.codec import control
 from ros_sim_bridge.monodrive.emulator.server import DEFAULT_HOST, DEFAULT_PORT, MonoDriveSim
 
@@ -24,11 +24,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument('--no-reference', action='store_true', help='omit reference from replies')
     ap.add_argument('--sensors', help='JSON sensor list to stream from the start')
     ap.add_argument('--duration', type=float, default=0.0, help='seconds to run (0 = forever)')
-    args = ap.parse_args(strip_ros_args(sys.argv[1:] if argv is None else argv))
-    problem = argument_problem(args)
-    if problem:
-        print(f'monodrive_sim: {problem}', file=sys.stderr)
-        return 2
+    args = parse_args(ap, argv, argument_problem)
     return run_main(lambda: _serve(args))
 
 

@@ -7,7 +7,7 @@ import logging
 import sys
 from typing import Optional, Sequence
 
-from ros_sim_bridge.core.cli import number_problem, run_main, strip_ros_args
+from ros_sim_bridge.core.cli import number_problem, parse_args, run_main
 from ros_sim_bridge.morai import codec as morai
 
 from .scene import DEFAULT_RELEASE, LOG, RELEASES, MoraiScene
@@ -69,11 +69,7 @@ def argument_problem(args) -> Optional[str]:
 
 
 def _main(argv: Optional[Sequence[str]]) -> int:
-    args = build_parser().parse_args(strip_ros_args(sys.argv[1:] if argv is None else argv))
-    problem = argument_problem(args)
-    if problem:
-        print(f'morai_sim: {problem}', file=sys.stderr)
-        return 2
+    args = parse_args(build_parser(), argv, argument_problem)
     logging.basicConfig(level=args.log_level,
                         format='%(asctime)s %(name)s %(levelname)s %(message)s')
     scene = MoraiScene(args.release, ego_layout=args.ego_layout,

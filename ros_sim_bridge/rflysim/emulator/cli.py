@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Optional, Sequence
 
-from ros_sim_bridge.core.cli import number_problem, run_main, stop_requested, strip_ros_args
+from ros_sim_bridge.core.cli import number_problem, parse_args, run_main, stop_requested
 from ros_sim_bridge.rflysim import codec
 
 from .scene import DEFAULT_GPS_ORIGIN, Scene
@@ -84,11 +84,7 @@ def argument_problem(args) -> Optional[str]:
 
 
 def _main(argv: Optional[Sequence[str]]) -> int:
-    args = build_parser().parse_args(strip_ros_args(sys.argv[1:] if argv is None else argv))
-    problem = argument_problem(args)
-    if problem:
-        print(f'rflysim_sim: {problem}', file=sys.stderr)
-        return 2
+    args = parse_args(build_parser(), argv, argument_problem)
     ids = args.ids or list(range(1, (args.vehicles or 3) + 1))
     scene = Scene(ids, gps_origin=args.gps_origin, gps_order=args.gps_order,
                   collision_period=args.collision_period)
