@@ -20,7 +20,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ros_sim_bridge.core.replay import ReplayClock
+from ros_sim_bridge.core.replay import ReplayClock, recording_time
 
 #: a tick publishes at most the frames of this much wall time (the newest)
 MAX_BATCH_S = 0.25
@@ -39,11 +39,6 @@ class Publish:
     interpolate: bool = False    # poses interpolated at ``t`` (else the previous frame's)
 
 
-def absolute(t: float, duration: float) -> float:
-    """A time parameter (negative: from the end) within ``0 .. duration``."""
-    return max(0.0, min(duration + t if t < 0 else t, duration))
-
-
 class ReplaySession:
     """The replay of a recording whose frames start at ``elapsed`` (s, ascending), lasting
     ``duration`` s; parameters as the node's (``start_time``/``end_time`` negative: from the
@@ -53,8 +48,8 @@ class ReplaySession:
                  end_time: float = 0.0, rate_factor: float = 1.0, loop: bool = False,
                  paused: bool = False, interpolate: bool = True, publish_rate: float = 20.0):
         self.elapsed = np.asarray(elapsed, np.float64)
-        start = absolute(start_time, duration)
-        end = duration if end_time == 0 else min(absolute(end_time, duration), duration)
+        start = recording_time(start_time, duration)
+        end = duration if end_time == 0 else recording_time(end_time, duration)
         if start > end:
             raise ValueError(f'start_time {start_time:g} s is after end_time {end_time:g} s '
                              f'({start:.3f} > {end:.3f} s in a recording of {duration:.3f} s)')

@@ -18,6 +18,11 @@ from ros_sim_bridge.core.supervise import (RateLimitedLog, SupervisedLoop, Super
                                             ThreadHealth, report_failure)
 
 
+def recording_time(t: float, duration: float) -> float:
+    """A time parameter of a replay (s; negative: from the end) within ``0 .. duration``."""
+    return max(0.0, min(duration + t if t < 0 else t, duration))
+
+
 @dataclass
 class Step:
     """What one :meth:`ReplayClock.tick` found."""

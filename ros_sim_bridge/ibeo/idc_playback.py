@@ -29,7 +29,7 @@ from typing import Callable, Optional, Union
 
 from ros_sim_bridge.core.damage import Damage
 from ros_sim_bridge.core.ntp import MAX_TIME_JUMP_S, CheckedTime, ntp64_to_unix_ns
-from ros_sim_bridge.core.replay import Playback
+from ros_sim_bridge.core.replay import Playback, recording_time
 from .codec.header import DEFAULT_MAX_BODY
 from .idc import IDC_TRAILER, IdcEntry, IdcReader
 
@@ -121,8 +121,7 @@ class IdcPlayer:
     def index_at(self, t: float) -> int:
         """Index of the first message (in file order) at or after ``t`` s (negative: from the
         end)."""
-        t = self.duration_s + t if t < 0 else t
-        t = min(max(t, 0.0), self.duration_s)
+        t = recording_time(t, self.duration_s)
         return bisect.bisect_left(self._latest, self.first_ns + round(t * 1e9))
 
     # --- controls -----------------------------------------------------------------------

@@ -55,3 +55,11 @@ def test_bad_arguments_are_refused(kwargs):
     args = dict(start=0.0, end=1.0, rate=1.0) | kwargs
     with pytest.raises(ValueError):
         ReplayClock(**args)
+
+
+def test_recording_time_counts_negative_values_from_the_end_and_stays_within_the_recording():
+    from ros_sim_bridge.core.replay import recording_time
+    assert recording_time(2.5, 10.0) == 2.5
+    assert recording_time(-1.0, 10.0) == 9.0
+    assert recording_time(-20.0, 10.0) == 0.0
+    assert recording_time(12.0, 10.0) == 10.0
