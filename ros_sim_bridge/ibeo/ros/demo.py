@@ -1,10 +1,11 @@
 """Demo section: ibeo LUX driver against the built-in LUX emulator."""
 from __future__ import annotations
 
+import socket
 import time
 
 from ros_sim_bridge.tools.ports import free_tcp_port
-from ros_sim_bridge.tools.session import call_service
+from ros_sim_bridge.tools.session import call_service, wait_until
 
 PREFIX = 'ibeo/'   # the node's default topic_prefix (config/ibeo.yaml), in the root namespace
 
@@ -66,13 +67,16 @@ def _drive(node, listener, port: int, seconds: float, lines: list[str]):
     from ros_sim_bridge.tools.launcher import NodeProcess, config_file
 
     points_per_scan: list[int] = []
-    with NodeProcess('ibeo_lux', params_file=config_file('ibeo.yaml'),
-                     parameters={'port': port, 'min_backoff': 0.1, 'max_backoff': 0.5}):
-        if not listener.wait_matched():
-            lines.append('  warning: not every topic was discovered within 10 s')
-        with NodeProcess('ibeo_lux_sim', args=['--host', '127.0.0.1', '--port', str(port),
-                                               '--layers', '4', '--rate', '12.5', '--seed', '1',
-                                               '--warning-period', '1.5'], quiet=True):
+    # the sensor first and gone last, as on a robot: the driver's log then shows no refused
+    # connection and no lost link
+    with NodeProcess('ibeo_lux_sim', args=['--host', '127.0.0.1', '--port', str(port),
+                                           '--layers', '4', '--rate', '12.5', '--seed', '1',
+                                           '--warning-period', '1.5'], quiet=True):
+        wait_until(lambda: _listening(port), timeout=10.0, interval=0.05)
+        with NodeProcess('ibeo_lux', params_file=config_file('ibeo.yaml'),
+                         parameters={'port': port, 'min_backoff': 0.1, 'max_backoff': 0.5}):
+            if not listener.wait_matched():
+                lines.append('  warning: not every topic was discovered within 10 s')
             deadline = time.monotonic() + seconds
             seen = 0
             while time.monotonic() < deadline:
@@ -87,6 +91,14 @@ def _drive(node, listener, port: int, seconds: float, lines: list[str]):
                                  LuxGetParameter.Request(name='Scan frequency'))
             time.sleep(0.3)
     return points_per_scan, status, param
+
+
+def _listening(port: int) -> bool:
+    try:
+        socket.create_connection(('127.0.0.1', port), timeout=0.2).close()
+        return True
+    except OSError:
+        return False
 
 
 def _summary(listener, points_per_scan, warnings, link, status, param) -> list[str]:
