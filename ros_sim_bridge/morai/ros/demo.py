@@ -158,6 +158,17 @@ def drive_table(rows: list[tuple]) -> list[str]:
     return lines
 
 
+def changes(events: list[str], pattern: str) -> list[str]:
+    """The first group of ``pattern`` in morai_sim's log lines, in order, each change once (the
+    steer phase's left signal shows though the brake step has reset it)."""
+    out: list[str] = []
+    for line in events:
+        found = re.search(pattern, line)
+        if found and (not out or out[-1] != found.group(1)):
+            out.append(found.group(1))
+    return out
+
+
 def last_event(events: list[str], pattern: str) -> str | None:
     """The first group of ``pattern`` in the last of morai_sim's log lines it matches."""
     for line in reversed(events):
@@ -193,8 +204,8 @@ def summary(watch: Watch, events: list[str], rows: list[tuple], answer: str) -> 
                  f'{watch.collisions["npc"]} npc-collision messages with pairs')
     lines.append('  command round trip: ctrl_cmd → ego moved to x = '
                  + (f'{rows[-1][2].pose.pose.position.x:.1f} m' if rows and rows[-1][2] else '-')
-                 + f'; lamps → emulator turn signal '
-                 + (last_event(events, r'lamps: turn signal (\d+)') or '0')
+                 + '; lamps → emulator turn signals '
+                 + (' → '.join(changes(events, r'lamps: turn signal (\d+)')) or 'none')
                  + f'; scenario_load → {answer}, emulator loaded '
                  + (last_event(events, r'scenario load (\S+)') or 'nothing'))
     return lines
