@@ -90,14 +90,18 @@ def _first_fields(msg, limit: int = 3) -> str:
     return ' '.join(parts)
 
 
+#: messages a topic needs for its rate to be shown
+MIN_FOR_RATE = 10
+
+
 def table(bag) -> list[str]:
     """Per topic: type, count, rate, one decoded sample."""
     rows = [f'{"topic":38} {"type":42} {"count":>6} {"rate Hz":>8}  sample']
     for topic in sorted(bag):
         msgtype, messages = bag[topic]
         count = len(messages)
-        rate = ''
-        if count > 1:
+        rate = '-'              # a few messages (events, latched): no rate to speak of
+        if count >= MIN_FOR_RATE:
             span = (messages[-1][0] - messages[0][0]) / 1e9
             rate = f'{(count - 1) / span:8.1f}' if span > 0 else ''
         text = sample(msgtype, messages[-1][1]) if messages else '-'
