@@ -770,12 +770,15 @@ def test_installed_executable_with_params_file(ros):
 
 def test_emulator_cli_ignores_ros_arguments():
     """`ros2 launch` appends --ros-args … to morai_sim's command line (launch/morai.launch.py)."""
-    from ros_sim_bridge.morai.emulator.cli import build_parser, strip_ros_args
-    argv = strip_ros_args(['--release', 'document', '--ros-args', '-r', '__node:=morai_sim',
-                           '--params-file', '/tmp/x.yaml'])
-    assert argv == ['--release', 'document']
+    from ros_sim_bridge.core.cli import parse_args, strip_ros_args
+    from ros_sim_bridge.morai.emulator.cli import argument_problem, build_parser
+    argv = ['--release', 'document', '--ros-args', '-r', '__node:=morai_sim',
+            '--params-file', '/tmp/x.yaml']
+    assert strip_ros_args(argv) == ['--release', 'document']
     assert strip_ros_args(['--ros-args', '-r', 'a:=b', '--', '--rate', '5']) == ['--rate', '5']
-    assert build_parser().parse_args(argv).release == 'document'
+    assert parse_args(build_parser(), argv, argument_problem).release == 'document'
+    assert parse_args(build_parser(), ['--ros-args', '-r', 'a:=b', '--', '--rate', '5'],
+                      argument_problem).rate == 5.0
 
 
 def test_morai_msgs_names_and_topics_find_the_codec_type():
