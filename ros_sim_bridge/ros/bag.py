@@ -34,6 +34,7 @@ from typing import Iterable, NamedTuple, Optional, Union
 import numpy as np
 
 from ros_sim_bridge.core.write_behind import WriteBehindFile
+from ros_sim_bridge.ros.ament import package_share
 
 PACKAGE = 'ros_sim_bridge'
 
@@ -45,14 +46,8 @@ def _store_for(distro: str):
 
 def package_msg_dirs() -> list[Path]:
     """Where this package's ``.msg`` files are: the install share folder, else the source tree."""
-    dirs = []
-    for prefix in os.environ.get('AMENT_PREFIX_PATH', '').split(os.pathsep):
-        # the ament index's marker of the package (what get_package_share_directory looks
-        # for; ament_index_python's import: 1 ms of a to-bag's start-up)
-        if prefix and os.path.isfile(os.path.join(prefix, 'share', 'ament_index',
-                                                  'resource_index', 'packages', PACKAGE)):
-            dirs.append(Path(prefix) / 'share' / PACKAGE / 'msg')
-            break
+    share = package_share(PACKAGE)
+    dirs = [Path(share) / 'msg'] if share else []
     dirs.append(Path(__file__).resolve().parents[2] / 'msg')   # a source checkout
     return [d for d in dirs if d.is_dir()][:1]
 

@@ -43,6 +43,8 @@ from rosidl_parser.definition import (AbstractNestedType, AbstractString, Abstra
                                       Array, BasicType, BoundedSequence, BoundedString,
                                       NamespacedType, UnboundedSequence, UnboundedString)
 
+from ros_sim_bridge.ros.ament import package_share
+
 ENCAPSULATION = b'\x00\x01\x00\x00'          # CDR, little endian
 
 # rosidl basic type → (struct code, size, numpy dtype)
@@ -142,29 +144,25 @@ def _default(t, text: str):
 @lru_cache(maxsize=None)
 def _described_fields(type_name: str) -> Optional[tuple]:
     """(name, rosidl type, default) of each field of ``pkg/msg/Name`` from its type
-    description (``share/<pkg>/msg/<Name>.json`` of an ``AMENT_PREFIX_PATH`` prefix, rosidl's
+    description (``msg/<Name>.json`` in the package's share folder, :mod:`.ament`, rosidl's
     REP-2011 type description): no rclpy class imported.  None when there is none, or it
     holds what :func:`_described_type` does not read."""
     pkg, sub, name = type_name.split('/')
-    for prefix in os.environ.get('AMENT_PREFIX_PATH', '').split(os.pathsep):
-        if not prefix:
-            continue
-        try:
-            with open(os.path.join(prefix, 'share', pkg, sub, f'{name}.json'), 'rb') as f:
-                described = json.load(f)['type_description_msg']['type_description']
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-        try:
-            if described['type_name'] != type_name:
-                return None
-            out = []
-            for field in described['fields']:
-                t = _described_type(field['type'])
-                out.append((field['name'], t, _default(t, field['default_value'])))
-            return tuple(out)
-        except (KeyError, ValueError, TypeError):
+    share = package_share(pkg)
+    if share is None:
+        return None
+    try:
+        with open(os.path.join(share, sub, f'{name}.json'), 'rb') as f:
+            described = json.load(f)['type_description_msg']['type_description']
+        if described['type_name'] != type_name:
             return None
-    return None
+        out = []
+        for field in described['fields']:
+            t = _described_type(field['type'])
+            out.append((field['name'], t, _default(t, field['default_value'])))
+        return tuple(out)
+    except (OSError, KeyError, ValueError, TypeError):
+        return None
 
 
 @lru_cache(maxsize=None)
