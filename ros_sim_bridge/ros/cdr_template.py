@@ -43,9 +43,13 @@ from rosidl_parser.definition import (AbstractNestedType, AbstractString, Abstra
                                       Array, BasicType, BoundedSequence, BoundedString,
                                       NamespacedType, UnboundedSequence, UnboundedString)
 
+from ros_sim_bridge.ros import cdr_native
 from ros_sim_bridge.ros.ament import package_share
 
 ENCAPSULATION = b'\x00\x01\x00\x00'          # CDR, little endian
+#: whether :func:`messages_with_elements` fills elements with the compiled filler
+#: (:mod:`.cdr_native`) or with numpy index arrays (the same bytes; tests use both)
+NATIVE = cdr_native.AVAILABLE
 
 # rosidl basic type → (struct code, size, numpy dtype)
 _BASIC = {
@@ -603,6 +607,11 @@ def messages_with_elements(heads, element_lists) -> list:
     msg_index = np.repeat(np.arange(n_msg), per_msg)
     start = (base + head_end)[msg_index] + csum - csum[first[msg_index]] if len(fid) else csum
     origin = start - phase                             # each element template's 8-aligned 0
+    if NATIVE and len(fid):
+        out = _placed(heads, per_msg, base, at, tmpls, tid, start)
+        _fill_runs(out, runs, singles, tmpls, tid, origin)
+        whole = memoryview(out)
+        return [whole[int(b) - 4:int(b) + int(e)] for b, e in zip(base, ends)]
     # the bytes: heads (counts set), elements and padding joined, 4 bytes ahead so that the
     # payloads are 8-aligned in the buffer
     pool = [t.element.tobytes() for t in tmpls]
@@ -620,6 +629,13 @@ def messages_with_elements(heads, element_lists) -> list:
         pos = int(base[j] + ends[j])
     parts.append(bytes(at - pos))
     out = np.frombuffer(bytearray().join(parts), np.uint8)
+    _fill_runs(out, runs, singles, tmpls, tid, origin)
+    whole = memoryview(out)
+    return [whole[int(b) - 4:int(b) + int(e)] for b, e in zip(base, ends)]
+
+
+def _views(out: np.ndarray):
+    """dtype → a view of that dtype from the buffer's start (made on first use)."""
     views: dict = {}
 
     def view_of(dtype):
@@ -627,16 +643,159 @@ def messages_with_elements(heads, element_lists) -> list:
         if view is None:
             view = views[dtype] = out[:len(out) // dtype.itemsize * dtype.itemsize].view(dtype)
         return view
+    return view_of
+
+
+def _fill_runs(out: np.ndarray, runs: list, singles: set, tmpls: list, tid: np.ndarray,
+               origin: np.ndarray) -> None:
+    """Each Run's slots set in ``out`` (the elements' template bytes in place)."""
+    view_of = _views(out)
     g = 0
     for r, run in enumerate(runs):
         part = slice(g, g + len(run))
         g += len(run)
         if r in singles:
             _fill_single(view_of, tmpls[tid[g - 1]], int(origin[g - 1]), run.values)
+        elif NATIVE:
+            _fill_run_native(out, view_of, tmpls, tid[part], origin[part], run)
         else:
             _fill_run(view_of, tmpls, tid[part], origin[part], run)
-    whole = memoryview(out)
-    return [whole[int(b) - 4:int(b) + int(e)] for b, e in zip(base, ends)]
+
+
+def _placed(heads: list, per_msg: np.ndarray, base: np.ndarray, size: int, tmpls: list,
+            tid: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """The buffer of :func:`messages_with_elements` (``size`` bytes, zeros between): the heads
+    (counts set) at 4 bytes before their payloads, each element's template bytes at
+    ``start`` (the compiled :data:`.cdr_native.PLACE`)."""
+    out = np.zeros(size, np.uint8)
+    for j, h in enumerate(heads):
+        b = int(base[j]) - 4
+        out[b:b + len(h)] = np.frombuffer(h, np.uint8)
+        out[b + len(h) - 4:b + len(h)] = np.frombuffer(struct.pack('<I', int(per_msg[j])),
+                                                       np.uint8)
+    elements = [t.element for t in tmpls]
+    sizes = np.array([len(e) for e in elements], np.int64)
+    pool = np.concatenate(elements) if elements else np.zeros(0, np.uint8)
+    pool_at = np.cumsum(sizes) - sizes
+    at = np.ascontiguousarray(start, np.int64)
+    which = np.ascontiguousarray(tid, np.int64)
+    cdr_native.PLACE(out.ctypes.data, len(at), at.ctypes.data, which.ctypes.data,
+                     pool.ctypes.data, pool_at.ctypes.data, sizes.ctypes.data)
+    return out
+
+
+_NATIVE_PLANS: dict = {}           # templates of a Run → :func:`_group_plan` in bytes
+
+
+def _native_plan(group: tuple) -> list:
+    """:func:`_group_plan` for the compiled filler: per slot (name, dtype, None, (T, F) byte
+    offsets of its F primitives in each template, F, their address) or (name, dtype,
+    primitives a field, ((T,) first byte offsets, (T,) primitive counts), None, their
+    addresses)."""
+    plan = _NATIVE_PLANS.get(group)
+    if plan is not None:
+        return plan
+    plan = []
+    for name, dtype, width, layout, fixed in _group_plan(group):
+        w = dtype.itemsize
+        if width is None:
+            table = layout[0][:, None] + layout[1][None, :] if type(layout) is tuple \
+                else layout
+            runs = _byte_runs(table * w, w)
+            plan.append((name, dtype, None, runs, table.shape[1], runs.ctypes.data))
+        else:
+            firsts, fields = layout
+            first = np.ascontiguousarray(firsts * w, np.int64)
+            count = np.ascontiguousarray(fields * width, np.int64)
+            plan.append((name, dtype, width, (first, count), None,
+                         (first.ctypes.data, count.ctypes.data)))
+    if len(_NATIVE_PLANS) >= 1024:
+        _NATIVE_PLANS.clear()
+    _NATIVE_PLANS[group] = plan
+    return plan
+
+
+def _byte_runs(table: np.ndarray, size: int) -> np.ndarray:
+    """(T, R, 3) int64 of a (T, F) table of the byte offsets of F values of ``size`` bytes in
+    each of T templates: the values' adjacent ones as runs (offset in the template, offset in
+    the values, bytes), R the most runs of a template, fewer padded with runs of 0 bytes."""
+    per = []
+    for offsets in table.tolist():
+        runs: list = []
+        for f, off in enumerate(offsets):
+            if runs and runs[-1][0] + runs[-1][2] == off:
+                runs[-1][2] += size
+            else:
+                runs.append([off, f * size, size])
+        per.append(runs)
+    out = np.zeros((len(per), max((len(r) for r in per), default=0), 3), np.int64)
+    for t, runs in enumerate(per):
+        out[t, :len(runs)] = runs
+    return out
+
+
+def _address(a: np.ndarray) -> int:
+    return a.__array_interface__['data'][0]
+
+
+def _fill_run_native(out: np.ndarray, view_of, tmpls: list, tid: np.ndarray,
+                     origin: np.ndarray, run: Run) -> None:
+    """:func:`_fill_run` by the compiled filler (:mod:`.cdr_native`): per slot one loop over
+    the elements copying its values, no index arrays.  A slot whose values do not fit that (a
+    function of the rows, a shape to broadcast, rows they do not have) goes through numpy,
+    which assigns or raises as it does."""
+    used, local = small_unique(tid)
+    group = tuple(tmpls[k] for k in used.tolist())
+    rows = run.rows
+    n = len(rows)
+    if not n:
+        return
+    low, high = int(rows.min()), int(rows.max())
+    at = np.ascontiguousarray(origin, np.int64)
+    local = np.ascontiguousarray(local, np.int64)
+    ptr, at_ptr, local_ptr = _address(out), _address(at), _address(local)
+    rest = []
+    for name, dtype, width, layout, fields, where in _native_plan(group):
+        got = run.values[name]
+        size = dtype.itemsize
+        if isinstance(got, Ragged):
+            src = got.flat if got.flat.dtype == dtype and got.flat.flags.c_contiguous else \
+                np.ascontiguousarray(got.flat, dtype)
+            k = src.size // len(src) if len(src) else 1          # primitives a value
+            first = got.starts[rows]
+            need = first * k + (fields if width is None else layout[1][local])
+            if low < 0 or high >= len(got.starts) or int(first.min()) < 0 or \
+                    int(need.max()) > src.size:
+                rest.append(name)
+                continue
+            src_at = first * (k * size)
+        elif width is None and not callable(got):
+            src = np.asarray(got)
+            if src.dtype != dtype:
+                src = src.astype(dtype)
+            if src.ndim == 0 or low < 0 or high >= len(src):
+                rest.append(name)
+                continue
+            src = src.reshape(len(src), -1)
+            if src.shape[1] != fields:
+                rest.append(name)
+                continue
+            if fields > 1 and src.strides[1] != size:
+                src = np.ascontiguousarray(src)
+            src_at = rows * src.strides[0]
+        else:
+            rest.append(name)
+            continue
+        if src_at.dtype != np.int64:
+            src_at = src_at.astype(np.int64)
+        if width is None:
+            cdr_native.FIELDS(ptr, n, at_ptr, local_ptr, where, layout.shape[1],
+                              _address(src), _address(src_at))
+        else:
+            cdr_native.BLOCKS(ptr, n, at_ptr, local_ptr, where[0], where[1], size,
+                              _address(src), _address(src_at))
+    if rest:
+        _fill_run(view_of, tmpls, tid, origin, run, only=set(rest))
 
 
 def _phases_in_turn(funcs, fid, first, per_msg, head_end) -> tuple:
@@ -710,7 +869,8 @@ def _group_plan(group: tuple) -> list:
     return plan
 
 
-def _fill_run(view_of, tmpls: list, tid: np.ndarray, origin: np.ndarray, run: Run) -> None:
+def _fill_run(view_of, tmpls: list, tid: np.ndarray, origin: np.ndarray, run: Run,
+              only: Optional[set] = None) -> None:
     """The slots of a Run's elements (templates ``tmpls[tid]`` at ``origin``): per slot one
     assignment for all, a slot whose field count varies by template (its fields adjacent)
     placed by ragged offsets."""
@@ -722,6 +882,8 @@ def _fill_run(view_of, tmpls: list, tid: np.ndarray, origin: np.ndarray, run: Ru
                                np.array_equal(rows, np.arange(n)))
     starts: dict = {}
     for name, dtype, width, layout, fixed in _group_plan(group):
+        if only is not None and name not in only:
+            continue
         at = starts.get(dtype.itemsize)
         if at is None:
             at = starts[dtype.itemsize] = origin // dtype.itemsize

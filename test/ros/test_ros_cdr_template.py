@@ -11,7 +11,11 @@ from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ros_sim_bridge.msg import CarlaActor
-from ros_sim_bridge.ros.cdr_template import Slot, build, messages_with_elements, serialize
+from ros_sim_bridge.ros.cdr_template import (Run, Slot, build, messages_with_elements, ragged,
+                                            serialize)
+
+# every test with both element fillers (test/ros/conftest.py)
+pytestmark = pytest.mark.usefixtures('both_fillers')
 
 
 def roundtrip(msg):
@@ -279,3 +283,29 @@ def test_runs_of_elements_without_an_8_byte_field_follow_their_phases():
         assert len(got) == len(serialize_message(msg))
         assert deserialize_message(bytes(got), DiagnosticStatus) == msg
     assert len({phase for _, phase in cache}) >= 3
+
+
+def test_values_short_of_the_rows_are_refused_as_numpy_refuses_them():
+    """Rows beyond a slot's values (a Run's rows, a ragged slot's points) raise IndexError with
+    either filler: the compiled one never reads past an array."""
+    cache = {}
+
+    def template_at(phase):
+        if phase not in cache:
+            cache[phase] = build('visualization_msgs/msg/Marker', {
+                'id': Slot('id'), 'points': [Slot('points')] * 2}, phase=phase)
+        return cache[phase]
+    head = serialize('visualization_msgs/msg/MarkerArray', {'markers': []})
+    three = np.zeros(3, np.intp)
+    short_rows = Run([template_at], three, {'id': np.arange(2), 'points': np.zeros((3, 2, 3))})
+    with pytest.raises(IndexError):
+        messages_with_elements([head], [[short_rows]])
+    short_points = Run([template_at], three, {'id': np.arange(3),
+                                              'points': ragged(np.ones((5, 3)), [0, 2, 4])})
+    with pytest.raises(IndexError):                  # the third marker's 2 points: 1 is left
+        messages_with_elements([head], [[short_points]])
+    enough = Run([template_at], three, {'id': np.arange(3),
+                                        'points': ragged(np.ones((6, 3)), [0, 2, 4])})
+    got = deserialize_message(bytes(messages_with_elements([head], [[enough]])[0]), MarkerArray)
+    assert [m.id for m in got.markers] == [0, 1, 2]
+    assert all(p.x == 1.0 for m in got.markers for p in m.points)

@@ -16,6 +16,9 @@ from cdr_readback import check
 from ros_sim_bridge.ros import markers_cdr as mk
 from ros_sim_bridge.ros.cdr_template import Slot
 
+# every test with both element fillers (test/ros/conftest.py)
+pytestmark = pytest.mark.usefixtures('both_fillers')
+
 STAMP = (12, 500_000_000)
 HEADER = Header(stamp=Time(sec=12, nanosec=500_000_000), frame_id='map')
 
