@@ -43,32 +43,48 @@ def scan_body_size(data_type: int, body) -> Optional[int]:
     return SCAN_HEADER.size + n_infos * SCANNER_INFO_SIZE[data_type] + n_points * SCAN_POINT_SIZE
 
 
+def list_head(data_type: int, body) -> tuple:
+    """The list header values of an object list body; CodecError (TRUNCATED) when the body
+    cannot hold the fixed parts of the objects it counts."""
+    head_st, size = OBJECT_LAYOUT[data_type][:2]
+    head = unpack_from(head_st, body, 0, OBJECTS_NAME, 'list_header')
+    count, n, pos = head[-1], len(body), head_st.size
+    if count * size > n - pos:
+        raise CodecError(OBJECTS_NAME, f'{count} objects need at least {count * size} bytes, '
+                         f'have {n - pos}', field='objects', offset=pos, kind=TRUNCATED)
+    return head
+
+
+def object_cut(i: int, count: int, pos: int, size: int, n: int) -> CodecError:
+    """Object ``i`` of ``count`` at ``pos`` (``size`` bytes) runs past the body's ``n``."""
+    return CodecError(OBJECTS_NAME, f'object {i} of {count} needs bytes {pos}..{pos + size}, '
+                      f'have {n}', field=f'objects[{i}]', offset=pos, kind=TRUNCATED)
+
+
+def contour_cut(i: int, k: int, end: int, n: int) -> CodecError:
+    """Object ``i``'s contour of ``k`` points, ending at ``end``, runs past the body's ``n``."""
+    return CodecError(OBJECTS_NAME, f'contour of object {i} ({k} points) needs bytes up to '
+                      f'{end}, have {n}', field=f'objects[{i}].contour',
+                      offset=end - CONTOUR_POINT_SIZE * k, kind=TRUNCATED)
+
+
 def walk_objects(data_type: int, body) -> tuple[tuple, list, list, list]:
     """(list header values, each object's offset, each object's contour point count, each
     object's properties (0x2281 / 0x2291; else empty)) of an object list body; CodecError
     (TRUNCATED, BAD_VALUE from a property) where the decoder refuses the body."""
     head_st, size, cnt_at, has_props = OBJECT_LAYOUT[data_type]
-    head = unpack_from(head_st, body, 0, OBJECTS_NAME, 'list_header')
-    count = head[-1]
-    n = len(body)
-    pos = head_st.size
-    if count * size > n - pos:
-        raise CodecError(OBJECTS_NAME, f'{count} objects need at least {count * size} bytes, '
-                         f'have {n - pos}', field='objects', offset=pos, kind=TRUNCATED)
+    head = list_head(data_type, body)
+    count, n, pos = head[-1], len(body), head_st.size
     offsets, counts, properties = [], [], []
     for i in range(count):        # variable-length objects: one walk for the offsets
         if pos + size > n:
-            raise CodecError(OBJECTS_NAME, f'object {i} of {count} needs bytes {pos}..'
-                             f'{pos + size}, have {n}', field=f'objects[{i}]', offset=pos,
-                             kind=TRUNCATED)
+            raise object_cut(i, count, pos, size, n)
         k = body[pos + cnt_at]
         offsets.append(pos)
         counts.append(k)
         pos += size + CONTOUR_POINT_SIZE * k
         if pos > n:
-            raise CodecError(OBJECTS_NAME, f'contour of object {i} ({k} points) needs bytes up '
-                             f'to {pos}, have {n}', field=f'objects[{i}].contour',
-                             offset=pos - CONTOUR_POINT_SIZE * k, kind=TRUNCATED)
+            raise contour_cut(i, k, pos, n)
         if has_props:
             (m,) = unpack_from(_U16, body, pos, OBJECTS_NAME, f'objects[{i}].properties.length')
             props, pos = read_entries(body, pos + 2, m, OBJECTS_NAME,

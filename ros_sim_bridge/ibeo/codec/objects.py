@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from collections import abc
 from typing import Sequence
 
 import numpy as np
 
 from ros_sim_bridge.core.binary import TRUNCATED, CodecError, pack, unpack_from
 from ros_sim_bridge.core.ntp import ntp64_to_unix_ns
-from . import registry
+from . import object_walk, registry
+from .contours import Contours
 
 DATA_TYPE = registry.OBJECTS
 NAME = 'ibeo_objects'
@@ -95,49 +95,41 @@ class LuxObjectList:
         return len(self.objects)
 
 
-class Contours(abc.Sequence):
-    """The contours of an object list, all points in one (total, 2) array (cm): ``contours[i]``
-    is object i's (k, 2) view, made on access, so that a list of 65,535 objects costs no
-    per-object work until an object's contour is read.  Slicing gives a list of views."""
-
-    def __init__(self, points: np.ndarray, counts: np.ndarray):
-        self.points = points
-        self.counts = np.asarray(counts, np.int64)
-        self._bounds = np.concatenate([[0], np.cumsum(self.counts)]).tolist()
-
-    def __len__(self) -> int:
-        return len(self.counts)
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self[k] for k in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError('contour index out of range')
-        return self.points[self._bounds[i]:self._bounds[i + 1]]
-
-    def __eq__(self, other) -> bool:
-        """Equal to any sequence of the same contours (e.g. a list of (k, 2) arrays)."""
-        if not isinstance(other, (abc.Sequence, np.ndarray)) or len(other) != len(self):
-            return NotImplemented if not isinstance(other, abc.Sequence) else False
-        return all(np.array_equal(a, np.asarray(b)) for a, b in zip(self, other))
-
-    __hash__ = None
-
-    def __repr__(self) -> str:
-        return f'Contours({len(self)} objects, {len(self.points)} points)'
-
-
 def decode_objects(body, header=None) -> LuxObjectList:
     """Decode a 0x2221 body (§4).  TRUNCATED when an object or contour runs past the body."""
     start, count = unpack_from(_LIST_HEADER, body, 0, NAME, 'object_header')
-    # Walk the variable-length list once for the offsets (two byte reads per object).
     view = bytes(body)
+    walked = object_walk.walk(view, _LIST_HEADER.size, count, WIRE_OBJECT_DTYPE.itemsize,
+                              _CNT_AT, 2, False, SINGLE_POINT_COUNT, 4)
+    if walked is None:
+        return _decode_walking(view, start, count)
+    offsets, counts, wire, points, end = walked
+    n = len(view)
+    if len(offsets) < count:
+        raise CodecError(NAME, f'object {len(offsets)} of {count} needs bytes {end}..'
+                         f'{end + 58}, have {n}', field=f'objects[{len(offsets)}]',
+                         offset=end, kind=TRUNCATED)
+    if end > n:
+        raise CodecError(NAME, f'contour of object {count - 1} needs bytes up to {end}, have '
+                         f'{n}', field=f'objects[{count - 1}].contour', offset=n,
+                         kind=TRUNCATED)
+    objects = _from_wire(wire.reshape(-1).view(WIRE_OBJECT_DTYPE), counts)
+    pts = points.view(WIRE_POINT2D_DTYPE)
+    xy = np.empty((len(pts), 2), np.float64)
+    xy[:, 0], xy[:, 1] = pts['x'], pts['y']
+    return LuxObjectList(start, objects, Contours(xy, counts))
+
+
+_CNT_AT = WIRE_OBJECT_DTYPE.fields['contour_count'][1]
+
+
+def _decode_walking(view: bytes, start: int, count: int) -> LuxObjectList:
+    """:func:`decode_objects` without the compiled walk: the offsets in a Python loop (two
+    byte reads an object)."""
     offsets, counts = [], []
     pos = _LIST_HEADER.size
     n = len(view)
-    cnt_at = WIRE_OBJECT_DTYPE.fields['contour_count'][1]
+    cnt_at = _CNT_AT
     for i in range(count):
         if pos + 58 > n:
             raise CodecError(NAME, f'object {i} of {count} needs bytes {pos}..{pos + 58}, have {n}',

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
 from ros_sim_bridge.core.binary import CodecError, pack
 from ros_sim_bridge.core.ntp import ntp64_to_unix_ns
-from . import registry
-from .body_sizes import LIST_HEAD_2225, LIST_HEAD_2281, OBJECT_LAYOUT, walk_objects
+from . import object_walk, registry
+from .body_sizes import (CONTOUR_POINT_SIZE, LIST_HEAD_2225, LIST_HEAD_2281, OBJECT_LAYOUT,
+                         contour_cut, list_head, object_cut, walk_objects)
+from .contours import Contours
 from .scan_ecu import _layout
 from .typed_values import encode_entries
 
@@ -190,8 +192,33 @@ assert all(OBJECT_LAYOUT[t] == (spec[3], spec[1].itemsize, spec[1].fields['conto
 _U16 = struct.Struct('>H')
 
 
+def _walked(data_type: int, body) -> Optional[tuple]:
+    """(list header, the objects' fixed parts as records, contours) of a list without
+    properties by the compiled walk (:mod:`.object_walk`): the records and errors of
+    :func:`.body_sizes.walk_objects`; None without the kernel."""
+    head_st, size, cnt_at, _ = OBJECT_LAYOUT[data_type]
+    head = list_head(data_type, body)
+    count, n = head[-1], len(body)
+    walked = object_walk.walk(body, head_st.size, count, size, cnt_at, 1, True, -1,
+                              CONTOUR_POINT_SIZE)
+    if walked is None:
+        return None
+    offsets, counts, wire, points, end = walked
+    k = len(offsets)
+    if end > n:
+        raise contour_cut(k - 1, int(counts[-1]), end, n)
+    if k < count:
+        raise object_cut(k, count, end, size, n)
+    xy = points.view(_POINT.fields['x'][0]).astype(np.float32).reshape(-1, 2)
+    return head, wire.reshape(-1).view(_SPEC[data_type][1]), Contours(xy, counts)
+
+
 def _decode(data_type: int, body) -> EcuObjectList:
     cls, wire_dt, host_dt, head_st, has_props = _SPEC[data_type]
+    walked = None if has_props or not object_walk.NATIVE else _walked(data_type, body)
+    if walked is not None:
+        head, wire, contours = walked
+        return cls(head[0], wire.astype(host_dt), contours)
     head, offsets, counts, properties = walk_objects(data_type, body)
     count, size = len(offsets), wire_dt.itemsize
     offsets, counts = np.array(offsets, np.int64), np.array(counts, np.int64)

@@ -275,13 +275,7 @@ def cap_objects(lst: lux_objects.LuxObjectList, caps: ObjectCaps = ObjectCaps()
     objects = _scaled(lst.objects[:keep], units.OBJECT_TO_SI)
     contours = _contours_to_si(lst.contours, keep)
     if isinstance(contours, lux_objects.Contours):       # cut in its one array
-        counts = contours.counts
-        over = np.maximum(counts - limit, 0)
-        dropped_points = int(over.sum())
-        if dropped_points:
-            rank = np.arange(len(contours.points)) - np.repeat(np.cumsum(counts) - counts,
-                                                               counts)
-            contours = lux_objects.Contours(contours.points[rank < limit], counts - over)
+        contours, dropped_points = contours.capped(keep, limit)
     else:
         dropped_points = cut_contours(contours, limit)
     return CappedObjects(lst.scan_start_ntp, objects, contours, n - keep, dropped_points)
@@ -343,9 +337,8 @@ def _contours_to_si(contours, keep: int):
     (total, 2) array, scaled once (a Contours again); other sequences are scaled per contour
     (a list)."""
     if isinstance(contours, lux_objects.Contours):
-        end = int(contours.counts[:keep].sum())
-        points = contours.points[:end] * units.CONTOUR_TO_SI
-        return lux_objects.Contours(points, contours.counts[:keep])
+        kept = contours.head(keep)
+        return lux_objects.Contours(kept.points * units.CONTOUR_TO_SI, kept.counts)
     return [np.asarray(c, np.float64) * units.CONTOUR_TO_SI for c in contours[:keep]]
 
 

@@ -19,6 +19,7 @@ import numpy as np
 from ros_sim_bridge.core.ntp import NTP_UNIX_OFFSET, ntp64_to_unix_ns
 from ros_sim_bridge.ibeo.codec import objects_ecu as oe
 from ros_sim_bridge.ibeo.codec import typed_values as tv
+from ros_sim_bridge.ibeo.codec.contours import Contours
 from ros_sim_bridge.ros.cdr_template import (ElementTemplates, Run, Slot, build, field_types,
                                              messages_with_elements, ragged, small_unique)
 from ros_sim_bridge.ros.markers_cdr import EMPTY_ARRAY, TYPE_NAME as MARKER_ARRAY, MarkerCdr
@@ -177,8 +178,9 @@ def object_table(lst: oe.EcuObjectList) -> ObjectTable:
     by_dtype = {d: raw[:, at:at + m * d.itemsize].view(d)
                 for d, (at, m) in _OBJECT_GROUPS.items()}
     _, index, names = class_names(rows['classification'], oe.classification_name)
-    return ObjectTable(by_dtype, rows, names, index, list(lst.contours[:n]),
-                       list(lst.properties))
+    contours = lst.contours.head(n) if isinstance(lst.contours, Contours) else \
+        list(lst.contours[:n])
+    return ObjectTable(by_dtype, rows, names, index, contours, list(lst.properties))
 
 
 def list_fields(lst: oe.EcuObjectList, device_id: int) -> dict:
@@ -546,8 +548,13 @@ def _scanner_gather(info: np.dtype) -> tuple:
     return np.array(index, np.intp), columns
 
 
-def _contours_xyz(contours: list) -> tuple:
-    """The (k, 2) contours as one (K, 3) float64 array of points (z = 0), and each one's k."""
+def _contours_xyz(contours) -> tuple:
+    """The (k, 2) contours as one (K, 3) float64 array of points (z = 0), and each one's k
+    (decoded :class:`Contours`: from their one array)."""
+    if isinstance(contours, Contours):
+        xyz = np.zeros((len(contours.points), 3))
+        xyz[:, :2] = contours.points
+        return xyz, contours.counts.astype(np.intp)
     lengths = np.fromiter(map(len, contours), np.intp, len(contours))
     try:
         xy = np.concatenate(contours) if len(contours) else np.zeros((0, 2))

@@ -39,6 +39,7 @@ from ros_sim_bridge.core.ntp import MAX_TIME_JUMP_S
 from ros_sim_bridge.ibeo.codec import objects_ecu as oe
 from ros_sim_bridge.ibeo.codec import scan_ecu as se
 from ros_sim_bridge.ibeo.codec import registry, units
+from ros_sim_bridge.ibeo.codec.contours import Contours
 from ros_sim_bridge.ibeo.record_times import checked_record_time
 from ros_sim_bridge.ibeo.ros import lux_cdr
 from ros_sim_bridge.ibeo.ros.ecu_cdr import (  # noqa: F401  (the object table is ecu_cdr's)
@@ -176,8 +177,12 @@ def cap_object_list(lst: oe.EcuObjectList, max_objects: int, max_contour_points:
     from ros_sim_bridge.ibeo.ros.conversions import cut_contours
     n = len(lst.objects)
     keep = min(n, max(int(max_objects), 0))
-    contours = list(lst.contours[:keep])
-    dropped_points = cut_contours(contours, max(int(max_contour_points), 0))
+    limit = max(int(max_contour_points), 0)
+    if isinstance(lst.contours, Contours):               # cut in its one array
+        contours, dropped_points = lst.contours.capped(keep, limit)
+    else:
+        contours = list(lst.contours[:keep])
+        dropped_points = cut_contours(contours, limit)
     if keep == n and not dropped_points:
         return CappedObjectList(lst)
     return CappedObjectList(replace(lst, objects=lst.objects[:keep], contours=contours,
