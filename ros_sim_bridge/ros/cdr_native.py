@@ -11,7 +11,7 @@ from ros_sim_bridge.core.native import beside, load_kernel
 
 LIBRARY = 'libsim_bridge_cdr_fill.so'
 #: ``sim_bridge_cdr_fill_abi()`` of the cdr_fill.c this module calls
-ABI = 2
+ABI = 3
 
 _p, _i = ctypes.c_void_p, ctypes.c_int64
 _PATH = beside(__file__, LIBRARY)
@@ -27,8 +27,6 @@ def _load(symbol: str, argtypes: list):
 
 #: ``PLACE(out, n, at, tmpl, pool, pool_at, size)``: element e's template bytes to ``at[e]``
 PLACE = _load('sim_bridge_cdr_place', [_p, _i, _p, _p, _p, _p, _p])
-#: ``FIELDS(out, n, at, local, runs_table, runs, src, src_at)``: a slot's fields
-FIELDS = _load('sim_bridge_cdr_fields', [_p, _i, _p, _p, _p, _i, _p, _p])
-#: ``BLOCKS(out, n, at, local, first, count, width, src, src_at)``: a ragged slot's fields
-BLOCKS = _load('sim_bridge_cdr_blocks', [_p, _i, _p, _p, _p, _p, _i, _p, _p])
-AVAILABLE = None not in (PLACE, FIELDS, BLOCKS)
+#: ``RUN(out, n, at, local, rows, desc, slots)``: the slots of a run of elements
+RUN = _load('sim_bridge_cdr_run', [_p, _i, _p, _p, _p, _p, _i])
+AVAILABLE = None not in (PLACE, RUN)

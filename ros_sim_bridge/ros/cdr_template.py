@@ -684,14 +684,13 @@ def _placed(heads: list, per_msg: np.ndarray, base: np.ndarray, size: int, tmpls
     return out
 
 
-_NATIVE_PLANS: dict = {}           # templates of a Run → :func:`_group_plan` in bytes
+_NATIVE_PLANS: dict = {}           # templates of a Run → :func:`_native_plan`
 
 
 def _native_plan(group: tuple) -> list:
-    """:func:`_group_plan` for the compiled filler: per slot (name, dtype, None, (T, F) byte
-    offsets of its F primitives in each template, F, their address) or (name, dtype,
-    primitives a field, ((T,) first byte offsets, (T,) primitive counts), None, their
-    addresses)."""
+    """:func:`_group_plan` for the compiled filler (``cdr_fill.c``): per slot (name, dtype,
+    kind, values an element (kind 0) or each template's primitive count (kind 1), the two
+    table addresses of its descriptor, the tables)."""
     plan = _NATIVE_PLANS.get(group)
     if plan is not None:
         return plan
@@ -701,14 +700,16 @@ def _native_plan(group: tuple) -> list:
         if width is None:
             table = layout[0][:, None] + layout[1][None, :] if type(layout) is tuple \
                 else layout
-            runs = _byte_runs(table * w, w)
-            plan.append((name, dtype, None, runs, table.shape[1], runs.ctypes.data))
+            copies = _byte_runs(table * w, w)
+            plan.append((name, dtype, 0, table.shape[1], copies.ctypes.data,
+                         copies.shape[1], copies))
         else:
             firsts, fields = layout
             first = np.ascontiguousarray(firsts * w, np.int64)
             count = np.ascontiguousarray(fields * width, np.int64)
-            plan.append((name, dtype, width, (first, count), None,
-                         (first.ctypes.data, count.ctypes.data)))
+            size = count * w
+            plan.append((name, dtype, 1, count, first.ctypes.data, size.ctypes.data,
+                         (first, size)))
     if len(_NATIVE_PLANS) >= 1024:
         _NATIVE_PLANS.clear()
     _NATIVE_PLANS[group] = plan
@@ -740,60 +741,63 @@ def _address(a: np.ndarray) -> int:
 
 def _fill_run_native(out: np.ndarray, view_of, tmpls: list, tid: np.ndarray,
                      origin: np.ndarray, run: Run) -> None:
-    """:func:`_fill_run` by the compiled filler (:mod:`.cdr_native`): per slot one loop over
-    the elements copying its values, no index arrays.  A slot whose values do not fit that (a
-    function of the rows, a shape to broadcast, rows they do not have) goes through numpy,
-    which assigns or raises as it does."""
-    used, local = small_unique(tid)
-    group = tuple(tmpls[k] for k in used.tolist())
+    """:func:`_fill_run` by the compiled filler (:data:`.cdr_native.RUN`): one loop over the
+    elements copying every slot's values, no index arrays.  A slot whose values do not fit
+    that (a function of the rows, a shape to broadcast, rows they do not have) goes through
+    numpy, which assigns or raises as it does."""
     rows = run.rows
     n = len(rows)
     if not n:
         return
+    used, local = small_unique(tid)
+    group = tuple(tmpls[k] for k in used.tolist())
     low, high = int(rows.min()), int(rows.max())
-    at = np.ascontiguousarray(origin, np.int64)
-    local = np.ascontiguousarray(local, np.int64)
-    ptr, at_ptr, local_ptr = _address(out), _address(at), _address(local)
-    rest = []
-    for name, dtype, width, layout, fields, where in _native_plan(group):
+    desc, keep, rest = [], [], []
+    for name, dtype, kind, fields, table, second, _ in _native_plan(group):
         got = run.values[name]
-        size = dtype.itemsize
         if isinstance(got, Ragged):
             src = got.flat if got.flat.dtype == dtype and got.flat.flags.c_contiguous else \
                 np.ascontiguousarray(got.flat, dtype)
-            k = src.size // len(src) if len(src) else 1          # primitives a value
-            first = got.starts[rows]
-            need = first * k + (fields if width is None else layout[1][local])
-            if low < 0 or high >= len(got.starts) or int(first.min()) < 0 or \
-                    int(need.max()) > src.size:
+            starts = got.starts
+            if low < 0 or high >= len(starts) or not len(src):
                 rest.append(name)
                 continue
-            src_at = first * (k * size)
-        elif width is None and not callable(got):
-            src = np.asarray(got)
-            if src.dtype != dtype:
-                src = src.astype(dtype)
-            if src.ndim == 0 or low < 0 or high >= len(src):
+            k = src.size // len(src)                   # primitives a row of the values
+            first = starts[rows]
+            need = first * k + (fields if kind == 0 else fields[local])
+            if int(first.min()) < 0 or int(need.max()) > src.size:
                 rest.append(name)
                 continue
-            src = src.reshape(len(src), -1)
-            if src.shape[1] != fields:
-                rest.append(name)
-                continue
-            if fields > 1 and src.strides[1] != size:
-                src = np.ascontiguousarray(src)
-            src_at = rows * src.strides[0]
-        else:
+            if starts.dtype != np.int64 or not starts.flags.c_contiguous:
+                starts = np.ascontiguousarray(starts, np.int64)
+            keep += [src, starts]
+            desc += [kind, _address(src), k * dtype.itemsize, _address(starts), table, second,
+                     0]
+            continue
+        if kind or callable(got):
             rest.append(name)
             continue
-        if src_at.dtype != np.int64:
-            src_at = src_at.astype(np.int64)
-        if width is None:
-            cdr_native.FIELDS(ptr, n, at_ptr, local_ptr, where, layout.shape[1],
-                              _address(src), _address(src_at))
-        else:
-            cdr_native.BLOCKS(ptr, n, at_ptr, local_ptr, where[0], where[1], size,
-                              _address(src), _address(src_at))
+        src = np.asarray(got)
+        if src.dtype != dtype:
+            src = src.astype(dtype)
+        if src.ndim == 0 or high >= len(src) or low < 0:
+            rest.append(name)
+            continue
+        src = src.reshape(len(src), -1)
+        if src.shape[1] != fields:
+            rest.append(name)
+            continue
+        if fields > 1 and src.strides[1] != dtype.itemsize:
+            src = np.ascontiguousarray(src)
+        keep.append(src)
+        desc += [0, _address(src), src.strides[0], 0, table, second, 0]
+    if desc:
+        at = np.ascontiguousarray(origin, np.int64)
+        local = np.ascontiguousarray(local, np.int64)
+        rows = np.ascontiguousarray(rows, np.int64)
+        table = np.array(desc, np.int64)
+        cdr_native.RUN(_address(out), n, _address(at), _address(local), _address(rows),
+                       _address(table), len(desc) // 7)
     if rest:
         _fill_run(view_of, tmpls, tid, origin, run, only=set(rest))
 

@@ -14,7 +14,9 @@ from ros_sim_bridge.msg import CarlaActor
 from ros_sim_bridge.ros.cdr_template import (Run, Slot, build, messages_with_elements, ragged,
                                             serialize)
 
-# every test with both element fillers (test/ros/conftest.py)
+from cdr_fillers import both_fillers  # noqa: E402,F401  (the fixture)
+
+# every test with both element fillers (test/cdr_fillers.py)
 pytestmark = pytest.mark.usefixtures('both_fillers')
 
 

@@ -16,7 +16,9 @@ from cdr_readback import check
 from ros_sim_bridge.ros import markers_cdr as mk
 from ros_sim_bridge.ros.cdr_template import Slot
 
-# every test with both element fillers (test/ros/conftest.py)
+from cdr_fillers import both_fillers  # noqa: E402,F401  (the fixture)
+
+# every test with both element fillers (test/cdr_fillers.py)
 pytestmark = pytest.mark.usefixtures('both_fillers')
 
 STAMP = (12, 500_000_000)

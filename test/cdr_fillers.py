@@ -1,3 +1,5 @@
+"""The element fillers of cdr_template.messages_with_elements, as a fixture for the tests
+that check its bytes."""
 import pytest
 
 from ros_sim_bridge.ros import cdr_native, cdr_template
