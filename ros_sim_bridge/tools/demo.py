@@ -91,7 +91,8 @@ def main(argv=None) -> int:
 def _main(argv) -> int:
     parser = argparse.ArgumentParser(prog='sim_bridge_demo', description=__doc__.splitlines()[0])
     parser.add_argument('--suite-seconds', type=float, default=10.0,
-                        help='recording time of the whole suite')
+                        help='run time of the whole suite once every driver is up (the bag '
+                        'also holds what arrived while they started and stopped)')
     parser.add_argument('--bag', type=Path, default=Path('build/demo_bag'),
                         help='rosbag2 folder to record (replaced)')
     parser.add_argument('--picture', type=Path, default=Path('build/demo.png'),
@@ -108,8 +109,8 @@ def _main(argv) -> int:
     ok = True
     if not args.no_suite:
         from ros_sim_bridge.tools import bag_report
-        print(f'\n== the suite with its emulators, {args.suite_seconds:.0f} s, recorded to '
-              f'{args.bag}', flush=True)
+        print(f'\n== the suite with its emulators, {args.suite_seconds:.0f} s once every driver '
+              f'is up, recorded (start-up and stop included) to {args.bag}', flush=True)
         if record_suite(args.bag, args.suite_seconds) != 0:
             # said above by the runner (a child that failed or did not stop on SIGINT); the
             # recording stands, judged below by what it holds

@@ -205,7 +205,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help='params file applied after config/<source>.yaml (repeatable)')
     ap.add_argument('--record', metavar='BAG', help='record every topic to this new folder')
     ap.add_argument('--duration', type=SECONDS, default=0.0, metavar='S',
-                    help='seconds to run (0: until Ctrl-C)')
+                    help='seconds to run once every driver is up (0: until Ctrl-C); a '
+                    '--record bag also holds what arrived while they started and stopped')
     ap.add_argument('--only', metavar='SRC,...', help='sources to start: '
                     + ','.join(suite.SOURCES) + ' (default: all), or ' + ','.join(
                         suite.EXTRA_SOURCES) + ' (the ibeo node with an ECU\'s settings, '
