@@ -13,12 +13,14 @@ marker the previous array showed and this one does not (:class:`LuxMarkers`).
 """
 from __future__ import annotations
 
+import ctypes
 from functools import lru_cache
 from typing import Optional
 
 import numpy as np
 from builtin_interfaces.msg import Duration
 
+from ros_sim_bridge.core.native import beside, load_kernel
 from ros_sim_bridge.ibeo.codec import objects as lux_objects
 from ros_sim_bridge.ibeo.codec import units
 from ros_sim_bridge.ros.cdr_template import (ElementTemplates, Run, Slot, TextSlot, build,
@@ -181,15 +183,36 @@ def class_names(classification, name_of=lux_objects.classification_name) -> tupl
     return numbers, index, [name_of(c) for c in numbers.tolist()]
 
 
-def id_class_texts(ids, classification, name_of=lux_objects.classification_name) -> tuple:
+#: ``LABEL_TEXTS(ids, classes, n, names, name_at, name_len, out, lengths)`` → bytes written
+#: (``label_text.c``, addresses as ints); None where the library is missing or the host is
+#: big-endian: :func:`id_class_texts` then writes the digits with numpy (the same bytes)
+LABEL_TEXTS = load_kernel(beside(__file__, 'libsim_bridge_label_text.so'),
+                          'sim_bridge_label_texts', [ctypes.c_void_p, ctypes.c_void_p,
+                                                     ctypes.c_int64] + [ctypes.c_void_p] * 5,
+                          ctypes.c_int64, abi=1)
+
+
+def id_class_texts(ids, classification, name_of=lux_objects.classification_name,
+                   native: bool = True) -> tuple:
     """The label texts ``f'{id} {class name}'`` of objects (ids ≥ 0) as their UTF-8 bytes one
-    after another (uint8) and each one's length, written digit by digit and name by name
-    for all objects at once (no loop over the objects)."""
+    after another (uint8) and each one's length: in one loop of the compiled kernel, or
+    digit by digit and name by name for all objects at once with numpy (no loop over the
+    objects)."""
     ids = np.asarray(ids).astype(np.int64).reshape(-1)
     _, index, names = class_names(classification, name_of)
     raw = [name.encode() for name in names]
     pool = np.frombuffer(b''.join(raw), np.uint8)
     size = np.array([len(b) for b in raw], np.intp)
+    if LABEL_TEXTS is not None and native and len(ids):
+        at = np.ascontiguousarray(np.cumsum(size) - size, np.int64)
+        size = np.ascontiguousarray(size, np.int64)
+        index = np.ascontiguousarray(index, np.int64)
+        text = np.empty(len(ids) * (21 + int(size.max())), np.uint8)
+        lengths = np.empty(len(ids), np.int64)
+        total = LABEL_TEXTS(ids.ctypes.data, index.ctypes.data, len(ids), pool.ctypes.data,
+                            at.ctypes.data, size.ctypes.data, text.ctypes.data,
+                            lengths.ctypes.data)
+        return text[:total], lengths
     name_len = size[index] if raw else np.zeros(0, np.intp)
     digits = np.maximum(np.searchsorted(_POWERS_OF_TEN, ids, 'right'), 1)
     lengths = digits + 1 + name_len
