@@ -505,6 +505,7 @@ class IbeoToRos:
                  lux_frame: str = 'laser', plane_frame: str = 'ibeo_plane',
                  status_prefix: str = 'ibeo: ', max_jump_s: float = MAX_TIME_JUMP_S):
         self.ns = namespace.rstrip('/')
+        self._topics: dict = {}               # key → topic name in the namespace
         self.status_prefix = status_prefix   # of /diagnostics status names (live: the node's)
         self.vehicle_frame, self.scanner_frame = vehicle_frame, scanner_frame
         self.odom_frame, self.gps_frame, self.imu_frame = odom_frame, gps_frame, imu_frame
@@ -521,8 +522,11 @@ class IbeoToRos:
         self.invalid_time: str | None = None
 
     def topic(self, key: str) -> str:
-        t = TOPICS[key]
-        return t if t.startswith('/') else f'{self.ns}/{t}'
+        name = self._topics.get(key)
+        if name is None:
+            t = TOPICS[key]
+            name = self._topics[key] = t if t.startswith('/') else f'{self.ns}/{t}'
+        return name
 
     def _finite(self, header, values, names, what: str) -> bool:
         """True when the ``names`` of ``values`` are finite; else the message ``what`` is left
@@ -562,7 +566,8 @@ class IbeoToRos:
         if isinstance(record, se.EcuScan):
             clouds = scan_clouds(record, stamp=st, vehicle_frame=self.vehicle_frame,
                                  scanner_frame=self.scanner_frame)
-            out += [(self.topic('points'), cloud) for _, cloud in clouds]
+            points = self.topic('points')
+            out += [(points, cloud) for _, cloud in clouds]
             frame = clouds[0][0] if clouds else ''
             out.append((self.topic('scan_info'), c.scan_info(record, st, frame, dev)))
             mounts = [m for m in record.scanners[['device_id', *MOUNTING_FIELDS]].tolist()
