@@ -57,6 +57,7 @@ class _Codec:
 
     def __init__(self, name: str):
         self._module = f'ros_sim_bridge.ibeo.codec.{name}'
+        self._classes: dict = {}        # names → (the module, its classes of those names)
 
     def __getattr__(self, attr: str):
         value = getattr(importlib.import_module(self._module), attr)
@@ -66,8 +67,12 @@ class _Codec:
     def made(self, record, *names: str) -> bool:
         """Whether ``record`` is an instance of one of the module's classes ``names``."""
         module = sys.modules.get(self._module)
-        return module is not None and isinstance(record, tuple(getattr(module, n)
-                                                               for n in names))
+        if module is None:
+            return False
+        known = self._classes.get(names)
+        if known is None or known[0] is not module:     # looked up once per module
+            known = self._classes[names] = (module, tuple(getattr(module, n) for n in names))
+        return isinstance(record, known[1])
 
 
 cm, fe, fi = _Codec('can_message'), _Codec('frame_end'), _Codec('frame_index')
