@@ -223,6 +223,10 @@ _CHUNK = struct.Struct('<BQQQQIIQ')
 # Message Index 0x07 up to its entries: channel id u16, entries byte length u32.
 _MESSAGE_INDEX = struct.Struct('<BQHI')
 _U16_U64 = struct.Struct('<HQ')
+# A big message's chunk: its Message Index (one entry: log time, offset 0) and its Chunk Index
+# (one channel's message index offset; compression '' and its sizes).
+_BIG_INDEX = struct.Struct('<BQHIQQ')
+_BIG_CHUNK_INDEX = struct.Struct('<QQQQIHQQIQQ')
 
 
 def _string(text: str) -> bytes:
@@ -297,21 +301,9 @@ class _McapFile:
         ``handed_over``: the caller never changes them again, so a big message is written by
         the file's thread while the caller goes on (else in the caller's, before returning)."""
         parts = data if type(data) is tuple else None
-        n = sum(len(p) for p in parts) if parts is not None else len(data)
+        n = sum(map(len, parts)) if parts is not None else len(data)
         if n >= self.BIG:
-            if self._len:
-                self._flush()
-            size = _MESSAGE.size + n
-            chunk_start = self._pos
-            head = (_CHUNK.pack(0x06, 40 + size, t, t, size, 0, 0, size)
-                    + _MESSAGE.pack(0x05, 22 + n, channel, 0, t, t))
-            body = parts or (data,)
-            if handed_over:
-                self._file.write(head, *body)            # no copy, in the file's thread
-            else:
-                self._file.write_now(head, *body)        # no copy: straight to the file
-            self._pos += len(head) + n
-            self._end_chunk(t, t, chunk_start, size, {channel: [t, 0]})
+            self._write_big(channel, t, parts or (data,), n, handed_over)
             return
         buf, pos = self._buf, self._len
         index = self._index.get(channel)
@@ -333,6 +325,32 @@ class _McapFile:
             self._chunk_end = t
         if pos >= self.CHUNK:
             self._flush()
+
+    def _write_big(self, channel: int, t: int, body: tuple, n: int, handed_over: bool) -> None:
+        """A message of ``n`` ≥ :attr:`BIG` bytes in a chunk of its own: the chunk's head, the
+        message and its one-entry message index handed to the file in one call (what
+        :meth:`_end_chunk` writes for it, without its loop)."""
+        if self._len:
+            self._flush()
+        size = _MESSAGE.size + n
+        chunk_start = self._pos
+        head = (_CHUNK.pack(0x06, 40 + size, t, t, size, 0, 0, size)
+                + _MESSAGE.pack(0x05, 22 + n, channel, 0, t, t))
+        index_at = chunk_start + len(head) + n          # the message index after the chunk
+        index = _BIG_INDEX.pack(0x07, 6 + 16, channel, 16, t, 0)
+        if handed_over:
+            self._file.write(head, *body, index)         # no copy, in the file's thread
+        else:
+            self._file.write_now(head, *body, index)     # no copy: straight to the file
+        self._pos = index_at + len(index)
+        if t < self.start:
+            self.start = t
+        if t > self.end:
+            self.end = t
+        self.channel_counts[channel] += 1
+        self._chunk_indexes.append(_BIG_CHUNK_INDEX.pack(
+            t, t, chunk_start, index_at - chunk_start, 10, channel, index_at, len(index), 0,
+            size, size))
 
     def write_rows(self, t, columns) -> None:
         """Messages of many log times: ``t`` (F,) ints; ``columns`` ``[(channel, rows)]``, rows

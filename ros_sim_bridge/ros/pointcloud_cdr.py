@@ -57,6 +57,8 @@ def _head_template(dtype: np.dtype, frame_id: str) -> tuple:
 
 
 _STAMP = struct.Struct('<iI')
+#: dtype → whether it is in host byte order (:func:`.pointcloud.host_order`)
+_HOST_ORDER: dict = {}
 _U32 = struct.Struct('<I')
 _U32_U32 = struct.Struct('<II')
 
@@ -67,7 +69,10 @@ def pointcloud2_cdr(points: np.ndarray, frame_id: str, stamp_ns: int, *,
     parts: head, the points' own buffer (no copy when they are contiguous and in host order),
     ``is_dense``."""
     points = np.ascontiguousarray(points)
-    if not host_order(points.dtype):
+    host = _HOST_ORDER.get(points.dtype)
+    if host is None:                # the field walk costs 2.5 µs: once per layout
+        host = _HOST_ORDER[points.dtype] = host_order(points.dtype)
+    if not host:
         points = points.astype(points.dtype.newbyteorder('='))
     sec, nanosec = ns_to_sec_nanosec(stamp_ns, source='PointCloud2', field='stamp')
     template, stamp_at, width_at, row_step_at = _head_template(points.dtype, frame_id)

@@ -189,3 +189,38 @@ def test_to_bag_round_trip_read_back_with_mcap(tmp_path):
     assert pts.tolist() == [(1, 2, 3, 0.5, 0x10), (-1, -2, -3, 1.5, 0x20)]
     [(_, ref)] = got['/ibeo/plane_points/reference']
     assert ref.latitude == pytest.approx(52.5)
+
+
+def test_cdr_forms_of_diagnostics_and_transforms_are_the_rclpy_forms_bytes():
+    # ibeo_idc to-bag (cdr=True) writes /diagnostics and /tf_static from value trees: the
+    # bytes the node's rclpy messages serialise to, for every status kind and the mounts
+    from ros_sim_bridge.ibeo.codec import errors_warnings as lux_ew
+    from ros_sim_bridge.ibeo.codec import scan_ecu as se
+    from ros_sim_bridge.ibeo.codec import system_monitoring as sm
+    from ros_sim_bridge.ros.bag import type_name
+    from ros_sim_bridge.ros.cdr_template import serialize
+    scanners = se.make_scanners(3)
+    scanners['device_id'] = [3, 1, 2]
+    scanners['mounting_x'] = [1.5, -0.25, math.nan]               # the third: no transform
+    scanners['mounting_yaw'] = [0.3, -2.0, 0.0]
+    scanners['mounting_roll'] = [0.0, 0.1, 0.0]
+    decoded = [(0x7110, ibeo.decode_message(0x7110, META)),
+               (0x6701, sm.DeviceStatus(4, 1, 1, 3, 0x80, 9)),
+                (0x6700, sm.SystemStatus(1, 2, 3, 4, 5, 6, 7, 8)),
+                (0x6705, sm.CanStatus(1, 2, 3, 4, 5)),
+                (0x6410, sm.TraceMessage(0x6410, 2, 'DSP warning: ü')),
+                (0x2030, lux_ew.errors_from_names()),
+                (0x2205, se.EcuScan(T0, 80, 0, 1, scanners, np.zeros(0, se.POINT_DTYPE)))]
+    checked = set()
+    for dt, record in decoded:
+        h = IbeoHeader(data_type=dt, size=0, device_id=7, ntp=T0)
+        node = ec.IbeoToRos(namespace='/ibeo').convert(h, record)
+        bag = ec.IbeoToRos(namespace='/ibeo', cdr=True).convert(h, record)
+        assert [t for t, _ in node] == [t for t, _ in bag]
+        for (topic, msg), (_, cdr) in zip(node, bag):
+            if topic in ('/diagnostics', '/tf_static'):
+                assert cdr.type_name == type_name(msg)
+                assert cdr.data == serialize(type_name(msg), msg), (dt, topic)
+                checked.add((dt, topic))
+    assert {t for _, t in checked} == {'/diagnostics', '/tf_static'}
+    assert len(checked) >= 7

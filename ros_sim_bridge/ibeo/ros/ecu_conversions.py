@@ -2,7 +2,8 @@
 dispatcher from (Ibeo header, record) to (topic, message) pairs that the ibeo node publishes
 and ``ibeo_idc to-bag`` writes: the numbers of each message here (``*_rows``, ``*_values``),
 the bytes from the templates of :mod:`.ecu_cdr` (LUX types: :mod:`.lux_cdr`).  Only the
-latched ``/tf_static`` mounts and the ``/diagnostics`` statuses are rclpy messages.
+latched ``/tf_static`` mounts and the ``/diagnostics`` statuses are rclpy messages (the node
+keeps and merges them); ``to-bag`` gets their CDR from value trees instead.
 
 Frames (REP-103): ECU positions are ISO 8855 (x forward, y left, z up) = FLU, so they pass
 through unchanged.  A scan in vehicle coordinates (scan flag bit 11) goes out in
@@ -28,10 +29,6 @@ from dataclasses import replace
 from typing import NamedTuple, Optional
 
 import numpy as np
-from builtin_interfaces.msg import Time
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from std_msgs.msg import Header
-from tf2_msgs.msg import TFMessage
 
 from ros_sim_bridge.core import frames
 from ros_sim_bridge.core.binary import BAD_VALUE, CodecError
@@ -47,7 +44,6 @@ from ros_sim_bridge.ibeo.ros.ecu_cdr import (  # noqa: F401  (the object table i
     ODOMETRY_FIELDS, EcuCdr, ObjectTable, list_fields, ntp_to_ns, object_marker_rows,
     object_property, object_table, stamp_of)
 from ros_sim_bridge.ros.cdr_template import serialize
-from ros_sim_bridge.ros.geometry import transform
 from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage, pointcloud2_cdr
 
 
@@ -58,6 +54,7 @@ class _Codec:
 
     def __init__(self, name: str):
         self._module = f'ros_sim_bridge.ibeo.codec.{name}'
+        self._classes: dict = {}        # names → (the module, its classes of those names)
 
     def __getattr__(self, attr: str):
         value = getattr(importlib.import_module(self._module), attr)
@@ -67,8 +64,12 @@ class _Codec:
     def made(self, record, *names: str) -> bool:
         """Whether ``record`` is an instance of one of the module's classes ``names``."""
         module = sys.modules.get(self._module)
-        return module is not None and isinstance(record, tuple(getattr(module, n)
-                                                               for n in names))
+        if module is None:
+            return False
+        known = self._classes.get(names)
+        if known is None or known[0] is not module:     # looked up once per module
+            known = self._classes[names] = (module, tuple(getattr(module, n) for n in names))
+        return isinstance(record, known[1])
 
 
 cm, fe, fi = _Codec('can_message'), _Codec('frame_end'), _Codec('frame_index')
@@ -84,7 +85,10 @@ NAN = float('nan')
 CLOUD_DTYPE = se.POINT_DTYPE
 
 
-def _time(stamp) -> Time:
+def _time(stamp):
+    """A builtin_interfaces/Time (rclpy's message packages are imported where a message is
+    made: ``ibeo_idc to-bag`` writes CDR without them, 0.01 s of its start-up)."""
+    from builtin_interfaces.msg import Time
     return Time(sec=int(stamp[0]), nanosec=int(stamp[1]))
 
 
@@ -146,16 +150,33 @@ def scanner_transforms(scan: se.EcuScan, *, stamp, vehicle_frame: str = 'base_li
     """vehicle → scanner TransformStamped per scanner info (mounting yaw/pitch/roll, x/y/z),
     stamped ``stamp`` ((sec, nanosec)); none for a scanner whose mounting is not finite
     (rclpy messages: the node keeps every mount and publishes them latched)."""
-    out = []
+    from ros_sim_bridge.ros.geometry import transform
     stamp = _time(stamp)
+    return [transform(stamp, vehicle_frame, child, xyz, q_wxyz)
+            for child, xyz, q_wxyz in _mounts(scan, scanner_frame)]
+
+
+def scanner_transform_values(scan: se.EcuScan, *, stamp, vehicle_frame: str = 'base_link',
+                             scanner_frame: str = 'ibeo_scanner_{device_id}') -> list:
+    """:func:`scanner_transforms` as TransformStamped value trees
+    (:mod:`ros_sim_bridge.ros.cdr_template`)."""
+    return [{'header': _tree_header(stamp, vehicle_frame), 'child_frame_id': child,
+             'transform': {'translation': dict(zip('xyz', xyz)),
+                           'rotation': dict(zip('wxyz', q_wxyz))}}
+            for child, xyz, q_wxyz in _mounts(scan, scanner_frame)]
+
+
+def _mounts(scan: se.EcuScan, scanner_frame: str) -> list:
+    """(child frame, (x, y, z), (w, x, y, z)) of each scanner whose mounting is finite."""
+    out = []
     for row in scan.scanners:
         if non_finite_field(row, MOUNTING_FIELDS) is not None:
             continue
         q = frames.quat_from_euler(float(row['mounting_roll']), float(row['mounting_pitch']),
                                  float(row['mounting_yaw']))
-        out.append(transform(stamp, vehicle_frame,
-                             scanner_frame.format(device_id=int(row['device_id'])),
-                             (row['mounting_x'], row['mounting_y'], row['mounting_z']), q))
+        out.append((scanner_frame.format(device_id=int(row['device_id'])),
+                    tuple(float(row[f]) for f in ('mounting_x', 'mounting_y', 'mounting_z')),
+                    tuple(float(v) for v in q)))
     return out
 
 
@@ -313,40 +334,54 @@ def image(img: im.EcuImage, stamp, frame: str):
 
 # --- status --------------------------------------------------------------------------------
 
-_LEVELS = {0: DiagnosticStatus.WARN, 1: DiagnosticStatus.OK, 2: DiagnosticStatus.WARN,
-           3: DiagnosticStatus.ERROR}
+_TF_MESSAGE, _DIAGNOSTIC_ARRAY = 'tf2_msgs/msg/TFMessage', 'diagnostic_msgs/msg/DiagnosticArray'
+#: diagnostic_msgs/DiagnosticStatus levels (DiagnosticStatus.msg: byte constants)
+OK, WARN, ERROR = b'\x00', b'\x01', b'\x02'
+_LEVELS = {0: WARN, 1: OK, 2: WARN, 3: ERROR}
 
 
-def status(record, *, device_id: int = 0, prefix: str = 'ibeo: ') -> DiagnosticStatus:
+def status(record, *, device_id: int = 0, prefix: str = 'ibeo: '):
     """0x6700 / 0x6701 / 0x6705 / traces → one DiagnosticStatus (state 0 initialising = WARN,
     1 OK, 2 WARN, 3 ERROR; trace: error → ERROR, warning → WARN, else OK)."""
-    st = DiagnosticStatus(hardware_id=f'ibeo device {device_id}')
+    return _status_message(status_values(record, device_id=device_id, prefix=prefix))
+
+
+def _status_message(value: dict):
+    """The rclpy DiagnosticStatus of a value tree."""
+    from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+    return DiagnosticStatus(level=value['level'], name=value['name'], message=value['message'],
+                            hardware_id=value['hardware_id'],
+                            values=[KeyValue(**kv) for kv in value['values']])
+
+
+def status_values(record, *, device_id: int = 0, prefix: str = 'ibeo: ') -> dict:
+    """:func:`status` as a DiagnosticStatus value tree (:mod:`.cdr_template`)."""
+    st = {'hardware_id': f'ibeo device {device_id}'}
     if isinstance(record, sm.TraceMessage):
-        st.name = f'{prefix}trace'
-        st.level = {1: DiagnosticStatus.ERROR, 2: DiagnosticStatus.WARN}.get(
-            record.level, DiagnosticStatus.OK)
-        st.message = record.text
-        st.values = [KeyValue(key='level', value=str(record.level))]
+        st['name'] = f'{prefix}trace'
+        st['level'] = {1: ERROR, 2: WARN}.get(record.level, OK)
+        st['message'] = record.text
+        st['values'] = [{'key': 'level', 'value': str(record.level)}]
         return st
-    st.level = _LEVELS.get(record.state, DiagnosticStatus.ERROR)
+    st['level'] = _LEVELS.get(record.state, ERROR)
     state = sm.STATES.get(record.state, str(record.state))
     if isinstance(record, sm.DeviceStatus):
         kind = sm.DEVICE_TYPES.get(record.device_type, str(record.device_type))
-        st.name = f'{prefix}device {record.device_id} ({kind})'
+        st['name'] = f'{prefix}device {record.device_id} ({kind})'
         bits = sm.bit_names(record.state_information, sm.STATE_INFO_BITS)
         extra = [('type_information', record.type_information)]
     elif isinstance(record, sm.CanStatus):
-        st.name = f'{prefix}CAN message 0x{record.message_id:X} (device {record.device_id})'
+        st['name'] = f'{prefix}CAN message 0x{record.message_id:X} (device {record.device_id})'
         bits = sm.bit_names(record.state_information, sm.STATE_INFO_BITS)
         extra = []
     else:
-        st.name = f'{prefix}system'
+        st['name'] = f'{prefix}system'
         bits = sm.bit_names(record.state_information, sm.SYSTEM_INFO_BITS)
         extra = [('cpu_usage', record.cpu_usage), ('ram_usage', record.ram_usage),
                  ('hdd_usage', record.hdd_usage)]
-    st.message = state + (': ' + ', '.join(bits) if bits else '')
-    st.values = [KeyValue(key='state_information', value=f'0x{record.state_information:04X}')] \
-        + [KeyValue(key=k, value=str(v)) for k, v in extra]
+    st['message'] = state + (': ' + ', '.join(bits) if bits else '')
+    st['values'] = ([{'key': 'state_information', 'value': f'0x{record.state_information:04X}'}]
+                    + [{'key': k, 'value': str(v)} for k, v in extra])
     return st
 
 
@@ -406,9 +441,15 @@ def time_references(t: tr.TimeRecord, stamp=None) -> list:
 
 
 def meta_information(lst: mi.MetaInformationList, *, device_id: int = 0,
-                     prefix: str = 'ibeo: ') -> DiagnosticStatus:
+                     prefix: str = 'ibeo: '):
     """0x7110 (§29): versions, AppBase configuration, sync method, ECU id, keywords as one
     OK status of key/values (``<type>[<i>]`` keys; undecoded payloads as hex)."""
+    return _status_message(meta_information_values(lst, device_id=device_id, prefix=prefix))
+
+
+def meta_information_values(lst: mi.MetaInformationList, *, device_id: int = 0,
+                            prefix: str = 'ibeo: ') -> dict:
+    """:func:`meta_information` as a DiagnosticStatus value tree."""
     values = []
     for i, e in enumerate(lst.elements):
         kind = (mi.TYPE_NAMES[e.info_type] if e.info_type < len(mi.TYPE_NAMES)
@@ -422,10 +463,10 @@ def meta_information(lst: mi.MetaInformationList, *, device_id: int = 0,
             text = bytes(e.payload).hex()
         else:
             text = str(v)
-        values.append(KeyValue(key=f'{kind}[{i}]', value=text))
-    return DiagnosticStatus(level=DiagnosticStatus.OK, name=f'{prefix}meta information',
-                            hardware_id=f'ibeo device {device_id}',
-                            message=f'{len(lst.elements)} element(s)', values=values)
+        values.append({'key': f'{kind}[{i}]', 'value': text})
+    return {'level': OK, 'name': f'{prefix}meta information',
+            'hardware_id': f'ibeo device {device_id}',
+            'message': f'{len(lst.elements)} element(s)', 'values': values}
 
 
 def plane_cloud(p: pcp.PointCloudPlane, stamp, frame_id: str) -> CdrMessage:
@@ -492,7 +533,9 @@ class Conversion(NamedTuple):
 class IbeoToRos:
     """(IbeoHeader, record) → [(topic, message)] for every type with a ROS form: CDR bytes
     (:class:`~ros_sim_bridge.ros.pointcloud_cdr.CdrMessage`), but the latched ``/tf_static``
-    mounts (a TFMessage) and ``/diagnostics`` (a DiagnosticArray).  Topics per :data:`TOPICS`
+    mounts (a TFMessage) and ``/diagnostics`` (a DiagnosticArray), rclpy messages unless
+    ``cdr`` (``ibeo_idc to-bag``: their CDR too, the same bytes, without importing rclpy's
+    message packages).  Topics per :data:`TOPICS`
     (relative ones under ``namespace``).  Types without one (frame end, IDC trailer, frame
     index, carriage ways, commands: :data:`NO_ROS_FORM`) give [].  A record's own time
     (:mod:`~ros_sim_bridge.ibeo.record_times`) stamps its messages when valid within
@@ -508,8 +551,11 @@ class IbeoToRos:
                  scanner_frame: str = 'ibeo_scanner_{device_id}', odom_frame: str = 'odom',
                  gps_frame: str = 'gps', imu_frame: str = 'imu', camera_frame: str = 'camera',
                  lux_frame: str = 'laser', plane_frame: str = 'ibeo_plane',
-                 status_prefix: str = 'ibeo: ', max_jump_s: float = MAX_TIME_JUMP_S):
+                 status_prefix: str = 'ibeo: ', max_jump_s: float = MAX_TIME_JUMP_S,
+                 cdr: bool = False):
         self.ns = namespace.rstrip('/')
+        self.cdr = cdr
+        self._topics: dict = {}               # key → topic name in the namespace
         self.status_prefix = status_prefix   # of /diagnostics status names (live: the node's)
         self.vehicle_frame, self.scanner_frame = vehicle_frame, scanner_frame
         self.odom_frame, self.gps_frame, self.imu_frame = odom_frame, gps_frame, imu_frame
@@ -526,8 +572,11 @@ class IbeoToRos:
         self.invalid_time: str | None = None
 
     def topic(self, key: str) -> str:
-        t = TOPICS[key]
-        return t if t.startswith('/') else f'{self.ns}/{t}'
+        name = self._topics.get(key)
+        if name is None:
+            t = TOPICS[key]
+            name = self._topics[key] = t if t.startswith('/') else f'{self.ns}/{t}'
+        return name
 
     def _finite(self, header, values, names, what: str) -> bool:
         """True when the ``names`` of ``values`` are finite; else the message ``what`` is left
@@ -567,7 +616,8 @@ class IbeoToRos:
         if isinstance(record, se.EcuScan):
             clouds = scan_clouds(record, stamp=st, vehicle_frame=self.vehicle_frame,
                                  scanner_frame=self.scanner_frame)
-            out += [(self.topic('points'), cloud) for _, cloud in clouds]
+            points = self.topic('points')
+            out += [(points, cloud) for _, cloud in clouds]
             frame = clouds[0][0] if clouds else ''
             out.append((self.topic('scan_info'), c.scan_info(record, st, frame, dev)))
             mounts = [m for m in record.scanners[['device_id', *MOUNTING_FIELDS]].tolist()
@@ -575,13 +625,14 @@ class IbeoToRos:
                       self._finite(header, dict(zip(MOUNTING_FIELDS, m[1:])),
                                    MOUNTING_FIELDS, f'transform for scanner {m[0]}')]
             if any(self._tf_sent.get(m[0]) != m for m in mounts):   # new or moved scanners
-                new = [tf for tf, m in zip(scanner_transforms(record, stamp=st,
-                                                              vehicle_frame=self.vehicle_frame,
-                                                              scanner_frame=self.scanner_frame),
+                made = scanner_transform_values if self.cdr else scanner_transforms
+                new = [tf for tf, m in zip(made(record, stamp=st,
+                                                vehicle_frame=self.vehicle_frame,
+                                                scanner_frame=self.scanner_frame),
                                            mounts) if self._tf_sent.get(m[0]) != m]
                 for m in mounts:
                     self._tf_sent[m[0]] = m
-                out.append((self.topic('tf_static'), TFMessage(transforms=new)))
+                out.append((self.topic('tf_static'), self._tf_message(new)))
         elif isinstance(record, oe.EcuObjectList):
             objects, markers = c.objects(record, st, self.vehicle_frame, dev)
             out += [(self.topic('objects'), objects), (self.topic('markers'), markers)]
@@ -621,10 +672,9 @@ class IbeoToRos:
                 out.append((self.topic(key), msg))
         elif sm.made(record, 'DeviceStatus', 'CanStatus', 'SystemStatus',
                                  'TraceMessage'):
-            out.append((self.topic('diagnostics'),
-                        DiagnosticArray(header=Header(stamp=_time(header_stamp())),
-                                        status=[status(record, device_id=dev,
-                                                      prefix=self.status_prefix)])))
+            out.append((self.topic('diagnostics'), self._diagnostics(
+                header_stamp(), [status_values(record, device_id=dev,
+                                               prefix=self.status_prefix)])))
         elif ml.made(record, 'MeasurementList'):
             out.append((self.topic('measurements'),
                         measurement_list(record, st, self.vehicle_frame, device_id=dev)))
@@ -637,10 +687,9 @@ class IbeoToRos:
             out += [(self.topic('time_reference'), m)
                     for m in time_references(record, stamp)]
         elif mi.made(record, 'MetaInformationList'):
-            out.append((self.topic('diagnostics'),
-                        DiagnosticArray(header=Header(stamp=_time(header_stamp())),
-                                        status=[meta_information(
-                                            record, device_id=dev, prefix=self.status_prefix)])))
+            out.append((self.topic('diagnostics'), self._diagnostics(
+                header_stamp(), [meta_information_values(record, device_id=dev,
+                                                         prefix=self.status_prefix)])))
         elif pcp.made(record, 'PointCloudPlane'):
             hs = header_stamp()
             out.append((self.topic('plane_points'), plane_cloud(record, hs, self.plane_frame)))
@@ -651,6 +700,25 @@ class IbeoToRos:
         else:
             out += self._lux(header, record, own_stamp)
         return out
+
+    def _tf_message(self, transforms: list):
+        """A TFMessage of ``transforms`` (value trees when :attr:`cdr`, else rclpy's)."""
+        if self.cdr:
+            return CdrMessage(_TF_MESSAGE, (serialize(_TF_MESSAGE, {'transforms': transforms}),))
+        from tf2_msgs.msg import TFMessage
+        return TFMessage(transforms=transforms)
+
+    def _diagnostics(self, stamp, statuses: list):
+        """A DiagnosticArray stamped ``stamp`` ((sec, nanosec)) of ``statuses``
+        (DiagnosticStatus value trees or rclpy messages)."""
+        if self.cdr:
+            return CdrMessage(_DIAGNOSTIC_ARRAY, (serialize(
+                _DIAGNOSTIC_ARRAY, {'header': _tree_header(stamp, ''), 'status': statuses}),))
+        from diagnostic_msgs.msg import DiagnosticArray
+        from std_msgs.msg import Header
+        return DiagnosticArray(header=Header(stamp=_time(stamp)),
+                               status=[_status_message(st) if isinstance(st, dict) else st
+                                       for st in statuses])
 
     def convert_many(self, items: list) -> list:
         """A :class:`Conversion` of each (header, record) of ``items``, as :meth:`convert` one
@@ -725,8 +793,7 @@ class IbeoToRos:
         if isinstance(record, lux_ew.LuxErrorsWarnings):
             statuses = lux.errors_statuses(record, name_prefix=self.status_prefix,
                                            hardware_id=f'ibeo device {dev}', age_s=0.0)
-            return [(self.topic('diagnostics'),
-                     DiagnosticArray(header=Header(stamp=_time(st)), status=statuses))]
+            return [(self.topic('diagnostics'), self._diagnostics(st, statuses))]
         return []
 
 

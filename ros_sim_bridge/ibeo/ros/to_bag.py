@@ -91,8 +91,8 @@ def convert(reader: IdcReader, out: Path, *, namespace: str = '', progress: bool
         from ros_sim_bridge.ros.bag import BagWriter
         from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
     reuse_freed_memory()                # each scan's points: a new array of up to 1.8 MB
-    conv = converter or IbeoToRos(namespace=namespace,
-                                  status_prefix=f'{node_name}: ', max_jump_s=max_jump_s)
+    conv = converter or IbeoToRos(namespace=namespace, status_prefix=f'{node_name}: ',
+                                  max_jump_s=max_jump_s, cdr=True)
     report = ConversionReport()
     scans = (SCAN_2204, SCAN_2205)
     checked = reader.checked_times(max_jump_s)
