@@ -16,9 +16,11 @@ from typing import Callable, Optional, Sequence
 
 
 def load_kernel(path: str, symbol: str, argtypes: Sequence, restype,
-                abi: Optional[int] = None) -> Optional[Callable]:
+                abi: Optional[int] = None, abi_symbol: Optional[str] = None
+                ) -> Optional[Callable]:
     """The C function ``symbol`` of the library at ``path`` with its ctypes signature; None
-    where it cannot be used (see the module)."""
+    where it cannot be used (see the module).  ``abi``: the number ``<symbol>_abi()`` (or
+    ``abi_symbol()``, one for a library of several functions) must answer."""
     if sys.byteorder != 'little' or not os.path.exists(path):
         return None
     try:
@@ -26,7 +28,7 @@ def load_kernel(path: str, symbol: str, argtypes: Sequence, restype,
     except OSError:                 # not loadable here (another architecture, a broken file)
         return None
     if abi is not None:
-        version = getattr(lib, f'{symbol}_abi', None)
+        version = getattr(lib, abi_symbol or f'{symbol}_abi', None)
         if version is None:
             return None
         version.argtypes, version.restype = [], ctypes.c_int

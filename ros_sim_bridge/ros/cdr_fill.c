@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define ABI 3
+#define ABI 4
 
 __attribute__((visibility("default")))
 int sim_bridge_cdr_fill_abi(void) { return ABI; }
@@ -21,7 +21,7 @@ void sim_bridge_cdr_place(uint8_t *out, int64_t n, const int64_t *at, const int6
 }
 
 /* The slots of a run of elements.  Element e (template `local[e]`, its bytes at `out + at[e]`,
- * its values row `rows[e]`) takes each slot s from its descriptor `desc + 7 * s`:
+ * its values row `rows[e]`) takes each slot s from its descriptor `desc + 6 * s`:
  *   [0] kind: 0 a fixed number of values, 1 a count that varies by template (adjacent fields)
  *   [1] the values' address; [2] bytes a row of them
  *   [3] 0, or the address of int64 first rows (a ragged slot: row r's values start at row
@@ -39,7 +39,7 @@ void sim_bridge_cdr_run(uint8_t *out, int64_t n, const int64_t *at, const int64_
         uint8_t *dst = out + at[e];
         int64_t t = local[e], r = rows[e];
         for (int64_t k = 0; k < slots; k++) {
-            const int64_t *d = desc + 7 * k;
+            const int64_t *d = desc + 6 * k;
             const int64_t *starts = (const int64_t *)(intptr_t)d[3];
             const uint8_t *s = (const uint8_t *)(intptr_t)d[1] + (starts ? starts[r] : r) * d[2];
             if (d[0] == 0) {

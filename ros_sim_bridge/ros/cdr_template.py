@@ -559,12 +559,17 @@ def messages_with_elements(heads, element_lists) -> list:
     elements whose shape varies (strings, inner sequences): a template per shape and phase,
     cached by the caller.
 
-    No loop over the elements: an element's phase (payload offset mod 8) is where the one
-    before ended, and an element with an 8-byte field ends at a phase of its own whatever its
-    start (checked; else the phases are followed one by one), so phases, sizes and offsets
-    are array arithmetic (``np.cumsum``); the template bytes are joined in one pass, and each
-    slot of a Run is one fancy-index assignment for all its elements."""
+    No loop over the elements in Python: an element's phase (payload offset mod 8) is where
+    the one before ended, and an element with an 8-byte field ends at a phase of its own
+    whatever its start (checked; else the phases are followed one by one), so phases, sizes
+    and offsets are array arithmetic (``np.cumsum``).  The compiled filler (:data:`NATIVE`,
+    ``cdr_fill.c``) then copies the template bytes to their places and each Run's slot values
+    to their fields in one loop over the elements; without it the template bytes are joined
+    in one pass and each slot of a Run is one fancy-index assignment for all its elements."""
     heads = [bytes(h) for h in heads]
+    if any(len(h) < 8 for h in heads):
+        raise ValueError('messages_with_elements: a head is the encapsulation and at least '
+                         'the sequence count (8 bytes)')
     n_msg = len(heads)
     runs, singles, msg_of = [], set(), []
     for j, elements in enumerate(element_lists):
@@ -689,8 +694,8 @@ _NATIVE_PLANS: dict = {}           # templates of a Run → :func:`_native_plan`
 
 def _native_plan(group: tuple) -> list:
     """:func:`_group_plan` for the compiled filler (``cdr_fill.c``): per slot (name, dtype,
-    kind, values an element (kind 0) or each template's primitive count (kind 1), the two
-    table addresses of its descriptor, the tables)."""
+    kind, primitives a field, values an element (kind 0) or each template's primitive count
+    (kind 1), the two table addresses of its descriptor, the tables)."""
     plan = _NATIVE_PLANS.get(group)
     if plan is not None:
         return plan
@@ -701,14 +706,14 @@ def _native_plan(group: tuple) -> list:
             table = layout[0][:, None] + layout[1][None, :] if type(layout) is tuple \
                 else layout
             copies = _byte_runs(table * w, w)
-            plan.append((name, dtype, 0, table.shape[1], copies.ctypes.data,
-                         copies.shape[1], copies))
+            plan.append((name, dtype, 0, table.shape[1] // max(fixed, 1), table.shape[1],
+                         copies.ctypes.data, copies.shape[1], copies))
         else:
             firsts, fields = layout
             first = np.ascontiguousarray(firsts * w, np.int64)
             count = np.ascontiguousarray(fields * width, np.int64)
             size = count * w
-            plan.append((name, dtype, 1, count, first.ctypes.data, size.ctypes.data,
+            plan.append((name, dtype, 1, width, count, first.ctypes.data, size.ctypes.data,
                          (first, size)))
     if len(_NATIVE_PLANS) >= 1024:
         _NATIVE_PLANS.clear()
@@ -752,27 +757,27 @@ def _fill_run_native(out: np.ndarray, view_of, tmpls: list, tid: np.ndarray,
     used, local = small_unique(tid)
     group = tuple(tmpls[k] for k in used.tolist())
     low, high = int(rows.min()), int(rows.max())
+    plan = _native_plan(group)          # held here: its tables' addresses go to the kernel
     desc, keep, rest = [], [], []
-    for name, dtype, kind, fields, table, second, _ in _native_plan(group):
+    for name, dtype, kind, primitives, fields, table, second, _ in plan:
         got = run.values[name]
         if isinstance(got, Ragged):
             src = got.flat if got.flat.dtype == dtype and got.flat.flags.c_contiguous else \
                 np.ascontiguousarray(got.flat, dtype)
             starts = got.starts
-            if low < 0 or high >= len(starts) or not len(src):
-                rest.append(name)
+            k = src.size // len(src) if len(src) else 0   # primitives a row of the values
+            if k != primitives or starts.ndim != 1 or low < 0 or high >= len(starts):
+                rest.append(name)                      # numpy refuses or broadcasts
                 continue
-            k = src.size // len(src)                   # primitives a row of the values
             first = starts[rows]
-            need = first * k + (fields if kind == 0 else fields[local])
-            if int(first.min()) < 0 or int(need.max()) > src.size:
+            if int(first.min()) < 0 or int(first.max()) >= len(src) or int(
+                    (first * k + (fields if kind == 0 else fields[local])).max()) > src.size:
                 rest.append(name)
                 continue
             if starts.dtype != np.int64 or not starts.flags.c_contiguous:
                 starts = np.ascontiguousarray(starts, np.int64)
             keep += [src, starts]
-            desc += [kind, _address(src), k * dtype.itemsize, _address(starts), table, second,
-                     0]
+            desc += [kind, _address(src), k * dtype.itemsize, _address(starts), table, second]
             continue
         if kind or callable(got):
             rest.append(name)
@@ -790,14 +795,14 @@ def _fill_run_native(out: np.ndarray, view_of, tmpls: list, tid: np.ndarray,
         if fields > 1 and src.strides[1] != dtype.itemsize:
             src = np.ascontiguousarray(src)
         keep.append(src)
-        desc += [0, _address(src), src.strides[0], 0, table, second, 0]
+        desc += [0, _address(src), src.strides[0], 0, table, second]
     if desc:
         at = np.ascontiguousarray(origin, np.int64)
         local = np.ascontiguousarray(local, np.int64)
         rows = np.ascontiguousarray(rows, np.int64)
         table = np.array(desc, np.int64)
         cdr_native.RUN(_address(out), n, _address(at), _address(local), _address(rows),
-                       _address(table), len(desc) // 7)
+                       _address(table), len(desc) // 6)
     if rest:
         _fill_run(view_of, tmpls, tid, origin, run, only=set(rest))
 

@@ -25,3 +25,10 @@ def test_label_texts_equal_formatted_strings(native):
     text, lengths = id_class_texts(np.zeros(0, np.int64), np.zeros(0, np.int64),
                                    native=native)
     assert len(text) == 0 and len(lengths) == 0
+
+
+def test_label_texts_need_a_class_for_each_id_and_ids_of_zero_or_more():
+    for ids, classes in (([1, 2, 3], [5]), ([1], [5, 6]), ([-5], [5])):
+        for native in (True, False):
+            with pytest.raises(ValueError):
+                id_class_texts(np.array(ids), np.array(classes), native=native)

@@ -27,10 +27,11 @@ def lux_body(contours, counts=None) -> bytes:
     return bytes(body)
 
 
-def ecu_body(contours) -> bytes:
+def ecu_body(contours, size=170) -> bytes:
+    """0x2280 objects (170 bytes); ``size`` 132: 0x2225 (§10, the count at 130 as well)."""
     body = bytearray(struct.pack('>QH', 0x1122334455667788, len(contours)))
     for i, points in enumerate(contours):
-        obj = bytearray(170)
+        obj = bytearray(size)
         struct.pack_into('>H', obj, 0, 500 + i)                        # id
         obj[130] = len(points)
         body += obj + b''.join(struct.pack('>ff', x, y) for x, y in points)
@@ -50,6 +51,7 @@ def outcome(decode, body, native: bool, monkeypatch):
 LUX = lux_body([[(1000, -400), (1100, -500)], [(-300, 700)], [], [(1, 2)] * 5],
                counts=[2, 0xFFFF, 0, 5])
 ECU = ecu_body([[(11.0, -2.0), (13.0, -4.0)], [], [(0.5, 0.25)] * 7])
+ECU_2225 = ecu_body([[(1.0, 2.0)], [(3.0, 4.0)] * 3, []], size=132)
 
 
 def test_golden_lists_decode_the_same_either_way(monkeypatch):
@@ -64,7 +66,8 @@ def test_golden_lists_decode_the_same_either_way(monkeypatch):
 
 
 @pytest.mark.parametrize('decode, body', [(lux.decode_objects, LUX),
-                                          (ecu.decode_objects_2280, ECU)])
+                                          (ecu.decode_objects_2280, ECU),
+                                          (ecu.decode_objects_2225, ECU_2225)])
 def test_every_cut_and_damaged_count_the_same_either_way(decode, body, monkeypatch):
     errors = set()
     for cut in range(len(body) + 1):
@@ -72,7 +75,7 @@ def test_every_cut_and_damaged_count_the_same_either_way(decode, body, monkeypat
         assert native == outcome(decode, body[:cut], False, monkeypatch), cut
         errors.add(native[2] if native[0] == 'error' else 'list')
     # a count raised past the end, on each object
-    at = (10 + 56, 2, '<H') if decode is lux.decode_objects else (10 + 130, 1, '>B')
+    at = (10 + 56, 2, '<H') if decode is lux.decode_objects else (10 + 130, 1, '>B')  # 1st
     for value in (3, 40, 255):
         damaged = bytearray(body)
         struct.pack_into(at[2], damaged, at[0], value)

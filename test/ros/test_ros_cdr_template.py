@@ -311,3 +311,48 @@ def test_values_short_of_the_rows_are_refused_as_numpy_refuses_them():
     got = deserialize_message(bytes(messages_with_elements([head], [[enough]])[0]), MarkerArray)
     assert [m.id for m in got.markers] == [0, 1, 2]
     assert all(p.x == 1.0 for m in got.markers for p in m.points)
+
+
+def test_values_of_another_width_and_short_heads_are_refused():
+    """A ragged slot's values of another width (x, y for a Point's x, y, z; a flat list of
+    numbers) raise ValueError with either filler (numpy's shape mismatch; the compiled one
+    leaves such values to it), and so does a head without its count."""
+    def template_at(phase):
+        return build('visualization_msgs/msg/Marker', {'points': [Slot('points')] * 2},
+                     phase=phase)
+    head = serialize('visualization_msgs/msg/MarkerArray', {'markers': []})
+    one = np.zeros(1, np.intp)
+    for flat, starts in ((np.ones((2, 2)), [0]), (np.ones(6), [0])):
+        with pytest.raises(ValueError):
+            messages_with_elements([head], [[Run([template_at], one, {'points': ragged(
+                flat, starts)})]])
+    with pytest.raises(ValueError, match='head'):
+        messages_with_elements([head[:6]], [[]])
+
+
+def test_the_compiled_filler_fills_plain_values_itself(both_fillers, monkeypatch):
+    """With the compiled filler, rows of values and ragged values never go through numpy's
+    assignment (which would hide a filler that refuses everything)."""
+    if both_fillers != 'compiled':
+        pytest.skip('the compiled filler only')
+    from ros_sim_bridge.ros import cdr_template
+
+    def numpy_path(*args, **kwargs):
+        raise AssertionError('a slot went through numpy')
+    monkeypatch.setattr(cdr_template, '_fill_run', numpy_path)
+
+    def template_at(phase):
+        return build('visualization_msgs/msg/Marker', {
+            'id': Slot('id'), 'pose': Slot('pose'), 'color': Slot('color'),
+            'points': [Slot('points')] * 3}, phase=phase)
+    head = serialize('visualization_msgs/msg/MarkerArray', {'markers': []})
+    n = 5
+    run = Run([template_at], np.zeros(n, np.intp), {
+        'id': np.arange(n), 'pose': np.tile([1.0, 2, 3, 0, 0, 0, 1], (n, 1)),
+        'color': np.broadcast_to(np.float32([0.5, 0.5, 0.5, 1]), (n, 4)),
+        'points': ragged(np.arange(3 * 3 * n, dtype=np.float64).reshape(-1, 3),
+                         np.arange(n) * 3)})
+    got = deserialize_message(bytes(messages_with_elements([head], [[run]])[0]), MarkerArray)
+    assert [m.id for m in got.markers] == list(range(n))
+    assert [p.x for p in got.markers[1].points] == [9.0, 12.0, 15.0]
+    assert got.markers[4].pose.position.y == 2.0 and got.markers[2].color.r == 0.5

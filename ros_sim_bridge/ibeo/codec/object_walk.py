@@ -18,7 +18,7 @@ _PATH = beside(__file__, LIBRARY)
 WALK = load_kernel(_PATH, 'sim_bridge_ibeo_object_walk',
                    [_p, _i, _i, _i, _i, _i, _i, _i, _i, _i, _p, _p, _p, _p], _i, abi=ABI)
 CONTOURS = load_kernel(_PATH, 'sim_bridge_ibeo_object_contours', [_p, _i, _p, _p, _i, _i, _p],
-                       None) if WALK is not None else None
+                       None, abi=ABI, abi_symbol='sim_bridge_ibeo_object_walk_abi')
 #: whether the decoders use the compiled walk (tests set it False for the Python one)
 NATIVE = WALK is not None and CONTOURS is not None
 
@@ -31,6 +31,8 @@ def walk(body, pos: int, count: int, size: int, cnt_at: int, cnt_bytes: int,
     the kernel."""
     if not NATIVE:
         return None
+    if not 0 <= cnt_at <= size - cnt_bytes or cnt_bytes not in (1, 2) or point_size < 0:
+        raise ValueError(f'walk: count field {cnt_at}+{cnt_bytes} outside an object of {size}')
     raw = np.frombuffer(body, np.uint8)
     n = len(raw)
     cap = max(0, min(count, (n - pos) // size if size else 0))

@@ -3,7 +3,8 @@
 Body = scan start time (NTP64) + object count (u16) + objects; each object is a 58-byte fixed
 part followed by its own contour list (Point2D int16 cm).  Every field is decoded in the
 unit the spec's table names (cm, cm/s, ms; the orientation's 1/100 deg fixed point → deg) into
-one :data:`OBJECT_DTYPE` array; contours are per-object (k, 2) arrays in cm.  The factors to SI
+one :data:`OBJECT_DTYPE` array; the contours, (k, 2) in cm, in one array (:class:`.contours.
+Contours`).  The factors to SI
 are in :mod:`.units` (docs/development.md, "Units rule"); ``ibeo/ros/conversions.py`` applies them.
 
 Real-world rules (SUPPLEMENT §3.3): orientation is 1/100 deg (spec v1.32); a velocity
@@ -106,13 +107,9 @@ def decode_objects(body, header=None) -> LuxObjectList:
     offsets, counts, wire, points, end = walked
     n = len(view)
     if len(offsets) < count:
-        raise CodecError(NAME, f'object {len(offsets)} of {count} needs bytes {end}..'
-                         f'{end + 58}, have {n}', field=f'objects[{len(offsets)}]',
-                         offset=end, kind=TRUNCATED)
+        raise _object_cut(len(offsets), count, end, n)
     if end > n:
-        raise CodecError(NAME, f'contour of object {count - 1} needs bytes up to {end}, have '
-                         f'{n}', field=f'objects[{count - 1}].contour', offset=n,
-                         kind=TRUNCATED)
+        raise _contour_cut(count, end, n)
     objects = _from_wire(wire.reshape(-1).view(WIRE_OBJECT_DTYPE), counts)
     pts = points.view(WIRE_POINT2D_DTYPE)
     xy = np.empty((len(pts), 2), np.float64)
@@ -121,6 +118,18 @@ def decode_objects(body, header=None) -> LuxObjectList:
 
 
 _CNT_AT = WIRE_OBJECT_DTYPE.fields['contour_count'][1]
+
+
+def _object_cut(i: int, count: int, pos: int, n: int) -> CodecError:
+    """Object ``i`` of ``count`` at ``pos`` runs past the body's ``n`` bytes (TRUNCATED)."""
+    return CodecError(NAME, f'object {i} of {count} needs bytes {pos}..{pos + 58}, have {n}',
+                      field=f'objects[{i}]', offset=pos, kind=TRUNCATED)
+
+
+def _contour_cut(count: int, end: int, n: int) -> CodecError:
+    """The last object's contour (of ``count`` objects) ends at ``end``, past ``n``."""
+    return CodecError(NAME, f'contour of object {count - 1} needs bytes up to {end}, have {n}',
+                      field=f'objects[{count - 1}].contour', offset=n, kind=TRUNCATED)
 
 
 def _decode_walking(view: bytes, start: int, count: int) -> LuxObjectList:
@@ -132,8 +141,7 @@ def _decode_walking(view: bytes, start: int, count: int) -> LuxObjectList:
     cnt_at = _CNT_AT
     for i in range(count):
         if pos + 58 > n:
-            raise CodecError(NAME, f'object {i} of {count} needs bytes {pos}..{pos + 58}, have {n}',
-                             field=f'objects[{i}]', offset=pos, kind=TRUNCATED)
+            raise _object_cut(i, count, pos, n)
         k = view[pos + cnt_at] | (view[pos + cnt_at + 1] << 8)
         if k == SINGLE_POINT_COUNT:
             k = 1
@@ -141,8 +149,7 @@ def _decode_walking(view: bytes, start: int, count: int) -> LuxObjectList:
         counts.append(k)
         pos += 58 + 4 * k
     if pos > n:
-        raise CodecError(NAME, f'contour of object {count - 1} needs bytes up to {pos}, have {n}',
-                         field=f'objects[{count - 1}].contour', offset=n, kind=TRUNCATED)
+        raise _contour_cut(count, pos, n)
     offsets = np.asarray(offsets, np.int64)
     counts = np.asarray(counts, np.int64)
     raw = np.frombuffer(view, np.uint8)

@@ -4,15 +4,15 @@
 Each object = a fixed part (132 B in 0x2225, 170 B in 0x2280, 164 B in 0x2281/0x2291) followed
 by its own contour (``count`` × Point2D float32) and, in 0x2281/0x2291, its property list
 (UINT16 count + typed entries, :mod:`.typed_values`).  The fixed parts are gathered in one go
-into a structured array (host byte order, the document's field names); contours are per-object
-(k, 2) float32 arrays.  In 0x2280 the two bytes 168..169 between "existence measurement" and
+into a structured array (host byte order, the document's field names); the contours, (k, 2)
+float32, in one array (:class:`.contours.Contours`).  In 0x2280 the two bytes 168..169 between "existence measurement" and
 the contour (offset 170) are not described by the document: they are skipped.
 """
 from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -192,18 +192,15 @@ assert all(OBJECT_LAYOUT[t] == (spec[3], spec[1].itemsize, spec[1].fields['conto
 _U16 = struct.Struct('>H')
 
 
-def _walked(data_type: int, body) -> Optional[tuple]:
+def _walked(data_type: int, body) -> tuple:
     """(list header, the objects' fixed parts as records, contours) of a list without
-    properties by the compiled walk (:mod:`.object_walk`): the records and errors of
-    :func:`.body_sizes.walk_objects`; None without the kernel."""
+    properties by the compiled walk (:mod:`.object_walk`, which must be there): the records
+    and errors of :func:`.body_sizes.walk_objects`."""
     head_st, size, cnt_at, _ = OBJECT_LAYOUT[data_type]
     head = list_head(data_type, body)
     count, n = head[-1], len(body)
-    walked = object_walk.walk(body, head_st.size, count, size, cnt_at, 1, True, -1,
-                              CONTOUR_POINT_SIZE)
-    if walked is None:
-        return None
-    offsets, counts, wire, points, end = walked
+    offsets, counts, wire, points, end = object_walk.walk(
+        body, head_st.size, count, size, cnt_at, 1, True, -1, CONTOUR_POINT_SIZE)
     k = len(offsets)
     if end > n:
         raise contour_cut(k - 1, int(counts[-1]), end, n)
@@ -229,10 +226,9 @@ def _decode(data_type: int, body) -> EcuObjectList:
         within = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
         xy = raw[(starts + 8 * within)[:, None] + np.arange(8)].view(
             _POINT.fields['x'][0]).astype(np.float32)          # (x, y) rows: _POINT's fields
-        bounds = np.cumsum(counts).tolist()
-        contours = [xy[a:b] for a, b in zip([0] + bounds, bounds)]
     else:
-        wire, contours = np.zeros(0, wire_dt), []
+        wire, xy = np.zeros(0, wire_dt), np.zeros((0, 2), np.float32)
+    contours = Contours(xy.reshape(-1, 2), counts)
     objects = wire.astype(host_dt)
     if data_type in (OBJECTS_2225, OBJECTS_2280):
         return cls(head[0], objects, contours)

@@ -333,7 +333,8 @@ def objects_to_si(lst: lux_objects.LuxObjectList) -> CappedObjects:
 
 
 def _contours_to_si(contours, keep: int):
-    """The first ``keep`` contours in m: decoded :class:`~.objects.Contours` share one
+    """The first ``keep`` contours in m: decoded :class:`~ros_sim_bridge.ibeo.codec.contours.
+    Contours` share one
     (total, 2) array, scaled once (a Contours again); other sequences are scaled per contour
     (a list)."""
     if isinstance(contours, lux_objects.Contours):

@@ -25,7 +25,7 @@ from ros_sim_bridge.ros.cdr_template import (ElementTemplates, Run, Slot, build,
 from ros_sim_bridge.ros.markers_cdr import EMPTY_ARRAY, TYPE_NAME as MARKER_ARRAY, MarkerCdr
 from ros_sim_bridge.ros.markers_cdr import duration as marker_duration
 from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
-from .lux_cdr import class_names, id_class_texts, label_items
+from .lux_cdr import class_names, contours_xyz, id_class_texts, label_items
 from ros_sim_bridge.ros.stamps import ns_to_sec_nanosec
 
 NAN = float('nan')
@@ -432,7 +432,7 @@ class EcuCdr:
                                u8=np.array([f['mid_scan_ntp'] for f in fields],
                                            np.uint64)[:, None, None])
         values = {d.str: a[:, :, None] for d, a in t.by_dtype.items()}     # slot name: dtype
-        xyz, lengths = _contours_xyz(t.contours)
+        xyz, lengths = contours_xyz(t.contours)
         first = np.cumsum(lengths) - lengths
         values['contour'] = ragged(xyz, first)
         if any(t.properties):               # properties are baked in: a template per object
@@ -546,27 +546,6 @@ def _scanner_gather(info: np.dtype) -> tuple:
             index += range(at, at + dtype.itemsize)
         columns[slot] = (start, len(index), dtype, 8 if slot == 'res' else 1)
     return np.array(index, np.intp), columns
-
-
-def _contours_xyz(contours) -> tuple:
-    """The (k, 2) contours as one (K, 3) float64 array of points (z = 0), and each one's k
-    (decoded :class:`Contours`: from their one array)."""
-    if isinstance(contours, Contours):
-        xyz = np.zeros((len(contours.points), 3))
-        xyz[:, :2] = contours.points
-        return xyz, contours.counts.astype(np.intp)
-    lengths = np.fromiter(map(len, contours), np.intp, len(contours))
-    try:
-        xy = np.concatenate(contours) if len(contours) else np.zeros((0, 2))
-    except ValueError:
-        xy = None
-    if xy is None or xy.shape != (int(lengths.sum()), 2):
-        contours = [np.asarray(c, np.float64).reshape(-1, 2) for c in contours]
-        lengths = np.array([len(c) for c in contours], np.intp)
-        xy = np.concatenate(contours) if contours else np.zeros((0, 2))
-    xyz = np.zeros((len(xy), 3))
-    xyz[:, :2] = xy
-    return xyz, lengths
 
 
 _LIST_TYPES = {n: t for n, t in field_types(_OBJECT_LIST).items()

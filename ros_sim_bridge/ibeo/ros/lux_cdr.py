@@ -22,6 +22,7 @@ from builtin_interfaces.msg import Duration
 
 from ros_sim_bridge.core.native import beside, load_kernel
 from ros_sim_bridge.ibeo.codec import objects as lux_objects
+from ros_sim_bridge.ibeo.codec.contours import Contours
 from ros_sim_bridge.ibeo.codec import units
 from ros_sim_bridge.ros.cdr_template import (ElementTemplates, Run, Slot, TextSlot, build,
                                              messages_with_elements, ragged, small_unique)
@@ -160,13 +161,14 @@ def scan_info(scan, stamp, frame: str, *, device_id: int = 0,
 
 def contours_xyz(contours) -> tuple:
     """(k, 2) contours as one (K, 3) float64 array (z = 0) and each one's k (decoded
-    :class:`~.objects.Contours`: from their one array, no loop over the objects)."""
-    if isinstance(contours, lux_objects.Contours):
+    :class:`~ros_sim_bridge.ibeo.codec.contours.Contours`: from their one array, no loop over
+    the objects; else any sequence of arrays of x, y pairs)."""
+    if isinstance(contours, Contours):
         lengths = contours.counts.astype(np.intp)
         points = [contours.points[:int(lengths.sum())]]
     else:
-        lengths = np.fromiter(map(len, contours), np.intp, len(contours))
         points = [np.asarray(c, np.float64).reshape(-1, 2) for c in contours]
+        lengths = np.fromiter(map(len, points), np.intp, len(points))
     xyz = np.zeros((int(lengths.sum()), 3))
     if len(xyz):
         xyz[:, :2] = np.concatenate(points).reshape(-1, 2)
@@ -200,6 +202,9 @@ def id_class_texts(ids, classification, name_of=lux_objects.classification_name,
     objects)."""
     ids = np.asarray(ids).astype(np.int64).reshape(-1)
     _, index, names = class_names(classification, name_of)
+    if len(index) != len(ids) or (len(ids) and int(ids.min()) < 0):
+        raise ValueError(f'label texts: {len(ids)} ids (≥ 0) need as many classes, '
+                         f'not {len(index)}')
     raw = [name.encode() for name in names]
     pool = np.frombuffer(b''.join(raw), np.uint8)
     size = np.array([len(b) for b in raw], np.intp)
