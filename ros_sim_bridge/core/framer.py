@@ -42,7 +42,9 @@ from ros_sim_bridge.core.binary import BAD_MAGIC, OVERSIZED, TRUNCATED, CodecErr
 
 @dataclass(frozen=True)
 class Frame:
-    """One complete message: its header bytes and its body bytes (a memoryview-free copy).
+    """One complete message: its header bytes and its body bytes (a copy; with the framer's
+    ``views``, a read-only memoryview of the read when that read, ``bytes``, held the whole
+    body: no copy).
 
     ``parsed``: the decoded header when ``body_size`` returned one (else None); ``record``:
     what ``check_body`` returned (else None), so that nothing is decoded twice.
@@ -92,14 +94,16 @@ class MagicFramer:
     stream's start or where the previous message ended) is one OVERSIZED event and its body is
     dropped by its declared size (:meth:`_skip_oversized`); out of sync it is a false sync
     like any implausible header.  ``describe(parsed) -> str`` (optional) names a message in
-    error texts (e.g. its data type).
+    error texts (e.g. its data type).  ``views`` (optional): a body that lies whole in one
+    read of ``bytes`` is handed on as a read-only memoryview of it (:class:`Frame`), for
+    consumers that take any buffer.
     """
 
     def __init__(self, name: str, magic: Union[bytes, Sequence[bytes]], header_size: int,
                  body_size: Callable[[bytes], Any], max_body: int, *,
                  check_body: Optional[Callable[[Frame], Any]] = None,
                  search_window: bool = False, skip_oversized: bool = False,
-                 describe: Callable[[Any], str] = lambda parsed: 'a'):
+                 describe: Callable[[Any], str] = lambda parsed: 'a', views: bool = False):
         self.name = name
         self.magics = (magic,) if isinstance(magic, (bytes, bytearray)) else tuple(magic)
         if not self.magics or len({len(m) for m in self.magics}) != 1:
@@ -112,6 +116,7 @@ class MagicFramer:
         self.search_window = search_window
         self.skip_oversized = skip_oversized
         self.describe = describe
+        self.views = views
         self._buf = bytearray()     # from the magic word of the message being collected on
         # (header bytes, body size, parsed header) of the message being collected
         self._pending: Optional[tuple[bytes, int, Any]] = None
@@ -191,8 +196,14 @@ class MagicFramer:
         return int(parsed.size), parsed
 
     def feed(self, data: bytes) -> list[Event]:
-        self._buf += data
         events: list[Event] = []
+        if type(data) is bytes and not self._skip_left and self._crossing is None:
+            used = self._in_place(data, events)
+            if used:
+                if used == len(data) and not self._buf:
+                    return events
+                data = memoryview(data)[used:]
+        self._buf += data
         hs = self.header_size
         while True:
             if self._skip_left:
@@ -258,6 +269,71 @@ class MagicFramer:
                 self._false_sync()
             else:
                 self._consume(end)
+
+    def _in_place(self, data: bytes, events: list[Event]) -> int:
+        """Frame the whole messages at the front of ``data`` (an immutable read) where they
+        lie: no copy into the buffer; each body a copy of its bytes, or with ``views`` a
+        read-only view of ``data`` (no copy at all).  The first one's header may be the whole
+        buffer (the read before ended with it).  Only what :meth:`feed`'s loop would frame
+        without a search: a magic word inside a header's own bytes, an implausible or
+        oversized header, or a body that holds a magic word and is not followed by a complete
+        plausible header in ``data`` stops here, and the loop takes the bytes from there on (a
+        header parsed here is its pending one, not parsed again); a body ``check_body``
+        refuses goes to the buffer and is handled as the loop handles it.  Returns how many
+        bytes of ``data`` were taken."""
+        hs, magic, m = self.header_size, self.magic, len(self.magic)
+        at, header = 0, None
+        if self._pending is not None:
+            header, size, parsed = self._pending
+            if len(self._buf) != hs or (header + data[:m - 1]).find(magic, m) >= 0:
+                return 0
+            start = 0                            # the header is the buffer
+        elif self._buf:
+            return 0
+        while True:
+            if header is None:
+                if len(data) - at < hs or not data.startswith(self.magics, at) or \
+                        data.find(magic, at + m, at + hs + m - 1) >= 0:
+                    return at
+                header = data[at:at + hs]
+                try:
+                    size, parsed = self._parse(header)
+                except CodecError:
+                    return at
+                if not 0 <= size <= self.max_body:
+                    return at
+                # as the loop leaves a header it parsed (in sync, after its magic word)
+                self._tail = b''
+                self._false_sync_bytes = self._garbage_run = False
+                self._pending = (header, size, parsed)
+                self._window_from = m
+                start = at + hs
+            end = start + size
+            if len(data) < end:
+                return at
+            if self.search_window:
+                after = data[end:end + hs]
+                followed = len(after) == hs and after.startswith(self.magics) and \
+                    self._plausible(after) is not None
+                if not followed and data.find(magic, start, end + m - 1) >= 0:
+                    return at
+            body = memoryview(data)[start:end] if self.views else data[start:end]
+            event = self._checked(Frame(header, body, parsed))
+            events.append(event)
+            if isinstance(event, Rejected):      # the loop's handling, on the buffer
+                self._buf += memoryview(data)[at if start else 0:]
+                if self._may_hold_message(hs + size):
+                    self._false_sync()
+                else:
+                    self._consume(hs + size)
+                return len(data)
+            if self.search_window:               # the message's last header_size - 1 bytes
+                self._tail = (bytes(data[end - hs + 1:end]) if size >= hs - 1 else
+                              (header + data[start:end])[1 - hs:])
+            self._buf.clear()
+            self._pending = self._crossing = None
+            self._in_sync = True
+            at, header = end, None
 
     def finish(self) -> list[Event]:
         """Call when the stream ended (before :meth:`cut_short`): a complete message held only

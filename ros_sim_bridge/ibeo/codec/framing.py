@@ -93,7 +93,8 @@ def make_framer(max_body: int = DEFAULT_MAX_BODY, *, name: str = 'ibeo',
     """A MagicFramer for Ibeo streams: frames carry ``frame.parsed`` (IbeoHeader) and, with
     ``decode``, ``frame.record`` (:func:`decode_body`).  Implausible headers resynchronise at
     the next byte (:func:`check_plausible`); ``plausibility=False`` trusts every magic word
-    (and turns the window search off)."""
+    (and turns the window search off).  A body that lies whole in one read is a view of it
+    (the framer's ``views``: the decoders take any buffer), not a copy."""
     def body_size(raw: bytes) -> IbeoHeader:
         header = decode_header(raw)
         if plausibility:
@@ -102,7 +103,8 @@ def make_framer(max_body: int = DEFAULT_MAX_BODY, *, name: str = 'ibeo',
 
     return MagicFramer(name, MAGIC_BYTES, HEADER_SIZE, body_size, max_body,
                        check_body=decode_body if decode else None,
-                       search_window=plausibility, skip_oversized=True, describe=describe)
+                       search_window=plausibility, skip_oversized=True, describe=describe,
+                       views=True)
 
 
 def describe(header: IbeoHeader) -> str:
