@@ -106,3 +106,31 @@ def test_a_message_framed_whole_ends_a_garbage_run():
     events = f.feed(junk) + f.whole(msg(b'a')) + f.feed(junk) + f.feed(msg(b'b'))
     assert frames(events) == [b'a', b'b']
     assert [e.kind for e in errors(events)] == [BAD_MAGIC, BAD_MAGIC]
+
+
+def test_whole_messages_in_one_read_are_framed_in_place_and_with_views_not_copied():
+    # a read of bytes holding whole messages: framed where they lie (the loop's buffer holds
+    # only what follows); with views each body is a read-only view of that read, and every
+    # split of the stream gives the same frames and errors as the framer without views
+    def searching(views):
+        return MagicFramer('test', MAGIC, 9, body_size, 1000, search_window=True, views=views)
+    stream = (msg(b'one') + msg(b'x' * 40) + b'junk' + msg(b'a' + MAGIC + b'b') + msg(b'') +
+              msg(b'three'))
+    f = searching(True)
+    events = f.feed(stream)
+    first = events[0].body
+    assert isinstance(first, memoryview) and first.readonly and first.obj is stream
+    assert f.buffered == 0
+    assert isinstance(searching(True).feed(bytearray(stream))[0].body, bytes)  # may change
+    want = [(type(e).__name__, bytes(e.body) if isinstance(e, Frame) else e.kind)
+            for e in searching(False).feed(stream)]
+    for views in (False, True):
+        for cut in range(len(stream) + 1):
+            for second_cut in (cut, min(len(stream), cut + 13)):
+                g = searching(views)
+                got = (g.feed(stream[:cut]) + g.feed(stream[cut:second_cut]) +
+                       g.feed(stream[second_cut:]) + g.finish())
+                assert [(type(e).__name__, bytes(e.body) if isinstance(e, Frame) else e.kind)
+                        for e in got] == want, (views, cut, second_cut)
+    assert [w[1] for w in want if w[0] == 'Frame'] == [b'one', b'x' * 40,
+                                                       b'a' + MAGIC + b'b', b'', b'three']

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -154,7 +154,8 @@ class EcuScan2204(EcuScan):
     DATA_TYPE = SCAN_2204
 
 
-def _decode(data_type: int, body, grouped: bool = False) -> EcuScan:
+def _decode(data_type: int, body, grouped: bool = False,
+            points_out: Optional[Callable[[int], np.ndarray]] = None) -> EcuScan:
     start, end_off, flags, number, n_points, n_infos = unpack_from(_HEADER, body, 0, NAME,
                                                                    'scan_header')
     wire_info, info = _INFO[data_type]
@@ -166,7 +167,9 @@ def _decode(data_type: int, body, grouped: bool = False) -> EcuScan:
         points, non_finite, groups = host_points_grouped(wire)
         return cls(start, end_off, flags, number, infos.astype(info), points, non_finite,
                    tuple(groups))
-    return cls(start, end_off, flags, number, infos.astype(info), *host_points(wire))
+    out = points_out(n_points) if points_out is not None and \
+        flags & SCAN_FLAG_VEHICLE_COORDINATES else None
+    return cls(start, end_off, flags, number, infos.astype(info), *host_points(wire, out=out))
 
 
 #: The compiled point swap (``ecu_points.c``, built by CMake beside this module) and the
@@ -179,17 +182,27 @@ KERNEL = load_kernel(beside(__file__, LIBRARY), 'sim_bridge_ecu_points',
                      abi=ABI)
 
 
-def host_points(wire: np.ndarray, native: bool = True) -> tuple[np.ndarray, int]:
+def host_points(wire: np.ndarray, native: bool = True, out: Optional[np.ndarray] = None
+                ) -> tuple[np.ndarray, int]:
     """(points in :data:`POINT_DTYPE`, how many have a NaN or infinite x, y or z) of the wire
     points: ``wire.astype`` with the padding bytes zero (the clouds carry the array's bytes as
     they are, and a cloud must be the same bytes each time it is made from the same message).
     The hot path: one pass of the compiled kernel, which counts them on the way; else numpy's
-    word swaps and a count of its own."""
+    word swaps and a count of its own.  ``out``: a contiguous POINT_DTYPE array of
+    ``len(wire)`` points to write them to (e.g. inside a message being built), else a new one."""
+    if out is not None and (out.dtype != POINT_DTYPE or len(out) != len(wire)
+                            or not out.flags.c_contiguous or not out.flags.writeable):
+        raise ValueError('out must be a writable, contiguous POINT_DTYPE array of the same '
+                         'length')
     if KERNEL is None or not native or not wire.flags.c_contiguous:
-        out = to_host_order(wire, POINT_DTYPE)
-        finite = np.isfinite(out['x']) & np.isfinite(out['y']) & np.isfinite(out['z'])
-        return out, len(out) - int(np.count_nonzero(finite))
-    out = np.empty(len(wire), POINT_DTYPE)
+        points = to_host_order(wire, POINT_DTYPE)
+        finite = np.isfinite(points['x']) & np.isfinite(points['y']) & np.isfinite(points['z'])
+        if out is not None:
+            out[...] = points
+            points = out
+        return points, len(points) - int(np.count_nonzero(finite))
+    if out is None:
+        out = np.empty(len(wire), POINT_DTYPE)
     return out, KERNEL(wire.ctypes.data, len(wire), out.ctypes.data) if len(wire) else 0
 
 
@@ -265,6 +278,15 @@ def decode_scan_2205(body, header=None) -> EcuScan:
 def decode_scan_2204(body, header=None) -> EcuScan2204:
     """Decode a 0x2204 body (§8)."""
     return _decode(SCAN_2204, body)
+
+
+def decode_scan_into(data_type: int, body, points_out: Callable[[int], np.ndarray]
+                     ) -> EcuScan:
+    """Decode a 0x2205 or 0x2204 body; a scan in vehicle coordinates gets its n host-order
+    points written to ``points_out(n)`` (e.g. :meth:`~ros_sim_bridge.ros.pointcloud_cdr.
+    CloudCdr.points`: inside the message that publishes them), one in scanner coordinates a
+    new array as :func:`decode_scan_2205` gives."""
+    return _decode(data_type, body, points_out=points_out)
 
 
 def decode_scan_grouped(data_type: int, body) -> EcuScan:

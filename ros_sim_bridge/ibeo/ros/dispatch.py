@@ -36,6 +36,7 @@ from ros_sim_bridge.ibeo.ros import conversions as convert
 from ros_sim_bridge.ibeo.ros import ecu_conversions as ecu
 from ros_sim_bridge.ibeo.ros import lux_cdr
 from ros_sim_bridge.ros.diagnostics import Diagnostics, StreamStats
+from ros_sim_bridge.ros.pointcloud import host_order
 from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage, CloudCdr, pointcloud2_cdr
 from ros_sim_bridge.ros.qos import DATA, LATCHED
 from ros_sim_bridge.ros.stamps import ns_to_sec_nanosec, ns_to_stamp
@@ -77,6 +78,10 @@ class DataDispatch:
         self.markers = lux_cdr.LuxMarkers(lifetime_s=p.marker_lifetime)
         self.object_caps = convert.ObjectCaps(p.max_objects, p.max_contour_points)
         self.ecu = self.ecu_converter()
+        if host_order(scan_ecu.POINT_DTYPE):     # ECU scans in vehicle coordinates: their
+            # points decoded into the message that publishes them (no copy afterwards)
+            self.ecu.cloud_cdr = CloudCdr(scan_ecu.POINT_DTYPE, p.vehicle_frame_id)
+            session.decode_points_into(self.ecu.cloud_cdr.points)
         self._half = None                        # (cloud, stamp) of the waiting 8-layer half
         self.static_transforms: dict = {}        # child frame → TransformStamped (ECU mounts)
         # session events → handlers (``handlers``: the command replies'); decoded records by
