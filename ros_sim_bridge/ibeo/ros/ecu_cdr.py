@@ -349,14 +349,14 @@ class EcuCdr:
         index, columns = _scanner_gather(sc.dtype)
         rows = np.ascontiguousarray(sc).view(np.uint8).reshape(n, sc.dtype.itemsize).take(
             index, axis=1)
-        slots = {slot: rows[:, a:b].view(dtype).reshape(-1, width)
+        slots = {slot: rows[:, a:b].view(dtype).reshape(-1).tolist()
                  for slot, (a, b, dtype, width) in columns.items()}
-        return self._fill(('scan_info', frame, n, full), 'ros_sim_bridge/msg/IbeoScanInfo',
-                          value, stamp=stamp,
-                          u16=_column([scan.DATA_TYPE, scan.scan_number], 'u2'),
-                          u8=int(device_id), u64=np.uint64(scan.start_ntp),
-                          u32=_column([scan.end_offset_us, scan.flags, len(scan.points)], 'u4'),
-                          **slots)
+        tmpl = self._template(('scan_info', frame, n, full), 'ros_sim_bridge/msg/IbeoScanInfo',
+                              value)
+        return CdrMessage(tmpl.type_name, (tmpl.packer().fill(   # a few numbers: by struct
+            stamp=stamp, u16=(int(scan.DATA_TYPE), int(scan.scan_number)),
+            u8=(int(device_id),), u64=(int(scan.start_ntp),),
+            u32=(int(scan.end_offset_us), int(scan.flags), len(scan.points)), **slots),))
 
     def _with_data(self, key: tuple, type_name: str, value, data, **slots) -> CdrMessage:
         """A message whose last field is a ``uint8[]``: its template with that field empty
