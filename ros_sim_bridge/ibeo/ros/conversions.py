@@ -189,16 +189,18 @@ class CloudBuilder:
 
     def build_wire(self, scan: lux_scan.LuxScan, wire: np.ndarray, *, eight_layer: bool = False,
                    beam_tilt: float = 0.0, upside_down: Optional[bool] = None,
-                   alloc: Optional[Callable[[int], np.ndarray]] = None) -> np.ndarray:
+                   alloc: Optional[Callable[[int], np.ndarray]] = None,
+                   selected: bool = False) -> np.ndarray:
         """CLOUD_DTYPE points from the wire points of ``scan`` (decode_scan_wire), filtered.
 
         8-layer scans: elevation tilted per mirror side as geometry.layer_elevations, layer
         field = layer + 4 · mirror side (0..3 front, 4..7 rear).  Every step is one numpy
         operation into a reused work array or straight into the output fields; ``alloc(n)``
         gives the output array (e.g. :meth:`~ros_sim_bridge.ros.pointcloud_cdr.CloudCdr.points`,
-        inside the message's own bytes), np.empty by default.
+        inside the message's own bytes), np.empty by default.  ``selected``: ``wire`` is what
+        :meth:`select` kept already.
         """
-        wire = np.ascontiguousarray(self.select(wire))
+        wire = np.ascontiguousarray(wire if selected else self.select(wire))
         n = len(wire)
         cloud = alloc(n) if alloc is not None else np.empty(n, CLOUD_DTYPE)
         self.nan_points = 0

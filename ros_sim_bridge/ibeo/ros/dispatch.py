@@ -213,16 +213,21 @@ class DataDispatch:
         self.diagnostics.bad_input(self._stats_for(ev.header.data_type), ev.error, now_ns)
 
     def _on_scan(self, ev: Scan, now_ns: int) -> None:
-        scan, wire, frame = ev.scan, ev.wire, self.p.frame_id
+        scan, wire = ev.scan, ev.wire
         stamp = self._record_stamp(scan, now_ns, ev)
         if ev.pairing == 'single':               # the points built inside the message's bytes
-            cloud = self.builder.build_wire(scan, wire, eight_layer=ev.eight_layer,
-                                            beam_tilt=ev.beam_tilt, alloc=self.cloud_cdr.points)
-            n = len(cloud)
+            # the scan info first, the points last: the small work before the big one
+            kept = self.builder.select(wire)
+            info = self._scan_info(ev, stamp, len(kept))
+            cloud = self.builder.build_wire(scan, kept, eight_layer=ev.eight_layer,
+                                            beam_tilt=ev.beam_tilt, alloc=self.cloud_cdr.points,
+                                            selected=True)
             cdr = self.cloud_cdr.message(cloud, stamp, is_dense=not self.builder.nan_points)
             del cloud
             self.pubs.points.publish(cdr)
-            published = 2
+            self.pubs.scan_info.publish(info)
+            self.stats[registry.SCAN].publish(2)
+            return
         else:
             cloud = self.builder.build_wire(scan, wire, eight_layer=True, beam_tilt=ev.beam_tilt)
             n = len(cloud)
@@ -234,11 +239,16 @@ class DataDispatch:
                 published += 1
             else:
                 self._half = (cloud, stamp)
-        self.pubs.scan_info.publish(lux_cdr.scan_info(
-            scan, stamp, frame, device_id=ev.header.device_id, scan_points=len(wire),
-            published_points=n, eight_layer=ev.eight_layer, beam_tilt=ev.beam_tilt,
-            sensor_time_offset=self.session.time_offset_s or 0.0).data)
+        self.pubs.scan_info.publish(self._scan_info(ev, stamp, n))
         self.stats[registry.SCAN].publish(published)
+
+    def _scan_info(self, ev: Scan, stamp, published_points: int) -> bytes:
+        """The LuxScanInfo of a scan event, ``published_points`` of its points in its cloud."""
+        return lux_cdr.scan_info(
+            ev.scan, stamp, self.p.frame_id, device_id=ev.header.device_id,
+            scan_points=len(ev.wire), published_points=published_points,
+            eight_layer=ev.eight_layer, beam_tilt=ev.beam_tilt,
+            sensor_time_offset=self.session.time_offset_s or 0.0).data
 
     def _publish_cloud(self, cloud, stamp) -> None:
         self.pubs.points.publish(pointcloud2_cdr(
