@@ -282,7 +282,7 @@ class MagicFramer:
         refuses goes to the buffer and is handled as the loop handles it.  Returns how many
         bytes of ``data`` were taken."""
         hs, magic, m = self.header_size, self.magic, len(self.magic)
-        at, header = 0, None
+        at, header, known = 0, None, None       # known: the next header, parsed already
         if self._pending is not None:
             header, size, parsed = self._pending
             if len(self._buf) != hs or (header + data[:m - 1]).find(magic, m) >= 0:
@@ -296,12 +296,15 @@ class MagicFramer:
                         data.find(magic, at + m, at + hs + m - 1) >= 0:
                     return at
                 header = data[at:at + hs]
-                try:
-                    size, parsed = self._parse(header)
-                except CodecError:
-                    return at
-                if not 0 <= size <= self.max_body:
-                    return at
+                if known is not None:
+                    size, parsed = known
+                else:
+                    try:
+                        size, parsed = self._parse(header)
+                    except CodecError:
+                        return at
+                    if not 0 <= size <= self.max_body:
+                        return at
                 # as the loop leaves a header it parsed (in sync, after its magic word)
                 self._tail = b''
                 self._false_sync_bytes = self._garbage_run = False
@@ -311,11 +314,12 @@ class MagicFramer:
             end = start + size
             if len(data) < end:
                 return at
+            known = None
             if self.search_window:
                 after = data[end:end + hs]
-                followed = len(after) == hs and after.startswith(self.magics) and \
-                    self._plausible(after) is not None
-                if not followed and data.find(magic, start, end + m - 1) >= 0:
+                if len(after) == hs and after.startswith(self.magics):
+                    known = self._parsed_plausible(after)
+                if known is None and data.find(magic, start, end + m - 1) >= 0:
                     return at
             body = memoryview(data)[start:end] if self.views else data[start:end]
             event = self._checked(Frame(header, body, parsed))
@@ -421,11 +425,16 @@ class MagicFramer:
 
     def _plausible(self, header: bytes) -> Optional[int]:
         """The body size a complete ``header`` announces; None when it is implausible."""
+        parsed = self._parsed_plausible(header)
+        return None if parsed is None else parsed[0]
+
+    def _parsed_plausible(self, header: bytes) -> Optional[tuple[int, Any]]:
+        """:meth:`_parse` of a complete ``header``; None when it is implausible."""
         try:
-            size, _ = self._parse(header)
+            size, parsed = self._parse(header)
         except CodecError:
             return None
-        return size if 0 <= size <= self.max_body else None
+        return (size, parsed) if 0 <= size <= self.max_body else None
 
     def _may_hold_message(self, end: int) -> bool:
         """True when a message may start in the buffer's bytes 1 to ``end``: a magic word there
