@@ -43,8 +43,8 @@ from ros_sim_bridge.core.binary import BAD_MAGIC, OVERSIZED, TRUNCATED, CodecErr
 @dataclass(frozen=True)
 class Frame:
     """One complete message: its header bytes and its body bytes (a copy; with the framer's
-    ``views``, a read-only memoryview of the read when that read, ``bytes``, held the whole
-    body: no copy).
+    ``views``, a read-only memoryview, no copy: of the read when that read, ``bytes``, held
+    the whole body, or of the buffer that collected a large one, never changed afterwards).
 
     ``parsed``: the decoded header when ``body_size`` returned one (else None); ``record``:
     what ``check_body`` returned (else None), so that nothing is decoded twice.
@@ -95,9 +95,14 @@ class MagicFramer:
     dropped by its declared size (:meth:`_skip_oversized`); out of sync it is a false sync
     like any implausible header.  ``describe(parsed) -> str`` (optional) names a message in
     error texts (e.g. its data type).  ``views`` (optional): a body that lies whole in one
-    read of ``bytes`` is handed on as a read-only memoryview of it (:class:`Frame`), for
-    consumers that take any buffer.
+    read of ``bytes`` is handed on as a read-only memoryview of it (:class:`Frame`), one of at
+    least :attr:`VIEW_MIN` bytes collected over several reads as one of the buffer that
+    collected it (the framer goes on in a new buffer), for consumers that take any buffer.
     """
+
+    #: with ``views``, a body of at least this many bytes that was collected over several
+    #: reads is handed on as a view of the buffer that collected it (no copy out of it)
+    VIEW_MIN = 1 << 16
 
     def __init__(self, name: str, magic: Union[bytes, Sequence[bytes]], header_size: int,
                  body_size: Callable[[bytes], Any], max_body: int, *,
@@ -261,10 +266,23 @@ class MagicFramer:
                     events.append(self._cut_error(self._crossing))
                     self._false_sync()
                     continue
-            with memoryview(self._buf) as view:   # one copy of the body, not two
-                body = bytes(view[hs:end])
-            event = self._checked(Frame(header, body, parsed))
-            events.append(event)
+            if self.views and size >= self.VIEW_MIN:
+                # the buffer is handed on with the body (a view of it, never resized again);
+                # the bytes after the message go on in a new one
+                held = self._buf
+                event = self._checked(Frame(header, memoryview(held).toreadonly()[hs:end],
+                                            parsed))
+                events.append(event)
+                if not isinstance(event, Rejected):
+                    self._buf = held[end:]
+                    self._consume(0, tail=held[max(0, end - hs + 1):end])
+                    continue
+                self._buf = bytearray(held)      # the loop's handling, on a copy
+            else:
+                with memoryview(self._buf) as view:   # one copy of the body, not two
+                    body = bytes(view[hs:end])
+                event = self._checked(Frame(header, body, parsed))
+                events.append(event)
             if isinstance(event, Rejected) and self._may_hold_message(end):
                 self._false_sync()
             else:
@@ -409,10 +427,12 @@ class MagicFramer:
         self._tail, self._garbage_run, self._false_sync_bytes = b'', False, False
         return [self._checked(Frame(header, bytes(data[hs:]), parsed))]
 
-    def _consume(self, end: int) -> None:
-        """The message being collected (``end`` bytes) is handled: drop it."""
+    def _consume(self, end: int, tail: Optional[bytes] = None) -> None:
+        """The message being collected (``end`` bytes) is handled: drop it (``tail``: its
+        last bytes when the buffer holds none of it any more)."""
         if self.search_window:
-            self._tail = bytes(self._buf[max(0, end - self.header_size + 1):end])
+            self._tail = bytes(self._buf[max(0, end - self.header_size + 1):end]
+                               if tail is None else tail)
         del self._buf[:end]
         self._pending = None
         self._crossing = None
