@@ -51,7 +51,7 @@ from ros_sim_bridge.ibeo.codec import registry
 from ros_sim_bridge.ibeo.codec import scan as lux_scan
 from ros_sim_bridge.ibeo.codec import set_filter as sf
 from ros_sim_bridge.ibeo.codec import units
-from ros_sim_bridge.ibeo.codec.framing import make_framer
+from ros_sim_bridge.ibeo.codec.framing import body_decoder, make_framer
 from ros_sim_bridge.ibeo.codec.header import DEFAULT_MAX_BODY, IbeoHeader, encode_message
 
 #: Sensor clocks before 2000-01-01 are unset (seconds since power-up), SUPPLEMENT §3.3.
@@ -298,6 +298,11 @@ class LuxSession:
     def _note_clock(self, ntp: int, now_ns: int) -> None:
         self.sensor_clock_set = self.clock_is_set(ntp)
         self.time_offset_s = (ntp64_to_unix_ns(ntp) - now_ns) / 1e9
+
+    def decode_points_into(self, points_out) -> None:
+        """ECU scans in vehicle coordinates get their points decoded into ``points_out(n)``
+        (:func:`~.codec.framing.body_decoder`), e.g. inside the message that publishes them."""
+        self.framer.check_body = body_decoder(points_out)
 
     # --- data ----------------------------------------------------------------------------
     def receive_data(self, data: bytes, now_ns: int) -> list[Event]:

@@ -282,6 +282,59 @@ class CdrTemplate:
     def __len__(self) -> int:
         return len(self.data)
 
+    def packer(self) -> 'SlotPacker':
+        """This template's :class:`SlotPacker` (made on first use)."""
+        packer = self.__dict__.get('_packer')
+        if packer is None:
+            packer = self._packer = SlotPacker(self)
+        return packer
+
+
+#: struct codes of the slot dtypes (standard sizes, little-endian)
+_STRUCT_CODES = {('i', 1): 'b', ('i', 2): 'h', ('i', 4): 'i', ('i', 8): 'q', ('u', 1): 'B',
+                 ('u', 2): 'H', ('u', 4): 'I', ('u', 8): 'Q', ('f', 4): 'f', ('f', 8): 'd',
+                 ('b', 1): '?'}
+
+
+class SlotPacker:
+    """:meth:`CdrTemplate.fill` by ``struct`` for a message whose slots hold a few numbers
+    (a scan's info, a header): one ``pack_into`` per run of adjacent slot elements into a copy
+    of the template's bytes, the same bytes as :meth:`CdrTemplate.fill` gives (several times
+    faster than numpy views there).  ``names``: only these slots (the others keep the
+    template's bytes, for the caller to fill)."""
+
+    def __init__(self, template: CdrTemplate, names: Optional[tuple] = None):
+        self.data = template.data
+        slots = {name: template.slots[name] for name in (names or template.slots)}
+        elements = sorted((4 + i * dtype.itemsize, _STRUCT_CODES[dtype.kind, dtype.itemsize],
+                           dtype.itemsize, name, pos)
+                          for name, (dtype, index) in slots.items()
+                          for pos, i in enumerate(index.reshape(-1).tolist()))
+        runs: list = []                          # [offset, end, codes, sources]
+        for offset, code, size, name, pos in elements:
+            if not runs or runs[-1][1] != offset:
+                runs.append([offset, offset, '<', []])
+            run = runs[-1]
+            run[1], run[2] = offset + size, run[2] + code
+            run[3].append((name, pos))
+        self._runs = [(struct.Struct(codes), offset, tuple(sources))
+                      for offset, _, codes, sources in runs]
+        self._sizes = tuple((name, index.size) for name, (_, index) in slots.items())
+
+    def fill(self, **values) -> bytearray:
+        """The message with each slot ``name`` set from ``values[name]``: a sequence of its
+        elements' values, rows first, or of one row's for all (every slot packed given)."""
+        for name, size in self._sizes:
+            given = values[name]
+            if len(given) != size:
+                if not given or size % len(given):
+                    raise ValueError(f'slot {name!r} holds {size} values, not {len(given)}')
+                values[name] = list(given) * (size // len(given))
+        out = bytearray(self.data)
+        for packing, offset, sources in self._runs:
+            packing.pack_into(out, offset, *[values[name][pos] for name, pos in sources])
+        return out
+
 
 class _Writer:
     def __init__(self):

@@ -88,20 +88,21 @@ def pointcloud2_cdr(points: np.ndarray, frame_id: str, stamp_ns: int, *,
 def _new_bytes():
     """CPython's ``PyBytes_FromStringAndSize(NULL, n)``: a new bytes object of ``n`` bytes
     whose contents its creator writes before anyone else sees it (the C API's contract for
-    building bytes in place), and the address of its contents."""
+    building bytes in place), the address of its contents, and ctypes' uint8 (ctypes imported
+    by the first CloudCdr, not with this module)."""
     import ctypes
     api = ctypes.pythonapi
     new = api.PyBytes_FromStringAndSize
     new.restype, new.argtypes = ctypes.py_object, (ctypes.c_void_p, ctypes.c_ssize_t)
     address = api.PyBytes_AsString
     address.restype, address.argtypes = ctypes.c_void_p, (ctypes.py_object,)
-    return new, address
+    return new, address, ctypes.c_uint8
 
 
 class CloudCdr:
     """PointCloud2 messages of ``dtype`` points in ``frame_id`` built where they are
     published: :meth:`points` gives a writable array of n points inside the bytes of a new
-    message (a builder writes the points there, nothing copies them afterwards),
+    message (a builder or decoder writes the points there, nothing copies them afterwards),
     :meth:`message` sets the stamp and sizes and hands the ``bytes`` over
     (``publisher.publish`` takes them as they are).  One message at a time, one thread."""
 
@@ -110,32 +111,40 @@ class CloudCdr:
         if not host_order(self.dtype):
             raise ValueError(f'{self.dtype} is not in host byte order')
         self.frame_id = frame_id
-        self._head, self._stamp_at, self._width_at, self._row_step_at = _head_template(
+        head, self._stamp_at, self._width_at, self._row_step_at = _head_template(
             self.dtype, frame_id)
-        self._new, self._address = _new_bytes()
+        self._head = np.frombuffer(head, np.uint8)
+        self._new, self._address, self._u8 = _new_bytes()
         self._msg = None
         self._view = None
+        self._points = None
 
     def points(self, n: int) -> np.ndarray:
         """A writable array of ``n`` points in a new message (the earlier one not handed over
-        is dropped)."""
+        is dropped; an array of it keeps its memory until the array goes)."""
         head = len(self._head)
         size = head + n * self.dtype.itemsize + 1
         msg = self._new(None, size)              # > 1 byte: never a shared singleton
-        view = np.ctypeslib.as_array((np.ctypeslib.ctypes.c_uint8 * size).from_address(
-            self._address(msg)))
-        view[:head] = np.frombuffer(self._head, np.uint8)
-        self._msg, self._view = msg, view
-        return view[head:size - 1].view(self.dtype)
+        memory = (self._u8 * size).from_address(self._address(msg))
+        memory.msg = msg                         # alive while a view of it is
+        view = np.frombuffer(memory, np.uint8)
+        view[:head] = self._head
+        points = view[head:size - 1].view(self.dtype)
+        self._msg, self._view, self._points = msg, view, points
+        return points
+
+    def holds(self, points: np.ndarray) -> bool:
+        """True when ``points`` is the array last returned by :meth:`points`, its message not
+        handed over yet."""
+        return points is self._points and self._msg is not None
 
     def message(self, points: np.ndarray, stamp, *, is_dense: bool = True) -> bytes:
         """The message holding ``points`` (the array last returned by :meth:`points`), stamped
         ``stamp`` ((sec, nanosec))."""
         view, msg = self._view, self._msg
-        if view is None or points.dtype != self.dtype or \
-                len(self._head) + points.nbytes + 1 != len(view):
+        if not self.holds(points):
             raise ValueError('points is not the array last returned by points()')
-        self._msg = self._view = None
+        self._msg = self._view = self._points = None
         size = points.nbytes
         _STAMP.pack_into(view, self._stamp_at, *stamp)
         _U32.pack_into(view, self._width_at, len(points))

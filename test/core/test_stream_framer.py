@@ -106,3 +106,69 @@ def test_a_message_framed_whole_ends_a_garbage_run():
     events = f.feed(junk) + f.whole(msg(b'a')) + f.feed(junk) + f.feed(msg(b'b'))
     assert frames(events) == [b'a', b'b']
     assert [e.kind for e in errors(events)] == [BAD_MAGIC, BAD_MAGIC]
+
+
+def test_whole_messages_in_one_read_are_framed_in_place_and_with_views_not_copied():
+    # a read of bytes holding whole messages: framed where they lie (the loop's buffer holds
+    # only what follows); with views each body is a read-only view of that read, and every
+    # split of the stream gives the same frames and errors as the framer without views
+    def searching(views):
+        f = MagicFramer('test', MAGIC, 9, body_size, 1000, search_window=True, views=views)
+        f.VIEW_MIN = 8                          # a body collected over reads: a view too
+        return f
+    stream = (msg(b'one') + msg(b'x' * 40) + b'junk' + msg(b'a' + MAGIC + b'b') + msg(b'') +
+              msg(b'three'))
+    f = searching(True)
+    events = f.feed(stream)
+    first = events[0].body
+    assert isinstance(first, memoryview) and first.readonly and first.obj is stream
+    assert f.buffered == 0
+    assert isinstance(searching(True).feed(bytearray(stream))[0].body, bytes)  # may change
+    split = searching(True)
+    collected = (split.feed(stream[:20]) + split.feed(stream[20:40]) +
+                 split.feed(stream[40:70]))[1].body
+    assert bytes(collected) == b'x' * 40 and isinstance(collected.obj, bytearray)
+    want = [(type(e).__name__, bytes(e.body) if isinstance(e, Frame) else e.kind)
+            for e in searching(False).feed(stream)]
+    for views in (False, True):
+        for cut in range(len(stream) + 1):
+            for second_cut in (cut, min(len(stream), cut + 13)):
+                g = searching(views)
+                got = (g.feed(stream[:cut]) + g.feed(stream[cut:second_cut]) +
+                       g.feed(stream[second_cut:]) + g.finish())
+                assert [(type(e).__name__, bytes(e.body) if isinstance(e, Frame) else e.kind)
+                        for e in got] == want, (views, cut, second_cut)
+    assert [w[1] for w in want if w[0] == 'Frame'] == [b'one', b'x' * 40,
+                                                       b'a' + MAGIC + b'b', b'', b'three']
+
+
+def test_views_frame_refused_and_false_sync_bodies_as_copies_do():
+    # with views (bodies collected over reads handed on in their buffer), a body check_body
+    # refuses, one holding a plausible header, garbage between: every split of the stream
+    # gives the events the framer without views gives
+    from ros_sim_bridge.core.framer import Rejected
+
+    def check(frame):
+        if bytes(frame.body[:3]) == b'bad':
+            raise CodecError('test', 'refused', kind=BAD_MAGIC)
+        return len(frame.body)
+
+    def framer_of(views):
+        f = MagicFramer('test', MAGIC, 9, body_size, 1000, search_window=True, views=views,
+                        check_body=check)
+        f.VIEW_MIN = 8
+        return f
+    stream = (msg(b'ok' + b'y' * 30) + msg(b'bad' + msg(b'inner-message') + b'zz') + b'??' +
+              msg(b'bad' + b'q' * 20) + msg(b'ok' + b'w' * 12) + msg(b'tail'))
+
+    def seen(events):
+        return [(type(e).__name__, bytes((e.frame if isinstance(e, Rejected) else e).body)
+                 if not isinstance(e, CodecError) else e.kind) for e in events]
+    plain = framer_of(False)
+    want = seen(plain.feed(stream) + plain.finish())
+    assert ('Rejected', b'bad' + b'q' * 20) in want and ('Frame', b'inner-message') in want
+    for cut in range(len(stream) + 1):
+        for views in (False, True):
+            f = framer_of(views)
+            got = seen(f.feed(stream[:cut]) + f.feed(stream[cut:]) + f.finish())
+            assert got == want, (views, cut)

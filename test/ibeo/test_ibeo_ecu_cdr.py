@@ -303,3 +303,17 @@ def test_navsat_constants_are_sensor_msgs():
         assert getattr(conv, f'COVARIANCE_TYPE_{name}') == \
             getattr(NavSatFix, f'COVARIANCE_TYPE_{name}'), name
     assert ecu_cdr.SERVICE_GPS == NavSatStatus.SERVICE_GPS
+
+
+@pytest.mark.parametrize('cls,infos', [(se.EcuScan, se.INFO_2205_DTYPE),
+                                       (se.EcuScan2204, se.INFO_2204_DTYPE)])
+def test_scan_info_scanners_by_their_bytes_as_by_their_values(cls, infos, monkeypatch):
+    # the scanner slots filled by one byte gather from the infos (_scanner_bytes) give the
+    # bytes of the slots filled value by value (the path without a plan)
+    from ros_sim_bridge.ibeo.ros import ecu_cdr
+    record = scan(cls, infos, se.SCAN_FLAG_VEHICLE_COORDINATES)
+    assert record.scanners['mounting_yaw'].any()
+    gathered = bytes(ecu_cdr.EcuCdr().scan_info(record, (5, 7), 'base_link', 3).data)
+    monkeypatch.setattr(ecu_cdr.EcuCdr, '_scan_info_plans', {})
+    monkeypatch.setattr(ecu_cdr, '_scanner_bytes', lambda *args: None)
+    assert bytes(ecu_cdr.EcuCdr().scan_info(record, (5, 7), 'base_link', 3).data) == gathered

@@ -873,3 +873,21 @@ def test_scan_in_scanner_coordinates_decoded_grouped_keeps_every_field():
                for k in S.INFO_2205_DTYPE.names)
     vehicle = S.encode_scan(S.EcuScan(1, 2, S.SCAN_FLAG_VEHICLE_COORDINATES, 3, infos, p))
     assert S.decode_scan_grouped(S.SCAN_2205, vehicle).groups is None   # one cloud: as sent
+
+
+@pytest.mark.parametrize('wire, host', [(S.WIRE_INFO_2205_DTYPE, S.INFO_2205_DTYPE),
+                                        (S.WIRE_INFO_2204_DTYPE, S.INFO_2204_DTYPE)])
+@pytest.mark.parametrize('n', [0, 1, 3])
+def test_scanner_infos_to_host_order_by_bytes_as_astype(wire, host, n):
+    # a scan's few scanner infos go to host order by one byte gather: every field's bytes as
+    # numpy's astype gives them (any bit pattern: NaN payloads too), padding zero
+    raw = np.random.default_rng(n).integers(0, 256, n * wire.itemsize, np.uint8).tobytes()
+    infos = np.frombuffer(raw, wire)
+    got, want = S._host_infos(infos, host), infos.astype(host)
+    assert got.dtype == host and len(got) == n
+    for name in host.names:
+        assert got[name].tobytes() == want[name].tobytes(), name
+    named = np.zeros(n, host)
+    for name in host.names:
+        named[name] = want[name]
+    assert got.tobytes() == named.tobytes()            # the bytes no field covers are zero

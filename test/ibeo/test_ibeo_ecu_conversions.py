@@ -109,6 +109,37 @@ def test_scan_frames_follow_the_coordinate_flag():
     assert from_pointcloud2(clouds[0])['device_id'].tolist() == [1, 1]
 
 
+@pytest.mark.parametrize('flags', [se.SCAN_FLAG_VEHICLE_COORDINATES, 0])
+def test_scan_decoded_into_its_message_converts_to_the_same_bytes(flags):
+    # the node decodes an ECU scan in vehicle coordinates into the message that publishes it
+    # (framer's points_out = CloudCdr.points): the converter hands that message on, the same
+    # bytes as a scan decoded as usual; one in scanner coordinates is decoded as usual
+    from ros_sim_bridge.ibeo.codec import framing
+    from ros_sim_bridge.ibeo.codec.registry import encode_record_message
+    from ros_sim_bridge.ros.pointcloud_cdr import CloudCdr
+    rng = np.random.default_rng(5)
+    pts = np.zeros(200, se.POINT_DTYPE)
+    pts['x'], pts['y'], pts['z'] = rng.normal(0, 20, (3, 200))
+    pts['x'][7] = np.nan                          # not dense
+    pts['device_id'] = rng.integers(10, 13, 200)
+    infos = se.make_scanners(3)
+    infos['device_id'] = [10, 11, 12]
+    wire = encode_record_message(se.EcuScan(5 << 32, 40_000, flags, 1, infos, pts), ntp=5 << 32)
+    plain = framing.make_framer().feed(wire)[0]
+    clouds = CloudCdr(se.POINT_DTYPE, 'base_link')
+    into = framing.make_framer(points_out=clouds.points).feed(wire)[0]
+    assert clouds.holds(into.record.points) == bool(flags)
+    assert into.record.non_finite == plain.record.non_finite == 1
+    conv = ec.IbeoToRos()
+    want = [(t, m.data) for t, m in conv.convert(plain.parsed, plain.record, STAMP)
+            if 'points' in t]
+    conv.cloud_cdr = clouds
+    got = [(t, m.data) for t, m in conv.convert(into.parsed, into.record, STAMP)
+           if 'points' in t]
+    assert got == want and len(got) == (1 if flags else 3)
+    assert not clouds.holds(into.record.points)
+
+
 def test_vehicle_state_odometry_units():
     s = ve.EcuVehicleState2807(distance_x=123456, distance_y=-5000, course_angle=0.5,
                                longitudinal_velocity=3.0, yaw_rate=0.1)

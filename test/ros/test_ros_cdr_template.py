@@ -95,6 +95,25 @@ def test_primitive_slots_of_every_size():
             msg.blueprint) == (70000, 3, 2.5, True, 1.25, 'x')
 
 
+def test_slot_packer_gives_the_bytes_of_fill():
+    # SlotPacker (struct, one pack per run of adjacent slot elements) = fill (numpy views):
+    # slots of every size, slots interleaved in the message, a slot of several rows
+    names = ['a', 'bbbbb', 'cc']
+    tmpl = build('tf2_msgs/msg/TFMessage', {'transforms': [
+        {'header': {'stamp': Slot('stamp'), 'frame_id': 'map'}, 'child_frame_id': n,
+         'transform': Slot('tf')} for n in names]})
+    values = np.arange(21, dtype=float).reshape(3, 7) + 0.5
+    assert tmpl.packer().fill(stamp=(5, 7), tf=values.reshape(-1).tolist()) == \
+        bytes(tmpl.fill(stamp=(5, 7), tf=values))
+    assert tmpl.packer() is tmpl.packer()
+    actor = build('ros_sim_bridge/msg/CarlaActor', {
+        'blueprint': 'x', 'id': Slot('id'), 'type': Slot('type'), 'walker_speed': Slot('speed'),
+        'has_bounding_box': Slot('box'), 'spawn_time': Slot('t')})
+    one = dict(id=70000, type=3, speed=2.5, box=1, t=1.25)
+    assert actor.packer().fill(**{k: (v,) for k, v in one.items()}) == \
+        bytes(actor.fill(**one))
+
+
 def test_misuse_is_refused():
     with pytest.raises(KeyError, match='no field'):
         build('std_msgs/msg/ColorRGBA', {'alpha': 1.0})

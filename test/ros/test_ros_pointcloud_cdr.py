@@ -47,3 +47,27 @@ def test_big_endian_points_are_converted():
     pts['x'] = [1.5, 2.5, 3.5]
     back = deserialize_message(bytes(pointcloud2_cdr(pts, 'f', 0).data), PointCloud2)
     assert from_pointcloud2(back)['x'].tolist() == [1.5, 2.5, 3.5]
+
+
+@pytest.mark.parametrize('n', [0, 1, 1000])
+def test_cloud_built_in_its_message_is_the_bytes_of_pointcloud2_cdr(n):
+    # CloudCdr: the points written inside the message's own bytes; the message is the same
+    # bytes as pointcloud2_cdr's parts joined; an array of a dropped message keeps its memory
+    from ros_sim_bridge.ros.pointcloud_cdr import CloudCdr
+    clouds = CloudCdr(PADDED, 'base_link')
+    pts = clouds.points(n)
+    assert clouds.holds(pts) and pts.flags.writeable and len(pts) == n
+    pts.view(np.uint8)[...] = 0                 # the padding too
+    pts['x'] = np.arange(n)
+    pts['flags'] = 0x1000
+    msg = clouds.message(pts, (1_700_000_000, 123_456_789), is_dense=False)
+    assert not clouds.holds(pts)
+    assert type(msg) is bytes
+    assert msg == pointcloud2_cdr(pts, 'base_link', 1_700_000_000_123_456_789,
+                                  is_dense=False).data
+    dropped = clouds.points(n)                 # never handed over: dropped by the next one
+    dropped['x'] = 7
+    clouds.points(n)['x'] = 8
+    assert not clouds.holds(dropped) and (dropped['x'] == 7).all()
+    with pytest.raises(ValueError):
+        clouds.message(dropped, (0, 0))

@@ -21,7 +21,8 @@ SUPPLEMENT §3.3).
 """
 from __future__ import annotations
 
-from typing import Optional
+from functools import partial
+from typing import Callable, Optional
 
 from ros_sim_bridge.core.binary import BAD_VALUE, CodecError
 from ros_sim_bridge.core.framer import Frame, MagicFramer, Rejected
@@ -30,6 +31,8 @@ from .header import (DEFAULT_MAX_BODY, HEADER_SIZE, MAGIC_BYTES, PLAUSIBLE_TYPES
                      decode_header)
 
 NAME = 'ibeo_header'
+#: the ECU scan data types (0x2205, 0x2204: :mod:`.scan_ecu`)
+ECU_SCANS = (0x2205, 0x2204)
 
 
 def check_plausible(header: IbeoHeader, max_body: Optional[int] = None) -> None:
@@ -75,25 +78,33 @@ def plausible_header(data, offset: int = 0, max_body: int = DEFAULT_MAX_BODY
     return header if header.size <= max_body else None
 
 
-def decode_body(frame: Frame):
+def decode_body(frame: Frame, points_out: Optional[Callable] = None):
     """The record of a frame's body: ``(LuxScan, wire points)`` of a 0x2202
     (:func:`~.scan.decode_scan_wire`, zero-copy), the registry's record of any other registered
-    type, None for an unregistered type (skipped by size).  CodecError when it fails."""
+    type, None for an unregistered type (skipped by size).  CodecError when it fails.
+    ``points_out(n)``: where a 0x2205 / 0x2204 scan in vehicle coordinates puts its n points
+    (:func:`~.scan_ecu.decode_scan_into`)."""
     header = frame.parsed
     if header.data_type == registry.SCAN:
         from .scan import decode_scan_wire      # imported by the first LUX scan
         return decode_scan_wire(frame.body, header)
+    if points_out is not None and header.data_type in ECU_SCANS:
+        from .scan_ecu import decode_scan_into  # imported by the first ECU scan
+        return decode_scan_into(header.data_type, frame.body, points_out)
     if registry.size_limits(header.data_type) is None:
         return None
     return registry.decode_message(header.data_type, frame.body, header)
 
 
 def make_framer(max_body: int = DEFAULT_MAX_BODY, *, name: str = 'ibeo',
-                plausibility: bool = True, decode: bool = True) -> MagicFramer:
+                plausibility: bool = True, decode: bool = True,
+                points_out: Optional[Callable] = None) -> MagicFramer:
     """A MagicFramer for Ibeo streams: frames carry ``frame.parsed`` (IbeoHeader) and, with
     ``decode``, ``frame.record`` (:func:`decode_body`).  Implausible headers resynchronise at
     the next byte (:func:`check_plausible`); ``plausibility=False`` trusts every magic word
-    (and turns the window search off)."""
+    (and turns the window search off).  A body that lies whole in one read is a view of it
+    (the framer's ``views``: the decoders take any buffer), not a copy.  ``points_out``: see
+    :func:`body_decoder`."""
     def body_size(raw: bytes) -> IbeoHeader:
         header = decode_header(raw)
         if plausibility:
@@ -101,8 +112,15 @@ def make_framer(max_body: int = DEFAULT_MAX_BODY, *, name: str = 'ibeo',
         return header
 
     return MagicFramer(name, MAGIC_BYTES, HEADER_SIZE, body_size, max_body,
-                       check_body=decode_body if decode else None,
-                       search_window=plausibility, skip_oversized=True, describe=describe)
+                       check_body=body_decoder(points_out) if decode else None,
+                       search_window=plausibility, skip_oversized=True, describe=describe,
+                       views=True)
+
+
+def body_decoder(points_out: Optional[Callable] = None) -> Callable:
+    """The framer's ``check_body``: :func:`decode_body`, with ``points_out(n)`` (e.g. inside
+    the message that publishes them) for the points of ECU scans in vehicle coordinates."""
+    return decode_body if points_out is None else partial(decode_body, points_out=points_out)
 
 
 def describe(header: IbeoHeader) -> str:
@@ -119,5 +137,6 @@ def split_messages(data: bytes, max_body: int = DEFAULT_MAX_BODY) -> tuple[list,
             [e for e in events if not isinstance(e, Frame)])
 
 
-__all__ = ['PLAUSIBLE_TYPES', 'check_plausible', 'plausible_header', 'decode_body', 'describe',
+__all__ = ['PLAUSIBLE_TYPES', 'check_plausible', 'plausible_header', 'decode_body',
+           'body_decoder', 'describe',
            'make_framer', 'split_messages', 'Frame', 'Rejected']

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass, field
-from typing import Optional
+from functools import lru_cache
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -154,7 +155,8 @@ class EcuScan2204(EcuScan):
     DATA_TYPE = SCAN_2204
 
 
-def _decode(data_type: int, body, grouped: bool = False) -> EcuScan:
+def _decode(data_type: int, body, grouped: bool = False,
+            points_out: Optional[Callable[[int], np.ndarray]] = None) -> EcuScan:
     start, end_off, flags, number, n_points, n_infos = unpack_from(_HEADER, body, 0, NAME,
                                                                    'scan_header')
     wire_info, info = _INFO[data_type]
@@ -164,9 +166,52 @@ def _decode(data_type: int, body, grouped: bool = False) -> EcuScan:
     cls = EcuScan if data_type == SCAN_2205 else EcuScan2204
     if grouped and not flags & SCAN_FLAG_VEHICLE_COORDINATES and n_points:
         points, non_finite, groups = host_points_grouped(wire)
-        return cls(start, end_off, flags, number, infos.astype(info), points, non_finite,
+        return cls(start, end_off, flags, number, _host_infos(infos, info), points, non_finite,
                    tuple(groups))
-    return cls(start, end_off, flags, number, infos.astype(info), *host_points(wire))
+    out = points_out(n_points) if points_out is not None and \
+        flags & SCAN_FLAG_VEHICLE_COORDINATES else None
+    return cls(start, end_off, flags, number, _host_infos(infos, info), *host_points(wire, out=out))
+
+
+def _scalars(dtype: np.dtype, base: int = 0) -> list:
+    """(offset, size) of every number in a record of ``dtype`` (nested records, arrays)."""
+    if dtype.names is None:
+        if dtype.subdtype is not None:
+            sub, shape = dtype.subdtype
+            return [p for k in range(int(np.prod(shape)))
+                    for p in _scalars(sub, base + k * sub.itemsize)]
+        return [(base, dtype.itemsize)]
+    return [p for name in dtype.names
+            for p in _scalars(dtype.fields[name][0], base + dtype.fields[name][1])]
+
+
+@lru_cache(maxsize=16)
+def _swap_plan(wire: np.dtype, host: np.dtype, n: int) -> Optional[tuple]:
+    """(byte indices of ``n`` host records in the ``n`` wire records, their padding bytes)
+    when ``host`` is ``wire`` with every number's bytes swapped; None otherwise."""
+    if wire.newbyteorder('S') != host:
+        return None
+    size = host.itemsize
+    one = np.arange(size)
+    covered = np.zeros(size, bool)
+    for offset, width in _scalars(host):
+        one[offset:offset + width] = one[offset:offset + width][::-1]
+        covered[offset:offset + width] = True
+    index = (np.arange(n)[:, None] * size + one).reshape(-1)
+    return index, np.flatnonzero(~covered)
+
+
+def _host_infos(infos: np.ndarray, host: np.dtype) -> np.ndarray:
+    """``infos.astype(host)`` of the few scanner infos of a scan, by one byte gather (numpy's
+    field-by-field cast costs several µs even for three records); padding bytes zero."""
+    plan = _swap_plan(infos.dtype, host, len(infos))
+    if plan is None or not infos.flags.c_contiguous:
+        return infos.astype(host)
+    index, padding = plan
+    out = infos.view(np.uint8).reshape(-1).take(index).reshape(len(infos), host.itemsize)
+    if len(padding):
+        out[:, padding] = 0
+    return out.reshape(-1).view(host)
 
 
 #: The compiled point swap (``ecu_points.c``, built by CMake beside this module) and the
@@ -179,17 +224,27 @@ KERNEL = load_kernel(beside(__file__, LIBRARY), 'sim_bridge_ecu_points',
                      abi=ABI)
 
 
-def host_points(wire: np.ndarray, native: bool = True) -> tuple[np.ndarray, int]:
+def host_points(wire: np.ndarray, native: bool = True, out: Optional[np.ndarray] = None
+                ) -> tuple[np.ndarray, int]:
     """(points in :data:`POINT_DTYPE`, how many have a NaN or infinite x, y or z) of the wire
     points: ``wire.astype`` with the padding bytes zero (the clouds carry the array's bytes as
     they are, and a cloud must be the same bytes each time it is made from the same message).
     The hot path: one pass of the compiled kernel, which counts them on the way; else numpy's
-    word swaps and a count of its own."""
+    word swaps and a count of its own.  ``out``: a contiguous POINT_DTYPE array of
+    ``len(wire)`` points to write them to (e.g. inside a message being built), else a new one."""
+    if out is not None and (out.dtype != POINT_DTYPE or len(out) != len(wire)
+                            or not out.flags.c_contiguous or not out.flags.writeable):
+        raise ValueError('out must be a writable, contiguous POINT_DTYPE array of the same '
+                         'length')
     if KERNEL is None or not native or not wire.flags.c_contiguous:
-        out = to_host_order(wire, POINT_DTYPE)
-        finite = np.isfinite(out['x']) & np.isfinite(out['y']) & np.isfinite(out['z'])
-        return out, len(out) - int(np.count_nonzero(finite))
-    out = np.empty(len(wire), POINT_DTYPE)
+        points = to_host_order(wire, POINT_DTYPE)
+        finite = np.isfinite(points['x']) & np.isfinite(points['y']) & np.isfinite(points['z'])
+        if out is not None:
+            out[...] = points
+            points = out
+        return points, len(points) - int(np.count_nonzero(finite))
+    if out is None:
+        out = np.empty(len(wire), POINT_DTYPE)
     return out, KERNEL(wire.ctypes.data, len(wire), out.ctypes.data) if len(wire) else 0
 
 
@@ -274,6 +329,15 @@ def decode_scan_2205(body, header=None) -> EcuScan:
 def decode_scan_2204(body, header=None) -> EcuScan2204:
     """Decode a 0x2204 body (§8)."""
     return _decode(SCAN_2204, body)
+
+
+def decode_scan_into(data_type: int, body, points_out: Callable[[int], np.ndarray]
+                     ) -> EcuScan:
+    """Decode a 0x2205 or 0x2204 body; a scan in vehicle coordinates gets its n host-order
+    points written to ``points_out(n)`` (e.g. :meth:`~ros_sim_bridge.ros.pointcloud_cdr.
+    CloudCdr.points`: inside the message that publishes them), one in scanner coordinates a
+    new array as :func:`decode_scan_2205` gives."""
+    return _decode(data_type, body, points_out=points_out)
 
 
 def decode_scan_grouped(data_type: int, body) -> EcuScan:

@@ -71,6 +71,7 @@ class CloudBuilder:
         self.elevations_deg = tuple(float(v) for v in layer_elevations_deg)
         # cos/sin of each layer's elevation, indexed by the 4-bit layer; NaN beyond the table
         self._layer_trig = lux_native.layer_table(el)
+        self._layer_at = self._layer_trig.ctypes.data
         self._cos_e, self._sin_e = self._layer_trig.T     # views for the numpy path
         self._trig_tables: dict = {}    # kernel tables by scan layout
         #: points of the last cloud built whose coordinates are NaN (layer beyond the table)
@@ -129,18 +130,19 @@ class CloudBuilder:
     #: kernel tables kept per scan layout at most (a handful of layouts occur in practice)
     TRIG_CACHE = 8
 
-    def _trig(self, key, make) -> np.ndarray:
-        """A kernel table, made on first use and cached by scan layout.
+    def _trig(self, key, make) -> tuple:
+        """A kernel table and its address, made on first use and cached by scan layout.
 
-        Returns the array itself, never its bare address: the caller holds it for the whole
-        kernel call, because making another table may clear the cache (issue #10, defect 1).
+        Returns the array with its address: the caller holds the array for the whole kernel
+        call, because making another table may clear the cache (issue #10, defect 1).
         """
-        table = self._trig_tables.get(key)
-        if table is None:
+        entry = self._trig_tables.get(key)
+        if entry is None:
             if len(self._trig_tables) >= self.TRIG_CACHE:
                 self._trig_tables.clear()
-            table = self._trig_tables[key] = make()
-        return table
+            table = make()
+            entry = self._trig_tables[key] = (table, table.ctypes.data)
+        return entry
 
     def _native(self, scan, wire, cloud, k, m_per_cm, tilt, down, lift) -> int:
         # the kernel writes len(wire) points into cloud's memory: refuse anything else
@@ -152,19 +154,17 @@ class CloudBuilder:
         tpr = scan.ticks_per_rotation
         # every table the kernel reads is a local reference until the call returns: a table
         # evicted from the cache meanwhile stays alive (and its memory valid) until then
-        ticks = self._trig(tpr, lambda: lux_native.tick_table(tpr))
-        tilt_trig = None
+        ticks, ticks_at = self._trig(tpr, lambda: lux_native.tick_table(tpr))
+        tilt_trig = tilt_at = None
         if tilt:
             side = scan.mirror_side
             # the offset's sign depends on the side, flipped when upside down: one table each
             rear_up = bool(side) != bool(down)
-            tilt_trig = self._trig((tpr, tilt, rear_up),
-                                   lambda: lux_native.tilt_table(tpr, side, tilt, down))
-        layers = self._layer_trig
-        return lux_native.KERNEL(wire.ctypes.data, len(wire), cloud.ctypes.data,
-                                 ticks.ctypes.data,
-                                 None if tilt_trig is None else tilt_trig.ctypes.data,
-                                 layers.ctypes.data, k, m_per_cm, lift)
+            tilt_trig, tilt_at = self._trig((tpr, tilt, rear_up),
+                                            lambda: lux_native.tilt_table(tpr, side, tilt, down))
+        # ticks and tilt_trig (held here) keep the memory at ticks_at and tilt_at alive
+        return lux_native.KERNEL(wire.ctypes.data, len(wire), cloud.ctypes.data, ticks_at,
+                                 tilt_at, self._layer_at, k, m_per_cm, lift)
 
     def select(self, wire: np.ndarray) -> np.ndarray:
         """The wire points the filters keep (the same array when nothing is filtered)."""
@@ -189,16 +189,18 @@ class CloudBuilder:
 
     def build_wire(self, scan: lux_scan.LuxScan, wire: np.ndarray, *, eight_layer: bool = False,
                    beam_tilt: float = 0.0, upside_down: Optional[bool] = None,
-                   alloc: Optional[Callable[[int], np.ndarray]] = None) -> np.ndarray:
+                   alloc: Optional[Callable[[int], np.ndarray]] = None,
+                   selected: bool = False) -> np.ndarray:
         """CLOUD_DTYPE points from the wire points of ``scan`` (decode_scan_wire), filtered.
 
         8-layer scans: elevation tilted per mirror side as geometry.layer_elevations, layer
         field = layer + 4 · mirror side (0..3 front, 4..7 rear).  Every step is one numpy
         operation into a reused work array or straight into the output fields; ``alloc(n)``
         gives the output array (e.g. :meth:`~ros_sim_bridge.ros.pointcloud_cdr.CloudCdr.points`,
-        inside the message's own bytes), np.empty by default.
+        inside the message's own bytes), np.empty by default.  ``selected``: ``wire`` is what
+        :meth:`select` kept already.
         """
-        wire = np.ascontiguousarray(self.select(wire))
+        wire = np.ascontiguousarray(wire if selected else self.select(wire))
         n = len(wire)
         cloud = alloc(n) if alloc is not None else np.empty(n, CLOUD_DTYPE)
         self.nan_points = 0

@@ -36,6 +36,7 @@ from ros_sim_bridge.ibeo.ros import conversions as convert
 from ros_sim_bridge.ibeo.ros import ecu_conversions as ecu
 from ros_sim_bridge.ibeo.ros import lux_cdr
 from ros_sim_bridge.ros.diagnostics import Diagnostics, StreamStats
+from ros_sim_bridge.ros.pointcloud import host_order
 from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage, CloudCdr, pointcloud2_cdr
 from ros_sim_bridge.ros.qos import DATA, LATCHED
 from ros_sim_bridge.ros.stamps import ns_to_sec_nanosec, ns_to_stamp
@@ -77,6 +78,10 @@ class DataDispatch:
         self.markers = lux_cdr.LuxMarkers(lifetime_s=p.marker_lifetime)
         self.object_caps = convert.ObjectCaps(p.max_objects, p.max_contour_points)
         self.ecu = self.ecu_converter()
+        if host_order(scan_ecu.POINT_DTYPE):     # ECU scans in vehicle coordinates: their
+            # points decoded into the message that publishes them (no copy afterwards)
+            self.ecu.cloud_cdr = CloudCdr(scan_ecu.POINT_DTYPE, p.vehicle_frame_id)
+            session.decode_points_into(self.ecu.cloud_cdr.points)
         self._half = None                        # (cloud, stamp) of the waiting 8-layer half
         self.static_transforms: dict = {}        # child frame → TransformStamped (ECU mounts)
         # session events → handlers (``handlers``: the command replies'); decoded records by
@@ -208,16 +213,21 @@ class DataDispatch:
         self.diagnostics.bad_input(self._stats_for(ev.header.data_type), ev.error, now_ns)
 
     def _on_scan(self, ev: Scan, now_ns: int) -> None:
-        scan, wire, frame = ev.scan, ev.wire, self.p.frame_id
+        scan, wire = ev.scan, ev.wire
         stamp = self._record_stamp(scan, now_ns, ev)
         if ev.pairing == 'single':               # the points built inside the message's bytes
-            cloud = self.builder.build_wire(scan, wire, eight_layer=ev.eight_layer,
-                                            beam_tilt=ev.beam_tilt, alloc=self.cloud_cdr.points)
-            n = len(cloud)
+            # the scan info first, the points last: the small work before the big one
+            kept = self.builder.select(wire)
+            info = self._scan_info(ev, stamp, len(kept))
+            cloud = self.builder.build_wire(scan, kept, eight_layer=ev.eight_layer,
+                                            beam_tilt=ev.beam_tilt, alloc=self.cloud_cdr.points,
+                                            selected=True)
             cdr = self.cloud_cdr.message(cloud, stamp, is_dense=not self.builder.nan_points)
             del cloud
             self.pubs.points.publish(cdr)
-            published = 2
+            self.pubs.scan_info.publish(info)
+            self.stats[registry.SCAN].publish(2)
+            return
         else:
             cloud = self.builder.build_wire(scan, wire, eight_layer=True, beam_tilt=ev.beam_tilt)
             n = len(cloud)
@@ -229,11 +239,16 @@ class DataDispatch:
                 published += 1
             else:
                 self._half = (cloud, stamp)
-        self.pubs.scan_info.publish(lux_cdr.scan_info(
-            scan, stamp, frame, device_id=ev.header.device_id, scan_points=len(wire),
-            published_points=n, eight_layer=ev.eight_layer, beam_tilt=ev.beam_tilt,
-            sensor_time_offset=self.session.time_offset_s or 0.0).data)
+        self.pubs.scan_info.publish(self._scan_info(ev, stamp, n))
         self.stats[registry.SCAN].publish(published)
+
+    def _scan_info(self, ev: Scan, stamp, published_points: int) -> bytes:
+        """The LuxScanInfo of a scan event, ``published_points`` of its points in its cloud."""
+        return lux_cdr.scan_info(
+            ev.scan, stamp, self.p.frame_id, device_id=ev.header.device_id,
+            scan_points=len(ev.wire), published_points=published_points,
+            eight_layer=ev.eight_layer, beam_tilt=ev.beam_tilt,
+            sensor_time_offset=self.session.time_offset_s or 0.0).data
 
     def _publish_cloud(self, cloud, stamp) -> None:
         self.pubs.points.publish(pointcloud2_cdr(

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 import struct
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Optional
 
 import numpy as np
 
@@ -20,8 +22,9 @@ from ros_sim_bridge.core.ntp import NTP_UNIX_OFFSET, ntp64_to_unix_ns
 from ros_sim_bridge.ibeo.codec import objects_ecu as oe
 from ros_sim_bridge.ibeo.codec import typed_values as tv
 from ros_sim_bridge.ibeo.codec.contours import Contours
-from ros_sim_bridge.ros.cdr_template import (ElementTemplates, Run, Slot, build, field_types,
-                                             messages_with_elements, ragged, small_unique)
+from ros_sim_bridge.ros.cdr_template import (ElementTemplates, Run, Slot, SlotPacker, build,
+                                             field_types, messages_with_elements, ragged,
+                                             small_unique)
 from ros_sim_bridge.ros.markers_cdr import EMPTY_ARRAY, TYPE_NAME as MARKER_ARRAY, MarkerCdr
 from ros_sim_bridge.ros.markers_cdr import duration as marker_duration
 from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
@@ -257,6 +260,7 @@ class EcuCdr:
     process (a template depends on nothing else)."""
 
     _templates: dict = {}
+    _scan_info_plans: dict = {}      # (template key, info dtype) → _scanner_bytes
     _objects = ElementTemplates('ros_sim_bridge/msg/IbeoObject')
     _markers = MarkerCdr()
     _life = marker_duration(MARKER_LIFETIME_S)
@@ -346,17 +350,26 @@ class EcuCdr:
                     'scan_end_offset_us': Slot('u32'), 'flags': Slot('u32'),
                     'scan_number': Slot('u16'), 'scan_points': Slot('u32'),
                     'scanners': [scanner] * n}
+        key = ('scan_info', frame, n, full)
+        tmpl = self._template(key, 'ros_sim_bridge/msg/IbeoScanInfo', value)
+        own = dict(stamp=stamp, u16=(int(scan.DATA_TYPE), int(scan.scan_number)),
+                   u8=(int(device_id),), u64=(int(scan.start_ntp),),
+                   u32=(int(scan.end_offset_us), int(scan.flags), len(scan.points)))
+        plan = self._scan_info_plans.get((key, sc.dtype))
+        if plan is None:
+            plan = self._scan_info_plans[key, sc.dtype] = _scanner_bytes(tmpl, sc.dtype, n)
+        if plan is not None:         # the scanners' numbers: their bytes, in one gather
+            packer, to, source = plan
+            out = packer.fill(**own)
+            np.frombuffer(out, np.uint8)[to] = np.ascontiguousarray(sc).view(
+                np.uint8).reshape(-1)[source]
+            return CdrMessage(tmpl.type_name, (out,))
         index, columns = _scanner_gather(sc.dtype)
         rows = np.ascontiguousarray(sc).view(np.uint8).reshape(n, sc.dtype.itemsize).take(
             index, axis=1)
-        slots = {slot: rows[:, a:b].view(dtype).reshape(-1, width)
+        slots = {slot: rows[:, a:b].view(dtype).reshape(-1).tolist()
                  for slot, (a, b, dtype, width) in columns.items()}
-        return self._fill(('scan_info', frame, n, full), 'ros_sim_bridge/msg/IbeoScanInfo',
-                          value, stamp=stamp,
-                          u16=_column([scan.DATA_TYPE, scan.scan_number], 'u2'),
-                          u8=int(device_id), u64=np.uint64(scan.start_ntp),
-                          u32=_column([scan.end_offset_us, scan.flags, len(scan.points)], 'u4'),
-                          **slots)
+        return CdrMessage(tmpl.type_name, (tmpl.packer().fill(**own, **slots),))
 
     def _with_data(self, key: tuple, type_name: str, value, data, **slots) -> CdrMessage:
         """A message whose last field is a ``uint8[]``: its template with that field empty
@@ -546,6 +559,30 @@ def _scanner_gather(info: np.dtype) -> tuple:
             index += range(at, at + dtype.itemsize)
         columns[slot] = (start, len(index), dtype, 8 if slot == 'res' else 1)
     return np.array(index, np.intp), columns
+
+
+def _scanner_bytes(tmpl, info: np.dtype, n: int) -> Optional[tuple]:
+    """How :meth:`EcuCdr.scan_info` fills the scanner slots of ``tmpl`` from ``n`` infos of
+    dtype ``info`` by their bytes: (a SlotPacker of the scan's own slots, the message's byte
+    positions, the infos' byte positions); None where a slot's type is not its column's
+    (a conversion, not a byte copy) or the host is big-endian."""
+    index, columns = _scanner_gather(info)
+    if sys.byteorder != 'little':
+        return None
+    to, source = [], []
+    for slot, (a, b, dtype, _) in columns.items():
+        if slot not in tmpl.slots:               # no scanner at all
+            continue
+        slot_dtype, at = tmpl.slots[slot]
+        if slot_dtype != dtype:
+            return None
+        size, per_info = dtype.itemsize, (b - a) // dtype.itemsize
+        for j, element in enumerate(at.reshape(-1).tolist()):
+            i, m = divmod(j, per_info)
+            to += range(4 + element * size, 4 + (element + 1) * size)
+            source += (i * info.itemsize + index[a + m * size:a + (m + 1) * size]).tolist()
+    own = tuple(name for name in tmpl.slots if name not in columns)
+    return SlotPacker(tmpl, own), np.array(to, np.intp), np.array(source, np.intp)
 
 
 _LIST_TYPES = {n: t for n, t in field_types(_OBJECT_LIST).items()

@@ -44,7 +44,9 @@ from ros_sim_bridge.ibeo.ros.ecu_cdr import (  # noqa: F401  (the object table i
     ODOMETRY_FIELDS, EcuCdr, ObjectTable, list_fields, ntp_to_ns, object_marker_rows,
     object_property, object_table, stamp_of)
 from ros_sim_bridge.ros.cdr_template import serialize
-from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage, pointcloud2_cdr
+from ros_sim_bridge.ros.pointcloud_cdr import (TYPE_NAME, CdrMessage, CloudCdr,
+                                              pointcloud2_cdr)
+from ros_sim_bridge.ros.stamps import ns_to_sec_nanosec
 
 
 class _Codec:
@@ -124,12 +126,22 @@ def is_dense(points: np.ndarray) -> bool:
 # --- scans ---------------------------------------------------------------------------------
 
 def scan_clouds(scan: se.EcuScan, *, stamp, vehicle_frame: str = 'base_link',
-                scanner_frame: str = 'ibeo_scanner_{device_id}') -> list:
+                scanner_frame: str = 'ibeo_scanner_{device_id}',
+                cloud_cdr: Optional[CloudCdr] = None) -> list:
     """[(frame, PointCloud2 CDR)]: one cloud in ``vehicle_frame`` for a scan in vehicle
     coordinates, else one per device id in its scanner frame, stamped ``stamp`` ((sec,
     nanosec)).  Fields: :data:`CLOUD_DTYPE`; the bytes straight from the points
-    (:func:`~ros_sim_bridge.ros.pointcloud_cdr.pointcloud2_cdr`)."""
+    (:func:`~ros_sim_bridge.ros.pointcloud_cdr.pointcloud2_cdr`), or the message of
+    ``cloud_cdr`` (in ``vehicle_frame``) when the points were decoded into it
+    (:meth:`~ros_sim_bridge.ros.pointcloud_cdr.CloudCdr.holds`): the same bytes in one buffer."""
     pts = scan.points
+    if scan.vehicle_coordinates and cloud_cdr is not None and cloud_cdr.holds(pts) and \
+            cloud_cdr.frame_id == vehicle_frame:
+        dense = bool(scan.dense) or is_dense(pts)
+        sec_nanosec = ns_to_sec_nanosec(int(stamp[0]) * 1_000_000_000 + int(stamp[1]),
+                                        source='PointCloud2', field='stamp')
+        return [(vehicle_frame, CdrMessage(TYPE_NAME, (cloud_cdr.message(
+            pts, sec_nanosec, is_dense=dense),)))]
     if scan.vehicle_coordinates:
         parts = [(vehicle_frame, pts)]
     elif len(pts):              # grouped by device id (a stable counting sort), a slice each
@@ -563,6 +575,9 @@ class IbeoToRos:
         self.plane_frame = plane_frame
         self.max_jump_s = max_jump_s
         self._cdr = _CDR
+        #: a CloudCdr of POINT_DTYPE points in vehicle_frame that scans may be decoded into
+        #: (:func:`scan_clouds`); None: none
+        self.cloud_cdr: Optional[CloudCdr] = None
         self._tf_sent: dict = {}
         self._lux_builder = None
         #: the messages the last :meth:`convert` left out for a non-finite value
@@ -615,7 +630,7 @@ class IbeoToRos:
         c = self._cdr
         if isinstance(record, se.EcuScan):
             clouds = scan_clouds(record, stamp=st, vehicle_frame=self.vehicle_frame,
-                                 scanner_frame=self.scanner_frame)
+                                 scanner_frame=self.scanner_frame, cloud_cdr=self.cloud_cdr)
             points = self.topic('points')
             out += [(points, cloud) for _, cloud in clouds]
             frame = clouds[0][0] if clouds else ''

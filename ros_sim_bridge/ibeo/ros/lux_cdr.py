@@ -153,10 +153,9 @@ def scan_info(scan, stamp, frame: str, *, device_id: int = 0,
           float(beam_tilt) if eight else 0.0]
     u16 = [int(scan.scan_number), int(tpr),
            len(scan.points) if scan_points is None else int(scan_points)]
-    return CdrMessage(SCAN_INFO, (tmpl.fill(
-        stamp=stamp, u8=int(device_id), u32=int(published_points),
-        u64=_column([scan.start_ntp, scan.end_ntp], np.uint64), f8=_column(f8, np.float64),
-        u16=_column(u16, np.uint16)),))
+    return CdrMessage(SCAN_INFO, (tmpl.packer().fill(   # a few numbers: by struct
+        stamp=stamp, u8=(int(device_id),), u32=(int(published_points),),
+        u64=(int(scan.start_ntp), int(scan.end_ntp)), f8=f8, u16=u16),))
 
 
 def contours_xyz(contours) -> tuple:
