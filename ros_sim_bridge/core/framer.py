@@ -370,16 +370,26 @@ class MagicFramer:
     def finish(self) -> list[Event]:
         """Call when the stream ended (before :meth:`cut_short`): a complete message held only
         until the bytes after it show its end is a boundary (:meth:`_boundary`) is handed on,
-        the stream's end being its boundary; [] otherwise."""
-        if self._pending is None or self._crossing is None:
-            return []
-        header, size, parsed = self._pending
-        end = self.header_size + size
-        if len(self._buf) < end:
-            return []
-        event = self._checked(Frame(header, bytes(self._buf[self.header_size:end]), parsed))
-        self._consume(end)
-        return [event]
+        the stream's end being its boundary; a message the stream ended inside is given up
+        (its TRUNCATED error, as :meth:`cut_short` words it) and the search resumes after its
+        magic word, so the complete messages that arrived inside its declared size (a message
+        cut short by its sender, then the link lost) are framed too.  [] when nothing was
+        held."""
+        events: list[Event] = []
+        while self._pending is not None:
+            header, size, parsed = self._pending
+            end = self.header_size + size
+            if len(self._buf) >= end:
+                if self._crossing is None:
+                    break
+                events.append(self._checked(Frame(header, bytes(self._buf[self.header_size:end]),
+                                                  parsed)))
+                self._consume(end)
+            else:
+                events.append(self.cut_short())
+                self._false_sync()
+            events += self.feed(b'')
+        return events
 
     def _boundary(self, end: int) -> Optional[bool]:
         """Whether a plausible header starts at ``end`` in the buffer (a message's declared

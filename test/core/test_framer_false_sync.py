@@ -101,3 +101,24 @@ def test_finish_hands_on_a_message_waiting_for_the_bytes_after_it():
     assert f.feed(whole) == []
     assert bodies(f.finish()) == [whole[4:]] and f.buffered == 0
     assert f.finish() == []
+
+
+def test_finish_frames_the_messages_inside_a_message_the_stream_ended_inside():
+    """A header declaring more than ever arrives, then complete messages, then the link is
+    lost: the cut message is one TRUNCATED error and the messages inside it are framed (they
+    arrived whole; issue #26's rule: nothing valid that arrived is lost)."""
+    f = MagicFramer('toy', MAGIC, 4, size, 100, search_window=True)
+    cut = MAGIC + struct.pack('>H', 90) + b'q' * 5          # declares 90, 5 arrive
+    ok1, ok2 = msg(b'one'), msg(b'two!')
+    assert bodies(f.feed(msg(b'zero') + cut + ok1 + ok2)) == [msg(b'zero')[4:]]
+    events = f.finish()
+    assert [e.kind for e in events if isinstance(e, CodecError)] == [TRUNCATED]
+    assert bodies(events) == [ok1[4:], ok2[4:]]
+    assert f.cut_short() is None and f.finish() == []
+    # a last message cut short as well: said once, by finish, not again by cut_short
+    g = MagicFramer('toy', MAGIC, 4, size, 100, search_window=True)
+    g.feed(cut + ok1 + MAGIC + struct.pack('>H', 50) + b'r')
+    events = g.finish()
+    assert bodies(events) == [ok1[4:]]
+    assert [e.kind for e in events if isinstance(e, CodecError)] == [TRUNCATED, TRUNCATED]
+    assert g.cut_short() is None
