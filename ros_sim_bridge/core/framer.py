@@ -359,12 +359,9 @@ class MagicFramer:
                 else:
                     self._consume(hs + size)
                 return len(data)
-            if self.search_window:               # the message's last header_size - 1 bytes
-                self._tail = (bytes(data[end - hs + 1:end]) if size >= hs - 1 else
-                              (header + data[start:end])[1 - hs:])
-            self._buf.clear()
-            self._pending = self._crossing = None
-            self._in_sync = True
+            self._buf.clear()                    # (the header, when it was the buffer)
+            self._consume(0, tail=(data[end - hs + 1:end] if size >= hs - 1 else
+                                   (header + data[start:end])[1 - hs:]))
             at, header = end, None
 
     def finish(self) -> list[Event]:
