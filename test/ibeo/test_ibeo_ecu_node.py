@@ -475,25 +475,36 @@ def test_sensor_stamps_fall_back_to_receive_time_while_the_ecu_clock_is_unset(
 
 
 def test_objects_without_a_finite_centre_are_counted_and_get_no_box(ros, ecu_driver, closing):
+    """Objects 11 (no finite centre), 12 (all finite), 13 (box length +Inf), 14 (course angle
+    NaN), 15 (absolute velocity −Inf): all in the list as sent; no box for 11, finite boxes
+    for 13–15; 11 counted as without centre, 13–15 as with non-finite values, per list."""
     from ros_sim_bridge.ibeo.codec import objects_ecu as oe
     node, port = ecu_driver(data_types='', stamp_source='receive')
     lists = collect(ros, node, IbeoObjectList, 'ecu/objects', 10)
     markers = collect(ros, node, MarkerArray, 'objects/markers', 10)
     diag = Diag(ros)
     sensor = connected_sensor(port, closing)
-    o = oe.make_objects(2, oe.OBJECTS_2280)
-    o['id'] = [11, 12]
-    o['box_center_x'], o['box_center_y'] = [np.nan, 4.0], [1.0, -2.0]
-    o['box_size_x'], o['box_size_y'] = 4.0, 2.0
+    o = oe.make_objects(5, oe.OBJECTS_2280)
+    o['id'] = [11, 12, 13, 14, 15]
+    o['box_center_x'], o['box_center_y'] = [np.nan, 4.0, 5.0, 6.0, 7.0], [1.0, -2.0, 0, 0, 0]
+    o['box_size_x'], o['box_size_y'] = [4.0, 4.0, np.inf, 4.0, 4.0], 2.0
+    o['course_angle'] = [0.0, 0.0, 0.0, np.nan, 0.0]
+    o['absolute_velocity_x'] = [0.0, 0.0, 0.0, 0.0, -np.inf]
     body = oe.encode_objects(oe.EcuObjectList2280(3_900_000_000 << 32, o,
-                                                  [np.zeros((0, 2), np.float32)] * 2))
+                                                  [np.zeros((0, 2), np.float32)] * 5))
     sensor.send(encode_message(0x2280, body) + encode_message(0x2280, body))
     (first, _) = lists.wait_for(2, timeout=10)
-    assert [ob.id for ob in first.objects] == [11, 12]                  # the list as sent
+    assert [ob.id for ob in first.objects] == [11, 12, 13, 14, 15]      # the list as sent
     assert math.isnan(first.objects[0].box_center_x)
+    assert math.isinf(first.objects[2].box_size_x) and math.isnan(first.objects[3].course_angle)
     boxes = [m for m in markers.wait_for(1, timeout=10)[0].markers if m.ns == 'ecu_objects']
-    assert [(m.id, m.pose.position.x) for m in boxes] == [(12, 4.0)]   # none at the origin
-    diag.wait('(0x2280)', lambda st, v: v.get('objects_without_centre') == '2')
+    assert [(m.id, m.pose.position.x) for m in boxes] == [(12, 4.0), (13, 5.0), (14, 6.0),
+                                                          (15, 7.0)]   # none at the origin
+    for m in boxes:
+        assert all(map(math.isfinite, (m.scale.x, m.scale.y, m.pose.orientation.z,
+                                       m.pose.orientation.w))), m
+    diag.wait('(0x2280)', lambda st, v: v.get('objects_without_centre') == '2'
+              and v.get('objects_with_non_finite_values') == '6')
 
 
 @pytest.mark.parametrize('stamp_source', ['receive', 'sensor'])

@@ -45,6 +45,10 @@ from ros_sim_bridge.ros.stamps import ns_to_sec_nanosec, ns_to_stamp
 #: last, ECU traces, meta information): their silence is no fault
 EVENT_TYPES = frozenset((registry.REPLY, registry.ERRORS_WARNINGS,
                          meta_information.META_INFORMATION_7110, *system_monitoring.TRACE_TYPES))
+#: the ECU object fields beside the box centre that a NaN or ±Inf in is counted
+#: (``objects_with_non_finite_values``), those of the list's type
+_OBJECT_VALUE_FIELDS = ('box_size_x', 'box_size_y', 'course_angle', 'absolute_velocity_x',
+                        'absolute_velocity_y', 'relative_velocity_x', 'relative_velocity_y')
 
 
 class DataDispatch:
@@ -407,12 +411,26 @@ class DataDispatch:
 
     def _count_unplaced(self, lst, stats: StreamStats) -> None:
         """ECU objects without a finite box centre: published in the list as sent, drawn
-        without box and label (their contour only); counted and logged."""
-        n = int((~np.isfinite(lst.box_centers()).all(axis=1)).sum()) if len(lst.objects) else 0
+        without box and label (their contour only); those with one but a NaN or infinite box
+        size, course angle or velocity: published as sent, the box drawn 5 cm wide / unturned
+        where not given; each counted and logged."""
+        o = lst.objects
+        if not len(o):
+            return
+        placed = np.isfinite(lst.box_centers()).all(axis=1)
+        n = len(o) - int(placed.sum())
         if n:
             self._count_on_stream(stats, 'objects_without_centre', n,
                                   f'{n} ECU object(s) without a finite box centre: in the '
                                   'object list as sent, no box or label marker')
+        fields = [f for f in _OBJECT_VALUE_FIELDS if f in o.dtype.names]
+        finite = np.isfinite(np.stack([o[f] for f in fields], 1)).all(axis=1)
+        k = int((placed & ~finite).sum())
+        if k:
+            self._count_on_stream(stats, 'objects_with_non_finite_values', k,
+                                  f'{k} ECU object(s) with a NaN or infinite box size, course '
+                                  'angle or velocity: in the object list as sent, the box '
+                                  'marker 5 cm / unturned where not given')
 
     def _ecu_restamp(self, ev: Message, now_ns: int) -> tuple:
         """(None, False): the converter's stamps (the messages' NTP times judged beside the
