@@ -169,17 +169,30 @@ def test_image_and_status():
     assert ec.status(sm.TraceMessage(0x6410, 2, 'x')).level == DiagnosticStatus.WARN
 
 
-@pytest.mark.parametrize('lat,lon,alt', [(math.nan, 0.0, 0.0), (0.0, math.inf, 0.0),
-                                         (0.0, 0.0, -math.inf), (7.0, 0.0, 0.0),
-                                         (0.5, 3.2, 0.0)])
-def test_gps_fix_no_receiver_position_is_no_fix(lat, lon, alt):
+@pytest.mark.parametrize('lat,lon', [(math.nan, 0.0), (0.0, math.inf), (-math.inf, 0.0),
+                                     (7.0, 0.0), (0.5, 3.2)])
+def test_gps_fix_no_receiver_position_is_no_fix(lat, lon):
     """A non-finite position, or latitude beyond ±90° / longitude beyond ±180° (7 rad, 3.2 rad
-    here), is published as STATUS_NO_FIX without a covariance, never as a fix."""
-    g = gi.PositionWgs84(latitude=lat, longitude=lon, altitude=alt, latitude_sigma=1.0,
+    here), is published as STATUS_NO_FIX without a covariance, never as a fix, its latitude,
+    longitude and altitude NaN (no ±Inf, no place off the globe)."""
+    g = gi.PositionWgs84(latitude=lat, longitude=lon, altitude=34.0, latitude_sigma=1.0,
                          longitude_sigma=1.0, altitude_sigma=1.0, source_type=8)
     fix = via(g, '/gps/fix')
     assert fix.status.status == NavSatStatus.STATUS_NO_FIX
     assert fix.position_covariance_type == NavSatFix.COVARIANCE_TYPE_UNKNOWN
+    assert all(map(math.isnan, (fix.latitude, fix.longitude, fix.altitude)))
+
+
+@pytest.mark.parametrize('alt', [math.nan, math.inf, -math.inf])
+def test_gps_fix_without_a_finite_altitude_is_a_fix_of_nan_altitude(alt):
+    """Latitude and longitude valid, the altitude NaN or ±Inf: still the receiver's fix (RTK
+    integer: GBAS), its altitude NaN as NavSatFix.msg has it when none is available."""
+    g = gi.PositionWgs84(latitude=0.9, longitude=0.2, altitude=alt, latitude_sigma=1.0,
+                         longitude_sigma=1.0, altitude_sigma=1.0, source_type=8)
+    fix = via(g, '/gps/fix')
+    assert fix.status.status == NavSatStatus.STATUS_GBAS_FIX
+    assert (fix.latitude, fix.longitude) == (math.degrees(0.9), math.degrees(0.2))
+    assert math.isnan(fix.altitude)
 
 
 def test_object_without_a_finite_centre_gets_no_box_or_label_at_the_origin():

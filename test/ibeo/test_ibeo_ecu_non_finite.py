@@ -89,7 +89,7 @@ RECORDS = [
     (0x2205, scan_2205([GOOD_MOUNT], [(1.0, 2.0, 0.5)], 2)),
     (0x2806, vehicle_2806(NAN, 5.0, 0.1)),
     (0x2806, vehicle_2806(0.5, 5.0, 0.1)),
-    (0x2808, vehicle_2808(52.5, INF, 0.1)),
+    (0x2808, vehicle_2808(INF, INF, 0.1)),
     (0x2808, vehicle_2808(52.5, 5.0, 0.1)),
     (0x9001, gps_imu_9001(latitude_rad=NAN, roll_rate=NAN)),
     (0x9001, gps_imu_9001()),
@@ -141,7 +141,10 @@ def test_installed_ibeo_ecu_publishes_no_non_finite_pose_transform_or_twist(ros,
     assert [round(m.pose.pose.orientation.z, 4) for m in subs['odom'].wait_for(1)] == \
         [round(math.sin(0.25), 4)]                               # only the finite one
     fixes = subs['vfix'].wait_for(2)
-    assert [f.status.status for f in fixes] == [NavSatStatus.STATUS_FIX] * 2
+    assert [f.status.status for f in fixes] == [NavSatStatus.STATUS_NO_FIX,
+                                                NavSatStatus.STATUS_FIX]
+    assert all(map(math.isnan, (fixes[0].latitude, fixes[0].longitude, fixes[0].altitude)))
+    assert (fixes[1].latitude, fixes[1].longitude) == (52.5, 13.4)
     assert [m.twist.linear.x for m in subs['vtwist'].wait_for(1)] == [5.0]
     fixes = subs['fix'].wait_for(2)
     assert [f.status.status for f in fixes] == [NavSatStatus.STATUS_NO_FIX,
@@ -220,7 +223,10 @@ def test_installed_to_bag_leaves_out_non_finite_poses_and_counts_them(tmp_path):
     assert [t.child_frame_id for m in got['/tf_static'] for t in m.transforms] == \
         ['ibeo_scanner_1']
     assert len(got['/ibeo/vehicle_state/odometry']) == 1
-    assert len(got['/ibeo/vehicle_state/fix']) == 2
+    fixes = got['/ibeo/vehicle_state/fix']
+    assert [f.status.status for f in fixes] == [NavSatStatus.STATUS_NO_FIX,
+                                                NavSatStatus.STATUS_FIX]
+    assert all(map(math.isnan, (fixes[0].latitude, fixes[0].longitude, fixes[0].altitude)))
     assert [m.twist.linear.x for m in got['/ibeo/vehicle_state/twist']] == [5.0]
     assert [f.status.status for f in got['/ibeo/gps_imu/fix']] == \
         [NavSatStatus.STATUS_NO_FIX, NavSatStatus.STATUS_GBAS_FIX]

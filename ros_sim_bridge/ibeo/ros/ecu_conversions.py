@@ -15,8 +15,9 @@ vehicle → scanner.  GPS headings (north = 0, counter-clockwise, π/2 = west) b
 Non-finite values (NaN, ±Inf): ECU records carry NaN for "not available" in some fields, so a
 record is not refused for one; but none reaches a pose, a transform or a twist.  A scanner whose
 mounting is not finite gets no transform, a vehicle state / GpsImu / odometry record whose
-values a pose, IMU or twist is made of are not finite gets no such message (the fixes go out,
-NO_FIX when the position is not finite); :meth:`IbeoToRos.convert` names each one left out in
+values a pose, IMU or twist is made of are not finite gets no such message (the fixes go out:
+NO_FIX with NaN latitude, longitude and altitude when the position is not finite, a NaN
+altitude when only that is not); :meth:`IbeoToRos.convert` names each one left out in
 :attr:`IbeoToRos.refused` (counted as ``bad_value``).  Clouds keep every point, ``is_dense``
 false when a point's x, y or z is not finite.
 """
@@ -267,13 +268,18 @@ def navsat_values(lat_deg: float, lon_deg: float, alt: float, *, sigmas=None,
                   status: int = STATUS_FIX,
                   cov_type: int = COVARIANCE_TYPE_DIAGONAL_KNOWN) -> tuple:
     """(latitude, longitude, altitude, status, position covariance (9), covariance type) of a
-    fix: a position no receiver can have (not finite, |lat| > 90, |lon| > 180) is no fix;
-    east/north/up sigmas give a diagonal covariance of ``cov_type`` when all are positive
-    with finite squares (else UNKNOWN, all zero)."""
+    fix: a horizontal position no receiver can have (not finite, |lat| > 90, |lon| > 180) is
+    no fix, latitude, longitude and altitude NaN; an altitude not finite is NaN (NavSatFix.msg:
+    "quiet NaN if no altitude is available"): no ±Inf reaches the message.  East/north/up
+    sigmas give a diagonal covariance of ``cov_type`` when all are positive with finite
+    squares (else UNKNOWN, all zero)."""
     lat, lon, alt = float(lat_deg), float(lon_deg), float(alt)
-    if not (math.isfinite(lat) and math.isfinite(lon) and math.isfinite(alt)
+    if not (math.isfinite(lat) and math.isfinite(lon)
             and abs(lat) <= 90.0 and abs(lon) <= 180.0):
+        lat = lon = alt = NAN
         status, sigmas = STATUS_NO_FIX, None
+    elif not math.isfinite(alt):
+        alt = NAN
     if sigmas is not None and all(s > 0 for s in sigmas) and _variances(sigmas) is not None:
         return lat, lon, alt, status, _covariance(*sigmas), cov_type
     return lat, lon, alt, status, [0.0] * 9, COVARIANCE_TYPE_UNKNOWN
