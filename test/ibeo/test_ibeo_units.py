@@ -124,6 +124,20 @@ def test_scan_header_in_si():
     assert info.scan_duration == pytest.approx(95_348_654 / 2 ** 32, rel=1e-12)
 
 
+@pytest.mark.parametrize('start,end', [(100 << 32, 0), (0, 100 << 32),
+                                       ((100 << 32) + 5, 100 << 32)],
+                         ids=['end 0', 'start 0', 'end before start'])
+def test_scan_duration_of_a_missing_or_reversed_time_is_nan(start, end):
+    """A §3 scan header whose end NTP (offset 14) is 0, whose start NTP (offset 6) is 0, or
+    whose end is before its start: scan_duration NaN (was −3.9e9 s for an end of 0); the
+    start time as sent."""
+    b = bytearray(scan_body())
+    struct.pack_into('<QQ', b, 6, start, end)
+    info = readback(lux_cdr.scan_info(S.decode_scan(bytes(b)), (1, 2), 'laser'))
+    assert math.isnan(info.scan_duration)
+    assert info.scan_start_ntp == start and info.scan_end_ntp == end
+
+
 @pytest.mark.parametrize('native', [True, False], ids=['kernel', 'numpy'])
 def test_scan_points_in_si(native):
     if native and lux_native.KERNEL is None:

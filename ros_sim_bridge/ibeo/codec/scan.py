@@ -110,7 +110,10 @@ class LuxScan:
 
     @property
     def duration_s(self) -> float:
-        """End − start time in s (NTP64 is seconds in 32.32 fixed point)."""
+        """End − start time in s (NTP64 is seconds in 32.32 fixed point); NaN when either time
+        is 0 (not set) or the end is before the start: no scan lasts for a wrong time."""
+        if not self.start_ntp or self.end_ntp < self.start_ntp:
+            return float('nan')
         return (self.end_ntp - self.start_ntp) / 4294967296.0
 
     @property
