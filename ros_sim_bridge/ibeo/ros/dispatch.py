@@ -373,7 +373,7 @@ class DataDispatch:
             elif topic == ecu.TOPICS['markers'] and not self.p.publish_markers:
                 continue
             elif topic == ecu.TOPICS['objects']:
-                self._count_unplaced(record, stats)
+                self._count_unusual_objects(record, stats)
             pub = self.pubs.ecu.get(topic)
             if pub is None:                       # not made at start (see node.ECU_TOPIC_TYPES)
                 pub = self.pubs.ecu_publisher(topic, ecu.message_type(msg))
@@ -409,7 +409,7 @@ class DataDispatch:
                               f'0x{ev.header.data_type:04X} scan with {n} point(s) whose x, y '
                               'or z is NaN or infinite: published as sent, the cloud not dense')
 
-    def _count_unplaced(self, lst, stats: StreamStats) -> None:
+    def _count_unusual_objects(self, lst, stats: StreamStats) -> None:
         """ECU objects without a finite box centre: published in the list as sent, drawn
         without box and label (their contour only); those with one but a NaN or infinite box
         size, course angle or velocity: published as sent, the box drawn 5 cm wide / unturned
