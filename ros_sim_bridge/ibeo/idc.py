@@ -17,7 +17,8 @@ file) and one of these confirms it: it ends at the end of the file; a magic word
 the next header's previous-size field equals its size (the next magic word is the damaged
 part); its own previous-size field links it to the intact message right before it; or its
 registered decoder accepts the body.  When no magic word follows it, the magic words inside
-its declared body are looked at first: one whose header says the body ends there marks the
+its declared body (one starting in its last three bytes included, as in the live framer's
+window) are looked at first: one whose header says the body ends there marks the
 size field as corrupt; one that starts a run of plausible messages
 (:func:`~ros_sim_bridge.ibeo.codec.framing.plausible_header`, the live framer's window test)
 of which one runs past the declared end and is followed by another plausible header or the
@@ -194,13 +195,12 @@ class IdcReader:
         entry = IdcEntry(pos, h.data_type, h.device_id, h.ntp, h.size, h.previous_size)
         if end == n or data[end:end + 4] == MAGIC_BYTES:
             return entry, '', end
-        if end + 8 <= n and _U32.unpack_from(data, end + 4)[0] == h.size:
-            return entry, '', end
         # Nothing starts where this message says it ends.  A message inside the declared body
         # that names the real end of this one: the size field is corrupt.  A confirmed run of
         # messages from inside the body past its declared end: this message was cut short (a
         # writer interrupted and restarted).  Trusting the size would swallow them both.
-        q = data.find(MAGIC_BYTES, pos + 4, end)
+        stop = end + len(MAGIC_BYTES) - 1   # a magic word starting inside the body counts
+        q = data.find(MAGIC_BYTES, pos + 4, stop)
         while q >= 0:
             body = q - pos - HEADER_SIZE
             if body >= 0 and q + 8 <= n and _U32.unpack_from(data, q + 4)[0] == body:
@@ -211,7 +211,9 @@ class IdcReader:
                 return None, (f'declared size {h.size}, but the messages from {q} on run past '
                               f'its declared end: cut short after {q - pos} of its bytes '
                               '(header included)'), q
-            q = data.find(MAGIC_BYTES, last + 1, end)
+            q = data.find(MAGIC_BYTES, last + 1, stop)
+        if end + 8 <= n and _U32.unpack_from(data, end + 4)[0] == h.size:
+            return entry, '', end         # the next header's magic word is the damaged part
         if prev is not None and prev.end == pos and h.previous_size == prev.size:
             return entry, '', end         # linked to the intact message before it
         if h.data_type in registry.registered_types():
