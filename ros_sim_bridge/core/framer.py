@@ -559,7 +559,7 @@ class MagicFramer:
         arrived (never more than one maximal message).  Confirmed: its body decodes to a
         record (a body that fails: payload), or a plausible header follows it.  One running
         past the body's end is not decoded, and is payload when a plausible header stands at
-        the body's end (a real boundary), as in ``IdcReader._run_past``."""
+        the body's end (a real boundary)."""
         hs, buf = self.header_size, self._buf
         if at + hs > len(buf):
             return None

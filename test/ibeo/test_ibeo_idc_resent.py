@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from ros_sim_bridge.core.binary import TRUNCATED
+from ros_sim_bridge.core.binary import BAD_MAGIC, TRUNCATED
 from ros_sim_bridge.ibeo.codec.framing import split_messages
 from ros_sim_bridge.ibeo.idc import IdcReader
 
@@ -35,36 +35,42 @@ def object_list(ntp: int, previous: int) -> bytes:
     return header(0x2225, len(body), ntp, previous) + body
 
 
-def resent_file(garbage: bytes) -> tuple[bytes, list[bytes], bytes]:
+def resent_file(garbage: bytes, after: bytes = b'') -> tuple[bytes, list[bytes], bytes]:
     """(file bytes, the intact messages A B C, the cut copy of B): A, then B's header and 6 of
     its 10 body bytes (its previous size links it to A, as a writer's chain does), then
-    ``garbage``, then B again in full (the writer restarted: previous size 0), then C."""
+    ``garbage``, then B again in full (the writer restarted: previous size 0), ``after``, C."""
     a, b = object_list(TIMES[0], 0), object_list(TIMES[1], 10)
     cut = b[:24 + 6]
     b_again, c = object_list(TIMES[1], 0), object_list(TIMES[2], 10)
-    return a + cut + garbage + b_again + c, [a, b_again, c], cut
+    return a + cut + garbage + b_again + after + c, [a, b_again, c], cut
 
 
 # the cut copy's declared end (byte 34 of it) lies inside the garbage or the re-sent header
-CASES = {'cut then full': b'', 'cut, 1 byte garbage, full': b'\x5a',
-         'cut, 2 bytes garbage, full': b'\x00\x00', 'cut, 3 bytes garbage, full': b'\x01\x02\x03'}
+# (garbage between the cut copy and B, garbage between B and C)
+CASES = {'cut then full': (b'', b''), 'cut, 1 byte garbage, full': (b'\x5a', b''),
+         'cut, 2 bytes garbage, full': (b'\x00\x00', b''),
+         'cut, 3 bytes garbage, full': (b'\x01\x02\x03', b''),
+         'cut, full, garbage': (b'', b'\x01\x02\x03\x04\x05'),
+         'cut, 2 bytes garbage, full, garbage': (b'\x00\x00', b'\x00' * 7)}
 
 
-@pytest.mark.parametrize('garbage', CASES.values(), ids=CASES.keys())
-def test_the_reader_keeps_the_resent_message_once_and_reports_the_cut_copy(tmp_path, garbage):
-    data, intact, cut = resent_file(garbage)
+@pytest.mark.parametrize('garbage, after', CASES.values(), ids=CASES.keys())
+def test_the_reader_keeps_the_resent_message_once_and_reports_the_cut_copy(tmp_path, garbage,
+                                                                           after):
+    data, intact, cut = resent_file(garbage, after)
     path = tmp_path / 'resent.idc'
     path.write_bytes(data)
+    b_end = len(intact[0]) + len(cut) + len(garbage) + len(intact[1])
     with IdcReader(path) as r:
         assert [r.raw(e) for e in r] == intact
-        assert [(d.offset, d.skipped) for d in r.damages] == [(len(intact[0]),
-                                                               len(cut) + len(garbage))]
+        assert [(d.offset, d.skipped) for d in r.damages] == \
+            [(len(intact[0]), len(cut) + len(garbage))] + ([(b_end, len(after))] if after else [])
         assert 'cut short' in r.damages[0].reason
         assert [r.decode(e).mid_scan_ntp for e in r] == list(TIMES)
     # the live framer (TCP) frames the same messages and counts the cut copy once
     frames, errors = split_messages(data)
     assert [f.record.mid_scan_ntp for f in frames] == list(TIMES)
-    assert [e.kind for e in errors] == [TRUNCATED]
+    assert [e.kind for e in errors] == [TRUNCATED] + ([BAD_MAGIC] if after else [])
 
 
 @pytest.mark.parametrize('garbage', [b'', b'\x00\x00'], ids=['cut then full', 'with garbage'])
