@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from ros_sim_bridge.core.binary import BAD_MAGIC, TRUNCATED
+from ros_sim_bridge.core.binary import BAD_MAGIC, TRUNCATED, CodecError
 from ros_sim_bridge.ibeo.codec.framing import split_messages
 from ros_sim_bridge.ibeo.idc import IdcReader
 
@@ -115,3 +115,34 @@ def test_file_playback_publishes_the_resent_message_once_and_counts_the_cut_copy
     assert [(m.data_type, m.mid_scan_ntp) for m in got] == [(0x2225, t) for t in TIMES]
     time.sleep(0.3)                                   # a fourth, if any, arrives too
     assert len(lists.messages) == 3
+
+
+def test_garbage_past_the_cut_copys_declared_end_both_paths_keep_the_resent_message(tmp_path):
+    """5 bytes of garbage: B's magic word lies past the copy's declared end, so nothing inside
+    that body shows the cut (for either path); the copy, linked to A, is one message whose body
+    does not decode (its object count is garbage): counted as such by to-bag and by the live
+    framer (Rejected), and B is kept once by both."""
+    from ros_sim_bridge.core.framer import Rejected
+    data, intact, cut = resent_file(b'\x01' * 5)
+    path = tmp_path / 'resent.idc'
+    path.write_bytes(data)
+    with IdcReader(path) as r:
+        kept = [r.raw(e) for e in r]
+        assert kept == [intact[0], cut + b'\x01' * 4, intact[1], intact[2]]
+        with pytest.raises(CodecError) as exc:
+            r.decode(r[1])
+        assert exc.value.kind == TRUNCATED
+        assert [(d.offset, d.skipped) for d in r.damages] == [(len(intact[0]) + 34, 1)]
+    frames, errors = split_messages(data)
+    assert [f.record.mid_scan_ntp for f in frames] == list(TIMES)
+    assert [type(e) for e in errors] == [Rejected, CodecError]     # the copy, the 1 byte left
+
+
+def test_a_cut_copy_at_the_start_of_the_file(tmp_path):
+    """Nothing before the copy (no chain link): the copy then B, nothing else; B kept once."""
+    b = object_list(TIMES[1], 0)
+    (tmp_path / 'start.idc').write_bytes(b[:30] + b)
+    with IdcReader(tmp_path / 'start.idc') as r:
+        assert [r.raw(e) for e in r] == [b]
+        assert [(d.offset, d.skipped) for d in r.damages] == [(0, 30)]
+        assert 'cut short' in r.damages[0].reason
