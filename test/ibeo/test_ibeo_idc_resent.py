@@ -146,3 +146,28 @@ def test_a_cut_copy_at_the_start_of_the_file(tmp_path):
         assert [r.raw(e) for e in r] == [b]
         assert [(d.offset, d.skipped) for d in r.damages] == [(0, 30)]
         assert 'cut short' in r.damages[0].reason
+
+
+def test_a_header_cut_short_declaring_a_body_above_the_limit(tmp_path):
+    """A copy of B's header cut after its data type (16 of 24 bytes; its NTP time is the first
+    bytes of B re-sent after it) whose size field is corrupt, above any body limit.  The live
+    framer takes it for an oversized message only after looking inside its own 24 bytes, as
+    it does for any header: the plausible header there is B, so B is framed, fed whole or byte
+    by byte; the reader keeps it too."""
+    from ros_sim_bridge.ibeo.codec.framing import make_framer
+    from ros_sim_bridge.ibeo.codec.header import DEFAULT_MAX_BODY
+    _, (a, b, c), _ = resent_file(b'')
+    copy = header(0x2225, 0xFFFFFF00, 0)[:16]
+    data = copy + b + c
+    assert struct.unpack_from('>I', data, 8)[0] > DEFAULT_MAX_BODY
+    for reads in ([data], [data[k:k + 1] for k in range(len(data))]):
+        framer = make_framer()
+        events = [e for part in reads for e in framer.feed(part)] + framer.finish()
+        assert [e.record.mid_scan_ntp for e in events if hasattr(e, 'record')] == \
+            list(TIMES[1:])
+        assert [e.kind for e in events if isinstance(e, CodecError)] == [TRUNCATED]
+        assert framer.cut_short() is None
+    (tmp_path / 'head.idc').write_bytes(data)
+    with IdcReader(tmp_path / 'head.idc') as r:
+        assert [r.raw(e) for e in r] == [b, c] and [(d.offset, d.skipped) for d in r.damages] \
+            == [(0, 16)]
