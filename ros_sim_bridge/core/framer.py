@@ -93,8 +93,9 @@ class MagicFramer:
     header: a message followed by one costs no search, whatever its size.
     ``skip_oversized`` (optional): a header above ``max_body`` that comes in sync (at the
     stream's start or where the previous message ended) is one OVERSIZED event and its body is
-    dropped by its declared size (:meth:`_skip_oversized`); out of sync it is a false sync
-    like any implausible header.  ``describe(parsed) -> str`` (optional) names a message in
+    dropped by its declared size (:meth:`_skip_oversized`), unless, with ``search_window``, a
+    plausible header starts inside its own bytes (:meth:`_header_cut_short`); out of sync it
+    is a false sync like any implausible header.  ``describe(parsed) -> str`` (optional) names a message in
     error texts (e.g. its data type).  ``views`` (optional): a body that lies whole in one
     read of ``bytes`` is handed on as a read-only memoryview of it (:class:`Frame`), one of at
     least :attr:`VIEW_MIN` bytes collected over several reads as one of the buffer that
@@ -236,6 +237,12 @@ class MagicFramer:
                     self._false_sync()       # search on from the next byte
                     continue
                 if self.skip_oversized and self._in_sync and size > self.max_body:
+                    if self.search_window:
+                        cut = self._header_cut_short(size, events)
+                        if cut is None:
+                            return events            # the next bytes decide
+                        if cut:
+                            continue
                     events.append(CodecError(
                         self.name, f'{self.describe(parsed)} message of {size} body bytes is '
                         f'above the limit of {self.max_body}: skipped by its declared size',
@@ -521,6 +528,28 @@ class MagicFramer:
                 return False
             self._window_from = at + 1           # payload (nested wholly inside): go on
 
+    def _header_cut_short(self, size: int, events: list[Event]) -> Optional[bool]:
+        """Before an oversized header's body is skipped: a plausible header starting inside
+        its own bytes after its magic word (a header cut short by its sender, whose size field
+        holds the next message's bytes, as the window search finds it in a pending message's
+        header) makes it a false sync (True: TRUNCATED, resynchronised); None until the bytes
+        to tell have arrived; False when there is none."""
+        hs, m, buf = self.header_size, len(self.magic), self._buf
+        stop = min(hs + m - 1, len(buf))
+        at = self._search(buf, m, stop)
+        while at >= 0:
+            if at + hs > len(buf):
+                return None
+            if self._plausible_size(at) is not None:
+                events.append(CodecError(
+                    self.name, f'a header declaring {size} body bytes holds a plausible header '
+                    f'at its byte {at}: cut short by the sender; resynchronising after its '
+                    'magic word', field='size', offset=at, kind=TRUNCATED))
+                self._false_sync()
+                return True
+            at = self._search(buf, at + 1, stop)
+        return None if self._cut_magic(self.magic, m, hs) is not None else False
+
     def _skip_oversized(self, events: list[Event]) -> bool:
         """Drop the oversized body being skipped as far as it is in; True when it is over (or
         a confirmed message inside it ended the skip), False to wait for more bytes.  Bytes
@@ -559,7 +588,7 @@ class MagicFramer:
         arrived (never more than one maximal message).  Confirmed: its body decodes to a
         record (a body that fails: payload), or a plausible header follows it.  One running
         past the body's end is not decoded, and is payload when a plausible header stands at
-        the body's end (a real boundary), as in ``IdcReader._run_past``."""
+        the body's end (a real boundary)."""
         hs, buf = self.header_size, self._buf
         if at + hs > len(buf):
             return None

@@ -17,13 +17,15 @@ file) and one of these confirms it: it ends at the end of the file; a magic word
 the next header's previous-size field equals its size (the next magic word is the damaged
 part); its own previous-size field links it to the intact message right before it; or its
 registered decoder accepts the body.  When no magic word follows it, the magic words inside
-its declared body are looked at first: one whose header says the body ends there marks the
-size field as corrupt; one that starts a run of plausible messages
+its declared body (one starting in its last three bytes included) are looked at first, as the
+live framer's window search does: one whose header says the body ends there marks the size
+field as corrupt; a plausible header
 (:func:`~ros_sim_bridge.ibeo.codec.framing.plausible_header`, the live framer's window test)
-of which one runs past the declared end and is followed by another plausible header or the
-end of the file marks the message as cut short (a writer interrupted and restarted).  Either
-way the message is reported as damage and the search goes on at that magic word, so the
-messages after it are kept; messages nested wholly inside a body are payload.
+whose message runs past the declared end marks the message as cut short (a sender or writer
+interrupted and restarted, a re-sent message right after the cut copy).  Either way the
+message is reported as damage and the search goes on at that magic word (a cut message: at
+the first magic word after its own, as in the live framer), so the messages after it are
+kept; messages nested wholly inside a body are payload.
 """
 from __future__ import annotations
 
@@ -194,24 +196,28 @@ class IdcReader:
         entry = IdcEntry(pos, h.data_type, h.device_id, h.ntp, h.size, h.previous_size)
         if end == n or data[end:end + 4] == MAGIC_BYTES:
             return entry, '', end
-        if end + 8 <= n and _U32.unpack_from(data, end + 4)[0] == h.size:
-            return entry, '', end
         # Nothing starts where this message says it ends.  A message inside the declared body
-        # that names the real end of this one: the size field is corrupt.  A confirmed run of
-        # messages from inside the body past its declared end: this message was cut short (a
-        # writer interrupted and restarted).  Trusting the size would swallow them both.
-        q = data.find(MAGIC_BYTES, pos + 4, end)
+        # that names the real end of this one: the size field is corrupt (go on there).  A
+        # plausible header inside it whose message runs past its declared end: this message was
+        # cut short (its sender or writer interrupted and restarted), the live framer's window
+        # rule (:class:`~ros_sim_bridge.core.framer.MagicFramer` ``search_window``): the search
+        # goes on after its magic word, so the messages inside the window are kept too.
+        # Trusting the size would swallow them.
+        stop = end + len(MAGIC_BYTES) - 1   # a magic word starting inside the body counts
+        q = data.find(MAGIC_BYTES, pos + 4, stop)
         while q >= 0:
             body = q - pos - HEADER_SIZE
             if body >= 0 and q + 8 <= n and _U32.unpack_from(data, q + 4)[0] == body:
                 return None, (f'declared size {h.size}, but the message at {q} says this '
                               f'body has {body} bytes'), q
-            crosses, last = self._run_past(q, end)
-            if crosses:
-                return None, (f'declared size {h.size}, but the messages from {q} on run past '
-                              f'its declared end: cut short after {q - pos} of its bytes '
-                              '(header included)'), q
-            q = data.find(MAGIC_BYTES, last + 1, end)
+            inner = plausible_header(data, q, self.max_body)
+            if inner is not None and q + HEADER_SIZE + inner.size > end:
+                return None, (f'declared size {h.size}, but the message at {q} runs past its '
+                              'declared end and no header stands there: cut short; the '
+                              'search goes on after its magic word'), pos + 1
+            q = data.find(MAGIC_BYTES, q + 1, stop)   # nested wholly inside: payload
+        if end + 8 <= n and _U32.unpack_from(data, end + 4)[0] == h.size:
+            return entry, '', end         # the next header's magic word is the damaged part
         if prev is not None and prev.end == pos and h.previous_size == prev.size:
             return entry, '', end         # linked to the intact message before it
         if h.data_type in registry.registered_types():
@@ -222,22 +228,6 @@ class IdcReader:
                 return None, f'unconfirmed: no magic word follows and the body does not ' \
                              f'decode ({exc})', pos + 1
         return None, 'unconfirmed: no magic word follows its declared end', pos + 1
-
-    def _run_past(self, at: int, end: int) -> tuple[bool, int]:
-        """Follow plausible messages back to back from the magic word at ``at`` (inside a body
-        that declares to end at ``end``): (True, ...) when one of them runs past ``end`` and a
-        plausible header or the end of the file follows it (a confirmed message, no payload
-        nested in the body); else (False, where the last one followed starts)."""
-        n = self.file_size
-        while True:
-            h = plausible_header(self._data, at, self.max_body)
-            if h is None:
-                return False, at
-            nxt = at + HEADER_SIZE + h.size
-            follows = nxt == n or plausible_header(self._data, nxt, self.max_body) is not None
-            if nxt > end or not follows:
-                return nxt > end and follows, at
-            at = nxt
 
     def _build_index(self) -> list[IdcEntry]:
         data, n = self._data, self.file_size

@@ -128,3 +128,26 @@ def test_idc_reader_keeps_intact_messages(msgs, garbage):
     got = [data[e.offset:e.end] for e in reader.entries]
     assert got == msgs
     assert sum(d.skipped for d in reader.damages) == len(data) - sum(map(len, msgs))
+
+
+@given(st.lists(st.sampled_from(MESSAGES), min_size=2, max_size=6), st.data())
+def test_a_message_resent_after_a_cut_copy_is_kept_as_the_live_framer_keeps_it(msgs, data):
+    """Intact messages, one of them written first cut short (its first ``k`` bytes, the magic
+    word included, fewer than all) and then re-sent whole, with magic-free garbage between
+    the copy and the re-sent message, which starts inside the copy's declared body (else the
+    garbage completes the copy, and nothing tells it from a message): every intact message
+    is in the index, once, and the live framer frames each of them too."""
+    from ros_sim_bridge.ibeo.codec.framing import split_messages
+    fz.tried('ibeo.idc.IdcReader(resent)')
+    i = data.draw(st.integers(0, len(msgs) - 1))
+    m = msgs[i]
+    k = data.draw(st.integers(4, len(m) - 1))
+    garbage = data.draw(st.binary(max_size=len(m) - k - 1)       # B starts inside the copy
+                        .map(lambda b: b.replace(MAGIC_BYTES[:2], b'')))
+    blob = b''.join(msgs[:i]) + m[:k] + garbage + b''.join(msgs[i:])
+    reader = _read_all(blob)
+    got = [blob[e.offset:e.end] for e in reader.entries]
+    assert [g for g in got if g in msgs] == msgs, (i, k, garbage)
+    frames, _ = split_messages(blob, max_body=1 << 16)
+    assert [f.header + bytes(f.body) for f in frames if f.header + bytes(f.body) in msgs] == \
+        msgs
