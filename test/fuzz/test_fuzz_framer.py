@@ -14,7 +14,7 @@ from hypothesis import assume, example, given, strategies as st
 
 from ros_sim_bridge.core.binary import CodecError
 from ros_sim_bridge.core.file_source import FileSource
-from ros_sim_bridge.core.framer import Frame
+from ros_sim_bridge.core.framer import Frame, Rejected
 from ros_sim_bridge.ibeo import codec as ibeo
 from ros_sim_bridge.ibeo.codec import framing, registry
 
@@ -99,17 +99,18 @@ def test_framer_every_split_point():
        st.lists(st.integers(0, 1 << 16), max_size=8))
 @example(MAGIC + struct.pack('>IIBBHQ', 0, 0xFFFFFFFF, 0, 0, registry.SCAN, 0), [])
 def test_framer_never_raises(stream, cuts):
-    """Any bytes in any reads: only Frames and CodecErrors come out, and nothing above
-    max_body is ever buffered."""
+    """Any bytes in any reads: only Frames, Rejected frames (a body its decoder refused, e.g. a
+    0x2202 of 0 ticks per rotation) and CodecErrors come out, and nothing above max_body is
+    ever buffered."""
     fz.tried('core.framer.MagicFramer(random)')
     framer = ibeo.make_framer(MAX_BODY)
     t0 = time.perf_counter()
     bounds = sorted({0, len(stream), *(c % (len(stream) + 1) for c in cuts)})
     for a, b in zip(bounds[:-1], bounds[1:]):
         for e in framer.feed(stream[a:b]):
-            assert isinstance(e, (Frame, CodecError))
-            if isinstance(e, Frame):
-                assert len(e.body) <= MAX_BODY
+            assert isinstance(e, (Frame, Rejected, CodecError))
+            if isinstance(e, (Frame, Rejected)):
+                assert len((e if isinstance(e, Frame) else e.frame).body) <= MAX_BODY
         assert framer.buffered <= ibeo.HEADER_SIZE + MAX_BODY
     assert time.perf_counter() - t0 < fz.DECODE_SECONDS
 
