@@ -492,7 +492,11 @@ def small_unique(values) -> tuple:
     """``np.unique(values, return_inverse=True)`` of integers ≥ 0 of a small range (shape
     numbers, lengths, classes) without sorting: a table over the range."""
     values = np.asarray(values).reshape(-1)
-    top = int(values.max()) + 1 if len(values) else 0
+    if not len(values):
+        return values[:0], np.zeros(0, np.intp)
+    low, top = int(values.min()), int(values.max()) + 1
+    if low == top - 1:                                 # one value
+        return values[:1].copy(), np.zeros(len(values), np.intp)
     if top > 4 * len(values) + 4096:
         uniq, inverse = np.unique(values, return_inverse=True)
         return uniq, inverse.reshape(-1)
@@ -613,13 +617,15 @@ def messages_with_elements(heads, element_lists) -> list:
     elements whose shape varies (strings, inner sequences): a template per shape and phase,
     cached by the caller.
 
-    No loop over the elements in Python: an element's phase (payload offset mod 8) is where
-    the one before ended, and an element with an 8-byte field ends at a phase of its own
-    whatever its start (checked; else the phases are followed one by one), so phases, sizes
-    and offsets are array arithmetic (``np.cumsum``).  The compiled filler (:data:`NATIVE`,
-    ``cdr_fill.c``) then copies the template bytes to their places and each Run's slot values
-    to their fields in one loop over the elements; without it the template bytes are joined
-    in one pass and each slot of a Run is one fancy-index assignment for all its elements."""
+    No loop over the elements in Python.  The compiled filler (:data:`NATIVE`, ``cdr_fill.c``)
+    follows the elements' phases (payload offset mod 8: where the one before ended) and
+    places in one loop, then copies every element's template bytes and slot values in
+    another (two calls for all the messages; each template's slots as byte copies, kept per
+    tuple of template functions).  Without it: an element with an 8-byte field ends at a
+    phase of its own whatever its start (checked; else the phases are followed one by one),
+    so phases, sizes and offsets are array arithmetic (``np.cumsum``), the template bytes are
+    joined in one pass and each slot of a Run is one fancy-index assignment for all its
+    elements."""
     heads = [bytes(h) for h in heads]
     if any(len(h) < 8 for h in heads):
         raise ValueError('messages_with_elements: a head is the encapsulation and at least '
@@ -827,17 +833,21 @@ def _native_source(value, dtype: np.dtype, keep: list):
         return (2, _address(flat), row, row, flat.shape[0], _address(starts), len(starts))
     if callable(value):
         return None
-    src = np.asarray(value)
+    src = value if type(value) is np.ndarray else np.asarray(value)
     if src.ndim == 0 or not len(src):
         return None
-    src = src.reshape(len(src), -1)
-    if src.dtype != dtype:                      # one row for all: converted once
-        src = np.broadcast_to(src[:1].astype(dtype), src.shape) if src.strides[0] == 0 \
-            else src.astype(dtype)
+    n = len(src)
+    if src.ndim != 2:
+        src = src.reshape(n, -1)
+    stride = src.strides[0]
+    if stride == 0:                             # one row for all: that row only
+        src = src[:1]
+    if src.dtype != dtype:
+        src = src.astype(dtype)
     if src.shape[1] > 1 and src.strides[1] != w:
         src = np.ascontiguousarray(src)
     keep.append(src)
-    return (1, _address(src), src.strides[0], src.shape[1] * w, len(src), 0, 0)
+    return (1, _address(src), stride and src.strides[0], src.shape[1] * w, n, 0, 0)
 
 
 def _native_messages(heads: list, runs: list, singles: set, msg_of: list) -> Optional[list]:
@@ -899,7 +909,7 @@ def _native_messages(heads: list, runs: list, singles: set, msg_of: list) -> Opt
         fill.append((len(run), rows, r * count))
     fill = np.array(fill, np.int64)
     refused = np.zeros(len(sources), np.uint8)
-    out = np.zeros(size, np.uint8)
+    out = np.empty(size, np.uint8)              # every byte written: elements, heads, gaps
     cdr_native.FILL(_address(out), len(runs), _address(fill), _address(tid), _address(start),
                     _address(plan.pool), _address(plan.pool_at), _address(sizes),
                     _address(plan.slot_at), _address(plan.slots), _address(plan.copies),
@@ -907,10 +917,13 @@ def _native_messages(heads: list, runs: list, singles: set, msg_of: list) -> Opt
     per_msg = [0] * n_msg
     for r, run in enumerate(runs):
         per_msg[msg_of[r]] += len(run)
+    starts, stops = base.tolist(), (base + ends).tolist()
+    out[:starts[0] - 4] = 0
     for j, h in enumerate(heads):
-        b = int(base[j]) - 4
+        b = starts[j] - 4
         out[b:b + len(h)] = np.frombuffer(h, np.uint8)
         out[b + len(h) - 4:b + len(h)] = np.frombuffer(struct.pack('<I', per_msg[j]), np.uint8)
+        out[stops[j]:starts[j + 1] - 4 if j + 1 < n_msg else size] = 0
     if refused.any() or singles:                # what numpy assigns
         view_of = _views(out)
         origin = start - plan.phase[tid]
@@ -926,7 +939,7 @@ def _native_messages(heads: list, runs: list, singles: set, msg_of: list) -> Opt
             if names:
                 _fill_run(view_of, tmpls, tid[part], origin[part], run, only=names)
     whole = memoryview(out)
-    return [whole[int(b) - 4:int(b) + int(e)] for b, e in zip(base.tolist(), ends.tolist())]
+    return [whole[b - 4:e] for b, e in zip(starts, stops)]
 
 
 def _phases_in_turn(funcs, fid, first, per_msg, head_end) -> tuple:

@@ -68,8 +68,11 @@ def duration(seconds: float) -> Duration:
 
 
 def colors_array(colors, n: int) -> np.ndarray:
-    """(n, 4) float RGBA rows from one RGBA tuple or n rows."""
-    c = np.asarray(colors, np.float64)
+    """(n, 4) float RGBA rows from one RGBA tuple or n rows (float32 rows kept as they are:
+    ColorRGBA's type)."""
+    c = np.asarray(colors)
+    if c.dtype != np.float32:
+        c = c.astype(np.float64)
     return np.broadcast_to(c, (n, 4)) if c.ndim == 1 else c.reshape(n, 4)
 
 

@@ -199,8 +199,9 @@ def list_fields(lst: oe.EcuObjectList, device_id: int) -> dict:
 
 
 def _class_rgba() -> np.ndarray:
-    """RGBA (opaque) of each class number; grey for those without a colour of their own."""
-    table = np.tile([0.7, 0.7, 0.7, 1.0], (256, 1))
+    """RGBA (opaque; float32, as ColorRGBA holds it) of each class number; grey for those
+    without a colour of their own."""
+    table = np.tile(np.float32([0.7, 0.7, 0.7, 1.0]), (256, 1))
     for value, rgb in {3: (1.0, 0.2, 0.2), 4: (1.0, 0.6, 0.0), 5: (0.2, 0.6, 1.0),
                        6: (0.4, 0.2, 1.0), 12: (0.3, 0.8, 0.3)}.items():
         table[value, :3] = rgb
@@ -224,7 +225,7 @@ def object_marker_rows(ids, geo: np.ndarray, classification, *,
     indices: an object without one gets no box and no label rather than one at the origin)
     box centres/sizes/yaw (sizes 5 cm and yaw 0 where not given) and RGBA, label
     positions."""
-    ids = np.asarray(ids, np.int64) & 0x7FFFFFFF
+    ids = (np.asarray(ids, np.int64) & 0x7FFFFFFF).astype(np.int32)     # Marker.id
     finite = np.isfinite(geo)
     placed = np.flatnonzero(finite[:, 0] & finite[:, 1])
     geo = np.where(finite, geo, _NO_GEOMETRY)[placed]
@@ -463,8 +464,9 @@ class EcuCdr:
         drawn = np.isfinite(xyz[:, 0]) & np.isfinite(xyz[:, 1])   # NaN / ±Inf: not drawn
         upto = np.concatenate(([0], np.cumsum(drawn)))
         shown = upto[first + lengths] - upto[first]
-        markers = self._object_markers(t, xyz[drawn], shown, np.repeat(stamps, counts, axis=0),
-                                       frame, starts, ends)
+        per_object = np.broadcast_to(stamps[0], (len(t), 2)) if len(lists) == 1 else \
+            np.repeat(stamps, counts, axis=0)          # one list: one stamp row for all
+        markers = self._object_markers(t, xyz[drawn], shown, per_object, frame, starts, ends)
         k = len(lists)          # the lists and their marker arrays in one buffer
         made = messages_with_elements(
             list(heads) + [EMPTY_ARRAY] * k,
@@ -487,13 +489,13 @@ class EcuCdr:
         life, m = self._life, self._markers
         placed = r['placed']
         outlined = np.flatnonzero(lengths)
-        boxes = m.boxes(stamps[placed], frame, ns_box, r['ids'][placed], r['centers'],
+        boxes = m.boxes(_rows_of(stamps, placed), frame, ns_box, r['ids'][placed], r['centers'],
                         r['sizes'], yaw=r['yaw'], colors=r['box_rgba'], min_size=0.05,
                         lifetime=life)
-        strips = m.line_strips_flat(stamps[outlined], frame, ns_contour, r['ids'][outlined],
+        strips = m.line_strips_flat(_rows_of(stamps, outlined), frame, ns_contour, r['ids'][outlined],
                                     points, lengths[outlined], width=0.05,
                                     colors=r['contour_rgba'][outlined], lifetime=life)
-        labels = label_items(stamps[placed], frame, ns_label, r['ids'][placed],
+        labels = label_items(_rows_of(stamps, placed), frame, ns_label, r['ids'][placed],
                              r['label_positions'],
                              text_bytes=id_class_texts(num['id'][placed],
                                                        num['classification'][placed],
@@ -503,6 +505,11 @@ class EcuCdr:
         s0, s1 = np.searchsorted(outlined, starts), np.searchsorted(outlined, ends)
         return [[boxes[a:b], strips[c:d], labels[a:b]]
                 for a, b, c, d in zip(b0.tolist(), b1.tolist(), s0.tolist(), s1.tolist())]
+
+
+def _rows_of(rows: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """``rows[index]``; of one row for all (a broadcast view), that row for as many."""
+    return rows[:len(index)] if rows.strides[0] == 0 else rows[index]
 
 
 def _joined(lists: list):

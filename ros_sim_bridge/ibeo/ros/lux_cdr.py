@@ -26,7 +26,7 @@ from ros_sim_bridge.ibeo.codec.contours import Contours
 from ros_sim_bridge.ibeo.codec import units
 from ros_sim_bridge.ros.cdr_template import (ElementTemplates, Run, Slot, TextSlot, build,
                                              messages_with_elements, ragged, small_unique)
-from ros_sim_bridge.ros.markers_cdr import colors_array, duration
+from ros_sim_bridge.ros.markers_cdr import duration
 from ros_sim_bridge.ros.markers_cdr import EMPTY_ARRAY, MarkerCdr, marker_arrays
 from ros_sim_bridge.ros.markers_cdr import TYPE_NAME as MARKER_ARRAY
 from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
@@ -80,18 +80,25 @@ _CLASS_COLORS = {  # r, g, b
 }
 
 
-_COLOR_CLASSES = np.array(sorted(_CLASS_COLORS), np.int64)
-_COLOR_TABLE = np.array([(*_CLASS_COLORS[c], 1.0) for c in _COLOR_CLASSES.tolist()]
-                        + [(1.0, 1.0, 1.0, 1.0)])
+def _color_table(alpha: float) -> np.ndarray:
+    """RGBA (float32, as ColorRGBA holds it) of classes 0..255 (white for classes without a
+    colour, and at 255 for every class from there on)."""
+    table = np.ones((256, 4), np.float32)
+    for c, rgb in _CLASS_COLORS.items():
+        table[c, :3] = rgb
+    table[:, 3] = alpha
+    return table
+
+
+_COLOR_TABLES: dict = {}
 
 
 def class_colors(classification: np.ndarray, alpha: float) -> np.ndarray:
-    """(n, 4) RGBA of each object's class (white for classes without a colour)."""
-    cls = np.asarray(classification).astype(np.int64)
-    at = np.minimum(np.searchsorted(_COLOR_CLASSES, cls), len(_COLOR_CLASSES) - 1)
-    rgba = _COLOR_TABLE[np.where(_COLOR_CLASSES[at] == cls, at, len(_COLOR_CLASSES))]
-    rgba[:, 3] = alpha
-    return rgba
+    """(n, 4) RGBA (float32) of each object's class (white for classes without a colour)."""
+    table = _COLOR_TABLES.get(alpha)
+    if table is None:
+        table = _COLOR_TABLES[alpha] = _color_table(alpha)
+    return table[np.minimum(classification, 255)]
 
 
 def _header(frame: str) -> dict:
@@ -385,6 +392,10 @@ def label_items(stamp, frame: str, ns: str, ids, positions, texts=None, *,
                 for k in sizes.tolist()], shape, values)
 
 
+#: arrow RGBA (float32): relative velocity (orange), absolute (yellow)
+_ARROW_COLORS = np.array([[1.0, 0.6, 0.0, 1.0], [1.0, 1.0, 0.0, 1.0]], np.float32)
+
+
 def _sorted_unique(ids: np.ndarray) -> np.ndarray:
     """``np.unique(ids)``, without sorting ids already in increasing order."""
     return ids if bool((ids[1:] > ids[:-1]).all()) else np.unique(ids)
@@ -433,40 +444,42 @@ class LuxMarkers:
         items: list = []
         now: dict = {}
         if n:
-            ids = o['id'].astype(np.int64)
+            ids = o['id'].astype(np.int32)            # Marker.id (int32); LUX ids are uint16
             cls = o['classification']
-            center = np.stack([o['box_center_x'], o['box_center_y'], np.full(n, h / 2.0)], -1)
-            size = np.stack([o['box_size_x'], o['box_size_y'], np.full(n, h)], -1)
+            center = np.empty((n, 3))
+            center[:, 0], center[:, 1], center[:, 2] = o['box_center_x'], o['box_center_y'], \
+                h / 2.0
+            size = np.empty((n, 3))
+            size[:, 0], size[:, 1], size[:, 2] = o['box_size_x'], o['box_size_y'], h
             items.append(m.boxes(stamp, frame, 'boxes', ids, center, size,
                                  yaw=o['box_orientation'], colors=class_colors(cls, 0.35),
                                  min_size=0.05, lifetime=life))
             items.append(self._strips(stamp, frame, ids, cls, contours if contours is not None
                                       else contours_xyz(lst.contours)))
-            top = center.copy()
-            top[:, 2] = h + 0.5
-            items.append(label_items(stamp, frame, 'labels', ids, top,
+            center[:, 2] = h + 0.5                    # the labels above the boxes
+            items.append(label_items(stamp, frame, 'labels', ids, center,
                                      text_bytes=id_class_texts(ids, cls),
                                      lifetime=self.lifetime))
             every = _sorted_unique(ids)
             now = dict.fromkeys(MARKER_NAMESPACES[:3], every)
-            use_abs = o['abs_velocity_valid'].astype(bool)
-            use_rel = ~use_abs & o['rel_velocity_valid'].astype(bool)
-            moving = use_abs | use_rel
-            if moving.any():
-                vx = np.where(use_abs, o['abs_velocity_x'], o['rel_velocity_x'])[moving]
-                vy = np.where(use_abs, o['abs_velocity_y'], o['rel_velocity_y'])[moving]
-                k = len(vx)
+            use_abs = o['abs_velocity_valid'] != 0
+            moving = use_abs | (o['rel_velocity_valid'] != 0)
+            k = int(np.count_nonzero(moving))
+            if k:
+                pick = slice(None) if k == n else np.flatnonzero(moving)
+                use_abs = use_abs[pick]
                 points = np.empty((k, 2, 3))
-                points[:, 0, 0], points[:, 0, 1] = o['reference_x'][moving], \
-                    o['reference_y'][moving]
+                points[:, 0, 0], points[:, 0, 1] = o['reference_x'][pick], \
+                    o['reference_y'][pick]
                 points[:, :, 2] = h / 2.0
-                points[:, 1, :2] = points[:, 0, :2] + np.stack([vx, vy], -1)
-                colors = np.where(use_abs[moving][:, None], [1.0, 1.0, 0.0, 1.0],
-                                  [1.0, 0.6, 0.0, 1.0])
-                arrow_ids = ids[moving]
-                values = {'stamp': np.broadcast_to(np.asarray(stamp, np.int64), (k, 2)),
-                          'id': arrow_ids, 'color': colors_array(colors, k),
-                          'points': points}
+                for axis, name in ((0, 'x'), (1, 'y')):
+                    v = o[f'abs_velocity_{name}'][pick]
+                    if not use_abs.all():
+                        v = np.where(use_abs, v, o[f'rel_velocity_{name}'][pick])
+                    points[:, 1, axis] = points[:, 0, axis] + v
+                arrow_ids = ids[pick]
+                values = {'stamp': _rows(stamp, k), 'id': arrow_ids,
+                          'color': _ARROW_COLORS[use_abs.view(np.uint8)], 'points': points}
                 at = _MARKERS.at(('arrow', frame, life.sec, life.nanosec),
                                  _arrow_value(frame, life))
                 items.append(Run([at], np.zeros(k, np.intp), values))
