@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define ABI 5
+#define ABI 6
 
 __attribute__((visibility("default")))
 int sim_bridge_cdr_fill_abi(void) { return ABI; }
@@ -63,9 +63,10 @@ int64_t sim_bridge_cdr_layout(int64_t n_msg, const int64_t *head_end, int64_t n_
     return b;
 }
 
-/* The elements' bytes: element e of run r (`runs + 3 * r`: element count, the address of its
- * int64 value rows or 0 for rows 0..n-1, its first source) gets template `tid[e]`'s `tsize`
- * bytes from `pool + pool_at[t]` at `out + start[e]`, then each of the template's slots
+/* The elements' bytes: element e of run r (`runs + 4 * r`: element count, the address of its
+ * int64 value rows or 0 for rows 0..n-1, its first source, the address its message's buffer
+ * offsets count from) gets template `tid[e]`'s `tsize` bytes from `pool + pool_at[t]` at
+ * that address + `start[e]`, then each of the template's slots
  * `slots + 6 * k` for k in slot_at[t]..slot_at[t + 1]: source number (of the run), bytes of a
  * row of plain values (all its fields), bytes of one field, fields m, first copy, copies; a
  * copy `copies + 3 * c`: offset in the element, offset in the values, bytes.  A source
@@ -76,7 +77,7 @@ int64_t sim_bridge_cdr_layout(int64_t n_msg, const int64_t *head_end, int64_t n_
  * and its run's source marked in `refused` (the caller fills it another way).  Nothing is read
  * outside the values. */
 __attribute__((visibility("default")))
-void sim_bridge_cdr_fill(uint8_t *out, int64_t n_runs, const int64_t *runs,
+void sim_bridge_cdr_fill(int64_t n_runs, const int64_t *runs,
                          const int64_t *tid, const int64_t *start, const uint8_t *pool,
                          const int64_t *pool_at, const int64_t *tsize, const int64_t *slot_at,
                          const int64_t *slots, const int64_t *copies, const int64_t *sources,
@@ -84,11 +85,12 @@ void sim_bridge_cdr_fill(uint8_t *out, int64_t n_runs, const int64_t *runs,
 {
     int64_t e = 0;
     for (int64_t r = 0; r < n_runs; r++) {
-        const int64_t n = runs[3 * r], first = runs[3 * r + 2];
-        const int64_t *rows = (const int64_t *)(intptr_t)runs[3 * r + 1];
+        const int64_t n = runs[4 * r], first = runs[4 * r + 2];
+        const int64_t *rows = (const int64_t *)(intptr_t)runs[4 * r + 1];
+        const int64_t out = runs[4 * r + 3];
         for (int64_t i = 0; i < n; i++, e++) {
             const int64_t t = tid[e], row = rows ? rows[i] : i;
-            uint8_t *dst = out + start[e];
+            uint8_t *dst = (uint8_t *)(intptr_t)(out + start[e]);
             memcpy(dst, pool + pool_at[t], (size_t)tsize[t]);
             for (int64_t k = slot_at[t]; k < slot_at[t + 1]; k++) {
                 const int64_t *sl = slots + 6 * k;

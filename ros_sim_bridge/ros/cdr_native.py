@@ -12,7 +12,7 @@ from ros_sim_bridge.core.native import beside, load_kernel
 
 LIBRARY = 'libsim_bridge_cdr_fill.so'
 #: ``sim_bridge_cdr_fill_abi()`` of the cdr_fill.c this module calls
-ABI = 5
+ABI = 6
 
 _p, _i = ctypes.c_void_p, ctypes.c_int64
 _PATH = beside(__file__, LIBRARY)
@@ -20,8 +20,8 @@ _PATH = beside(__file__, LIBRARY)
 #: state)`` → buffer size, or -1 (a template missing: see ``state``) / -2 (a bad shape number)
 LAYOUT = load_kernel(_PATH, 'sim_bridge_cdr_layout', [_i, _p, _i] + [_p] * 9, _i, abi=ABI,
                      abi_symbol='sim_bridge_cdr_fill_abi')
-#: ``FILL(out, n_runs, runs, tid, start, pool, pool_at, tsize, slot_at, slots, copies,
-#: sources, refused)``: every element's template bytes and slot values
-FILL = load_kernel(_PATH, 'sim_bridge_cdr_fill', [_p, _i] + [_p] * 11, None, abi=ABI,
+#: ``FILL(n_runs, runs, tid, start, pool, pool_at, tsize, slot_at, slots, copies, sources,
+#: refused)``: every element's template bytes and slot values
+FILL = load_kernel(_PATH, 'sim_bridge_cdr_fill', [_i] + [_p] * 11, None, abi=ABI,
                    abi_symbol='sim_bridge_cdr_fill_abi')
 AVAILABLE = None not in (LAYOUT, FILL)

@@ -28,6 +28,7 @@ Usage::
 """
 from __future__ import annotations
 
+import ctypes
 import importlib
 import json
 import math
@@ -44,6 +45,7 @@ from rosidl_parser.definition import (AbstractNestedType, AbstractString, Abstra
                                       Array, BasicType, BoundedSequence, BoundedString,
                                       NamespacedType, UnboundedSequence, UnboundedString)
 
+from ros_sim_bridge.core.native import new_bytes
 from ros_sim_bridge.ros import cdr_native
 from ros_sim_bridge.ros.ament import package_share
 
@@ -605,8 +607,8 @@ def _runs(elements) -> tuple:
 
 
 def messages_with_elements(heads, element_lists) -> list:
-    """Messages whose last field is a sequence of messages, in one buffer (a memoryview of
-    each).  ``heads[j]`` is message j with that sequence empty (its bytes end with the count
+    """Messages whose last field is a sequence of messages: each a ``bytes`` built in place
+    by the compiled filler, else memoryviews of one buffer.  ``heads[j]`` is message j with that sequence empty (its bytes end with the count
     0); ``element_lists[j]`` its elements: :class:`Run` s (or lists of them), or items (a
     function phase → the element's :func:`build` template at that phase, ``values``,
     ``row``): the element's slot
@@ -621,7 +623,8 @@ def messages_with_elements(heads, element_lists) -> list:
     follows the elements' phases (payload offset mod 8: where the one before ended) and
     places in one loop, then copies every element's template bytes and slot values in
     another (two calls for all the messages; each template's slots as byte copies, kept per
-    tuple of template functions).  Without it: an element with an 8-byte field ends at a
+    tuple of template functions), into the ``bytes`` each message is published as.  Without
+    it: an element with an 8-byte field ends at a
     phase of its own whatever its start (checked; else the phases are followed one by one),
     so phases, sizes and offsets are array arithmetic (``np.cumsum``), the template bytes are
     joined in one pass and each slot of a Run is one fancy-index assignment for all its
@@ -906,18 +909,30 @@ def _native_messages(heads: list, runs: list, singles: set, msg_of: list) -> Opt
                     source = _native_source(value, dtype, keep)
                     if source is not None:
                         sources[r * count + number] = source
-        fill.append((len(run), rows, r * count))
+        fill.append((len(run), rows, r * count, 0))
     fill = np.array(fill, np.int64)
     refused = np.zeros(len(sources), np.uint8)
-    out = np.empty(size, np.uint8)              # every byte written: elements, heads, gaps
-    cdr_native.FILL(_address(out), len(runs), _address(fill), _address(tid), _address(start),
-                    _address(plan.pool), _address(plan.pool_at), _address(sizes),
-                    _address(plan.slot_at), _address(plan.slots), _address(plan.copies),
-                    _address(sources), _address(refused))
     per_msg = [0] * n_msg
     for r, run in enumerate(runs):
         per_msg[msg_of[r]] += len(run)
     starts, stops = base.tolist(), (base + ends).tolist()
+
+    def fill_at(bias) -> None:
+        fill[:, 3] = bias                       # where each run's buffer offsets count from
+        cdr_native.FILL(len(runs), _address(fill), _address(tid), _address(start),
+                        _address(plan.pool), _address(plan.pool_at), _address(sizes),
+                        _address(plan.slot_at), _address(plan.slots), _address(plan.copies),
+                        _address(sources), _address(refused))
+    if not singles:             # each message built in the bytes it is published as
+        made = [new_bytes(e - b + 4) for b, e in zip(starts, stops)]
+        fill_at([made[j][1] - starts[j] + 4 for j in msg_of])
+        if not refused.any():
+            for (_, at), h, count in zip(made, heads, per_msg):
+                ctypes.memmove(at, h, len(h) - 4)
+                ctypes.memmove(at + len(h) - 4, struct.pack('<I', count), 4)
+            return [m for m, _ in made]
+    out = np.empty(size, np.uint8)              # every byte written: elements, heads, gaps
+    fill_at(_address(out))
     out[:starts[0] - 4] = 0
     for j, h in enumerate(heads):
         b = starts[j] - 4
