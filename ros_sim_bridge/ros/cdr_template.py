@@ -727,7 +727,14 @@ def _fill_runs(out: np.ndarray, runs: list, singles: set, tmpls: list, tid: np.n
             _fill_run(view_of, tmpls, tid[part], origin[part], run)
 
 
+_CHAR = ctypes.c_char
+
+
 def _address(a: np.ndarray) -> int:
+    """The address of an array's first byte (a writable contiguous one's through ctypes, a
+    few times faster than numpy's interface dict)."""
+    if a.flags.writeable and a.flags.c_contiguous and a.nbytes:
+        return ctypes.addressof(_CHAR.from_buffer(a))
     return a.__array_interface__['data'][0]
 
 
@@ -802,6 +809,9 @@ class _FillPlan:
         self.slot_at = np.array(slot_at, np.int64)
         self.slots = np.array(slots or [(0,) * 6], np.int64)
         self.copies = np.array(copies or [(0,) * 3], np.int64)
+        #: the addresses of pool, pool_at, slot_at, slots, copies (held by this plan)
+        self.addresses = tuple(_address(a) for a in (self.pool, self.pool_at, self.slot_at,
+                                                     self.slots, self.copies))
 
 
 def _byte_runs(offsets: np.ndarray, size: int) -> list:
@@ -895,7 +905,8 @@ def _native_messages(heads: list, runs: list, singles: set, msg_of: list) -> Opt
         return None
     plan = layout.plan_of(tmpls)
     count = len(plan.names)
-    sources = np.zeros((max(len(runs) * count, 1), 7), np.int64)
+    none = (0,) * 7
+    given_sources = [none] * max(len(runs) * count, 1)
     fill = []                                   # per run: n, rows, its first source
     for r, run in enumerate(runs):
         rows = 0
@@ -908,9 +919,10 @@ def _native_messages(heads: list, runs: list, singles: set, msg_of: list) -> Opt
                 for number, dtype in plan.sources.get(name, ()):
                     source = _native_source(value, dtype, keep)
                     if source is not None:
-                        sources[r * count + number] = source
+                        given_sources[r * count + number] = source
         fill.append((len(run), rows, r * count, 0))
     fill = np.array(fill, np.int64)
+    sources = np.array(given_sources, np.int64)
     refused = np.zeros(len(sources), np.uint8)
     per_msg = [0] * n_msg
     for r, run in enumerate(runs):
@@ -919,10 +931,10 @@ def _native_messages(heads: list, runs: list, singles: set, msg_of: list) -> Opt
 
     def fill_at(bias) -> None:
         fill[:, 3] = bias                       # where each run's buffer offsets count from
-        cdr_native.FILL(len(runs), _address(fill), _address(tid), _address(start),
-                        _address(plan.pool), _address(plan.pool_at), _address(sizes),
-                        _address(plan.slot_at), _address(plan.slots), _address(plan.copies),
-                        _address(sources), _address(refused))
+        pool, pool_at, slot_at, slots, copies = plan.addresses
+        cdr_native.FILL(len(runs), _address(fill), _address(tid), _address(start), pool,
+                        pool_at, _address(sizes), slot_at, slots, copies, _address(sources),
+                        _address(refused))
     if not singles:             # each message built in the bytes it is published as
         made = [new_bytes(e - b + 4) for b, e in zip(starts, stops)]
         fill_at([made[j][1] - starts[j] + 4 for j in msg_of])

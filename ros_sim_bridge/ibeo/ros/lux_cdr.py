@@ -67,6 +67,9 @@ _OBJECT_F8 = (
     ('relative_velocity_x', 'rel_velocity_x'), ('relative_velocity_y', 'rel_velocity_y'))
 _OBJECT_BOOL = (('absolute_velocity_valid', 'abs_velocity_valid'),
                 ('relative_velocity_valid', 'rel_velocity_valid'))
+_U16_SOURCES = tuple(src for _, src in _OBJECT_U16)
+_F8_SOURCES = tuple(src for _, src in _OBJECT_F8)
+_BOOL_SOURCES = tuple(src for _, src in _OBJECT_BOOL)
 _VEHICLE_F8 = ('longitudinal_velocity', 'steering_wheel_angle', 'front_wheel_angle', 'x', 'y',
                'course_angle', 'time_difference', 'x_difference', 'y_difference',
                'heading_difference', 'yaw_rate')
@@ -171,10 +174,13 @@ def contours_xyz(contours) -> tuple:
     the objects; else any sequence of arrays of x, y pairs)."""
     if isinstance(contours, Contours):
         lengths = contours.counts.astype(np.intp)
-        points = [contours.points[:int(lengths.sum())]]
-    else:
-        points = [np.asarray(c, np.float64).reshape(-1, 2) for c in contours]
-        lengths = np.fromiter(map(len, points), np.intp, len(points))
+        total = int(lengths.sum())
+        xyz = np.empty((total, 3))
+        xyz[:, :2] = contours.points[:total].reshape(-1, 2)
+        xyz[:, 2] = 0.0
+        return xyz, lengths
+    points = [np.asarray(c, np.float64).reshape(-1, 2) for c in contours]
+    lengths = np.fromiter(map(len, points), np.intp, len(points))
     xyz = np.zeros((int(lengths.sum()), 3))
     if len(xyz):
         xyz[:, :2] = np.concatenate(points).reshape(-1, 2)
@@ -300,11 +306,9 @@ def _object_elements(lists: list, stamps: list, frame: str, device_ids: list,
             items.append([])
             continue
         xyz, lengths = contours[j] if contours is not None else contours_xyz(lst.contours)
-        values = {'u16': np.stack([o[src] for _, src in _OBJECT_U16], -1).astype(
-                      np.uint16)[:, :, None],
-                  'f8': _columns(o, tuple(src for _, src in _OBJECT_F8))[:, :, None],
-                  'b': np.stack([o[src] for _, src in _OBJECT_BOOL], -1).astype(
-                      np.uint8)[:, :, None],
+        values = {'u16': _columns(o, _U16_SOURCES, '<u2')[:, :, None],
+                  'f8': _columns(o, _F8_SOURCES)[:, :, None],
+                  'b': _columns(o, _BOOL_SOURCES, '?').view(np.uint8)[:, :, None],
                   'contour': ragged(xyz, np.cumsum(lengths) - lengths)}
         _, cls, names = class_names(o['classification'])
         top = int(lengths.max()) + 1
@@ -316,29 +320,32 @@ def _object_elements(lists: list, stamps: list, frame: str, device_ids: list,
 
 
 @lru_cache(maxsize=None)
-def _column_runs(dtype: np.dtype, names: tuple) -> tuple:
-    """Views of ``dtype`` that take ``names`` (float64 fields) in runs of adjacent ones: one
-    (count,) float64 field 'run' each (a field out of line: a run of one); None unless every
-    field is float64."""
+def _column_runs(dtype: np.dtype, names: tuple, field: str) -> tuple:
+    """Views of ``dtype`` that take ``names`` (fields of type ``field``) in runs of adjacent
+    ones: one (count,) field 'run' each (a field out of line: a run of one); None unless
+    every field is of that type."""
+    field = np.dtype(field)
     runs = []
     for name in names:
         at = dtype.fields[name][1]
-        if dtype.fields[name][0] != np.dtype('<f8'):
+        if dtype.fields[name][0] != field:
             return None
-        if runs and runs[-1][0] + 8 * runs[-1][1] == at:
+        if runs and runs[-1][0] + field.itemsize * runs[-1][1] == at:
             runs[-1][1] += 1
         else:
             runs.append([at, 1])
-    return tuple(np.dtype({'names': ['run'], 'formats': [('<f8', (k,))], 'offsets': [at],
+    return tuple(np.dtype({'names': ['run'], 'formats': [(field, (k,))], 'offsets': [at],
                            'itemsize': dtype.itemsize}) for at, k in runs)
 
 
-def _columns(records: np.ndarray, names: tuple) -> np.ndarray:
-    """(n, len(names)) float64 of the float64 fields ``names`` of ``records``, the adjacent
-    ones taken as one block."""
-    runs = _column_runs(records.dtype, names) if records.flags.c_contiguous else None
+def _columns(records: np.ndarray, names: tuple, field: str = '<f8') -> np.ndarray:
+    """(n, len(names)) of the fields ``names`` of ``records`` as ``field``, the adjacent ones
+    taken as one block (a view of the records where they are one)."""
+    runs = _column_runs(records.dtype, names, field) if records.flags.c_contiguous else None
     if runs is None:
-        return np.stack([records[n] for n in names], -1).astype(np.float64)
+        return np.stack([records[n] for n in names], -1).astype(field)
+    if len(runs) == 1:
+        return records.view(runs[0])['run']
     return np.concatenate([records.view(v)['run'] for v in runs], axis=1)
 
 
