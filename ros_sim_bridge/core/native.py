@@ -41,6 +41,17 @@ def load_kernel(path: str, symbol: str, argtypes: Sequence, restype,
     return fn
 
 
+_CHAR = ctypes.c_char
+
+
+def address(a) -> int:
+    """The address of a numpy array's first byte, for a kernel's argument: a writable
+    contiguous one's through ctypes (a few times faster than ``a.ctypes.data``)."""
+    if a.flags.writeable and a.flags.c_contiguous and a.nbytes:
+        return ctypes.addressof(_CHAR.from_buffer(a))
+    return a.__array_interface__['data'][0]
+
+
 _NEW_BYTES = ctypes.pythonapi.PyBytes_FromStringAndSize
 _NEW_BYTES.argtypes, _NEW_BYTES.restype = [ctypes.c_void_p, ctypes.c_ssize_t], ctypes.py_object
 _BYTES_AT = ctypes.pythonapi.PyBytes_AsString

@@ -45,7 +45,7 @@ from rosidl_parser.definition import (AbstractNestedType, AbstractString, Abstra
                                       Array, BasicType, BoundedSequence, BoundedString,
                                       NamespacedType, UnboundedSequence, UnboundedString)
 
-from ros_sim_bridge.core.native import new_bytes
+from ros_sim_bridge.core.native import address as _address, new_bytes
 from ros_sim_bridge.ros import cdr_native
 from ros_sim_bridge.ros.ament import package_share
 
@@ -725,17 +725,6 @@ def _fill_runs(out: np.ndarray, runs: list, singles: set, tmpls: list, tid: np.n
             _fill_single(view_of, tmpls[tid[g - 1]], int(origin[g - 1]), run.values)
         else:
             _fill_run(view_of, tmpls, tid[part], origin[part], run)
-
-
-_CHAR = ctypes.c_char
-
-
-def _address(a: np.ndarray) -> int:
-    """The address of an array's first byte (a writable contiguous one's through ctypes, a
-    few times faster than numpy's interface dict)."""
-    if a.flags.writeable and a.flags.c_contiguous and a.nbytes:
-        return ctypes.addressof(_CHAR.from_buffer(a))
-    return a.__array_interface__['data'][0]
 
 
 def _int64(a: np.ndarray) -> np.ndarray:

@@ -20,7 +20,7 @@ from typing import Optional
 import numpy as np
 from builtin_interfaces.msg import Duration
 
-from ros_sim_bridge.core.native import beside, load_kernel
+from ros_sim_bridge.core.native import address, beside, load_kernel
 from ros_sim_bridge.ibeo.codec import objects as lux_objects
 from ros_sim_bridge.ibeo.codec.contours import Contours
 from ros_sim_bridge.ibeo.codec import units
@@ -176,7 +176,11 @@ def contours_xyz(contours) -> tuple:
         lengths = contours.counts.astype(np.intp)
         total = int(lengths.sum())
         xyz = np.empty((total, 3))
-        xyz[:, :2] = contours.points[:total].reshape(-1, 2)
+        xy = contours.points[:total].reshape(-1, 2)
+        if xy.dtype == np.float64 and xy.flags.c_contiguous:    # x, y as one 16-byte value
+            xyz[:, :2].view(np.complex128)[:, 0] = xy.view(np.complex128)[:, 0]
+        else:
+            xyz[:, :2] = xy
         xyz[:, 2] = 0.0
         return xyz, lengths
     points = [np.asarray(c, np.float64).reshape(-1, 2) for c in contours]
@@ -226,9 +230,8 @@ def id_class_texts(ids, classification, name_of=lux_objects.classification_name,
         index = np.ascontiguousarray(index, np.int64)
         text = np.empty(len(ids) * (21 + int(size.max())), np.uint8)
         lengths = np.empty(len(ids), np.int64)
-        total = LABEL_TEXTS(ids.ctypes.data, index.ctypes.data, len(ids), pool.ctypes.data,
-                            at.ctypes.data, size.ctypes.data, text.ctypes.data,
-                            lengths.ctypes.data)
+        total = LABEL_TEXTS(address(ids), address(index), len(ids), address(pool),
+                            address(at), address(size), address(text), address(lengths))
         return text[:total], lengths
     name_len = size[index] if raw else np.zeros(0, np.intp)
     digits = np.maximum(np.searchsorted(_POWERS_OF_TEN, ids, 'right'), 1)
