@@ -227,13 +227,16 @@ def object_marker_rows(ids, geo: np.ndarray, classification, *,
     positions."""
     ids = (np.asarray(ids, np.int64) & 0x7FFFFFFF).astype(np.int32)     # Marker.id
     finite = np.isfinite(geo)
-    placed = np.flatnonzero(finite[:, 0] & finite[:, 1])
-    geo = np.where(finite, geo, _NO_GEOMETRY)[placed]
+    rgba = _CLASS_RGBA[np.asarray(classification, np.uint8)]
+    if finite.all():                                     # every object placed as given
+        placed, box_rgba = np.arange(len(geo)), rgba.copy()
+    else:
+        placed = np.flatnonzero(finite[:, 0] & finite[:, 1])
+        geo = np.where(finite, geo, _NO_GEOMETRY)[placed]
+        box_rgba = rgba[placed]
     box = np.empty((len(placed), 6))                     # centre x, y, z, size x, y, z
     box[:, :2], box[:, 2] = geo[:, :2], box_height / 2
     box[:, 3:5], box[:, 5] = geo[:, 2:4], box_height
-    rgba = _CLASS_RGBA[np.asarray(classification, np.uint8)]
-    box_rgba = rgba[placed]
     box_rgba[:, 3] = 0.5
     return {'ids': ids, 'placed': placed, 'centers': box[:, :3], 'sizes': box[:, 3:],
             'yaw': geo[:, 4], 'box_rgba': box_rgba, 'contour_rgba': rgba,
@@ -461,9 +464,12 @@ class EcuCdr:
             items = Run([self._objects.at((names[c // top], c % top, '[]'),
                                           _object_value(names[c // top], c % top, []))
                          for c in shapes.tolist()], shape, values)
-        drawn = np.isfinite(xyz[:, 0]) & np.isfinite(xyz[:, 1])   # NaN / ±Inf: not drawn
-        upto = np.concatenate(([0], np.cumsum(drawn)))
-        shown = upto[first + lengths] - upto[first]
+        if np.isfinite(xyz).all():          # (z is 0) every point drawn
+            drawn, shown = slice(None), lengths
+        else:
+            drawn = np.isfinite(xyz[:, 0]) & np.isfinite(xyz[:, 1])   # NaN / ±Inf: not drawn
+            upto = np.concatenate(([0], np.cumsum(drawn)))
+            shown = upto[first + lengths] - upto[first]
         per_object = np.broadcast_to(stamps[0], (len(t), 2)) if len(lists) == 1 else \
             np.repeat(stamps, counts, axis=0)          # one list: one stamp row for all
         markers = self._object_markers(t, xyz[drawn], shown, per_object, frame, starts, ends)
@@ -489,22 +495,29 @@ class EcuCdr:
         life, m = self._life, self._markers
         placed = r['placed']
         outlined = np.flatnonzero(lengths)
-        boxes = m.boxes(_rows_of(stamps, placed), frame, ns_box, r['ids'][placed], r['centers'],
+        n = len(num)
+        box, line = _every(placed, n), _every(outlined, n)     # slices where all are
+        boxes = m.boxes(_rows_of(stamps, placed), frame, ns_box, r['ids'][box], r['centers'],
                         r['sizes'], yaw=r['yaw'], colors=r['box_rgba'], min_size=0.05,
                         lifetime=life)
-        strips = m.line_strips_flat(_rows_of(stamps, outlined), frame, ns_contour, r['ids'][outlined],
-                                    points, lengths[outlined], width=0.05,
-                                    colors=r['contour_rgba'][outlined], lifetime=life)
-        labels = label_items(_rows_of(stamps, placed), frame, ns_label, r['ids'][placed],
+        strips = m.line_strips_flat(_rows_of(stamps, outlined), frame, ns_contour,
+                                    r['ids'][line], points, lengths[line], width=0.05,
+                                    colors=r['contour_rgba'][line], lifetime=life)
+        labels = label_items(_rows_of(stamps, placed), frame, ns_label, r['ids'][box],
                              r['label_positions'],
-                             text_bytes=id_class_texts(num['id'][placed],
-                                                       num['classification'][placed],
+                             text_bytes=id_class_texts(num['id'][box],
+                                                       num['classification'][box],
                                                        oe.classification_name),
                              lifetime=life)
         b0, b1 = np.searchsorted(placed, starts), np.searchsorted(placed, ends)
         s0, s1 = np.searchsorted(outlined, starts), np.searchsorted(outlined, ends)
         return [[boxes[a:b], strips[c:d], labels[a:b]]
                 for a, b, c, d in zip(b0.tolist(), b1.tolist(), s0.tolist(), s1.tolist())]
+
+
+def _every(index: np.ndarray, n: int):
+    """``index`` (increasing indices below n), or the slice of all where it holds all n."""
+    return slice(None) if len(index) == n else index
 
 
 def _rows_of(rows: np.ndarray, index: np.ndarray) -> np.ndarray:
