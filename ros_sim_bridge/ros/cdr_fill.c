@@ -63,6 +63,30 @@ int64_t sim_bridge_cdr_layout(int64_t n_msg, const int64_t *head_end, int64_t n_
     return b;
 }
 
+/* n bytes: the small sizes of numbers and points as fixed-size copies, not a call */
+static inline void copy(uint8_t *dst, const uint8_t *src, int64_t n)
+{
+    switch (n) {
+    case 1: *dst = *src; return;
+    case 2: memcpy(dst, src, 2); return;
+    case 4: memcpy(dst, src, 4); return;
+    case 8: memcpy(dst, src, 8); return;
+    case 12: memcpy(dst, src, 12); return;
+    case 16: memcpy(dst, src, 16); return;
+    case 24: memcpy(dst, src, 24); return;
+    case 32: memcpy(dst, src, 32); return;
+    case 48: memcpy(dst, src, 48); return;
+    case 56: memcpy(dst, src, 56); return;
+    default:
+        if (n <= 64 && !(n & 7)) {
+            for (; n; n -= 8, dst += 8, src += 8)
+                memcpy(dst, src, 8);
+        } else {
+            memcpy(dst, src, (size_t)n);
+        }
+    }
+}
+
 /* The elements' bytes: element e of run r (`runs + 4 * r`: element count, the address of its
  * int64 value rows or 0 for rows 0..n-1, its first source, the address its message's buffer
  * offsets count from) gets template `tid[e]`'s `tsize` bytes from `pool + pool_at[t]` at
@@ -111,13 +135,8 @@ void sim_bridge_cdr_fill(int64_t n_runs, const int64_t *runs,
                     goto refuse;
                 }
                 for (const int64_t *c = copies + 3 * sl[4], *end = c + 3 * sl[5]; c < end;
-                     c += 3) {
-                    switch (c[2]) {     /* the common sizes as fixed-size copies */
-                    case 8: memcpy(dst + c[0], s + c[1], 8); break;
-                    case 4: memcpy(dst + c[0], s + c[1], 4); break;
-                    default: memcpy(dst + c[0], s + c[1], (size_t)c[2]);
-                    }
-                }
+                     c += 3)
+                    copy(dst + c[0], s + c[1], c[2]);
                 continue;
             refuse:
                 refused[first + sl[0]] = 1;

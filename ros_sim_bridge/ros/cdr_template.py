@@ -816,6 +816,7 @@ def _byte_runs(offsets: np.ndarray, size: int) -> list:
 
 
 _LAYOUTS: dict = {}                # template functions of a call → its _Layout
+_SOURCE = struct.Struct('<7q')      # a source of cdr_fill.c
 
 
 def _native_source(value, dtype: np.dtype, keep: list):
@@ -894,8 +895,7 @@ def _native_messages(heads: list, runs: list, singles: set, msg_of: list) -> Opt
         return None
     plan = layout.plan_of(tmpls)
     count = len(plan.names)
-    none = (0,) * 7
-    given_sources = [none] * max(len(runs) * count, 1)
+    packed = bytearray(56 * max(len(runs) * count, 1))     # (runs × count, 7) int64, 0: none
     fill = []                                   # per run: n, rows, its first source
     for r, run in enumerate(runs):
         rows = 0
@@ -908,11 +908,11 @@ def _native_messages(heads: list, runs: list, singles: set, msg_of: list) -> Opt
                 for number, dtype in plan.sources.get(name, ()):
                     source = _native_source(value, dtype, keep)
                     if source is not None:
-                        given_sources[r * count + number] = source
+                        _SOURCE.pack_into(packed, 56 * (r * count + number), *source)
         fill.append((len(run), rows, r * count, 0))
     fill = np.array(fill, np.int64)
-    sources = np.array(given_sources, np.int64)
-    refused = np.zeros(len(sources), np.uint8)
+    sources = np.frombuffer(packed, np.int64)
+    refused = np.zeros(len(sources) // 7, np.uint8)
     per_msg = [0] * n_msg
     for r, run in enumerate(runs):
         per_msg[msg_of[r]] += len(run)

@@ -227,7 +227,7 @@ def object_marker_rows(ids, geo: np.ndarray, classification, *,
     positions."""
     ids = (np.asarray(ids, np.int64) & 0x7FFFFFFF).astype(np.int32)     # Marker.id
     finite = np.isfinite(geo)
-    rgba = _CLASS_RGBA[np.asarray(classification, np.uint8)]
+    rgba = np.take(_CLASS_RGBA, np.asarray(classification, np.uint8), axis=0)
     if finite.all():                                     # every object placed as given
         placed, box_rgba = np.arange(len(geo)), rgba.copy()
     else:
@@ -505,9 +505,10 @@ class EcuCdr:
                                     colors=r['contour_rgba'][line], lifetime=life)
         labels = label_items(_rows_of(stamps, placed), frame, ns_label, r['ids'][box],
                              r['label_positions'],
-                             text_bytes=id_class_texts(num['id'][box],
-                                                       num['classification'][box],
-                                                       oe.classification_name),
+                             text_bytes=id_class_texts(
+                                 num['id'][box], num['classification'][box],
+                                 oe.classification_name, classes=None if box is placed else
+                                 (None, t.class_index, t.class_names)),
                              lifetime=life)
         b0, b1 = np.searchsorted(placed, starts), np.searchsorted(placed, ends)
         s0, s1 = np.searchsorted(outlined, starts), np.searchsorted(outlined, ends)

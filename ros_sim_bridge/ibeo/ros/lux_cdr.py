@@ -101,7 +101,10 @@ def class_colors(classification: np.ndarray, alpha: float) -> np.ndarray:
     table = _COLOR_TABLES.get(alpha)
     if table is None:
         table = _COLOR_TABLES[alpha] = _color_table(alpha)
-    return table[np.minimum(classification, 255)]
+    classification = np.asarray(classification)
+    if classification.dtype.kind == 'u':      # row 255 for every class from 255 on
+        return np.take(table, classification, axis=0, mode='clip')
+    return table[np.clip(classification, 0, 255) + 255 * (classification < 0)]
 
 
 def _header(frame: str) -> dict:
@@ -211,13 +214,13 @@ LABEL_TEXTS = load_kernel(beside(__file__, 'libsim_bridge_label_text.so'),
 
 
 def id_class_texts(ids, classification, name_of=lux_objects.classification_name,
-                   native: bool = True) -> tuple:
+                   native: bool = True, classes: Optional[tuple] = None) -> tuple:
     """The label texts ``f'{id} {class name}'`` of objects (ids ≥ 0) as their UTF-8 bytes one
     after another (uint8) and each one's length: in one loop of the compiled kernel, or
     digit by digit and name by name for all objects at once with numpy (no loop over the
-    objects)."""
+    objects); ``classes``: :func:`class_names` of ``classification`` when already made."""
     ids = np.asarray(ids).astype(np.int64).reshape(-1)
-    _, index, names = class_names(classification, name_of)
+    _, index, names = classes or class_names(classification, name_of)
     if len(index) != len(ids) or (len(ids) and int(ids.min()) < 0):
         raise ValueError(f'label texts: {len(ids)} ids (≥ 0) need as many classes, '
                          f'not {len(index)}')
@@ -287,16 +290,19 @@ def object_list_and_markers(lst, stamp, frame: str, markers: 'LuxMarkers', *,
     made in one buffer."""
     if contours is None:
         contours = contours_xyz(lst.contours)
-    heads, items = _object_elements([lst], [stamp], frame, [device_id], [contours])
+    classes = class_names(lst.objects['classification']) if len(lst.objects) else None
+    heads, items = _object_elements([lst], [stamp], frame, [device_id], [contours], [classes])
     objects, array = messages_with_elements(
-        heads + [EMPTY_ARRAY], items + [markers.elements(lst, stamp, frame, contours=contours)])
+        heads + [EMPTY_ARRAY], items + [markers.elements(lst, stamp, frame, contours=contours,
+                                                         classes=classes)])
     return CdrMessage(OBJECT_LIST, (objects,)), CdrMessage(MARKER_ARRAY, (array,))
 
 
 def _object_elements(lists: list, stamps: list, frame: str, device_ids: list,
-                     contours: Optional[list] = None) -> tuple:
+                     contours: Optional[list] = None, classes: Optional[list] = None) -> tuple:
     """The heads and elements (:func:`.cdr_template.messages_with_elements`) of
-    :func:`object_lists`."""
+    :func:`object_lists`; ``contours``, ``classes``: :func:`contours_xyz` and
+    :func:`class_names` of each list when already made."""
     head = _TEMPLATES.get(('object_list', frame), OBJECT_LIST,
                           lambda: {'header': _header(frame), 'device_id': Slot('u8'),
                                    'scan_start_ntp': Slot('u64'), 'objects': []})
@@ -313,7 +319,8 @@ def _object_elements(lists: list, stamps: list, frame: str, device_ids: list,
                   'f8': _columns(o, _F8_SOURCES)[:, :, None],
                   'b': _columns(o, _BOOL_SOURCES, '?').view(np.uint8)[:, :, None],
                   'contour': ragged(xyz, np.cumsum(lengths) - lengths)}
-        _, cls, names = class_names(o['classification'])
+        _, cls, names = (classes[j] if classes is not None else None) or \
+            class_names(o['classification'])
         top = int(lengths.max()) + 1
         shapes, shape = small_unique(cls * top + lengths)
         items.append([Run([_OBJECTS.at((names[c // top], c % top),
@@ -446,9 +453,10 @@ class LuxMarkers:
         :func:`contours_xyz` of its contours when already made."""
         return marker_arrays([self.elements(lst, stamp, frame, contours=contours)])[0]
 
-    def elements(self, lst, stamp, frame: str, *, contours=None) -> list:
+    def elements(self, lst, stamp, frame: str, *, contours=None, classes=None) -> list:
         """The marker elements of :meth:`update` (:func:`~ros_sim_bridge.ros.markers_cdr.
-        marker_arrays`), the markers shown now noted."""
+        marker_arrays`), the markers shown now noted; ``classes``: :func:`class_names` of the
+        objects' classes when already made."""
         o, m, life, h = lst.objects, self._cdr, self.lifetime, self.box_height
         n = len(o)
         items: list = []
@@ -468,7 +476,7 @@ class LuxMarkers:
                                       else contours_xyz(lst.contours)))
             center[:, 2] = h + 0.5                    # the labels above the boxes
             items.append(label_items(stamp, frame, 'labels', ids, center,
-                                     text_bytes=id_class_texts(ids, cls),
+                                     text_bytes=id_class_texts(ids, cls, classes=classes),
                                      lifetime=self.lifetime))
             every = _sorted_unique(ids)
             now = dict.fromkeys(MARKER_NAMESPACES[:3], every)
@@ -489,13 +497,21 @@ class LuxMarkers:
                     points[:, 1, axis] = points[:, 0, axis] + v
                 arrow_ids = ids[pick]
                 values = {'stamp': _rows(stamp, k), 'id': arrow_ids,
-                          'color': _ARROW_COLORS[use_abs.view(np.uint8)], 'points': points}
+                          'color': np.take(_ARROW_COLORS, use_abs.view(np.uint8), axis=0),
+                          'points': points}
                 at = _MARKERS.at(('arrow', frame, life.sec, life.nanosec),
                                  _arrow_value(frame, life))
                 items.append(Run([at], np.zeros(k, np.intp), values))
                 now['velocities'] = _sorted_unique(arrow_ids)
         none = np.zeros(0, np.int64)
-        gone = {ns: _gone(ids, now.get(ns, none)) for ns, ids in self._shown.items()}
+        done: dict = {}         # the namespaces showing the same ids: compared once
+        gone = {}
+        for ns, ids in self._shown.items():
+            later = now.get(ns, none)
+            key = (id(ids), id(later))
+            if key not in done:
+                done[key] = _gone(ids, later)
+            gone[ns] = done[key]
         self._shown = now
         return [self._deletes(stamp, frame, gone)] + items
 
