@@ -67,9 +67,28 @@ _OBJECT_F8 = (
     ('relative_velocity_x', 'rel_velocity_x'), ('relative_velocity_y', 'rel_velocity_y'))
 _OBJECT_BOOL = (('absolute_velocity_valid', 'abs_velocity_valid'),
                 ('relative_velocity_valid', 'rel_velocity_valid'))
-_U16_SOURCES = tuple(src for _, src in _OBJECT_U16)
-_F8_SOURCES = tuple(src for _, src in _OBJECT_F8)
-_BOOL_SOURCES = tuple(src for _, src in _OBJECT_BOOL)
+
+
+def _object_slots() -> tuple:
+    """LuxObject's number slots: (slot name, its fields, their OBJECT_DTYPE fields, the
+    type) for each run of fields (in message order) whose sources are adjacent fields of one
+    type in OBJECT_DTYPE, so that each slot's values are a view of the objects, not a
+    copy."""
+    dtype, out = lux_objects.OBJECT_DTYPE, []
+    for kind, pairs, field in (('u16', _OBJECT_U16, '<u2'), ('f8', _OBJECT_F8, '<f8'),
+                               ('b', _OBJECT_BOOL, '?')):
+        field, end = np.dtype(field), None
+        for dst, src in pairs:
+            t, at = dtype.fields[src][:2]
+            if end is None or t != field or at != end:
+                out.append((f'{kind}_{len(out)}', [], [], field))
+            out[-1][1].append(dst)
+            out[-1][2].append(src)
+            end = at + t.itemsize if t == field else None
+    return tuple((name, tuple(dst), tuple(src), field) for name, dst, src, field in out)
+
+
+_OBJECT_SLOTS = _object_slots()
 _VEHICLE_F8 = ('longitudinal_velocity', 'steering_wheel_angle', 'front_wheel_angle', 'x', 'y',
                'course_angle', 'time_difference', 'x_difference', 'y_difference',
                'heading_difference', 'yaw_rate')
@@ -262,9 +281,7 @@ def id_class_texts(ids, classification, name_of=lux_objects.classification_name,
 
 def _object_value(name: str, k: int):
     def value():
-        return {**{dst: Slot('u16') for dst, _ in _OBJECT_U16},
-                **{dst: Slot('f8') for dst, _ in _OBJECT_F8},
-                **{dst: Slot('b') for dst, _ in _OBJECT_BOOL},
+        return {**{dst: Slot(slot) for slot, fields, _, _ in _OBJECT_SLOTS for dst in fields},
                 'classification_name': name, 'contour': [Slot('contour')] * k}
     return value
 
@@ -315,10 +332,8 @@ def _object_elements(lists: list, stamps: list, frame: str, device_ids: list,
             items.append([])
             continue
         xyz, lengths = contours[j] if contours is not None else contours_xyz(lst.contours)
-        values = {'u16': _columns(o, _U16_SOURCES, '<u2')[:, :, None],
-                  'f8': _columns(o, _F8_SOURCES)[:, :, None],
-                  'b': _columns(o, _BOOL_SOURCES, '?').view(np.uint8)[:, :, None],
-                  'contour': ragged(xyz, np.cumsum(lengths) - lengths)}
+        values = {name: _columns(o, src, field) for name, _, src, field in _OBJECT_SLOTS}
+        values['contour'] = ragged(xyz, np.cumsum(lengths) - lengths)
         _, cls, names = (classes[j] if classes is not None else None) or \
             class_names(o['classification'])
         top = int(lengths.max()) + 1
@@ -330,7 +345,7 @@ def _object_elements(lists: list, stamps: list, frame: str, device_ids: list,
 
 
 @lru_cache(maxsize=None)
-def _column_runs(dtype: np.dtype, names: tuple, field: str) -> tuple:
+def _column_runs(dtype: np.dtype, names: tuple, field: np.dtype) -> tuple:
     """Views of ``dtype`` that take ``names`` (fields of type ``field``) in runs of adjacent
     ones: one (count,) field 'run' each (a field out of line: a run of one); None unless
     every field is of that type."""
@@ -348,15 +363,17 @@ def _column_runs(dtype: np.dtype, names: tuple, field: str) -> tuple:
                            'itemsize': dtype.itemsize}) for at, k in runs)
 
 
-def _columns(records: np.ndarray, names: tuple, field: str = '<f8') -> np.ndarray:
-    """(n, len(names)) of the fields ``names`` of ``records`` as ``field``, the adjacent ones
-    taken as one block (a view of the records where they are one)."""
+def _columns(records: np.ndarray, names: tuple, field: np.dtype) -> np.ndarray:
+    """(n, len(names)) of the fields ``names`` of ``records`` as ``field`` (bool as uint8),
+    the adjacent ones taken as one block (a view of the records where they are one)."""
     runs = _column_runs(records.dtype, names, field) if records.flags.c_contiguous else None
     if runs is None:
-        return np.stack([records[n] for n in names], -1).astype(field)
-    if len(runs) == 1:
-        return records.view(runs[0])['run']
-    return np.concatenate([records.view(v)['run'] for v in runs], axis=1)
+        out = np.stack([records[n] for n in names], -1).astype(field)
+    elif len(runs) == 1:
+        out = records.view(runs[0])['run']
+    else:
+        out = np.concatenate([records.view(v)['run'] for v in runs], axis=1)
+    return out.view(np.uint8) if field == np.bool_ else out
 
 
 def _arrow_value(frame: str, lifetime: Duration):
