@@ -199,7 +199,9 @@ def contours_xyz(contours) -> tuple:
         total = int(lengths.sum())
         xyz = np.empty((total, 3))
         xy = contours.points[:total].reshape(-1, 2)
-        if xy.dtype == np.float64 and xy.flags.c_contiguous:    # x, y as one 16-byte value
+        if xy.dtype != np.float64:
+            xy = xy.astype(np.float64)
+        if xy.flags.c_contiguous:                             # x, y as one 16-byte value
             xyz[:, :2].view(np.complex128)[:, 0] = xy.view(np.complex128)[:, 0]
         else:
             xyz[:, :2] = xy
