@@ -75,6 +75,19 @@ def colors_array(colors, n: int) -> np.ndarray:
     return np.broadcast_to(c, (n, 4)) if c.ndim == 1 else c.reshape(n, 4)
 
 
+def stamp_rows(stamp, n: int) -> np.ndarray:
+    """(n, 2) int64 rows of the stamps of n markers from one (sec, nanosec) (a read-only view
+    of that row, stride 0) or n rows."""
+    s = np.asarray(stamp, np.int64)
+    if s.shape == (n, 2):
+        return s
+    if s.shape == (2,) and n and s.flags.c_contiguous:   # (broadcast_to, in fewer steps)
+        rows = np.ndarray((n, 2), np.int64, s, 0, (0, 8))
+        rows.flags.writeable = False
+        return rows
+    return np.broadcast_to(s, (n, 2))
+
+
 def box_rows(n: int, centers, sizes, *, yaw=None, orientations=None,
              min_size: float = 0.0) -> tuple:
     """The numbers of n boxes: (n, 7) poses (x, y, z, qx, qy, qz, qw, as
@@ -188,7 +201,7 @@ class MarkerCdr:
         """(ids, values with the stamp and colour rows) of n markers."""
         ids = np.asarray(ids).reshape(-1)
         n = len(ids)
-        return ids, {'stamp': np.broadcast_to(np.asarray(stamp, np.int64), (n, 2)), 'id': ids,
+        return ids, {'stamp': stamp_rows(stamp, n), 'id': ids,
                      'color': colors_array(colors, n)}
 
     def boxes(self, stamp, frame: str, ns: str, ids: Sequence[int], centers, sizes, *,
@@ -247,7 +260,7 @@ class MarkerCdr:
         keys = sorted(keys)
         if not keys:
             return []
-        values = {'stamp': np.broadcast_to(np.asarray(stamp, np.int64), (len(keys), 2)),
+        values = {'stamp': stamp_rows(stamp, len(keys)),
                   'id': np.array([mid for _, mid in keys], np.int64)}
         spaces: dict = {}
         shape = [spaces.setdefault(ns, len(spaces)) for ns, _ in keys]

@@ -441,13 +441,22 @@ class EcuCdr:
         head = self._template(('object_list', frame), _OBJECT_LIST,
                               lambda: {'header': _header(frame), 'objects': [],
                                        **{k: Slot(_LIST_SLOT[v]) for k, v in _LIST_TYPES.items()}})
-        heads = head.fill_rows(len(lists), stamp=stamps[:, None],
-                               u2=[[[f['data_type']], [f['device_interface_version']]]
-                                   for f in fields],
-                               u1=[[[f['device_id']], [f['object_list_id']], [f['device_type']],
-                                    [int(f['post_processed'])]] for f in fields],
-                               u8=np.array([f['mid_scan_ntp'] for f in fields],
-                                           np.uint64)[:, None, None])
+        if len(lists) == 1:             # one list: its few numbers by struct
+            f = fields[0]
+            heads = [head.packer().fill(
+                stamp=stamps[0].tolist(), u8=[f['mid_scan_ntp']],
+                u2=[f['data_type'], f['device_interface_version']],
+                u1=[f['device_id'], f['object_list_id'], f['device_type'],
+                    int(f['post_processed'])])]
+        else:
+            heads = head.fill_rows(len(lists), stamp=stamps[:, None],
+                                   u2=[[[f['data_type']], [f['device_interface_version']]]
+                                       for f in fields],
+                                   u1=[[[f['device_id']], [f['object_list_id']],
+                                        [f['device_type']], [int(f['post_processed'])]]
+                                       for f in fields],
+                                   u8=np.array([f['mid_scan_ntp'] for f in fields],
+                                               np.uint64)[:, None, None])
         values = {d.str: a[:, :, None] for d, a in t.by_dtype.items()}     # slot name: dtype
         xyz, lengths = contours_xyz(t.contours)
         first = np.cumsum(lengths) - lengths
@@ -476,7 +485,7 @@ class EcuCdr:
         k = len(lists)          # the lists and their marker arrays in one buffer
         made = messages_with_elements(
             list(heads) + [EMPTY_ARRAY] * k,
-            [[items[a:b]] if isinstance(items, Run) else items[a:b]
+            [[items] if k == 1 else [items[a:b]] if isinstance(items, Run) else items[a:b]
              for a, b in zip(starts, ends)] + markers)
         return [(CdrMessage(_OBJECT_LIST, (o,)), CdrMessage(MARKER_ARRAY, (m,)))
                 for o, m in zip(made[:k], made[k:])]
@@ -510,6 +519,8 @@ class EcuCdr:
                                  oe.classification_name, classes=None if box is placed else
                                  (None, t.class_index, t.class_names)),
                              lifetime=life)
+        if len(starts) == 1:            # one list: its runs whole
+            return [[boxes, strips, labels]]
         b0, b1 = np.searchsorted(placed, starts), np.searchsorted(placed, ends)
         s0, s1 = np.searchsorted(outlined, starts), np.searchsorted(outlined, ends)
         return [[boxes[a:b], strips[c:d], labels[a:b]]

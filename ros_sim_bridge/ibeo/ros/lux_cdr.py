@@ -26,7 +26,7 @@ from ros_sim_bridge.ibeo.codec.contours import Contours
 from ros_sim_bridge.ibeo.codec import units
 from ros_sim_bridge.ros.cdr_template import (ElementTemplates, Run, Slot, TextSlot, build,
                                              messages_with_elements, ragged, small_unique)
-from ros_sim_bridge.ros.markers_cdr import duration
+from ros_sim_bridge.ros.markers_cdr import duration, stamp_rows
 from ros_sim_bridge.ros.markers_cdr import EMPTY_ARRAY, MarkerCdr, marker_arrays
 from ros_sim_bridge.ros.markers_cdr import TYPE_NAME as MARKER_ARRAY
 from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
@@ -400,7 +400,7 @@ def _label_value(frame: str, ns: str, lifetime: Duration, length: int):
 
 
 def _rows(stamp, n: int) -> np.ndarray:
-    return np.broadcast_to(np.asarray(stamp, np.int64), (n, 2))
+    return stamp_rows(stamp, n)
 
 
 def label_items(stamp, frame: str, ns: str, ids, positions, texts=None, *,
@@ -560,7 +560,7 @@ class LuxMarkers:
         """DELETE items for namespace → sorted ids, in a stable (sorted) order."""
         spaces = sorted(ns for ns, ids in gone.items() if len(ids))
         ids = np.concatenate([gone[ns] for ns in spaces]) if spaces else np.zeros(0, np.int64)
-        values = {'stamp': np.broadcast_to(np.asarray(stamp, np.int64), (len(ids), 2)),
+        values = {'stamp': stamp_rows(stamp, len(ids)),
                   'id': ids.astype(np.int64)}
         return Run([_MARKERS.at(('delete', frame, ns), _delete_value(frame, ns))
                     for ns in spaces], np.repeat(np.arange(len(spaces)),
