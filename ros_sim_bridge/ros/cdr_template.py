@@ -611,10 +611,10 @@ def _runs(elements) -> tuple:
 
 def messages_with_elements(heads, element_lists) -> list:
     """Messages whose last field is a sequence of messages: each a ``bytes`` built in place
-    by the compiled filler, else memoryviews of one buffer.  ``heads[j]`` is message j with that sequence empty (its bytes end with the count
-    0); ``element_lists[j]`` its elements: :class:`Run` s (or lists of them), or items (a
-    function phase → the element's :func:`build` template at that phase, ``values``,
-    ``row``): the element's slot
+    by the compiled filler, else memoryviews of one buffer.  ``heads[j]`` is message j with
+    that sequence empty (its bytes end with the count 0); ``element_lists[j]`` its elements:
+    :class:`Run` s (or lists of them), or items (a function phase → the element's
+    :func:`build` template at that phase, ``values``, ``row``): the element's slot
     values are ``values[name]`` when ``row`` is None, else row ``row`` of ``values[name]``
     (an array of rows, or a :class:`Ragged` / function (rows, m) → those rows' values for a
     slot on m fields: e.g. m points of ragged contours).  Each element is placed after the

@@ -185,13 +185,17 @@ def _from_wire(w: np.ndarray, counts: np.ndarray) -> np.ndarray:
         o[name] = w[name]
     o['bbox_size_x'] = w['bbox_length']
     o['bbox_size_y'] = w['bbox_width']
-    o['box_orientation'] = w['box_orientation'] * 0.01         # 1/100 deg → deg
+    np.multiply(w['box_orientation'], 0.01, out=o['box_orientation'])   # 1/100 deg → deg
     for kind in ('abs', 'rel'):
         vx, vy = w[f'{kind}_velocity_x'], w[f'{kind}_velocity_y']
         valid = (vx != INVALID) & (vy != INVALID)
         o[f'{kind}_velocity_valid'] = valid
-        o[f'{kind}_velocity_x'] = np.where(valid, vx, np.nan)
-        o[f'{kind}_velocity_y'] = np.where(valid, vy, np.nan)
+        o[f'{kind}_velocity_x'] = vx
+        o[f'{kind}_velocity_y'] = vy
+        if not valid.all():
+            invalid = ~valid
+            o[f'{kind}_velocity_x'][invalid] = np.nan
+            o[f'{kind}_velocity_y'][invalid] = np.nan
     # Sigmas are passed through even when the velocity is invalid (the spec says nothing).
     o['abs_velocity_sigma_x'] = w['abs_velocity_sigma_x']
     o['abs_velocity_sigma_y'] = w['abs_velocity_sigma_y']
