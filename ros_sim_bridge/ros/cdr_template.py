@@ -827,6 +827,12 @@ def _native_source(value, dtype: np.dtype, keep: list):
     :class:`Ragged`) in ``dtype``; None for what numpy assigns (a function of the rows, a
     scalar or no rows to broadcast)."""
     w = dtype.itemsize
+    if type(value) is np.ndarray and value.dtype == dtype and value.ndim == 2:
+        n, k = value.shape                      # rows as they are (the common case)
+        rows, step = value.strides
+        if n and rows and (k == 1 or step == w):
+            keep.append(value)
+            return (1, _address(value), rows, k * w, n, 0, 0)
     if type(value) is Ragged:
         flat, starts = value.flat, value.starts
         if flat.dtype != dtype or not flat.flags.c_contiguous:
