@@ -28,8 +28,10 @@ Usage::
 """
 from __future__ import annotations
 
+import ctypes
 import importlib
 import json
+import math
 import os
 import struct
 from collections.abc import Sequence
@@ -43,6 +45,7 @@ from rosidl_parser.definition import (AbstractNestedType, AbstractString, Abstra
                                       Array, BasicType, BoundedSequence, BoundedString,
                                       NamespacedType, UnboundedSequence, UnboundedString)
 
+from ros_sim_bridge.core.native import address as _address, new_bytes
 from ros_sim_bridge.ros import cdr_native
 from ros_sim_bridge.ros.ament import package_share
 
@@ -491,12 +494,19 @@ def small_unique(values) -> tuple:
     """``np.unique(values, return_inverse=True)`` of integers ≥ 0 of a small range (shape
     numbers, lengths, classes) without sorting: a table over the range."""
     values = np.asarray(values).reshape(-1)
-    top = int(values.max()) + 1 if len(values) else 0
+    if not len(values):
+        return values[:0], np.zeros(0, np.intp)
+    low, top = int(values.min()), int(values.max()) + 1
+    if low == top - 1:                                 # one value
+        return values[:1].copy(), np.zeros(len(values), np.intp)
     if top > 4 * len(values) + 4096:
         uniq, inverse = np.unique(values, return_inverse=True)
         return uniq, inverse.reshape(-1)
-    present = np.zeros(top, bool)
-    present[values] = True
+    if low >= 0 and values.dtype.kind in 'iu' and values.dtype != np.uint64:
+        present = np.bincount(values) > 0               # (fewer steps than the table)
+    else:
+        present = np.zeros(top, bool)
+        present[values] = True
     rank = np.cumsum(present) - 1
     return np.flatnonzero(present).astype(values.dtype), rank[values]
 
@@ -600,11 +610,11 @@ def _runs(elements) -> tuple:
 
 
 def messages_with_elements(heads, element_lists) -> list:
-    """Messages whose last field is a sequence of messages, in one buffer (a memoryview of
-    each).  ``heads[j]`` is message j with that sequence empty (its bytes end with the count
-    0); ``element_lists[j]`` its elements: :class:`Run` s (or lists of them), or items (a
-    function phase → the element's :func:`build` template at that phase, ``values``,
-    ``row``): the element's slot
+    """Messages whose last field is a sequence of messages: each a ``bytes`` built in place
+    by the compiled filler, else memoryviews of one buffer.  ``heads[j]`` is message j with
+    that sequence empty (its bytes end with the count 0); ``element_lists[j]`` its elements:
+    :class:`Run` s (or lists of them), or items (a function phase → the element's
+    :func:`build` template at that phase, ``values``, ``row``): the element's slot
     values are ``values[name]`` when ``row`` is None, else row ``row`` of ``values[name]``
     (an array of rows, or a :class:`Ragged` / function (rows, m) → those rows' values for a
     slot on m fields: e.g. m points of ragged contours).  Each element is placed after the
@@ -612,13 +622,16 @@ def messages_with_elements(heads, element_lists) -> list:
     elements whose shape varies (strings, inner sequences): a template per shape and phase,
     cached by the caller.
 
-    No loop over the elements in Python: an element's phase (payload offset mod 8) is where
-    the one before ended, and an element with an 8-byte field ends at a phase of its own
-    whatever its start (checked; else the phases are followed one by one), so phases, sizes
-    and offsets are array arithmetic (``np.cumsum``).  The compiled filler (:data:`NATIVE`,
-    ``cdr_fill.c``) then copies the template bytes to their places and each Run's slot values
-    to their fields in one loop over the elements; without it the template bytes are joined
-    in one pass and each slot of a Run is one fancy-index assignment for all its elements."""
+    No loop over the elements in Python.  The compiled filler (:data:`NATIVE`, ``cdr_fill.c``)
+    follows the elements' phases (payload offset mod 8: where the one before ended) and
+    places in one loop, then copies every element's template bytes and slot values in
+    another (two calls for all the messages; each template's slots as byte copies, kept per
+    tuple of template functions), into the ``bytes`` each message is published as.  Without
+    it: an element with an 8-byte field ends at a
+    phase of its own whatever its start (checked; else the phases are followed one by one),
+    so phases, sizes and offsets are array arithmetic (``np.cumsum``), the template bytes are
+    joined in one pass and each slot of a Run is one fancy-index assignment for all its
+    elements."""
     heads = [bytes(h) for h in heads]
     if any(len(h) < 8 for h in heads):
         raise ValueError('messages_with_elements: a head is the encapsulation and at least '
@@ -630,6 +643,10 @@ def messages_with_elements(heads, element_lists) -> list:
         singles.update(len(runs) + k for k in s)
         runs += r
         msg_of += [j] * len(r)
+    if NATIVE and runs:
+        made = _native_messages(heads, runs, singles, msg_of)
+        if made is not None:
+            return made
     ids: dict = {}                                     # template function → its number
     fid = np.concatenate([np.array([ids.setdefault(f, len(ids)) for f in run.templates],
                                    np.intp)[run.shape] for run in runs]) \
@@ -665,11 +682,6 @@ def messages_with_elements(heads, element_lists) -> list:
     msg_index = np.repeat(np.arange(n_msg), per_msg)
     start = (base + head_end)[msg_index] + csum - csum[first[msg_index]] if len(fid) else csum
     origin = start - phase                             # each element template's 8-aligned 0
-    if NATIVE and len(fid):
-        out = _placed(heads, per_msg, base, at, tmpls, tid, start)
-        _fill_runs(out, runs, singles, tmpls, tid, origin)
-        whole = memoryview(out)
-        return [whole[int(b) - 4:int(b) + int(e)] for b, e in zip(base, ends)]
     # the bytes: heads (counts set), elements and padding joined, 4 bytes ahead so that the
     # payloads are 8-aligned in the buffer
     pool = [t.element.tobytes() for t in tmpls]
@@ -706,7 +718,7 @@ def _views(out: np.ndarray):
 
 def _fill_runs(out: np.ndarray, runs: list, singles: set, tmpls: list, tid: np.ndarray,
                origin: np.ndarray) -> None:
-    """Each Run's slots set in ``out`` (the elements' template bytes in place)."""
+    """Each Run's slots set in ``out`` (the elements' template bytes in place) by numpy."""
     view_of = _views(out)
     g = 0
     for r, run in enumerate(runs):
@@ -714,150 +726,245 @@ def _fill_runs(out: np.ndarray, runs: list, singles: set, tmpls: list, tid: np.n
         g += len(run)
         if r in singles:
             _fill_single(view_of, tmpls[tid[g - 1]], int(origin[g - 1]), run.values)
-        elif NATIVE:
-            _fill_run_native(out, view_of, tmpls, tid[part], origin[part], run)
         else:
             _fill_run(view_of, tmpls, tid[part], origin[part], run)
 
 
-def _placed(heads: list, per_msg: np.ndarray, base: np.ndarray, size: int, tmpls: list,
-            tid: np.ndarray, start: np.ndarray) -> np.ndarray:
-    """The buffer of :func:`messages_with_elements` (``size`` bytes, zeros between): the heads
-    (counts set) at 4 bytes before their payloads, each element's template bytes at
-    ``start`` (the compiled :data:`.cdr_native.PLACE`)."""
-    out = np.zeros(size, np.uint8)
-    for j, h in enumerate(heads):
-        b = int(base[j]) - 4
-        out[b:b + len(h)] = np.frombuffer(h, np.uint8)
-        out[b + len(h) - 4:b + len(h)] = np.frombuffer(struct.pack('<I', int(per_msg[j])),
-                                                       np.uint8)
-    elements = [t.element for t in tmpls]
-    sizes = np.array([len(e) for e in elements], np.int64)
-    pool = np.concatenate(elements) if elements else np.zeros(0, np.uint8)
-    pool_at = np.cumsum(sizes) - sizes
-    at = np.ascontiguousarray(start, np.int64)
-    which = np.ascontiguousarray(tid, np.int64)
-    cdr_native.PLACE(out.ctypes.data, len(at), at.ctypes.data, which.ctypes.data,
-                     pool.ctypes.data, pool_at.ctypes.data, sizes.ctypes.data)
-    return out
+def _int64(a: np.ndarray) -> np.ndarray:
+    return a if a.dtype == np.int64 and a.flags.c_contiguous else \
+        np.ascontiguousarray(a, np.int64)
 
 
-_NATIVE_PLANS: dict = {}           # templates of a Run → :func:`_native_plan`
+class _Layout:
+    """What the compiled filler keeps for the calls of one tuple of template functions:
+    ``known``, the (function, phase) → template number table of :data:`.cdr_native.LAYOUT`,
+    the templates' sizes and the templates made so far (replaced as one, never changed in
+    place: a call holds the ones it started with), and their :class:`_FillPlan`."""
+    __slots__ = ('funcs', 'known', 'plan')
 
+    def __init__(self, funcs: tuple):
+        self.funcs = funcs
+        self.known = (np.full(8 * len(funcs), -1, np.int64), np.zeros(0, np.int64), ())
+        self.plan: Optional[_FillPlan] = None
 
-def _native_plan(group: tuple) -> list:
-    """:func:`_group_plan` for the compiled filler (``cdr_fill.c``): per slot (name, dtype,
-    kind, primitives a field, values an element (kind 0) or each template's primitive count
-    (kind 1), the two table addresses of its descriptor, the tables)."""
-    plan = _NATIVE_PLANS.get(group)
-    if plan is not None:
+    def add(self, f: int, phase: int) -> tuple:
+        """``known`` with template function ``f`` at ``phase`` made and numbered."""
+        table, sizes, tmpls = self.known
+        tmpl = self.funcs[f](phase)
+        table = table.copy()
+        table[8 * f + phase] = len(tmpls)
+        self.known = (table, np.append(sizes, len(tmpl.element)).astype(np.int64),
+                      tmpls + (tmpl,))
+        return self.known
+
+    def plan_of(self, tmpls: tuple) -> '_FillPlan':
+        """The :class:`_FillPlan` of ``tmpls`` (the templates of ``known``)."""
+        plan = self.plan
+        if plan is None or plan.tmpls is not tmpls:
+            plan = self.plan = _FillPlan(tmpls)
         return plan
-    plan = []
-    for name, dtype, width, layout, fixed in _group_plan(group):
-        w = dtype.itemsize
-        if width is None:
-            table = layout[0][:, None] + layout[1][None, :] if type(layout) is tuple \
-                else layout
-            copies = _byte_runs(table * w, w)
-            plan.append((name, dtype, 0, table.shape[1] // max(fixed, 1), table.shape[1],
-                         copies.ctypes.data, copies.shape[1], copies))
+
+
+class _FillPlan:
+    """The templates of a :class:`_Layout` for :data:`.cdr_native.FILL`: their bytes one after
+    another (``pool``, ``pool_at``), and per template its slots (``slot_at``: the first of
+    each in ``slots``) as byte copies (``copies``) from a source per slot name and dtype
+    (``sources``: name → [(source number, dtype)]; ``names``: each source's name)."""
+
+    def __init__(self, tmpls: tuple):
+        self.tmpls = tmpls
+        elements = [t.element for t in tmpls]
+        sizes = np.array([len(e) for e in elements], np.int64)
+        self.pool = np.concatenate(elements) if elements else np.zeros(1, np.uint8)
+        self.pool_at = np.cumsum(sizes) - sizes
+        self.phase = np.array([t.phase for t in tmpls], np.int64)
+        self.sources: dict = {}
+        self.names: list = []
+        slot_at, slots, copies = [0], [], []
+        for t in tmpls:
+            for name, (dtype, index) in t.slots.items():
+                numbers = self.sources.setdefault(name, [])
+                number = next((k for k, d in numbers if d == dtype), None)
+                if number is None:
+                    number = len(self.names)
+                    numbers.append((number, dtype))
+                    self.names.append(name)
+                w = dtype.itemsize
+                m, k = index.shape
+                runs = _byte_runs(index.reshape(-1) * w - t.phase, w)
+                slots.append((number, m * k * w, k * w, m, len(copies), len(runs)))
+                done = 0
+                for at, size in runs:                 # the values row read in order
+                    copies.append((at, done, size))
+                    done += size
+            slot_at.append(len(slots))
+        self.slot_at = np.array(slot_at, np.int64)
+        self.slots = np.array(slots or [(0,) * 6], np.int64)
+        self.copies = np.array(copies or [(0,) * 3], np.int64)
+        #: the addresses of pool, pool_at, slot_at, slots, copies (held by this plan)
+        self.addresses = tuple(_address(a) for a in (self.pool, self.pool_at, self.slot_at,
+                                                     self.slots, self.copies))
+
+
+def _byte_runs(offsets: np.ndarray, size: int) -> list:
+    """(offset, bytes) of the runs of adjacent ones among values of ``size`` bytes at byte
+    ``offsets``, in order (the values read one after another)."""
+    runs: list = []
+    for off in offsets.tolist():
+        if runs and runs[-1][0] + runs[-1][1] == off:
+            runs[-1][1] += size
         else:
-            firsts, fields = layout
-            first = np.ascontiguousarray(firsts * w, np.int64)
-            count = np.ascontiguousarray(fields * width, np.int64)
-            size = count * w
-            plan.append((name, dtype, 1, width, count, first.ctypes.data, size.ctypes.data,
-                         (first, size)))
-    if len(_NATIVE_PLANS) >= 1024:
-        _NATIVE_PLANS.clear()
-    _NATIVE_PLANS[group] = plan
-    return plan
+            runs.append([off, size])
+    return runs
 
 
-def _byte_runs(table: np.ndarray, size: int) -> np.ndarray:
-    """(T, R, 3) int64 of a (T, F) table of the byte offsets of F values of ``size`` bytes in
-    each of T templates: the values' adjacent ones as runs (offset in the template, offset in
-    the values, bytes), R the most runs of a template, fewer padded with runs of 0 bytes."""
-    per = []
-    for offsets in table.tolist():
-        runs: list = []
-        for f, off in enumerate(offsets):
-            if runs and runs[-1][0] + runs[-1][2] == off:
-                runs[-1][2] += size
-            else:
-                runs.append([off, f * size, size])
-        per.append(runs)
-    out = np.zeros((len(per), max((len(r) for r in per), default=0), 3), np.int64)
-    for t, runs in enumerate(per):
-        out[t, :len(runs)] = runs
-    return out
+_LAYOUTS: dict = {}                # template functions of a call → its _Layout
+_SOURCE = struct.Struct('<7q')      # a source of cdr_fill.c
 
 
-def _address(a: np.ndarray) -> int:
-    return a.__array_interface__['data'][0]
+def _native_source(value, dtype: np.dtype, keep: list):
+    """The :data:`.cdr_native.FILL` source of a slot's ``value`` (rows of values, or a
+    :class:`Ragged`) in ``dtype``; None for what numpy assigns (a function of the rows, a
+    scalar or no rows to broadcast)."""
+    w = dtype.itemsize
+    if type(value) is np.ndarray and value.dtype == dtype and value.ndim == 2:
+        n, k = value.shape                      # rows as they are (the common case)
+        rows, step = value.strides
+        if n and rows and (k == 1 or step == w):
+            keep.append(value)
+            return (1, _address(value), rows, k * w, n, 0, 0)
+    if type(value) is Ragged:
+        flat, starts = value.flat, value.starts
+        if flat.dtype != dtype or not flat.flags.c_contiguous:
+            flat = np.ascontiguousarray(flat, dtype)
+        if flat.ndim == 0 or starts.ndim != 1:
+            return None
+        starts = _int64(starts)
+        keep += (flat, starts)
+        row = math.prod(flat.shape[1:]) * w
+        return (2, _address(flat), row, row, flat.shape[0], _address(starts), len(starts))
+    if callable(value):
+        return None
+    src = value if type(value) is np.ndarray else np.asarray(value)
+    if src.ndim == 0 or not len(src):
+        return None
+    n = len(src)
+    if src.ndim != 2:
+        src = src.reshape(n, -1)
+    stride = src.strides[0]
+    if stride == 0:                             # one row for all: that row only
+        src = src[:1]
+    if src.dtype != dtype:
+        src = src.astype(dtype)
+    if src.shape[1] > 1 and src.strides[1] != w:
+        src = np.ascontiguousarray(src)
+    keep.append(src)
+    return (1, _address(src), stride and src.strides[0], src.shape[1] * w, n, 0, 0)
 
 
-def _fill_run_native(out: np.ndarray, view_of, tmpls: list, tid: np.ndarray,
-                     origin: np.ndarray, run: Run) -> None:
-    """:func:`_fill_run` by the compiled filler (:data:`.cdr_native.RUN`): one loop over the
-    elements copying every slot's values, no index arrays.  A slot whose values do not fit
-    that (a function of the rows, a shape to broadcast, rows they do not have) goes through
-    numpy, which assigns or raises as it does."""
-    rows = run.rows
-    n = len(rows)
-    if not n:
-        return
-    used, local = small_unique(tid)
-    group = tuple(tmpls[k] for k in used.tolist())
-    low, high = int(rows.min()), int(rows.max())
-    plan = _native_plan(group)          # held here: its tables' addresses go to the kernel
-    desc, keep, rest = [], [], []
-    for name, dtype, kind, primitives, fields, table, second, _ in plan:
-        got = run.values[name]
-        if isinstance(got, Ragged):
-            src = got.flat if got.flat.dtype == dtype and got.flat.flags.c_contiguous else \
-                np.ascontiguousarray(got.flat, dtype)
-            starts = got.starts
-            k = src.size // len(src) if len(src) else 0   # primitives a row of the values
-            if k != primitives or starts.ndim != 1 or low < 0 or high >= len(starts):
-                rest.append(name)                      # numpy refuses or broadcasts
+def _native_messages(heads: list, runs: list, singles: set, msg_of: list) -> Optional[list]:
+    """:func:`messages_with_elements` by the compiled filler (``cdr_fill.c``): the elements'
+    places and templates followed in one loop (:data:`.cdr_native.LAYOUT`), then every
+    element's bytes and slot values in another (:data:`.cdr_native.FILL`); a slot whose
+    values it does not take (a function of the rows, a shape to broadcast, rows they do not
+    have) then goes through numpy, which assigns or raises as it does.  None for a shape
+    number outside its Run's templates (numpy's path raises)."""
+    ids: dict = {}
+    keep: list = []
+    fmaps: list = []
+    table = []                                  # per run: message, n, shape, fmap at, its length
+    for r, run in enumerate(runs):
+        shape = _int64(run.shape)
+        keep.append(shape)
+        table.append((msg_of[r], len(shape), _address(shape), len(fmaps), len(run.templates)))
+        fmaps += [ids.setdefault(f, len(ids)) for f in run.templates]
+    funcs = tuple(ids)
+    layout = _LAYOUTS.get(funcs)
+    if layout is None:
+        if len(_LAYOUTS) >= 256:
+            _LAYOUTS.clear()
+        layout = _LAYOUTS[funcs] = _Layout(funcs)
+    n_msg, n = len(heads), sum(t[1] for t in table)
+    head_end = np.array([len(h) - 4 for h in heads], np.int64)
+    run_table = np.array(table, np.int64)
+    fmap = np.array(fmaps or [0], np.int64)
+    tid, start = np.empty(n, np.int64), np.empty(n, np.int64)
+    base, ends = np.empty(n_msg, np.int64), np.empty(n_msg, np.int64)
+    state = np.zeros(9, np.int64)
+    table, sizes, tmpls = layout.known
+    while True:
+        size = cdr_native.LAYOUT(n_msg, _address(head_end), len(runs), _address(run_table),
+                                 _address(fmap), _address(table), _address(sizes),
+                                 _address(tid), _address(start), _address(base),
+                                 _address(ends), _address(state))
+        if size != -1:
+            break
+        table, sizes, tmpls = layout.add(int(state[7]), int(state[8]))
+    if size < 0:
+        return None
+    plan = layout.plan_of(tmpls)
+    count = len(plan.names)
+    packed = bytearray(56 * max(len(runs) * count, 1))     # (runs × count, 7) int64, 0: none
+    fill = []                                   # per run: n, rows, its first source
+    for r, run in enumerate(runs):
+        rows = 0
+        if r not in singles:
+            if not run.ordered:
+                given = _int64(run.rows)
+                keep.append(given)
+                rows = _address(given)
+            for name, value in run.values.items():
+                for number, dtype in plan.sources.get(name, ()):
+                    source = _native_source(value, dtype, keep)
+                    if source is not None:
+                        _SOURCE.pack_into(packed, 56 * (r * count + number), *source)
+        fill.append((len(run), rows, r * count, 0))
+    fill = np.array(fill, np.int64)
+    sources = np.frombuffer(packed, np.int64)
+    refused = np.zeros(len(sources) // 7, np.uint8)
+    per_msg = [0] * n_msg
+    for r, run in enumerate(runs):
+        per_msg[msg_of[r]] += len(run)
+    starts, stops = base.tolist(), (base + ends).tolist()
+
+    def fill_at(bias) -> None:
+        fill[:, 3] = bias                       # where each run's buffer offsets count from
+        pool, pool_at, slot_at, slots, copies = plan.addresses
+        cdr_native.FILL(len(runs), _address(fill), _address(tid), _address(start), pool,
+                        pool_at, _address(sizes), slot_at, slots, copies, _address(sources),
+                        _address(refused))
+    if not singles:             # each message built in the bytes it is published as
+        made = [new_bytes(e - b + 4) for b, e in zip(starts, stops)]
+        fill_at([made[j][1] - starts[j] + 4 for j in msg_of])
+        if not refused.any():
+            for (_, at), h, count in zip(made, heads, per_msg):
+                ctypes.memmove(at, h, len(h) - 4)
+                ctypes.memmove(at + len(h) - 4, struct.pack('<I', count), 4)
+            return [m for m, _ in made]
+    out = np.empty(size, np.uint8)              # every byte written: elements, heads, gaps
+    fill_at(_address(out))
+    out[:starts[0] - 4] = 0
+    for j, h in enumerate(heads):
+        b = starts[j] - 4
+        out[b:b + len(h)] = np.frombuffer(h, np.uint8)
+        out[b + len(h) - 4:b + len(h)] = np.frombuffer(struct.pack('<I', per_msg[j]), np.uint8)
+        out[stops[j]:starts[j + 1] - 4 if j + 1 < n_msg else size] = 0
+    if refused.any() or singles:                # what numpy assigns
+        view_of = _views(out)
+        origin = start - plan.phase[tid]
+        at = 0
+        for r, run in enumerate(runs):
+            part = slice(at, at + len(run))
+            at += len(run)
+            if r in singles:
+                _fill_single(view_of, tmpls[tid[at - 1]], int(origin[at - 1]), run.values)
                 continue
-            first = starts[rows]
-            if int(first.min()) < 0 or int(first.max()) >= len(src) or int(
-                    (first * k + (fields if kind == 0 else fields[local])).max()) > src.size:
-                rest.append(name)
-                continue
-            if starts.dtype != np.int64 or not starts.flags.c_contiguous:
-                starts = np.ascontiguousarray(starts, np.int64)
-            keep += [src, starts]
-            desc += [kind, _address(src), k * dtype.itemsize, _address(starts), table, second]
-            continue
-        if kind or callable(got):
-            rest.append(name)
-            continue
-        src = np.asarray(got)
-        if src.dtype != dtype:
-            src = src.astype(dtype)
-        if src.ndim == 0 or high >= len(src) or low < 0:
-            rest.append(name)
-            continue
-        src = src.reshape(len(src), -1)
-        if src.shape[1] != fields:
-            rest.append(name)
-            continue
-        if fields > 1 and src.strides[1] != dtype.itemsize:
-            src = np.ascontiguousarray(src)
-        keep.append(src)
-        desc += [0, _address(src), src.strides[0], 0, table, second]
-    if desc:
-        at = np.ascontiguousarray(origin, np.int64)
-        local = np.ascontiguousarray(local, np.int64)
-        rows = np.ascontiguousarray(rows, np.int64)
-        table = np.array(desc, np.int64)
-        cdr_native.RUN(_address(out), n, _address(at), _address(local), _address(rows),
-                       _address(table), len(desc) // 6)
-    if rest:
-        _fill_run(view_of, tmpls, tid, origin, run, only=set(rest))
+            names = {plan.names[k] for k in np.flatnonzero(
+                refused[r * count:(r + 1) * count]).tolist()}
+            if names:
+                _fill_run(view_of, tmpls, tid[part], origin[part], run, only=names)
+    whole = memoryview(out)
+    return [whole[b - 4:e] for b, e in zip(starts, stops)]
 
 
 def _phases_in_turn(funcs, fid, first, per_msg, head_end) -> tuple:

@@ -34,7 +34,6 @@ from typing import Iterable, Optional, Sequence
 import numpy as np
 from builtin_interfaces.msg import Duration
 
-from ros_sim_bridge.core import frames
 
 from .cdr_template import (CdrTemplate, ElementTemplates, Run, Slot, build,
                            messages_with_elements, ragged, serialize, small_unique)
@@ -68,9 +67,25 @@ def duration(seconds: float) -> Duration:
 
 
 def colors_array(colors, n: int) -> np.ndarray:
-    """(n, 4) float RGBA rows from one RGBA tuple or n rows."""
-    c = np.asarray(colors, np.float64)
+    """(n, 4) float RGBA rows from one RGBA tuple or n rows (float32 rows kept as they are:
+    ColorRGBA's type)."""
+    c = np.asarray(colors)
+    if c.dtype != np.float32:
+        c = c.astype(np.float64)
     return np.broadcast_to(c, (n, 4)) if c.ndim == 1 else c.reshape(n, 4)
+
+
+def stamp_rows(stamp, n: int) -> np.ndarray:
+    """(n, 2) int64 rows of the stamps of n markers from one (sec, nanosec) (a read-only view
+    of that row, stride 0) or n rows."""
+    s = np.asarray(stamp, np.int64)
+    if s.shape == (n, 2):
+        return s
+    if s.shape == (2,) and n and s.flags.c_contiguous:   # (broadcast_to, in fewer steps)
+        rows = np.ndarray((n, 2), np.int64, s, 0, (0, 8))
+        rows.flags.writeable = False
+        return rows
+    return np.broadcast_to(s, (n, 2))
 
 
 def box_rows(n: int, centers, sizes, *, yaw=None, orientations=None,
@@ -83,10 +98,13 @@ def box_rows(n: int, centers, sizes, *, yaw=None, orientations=None,
         raise ValueError('boxes: give yaw or orientations, not both')
     poses = np.empty((n, 7))
     poses[:, :3] = np.asarray(centers, np.float64).reshape(n, 3)
+    if yaw is not None and orientations is None:   # frames.quat_from_yaw, in place
+        half = np.multiply(np.asarray(yaw, np.float64).reshape(n), 0.5)
+        poses[:, 3:5] = 0.0
+        poses[:, 5], poses[:, 6] = np.sin(half), np.cos(half)
+        return poses, np.maximum(np.asarray(sizes, np.float64).reshape(n, 3), min_size)
     if orientations is not None:
         q = np.asarray(orientations, np.float64).reshape(n, 4)
-    elif yaw is not None:
-        q = frames.quat_from_yaw(np.asarray(yaw, np.float64).reshape(n))
     else:
         q = np.array([1.0, 0.0, 0.0, 0.0])
     poses[:, 3:6], poses[:, 6] = q[..., 1:], q[..., 0]
@@ -183,7 +201,7 @@ class MarkerCdr:
         """(ids, values with the stamp and colour rows) of n markers."""
         ids = np.asarray(ids).reshape(-1)
         n = len(ids)
-        return ids, {'stamp': np.broadcast_to(np.asarray(stamp, np.int64), (n, 2)), 'id': ids,
+        return ids, {'stamp': stamp_rows(stamp, n), 'id': ids,
                      'color': colors_array(colors, n)}
 
     def boxes(self, stamp, frame: str, ns: str, ids: Sequence[int], centers, sizes, *,
@@ -242,7 +260,7 @@ class MarkerCdr:
         keys = sorted(keys)
         if not keys:
             return []
-        values = {'stamp': np.broadcast_to(np.asarray(stamp, np.int64), (len(keys), 2)),
+        values = {'stamp': stamp_rows(stamp, len(keys)),
                   'id': np.array([mid for _, mid in keys], np.int64)}
         spaces: dict = {}
         shape = [spaces.setdefault(ns, len(spaces)) for ns, _ in keys]

@@ -10,7 +10,7 @@ from typing import Optional
 
 import numpy as np
 
-from ros_sim_bridge.core.native import beside, load_kernel
+from ros_sim_bridge.core.native import address, beside, load_kernel
 
 LIBRARY, ABI = 'libsim_bridge_ibeo_object_walk.so', 1
 _p, _i = ctypes.c_void_p, ctypes.c_int64
@@ -40,8 +40,8 @@ def walk(body, pos: int, count: int, size: int, cnt_at: int, cnt_bytes: int,
     counts = np.empty(cap, np.int64)
     wire = np.empty((cap, size), np.uint8)
     end = ctypes.c_int64(pos)
-    k = WALK(raw.ctypes.data, n, pos, cap, size, cnt_at, cnt_bytes, int(big_endian), single,
-             point_size, offsets.ctypes.data, counts.ctypes.data, wire.ctypes.data,
+    k = WALK(address(raw), n, pos, cap, size, cnt_at, cnt_bytes, int(big_endian), single,
+             point_size, address(offsets), address(counts), address(wire),
              ctypes.addressof(end)) if cap else 0
     offsets, counts, wire = offsets[:k], counts[:k], wire[:k]
     if end.value > n and k:         # the last object's points run past the body: not gathered
@@ -51,6 +51,6 @@ def walk(body, pos: int, count: int, size: int, cnt_at: int, cnt_bytes: int,
         points = np.empty(int(counts.sum()) * point_size, np.uint8)
         gathered = k
     if gathered:
-        CONTOURS(raw.ctypes.data, gathered, offsets.ctypes.data, counts.ctypes.data, size,
-                 point_size, points.ctypes.data)
+        CONTOURS(address(raw), gathered, address(offsets), address(counts), size,
+                 point_size, address(points))
     return offsets, counts, wire, points, end.value

@@ -199,8 +199,9 @@ def list_fields(lst: oe.EcuObjectList, device_id: int) -> dict:
 
 
 def _class_rgba() -> np.ndarray:
-    """RGBA (opaque) of each class number; grey for those without a colour of their own."""
-    table = np.tile([0.7, 0.7, 0.7, 1.0], (256, 1))
+    """RGBA (opaque; float32, as ColorRGBA holds it) of each class number; grey for those
+    without a colour of their own."""
+    table = np.tile(np.float32([0.7, 0.7, 0.7, 1.0]), (256, 1))
     for value, rgb in {3: (1.0, 0.2, 0.2), 4: (1.0, 0.6, 0.0), 5: (0.2, 0.6, 1.0),
                        6: (0.4, 0.2, 1.0), 12: (0.3, 0.8, 0.3)}.items():
         table[value, :3] = rgb
@@ -224,15 +225,18 @@ def object_marker_rows(ids, geo: np.ndarray, classification, *,
     indices: an object without one gets no box and no label rather than one at the origin)
     box centres/sizes/yaw (sizes 5 cm and yaw 0 where not given) and RGBA, label
     positions."""
-    ids = np.asarray(ids, np.int64) & 0x7FFFFFFF
+    ids = (np.asarray(ids, np.int64) & 0x7FFFFFFF).astype(np.int32)     # Marker.id
     finite = np.isfinite(geo)
-    placed = np.flatnonzero(finite[:, 0] & finite[:, 1])
-    geo = np.where(finite, geo, _NO_GEOMETRY)[placed]
+    rgba = np.take(_CLASS_RGBA, np.asarray(classification, np.uint8), axis=0)
+    if finite.all():                                     # every object placed as given
+        placed, box_rgba = np.arange(len(geo)), rgba.copy()
+    else:
+        placed = np.flatnonzero(finite[:, 0] & finite[:, 1])
+        geo = np.where(finite, geo, _NO_GEOMETRY)[placed]
+        box_rgba = rgba[placed]
     box = np.empty((len(placed), 6))                     # centre x, y, z, size x, y, z
     box[:, :2], box[:, 2] = geo[:, :2], box_height / 2
     box[:, 3:5], box[:, 5] = geo[:, 2:4], box_height
-    rgba = _CLASS_RGBA[np.asarray(classification, np.uint8)]
-    box_rgba = rgba[placed]
     box_rgba[:, 3] = 0.5
     return {'ids': ids, 'placed': placed, 'centers': box[:, :3], 'sizes': box[:, 3:],
             'yaw': geo[:, 4], 'box_rgba': box_rgba, 'contour_rgba': rgba,
@@ -437,13 +441,22 @@ class EcuCdr:
         head = self._template(('object_list', frame), _OBJECT_LIST,
                               lambda: {'header': _header(frame), 'objects': [],
                                        **{k: Slot(_LIST_SLOT[v]) for k, v in _LIST_TYPES.items()}})
-        heads = head.fill_rows(len(lists), stamp=stamps[:, None],
-                               u2=[[[f['data_type']], [f['device_interface_version']]]
-                                   for f in fields],
-                               u1=[[[f['device_id']], [f['object_list_id']], [f['device_type']],
-                                    [int(f['post_processed'])]] for f in fields],
-                               u8=np.array([f['mid_scan_ntp'] for f in fields],
-                                           np.uint64)[:, None, None])
+        if len(lists) == 1:             # one list: its few numbers by struct
+            f = fields[0]
+            heads = [head.packer().fill(
+                stamp=stamps[0].tolist(), u8=[f['mid_scan_ntp']],
+                u2=[f['data_type'], f['device_interface_version']],
+                u1=[f['device_id'], f['object_list_id'], f['device_type'],
+                    int(f['post_processed'])])]
+        else:
+            heads = head.fill_rows(len(lists), stamp=stamps[:, None],
+                                   u2=[[[f['data_type']], [f['device_interface_version']]]
+                                       for f in fields],
+                                   u1=[[[f['device_id']], [f['object_list_id']],
+                                        [f['device_type']], [int(f['post_processed'])]]
+                                       for f in fields],
+                                   u8=np.array([f['mid_scan_ntp'] for f in fields],
+                                               np.uint64)[:, None, None])
         values = {d.str: a[:, :, None] for d, a in t.by_dtype.items()}     # slot name: dtype
         xyz, lengths = contours_xyz(t.contours)
         first = np.cumsum(lengths) - lengths
@@ -460,15 +473,19 @@ class EcuCdr:
             items = Run([self._objects.at((names[c // top], c % top, '[]'),
                                           _object_value(names[c // top], c % top, []))
                          for c in shapes.tolist()], shape, values)
-        drawn = np.isfinite(xyz[:, 0]) & np.isfinite(xyz[:, 1])   # NaN / ±Inf: not drawn
-        upto = np.concatenate(([0], np.cumsum(drawn)))
-        shown = upto[first + lengths] - upto[first]
-        markers = self._object_markers(t, xyz[drawn], shown, np.repeat(stamps, counts, axis=0),
-                                       frame, starts, ends)
+        if np.isfinite(xyz).all():          # (z is 0) every point drawn
+            drawn, shown = slice(None), lengths
+        else:
+            drawn = np.isfinite(xyz[:, 0]) & np.isfinite(xyz[:, 1])   # NaN / ±Inf: not drawn
+            upto = np.concatenate(([0], np.cumsum(drawn)))
+            shown = upto[first + lengths] - upto[first]
+        per_object = np.broadcast_to(stamps[0], (len(t), 2)) if len(lists) == 1 else \
+            np.repeat(stamps, counts, axis=0)          # one list: one stamp row for all
+        markers = self._object_markers(t, xyz[drawn], shown, per_object, frame, starts, ends)
         k = len(lists)          # the lists and their marker arrays in one buffer
         made = messages_with_elements(
             list(heads) + [EMPTY_ARRAY] * k,
-            [[items[a:b]] if isinstance(items, Run) else items[a:b]
+            [[items] if k == 1 else [items[a:b]] if isinstance(items, Run) else items[a:b]
              for a, b in zip(starts, ends)] + markers)
         return [(CdrMessage(_OBJECT_LIST, (o,)), CdrMessage(MARKER_ARRAY, (m,)))
                 for o, m in zip(made[:k], made[k:])]
@@ -487,22 +504,37 @@ class EcuCdr:
         life, m = self._life, self._markers
         placed = r['placed']
         outlined = np.flatnonzero(lengths)
-        boxes = m.boxes(stamps[placed], frame, ns_box, r['ids'][placed], r['centers'],
+        n = len(num)
+        box, line = _every(placed, n), _every(outlined, n)     # slices where all are
+        boxes = m.boxes(_rows_of(stamps, placed), frame, ns_box, r['ids'][box], r['centers'],
                         r['sizes'], yaw=r['yaw'], colors=r['box_rgba'], min_size=0.05,
                         lifetime=life)
-        strips = m.line_strips_flat(stamps[outlined], frame, ns_contour, r['ids'][outlined],
-                                    points, lengths[outlined], width=0.05,
-                                    colors=r['contour_rgba'][outlined], lifetime=life)
-        labels = label_items(stamps[placed], frame, ns_label, r['ids'][placed],
+        strips = m.line_strips_flat(_rows_of(stamps, outlined), frame, ns_contour,
+                                    r['ids'][line], points, lengths[line], width=0.05,
+                                    colors=r['contour_rgba'][line], lifetime=life)
+        labels = label_items(_rows_of(stamps, placed), frame, ns_label, r['ids'][box],
                              r['label_positions'],
-                             text_bytes=id_class_texts(num['id'][placed],
-                                                       num['classification'][placed],
-                                                       oe.classification_name),
+                             text_bytes=id_class_texts(
+                                 num['id'][box], num['classification'][box],
+                                 oe.classification_name, classes=None if box is placed else
+                                 (None, t.class_index, t.class_names)),
                              lifetime=life)
+        if len(starts) == 1:            # one list: its runs whole
+            return [[boxes, strips, labels]]
         b0, b1 = np.searchsorted(placed, starts), np.searchsorted(placed, ends)
         s0, s1 = np.searchsorted(outlined, starts), np.searchsorted(outlined, ends)
         return [[boxes[a:b], strips[c:d], labels[a:b]]
                 for a, b, c, d in zip(b0.tolist(), b1.tolist(), s0.tolist(), s1.tolist())]
+
+
+def _every(index: np.ndarray, n: int):
+    """``index`` (increasing indices below n), or the slice of all where it holds all n."""
+    return slice(None) if len(index) == n else index
+
+
+def _rows_of(rows: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """``rows[index]``; of one row for all (a broadcast view), that row for as many."""
+    return rows[:len(index)] if rows.strides[0] == 0 else rows[index]
 
 
 def _joined(lists: list):

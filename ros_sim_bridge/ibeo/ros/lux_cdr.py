@@ -20,13 +20,13 @@ from typing import Optional
 import numpy as np
 from builtin_interfaces.msg import Duration
 
-from ros_sim_bridge.core.native import beside, load_kernel
+from ros_sim_bridge.core.native import address, beside, load_kernel
 from ros_sim_bridge.ibeo.codec import objects as lux_objects
 from ros_sim_bridge.ibeo.codec.contours import Contours
 from ros_sim_bridge.ibeo.codec import units
 from ros_sim_bridge.ros.cdr_template import (ElementTemplates, Run, Slot, TextSlot, build,
                                              messages_with_elements, ragged, small_unique)
-from ros_sim_bridge.ros.markers_cdr import colors_array, duration
+from ros_sim_bridge.ros.markers_cdr import duration, stamp_rows
 from ros_sim_bridge.ros.markers_cdr import EMPTY_ARRAY, MarkerCdr, marker_arrays
 from ros_sim_bridge.ros.markers_cdr import TYPE_NAME as MARKER_ARRAY
 from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
@@ -67,6 +67,28 @@ _OBJECT_F8 = (
     ('relative_velocity_x', 'rel_velocity_x'), ('relative_velocity_y', 'rel_velocity_y'))
 _OBJECT_BOOL = (('absolute_velocity_valid', 'abs_velocity_valid'),
                 ('relative_velocity_valid', 'rel_velocity_valid'))
+
+
+def _object_slots() -> tuple:
+    """LuxObject's number slots: (slot name, its fields, their OBJECT_DTYPE fields, the
+    type) for each run of fields (in message order) whose sources are adjacent fields of one
+    type in OBJECT_DTYPE, so that each slot's values are a view of the objects, not a
+    copy."""
+    dtype, out = lux_objects.OBJECT_DTYPE, []
+    for kind, pairs, field in (('u16', _OBJECT_U16, '<u2'), ('f8', _OBJECT_F8, '<f8'),
+                               ('b', _OBJECT_BOOL, '?')):
+        field, end = np.dtype(field), None
+        for dst, src in pairs:
+            t, at = dtype.fields[src][:2]
+            if end is None or t != field or at != end:
+                out.append((f'{kind}_{len(out)}', [], [], field))
+            out[-1][1].append(dst)
+            out[-1][2].append(src)
+            end = at + t.itemsize if t == field else None
+    return tuple((name, tuple(dst), tuple(src), field) for name, dst, src, field in out)
+
+
+_OBJECT_SLOTS = _object_slots()
 _VEHICLE_F8 = ('longitudinal_velocity', 'steering_wheel_angle', 'front_wheel_angle', 'x', 'y',
                'course_angle', 'time_difference', 'x_difference', 'y_difference',
                'heading_difference', 'yaw_rate')
@@ -80,18 +102,28 @@ _CLASS_COLORS = {  # r, g, b
 }
 
 
-_COLOR_CLASSES = np.array(sorted(_CLASS_COLORS), np.int64)
-_COLOR_TABLE = np.array([(*_CLASS_COLORS[c], 1.0) for c in _COLOR_CLASSES.tolist()]
-                        + [(1.0, 1.0, 1.0, 1.0)])
+def _color_table(alpha: float) -> np.ndarray:
+    """RGBA (float32, as ColorRGBA holds it) of classes 0..255 (white for classes without a
+    colour, and at 255 for every class from there on)."""
+    table = np.ones((256, 4), np.float32)
+    for c, rgb in _CLASS_COLORS.items():
+        table[c, :3] = rgb
+    table[:, 3] = alpha
+    return table
+
+
+_COLOR_TABLES: dict = {}
 
 
 def class_colors(classification: np.ndarray, alpha: float) -> np.ndarray:
-    """(n, 4) RGBA of each object's class (white for classes without a colour)."""
-    cls = np.asarray(classification).astype(np.int64)
-    at = np.minimum(np.searchsorted(_COLOR_CLASSES, cls), len(_COLOR_CLASSES) - 1)
-    rgba = _COLOR_TABLE[np.where(_COLOR_CLASSES[at] == cls, at, len(_COLOR_CLASSES))]
-    rgba[:, 3] = alpha
-    return rgba
+    """(n, 4) RGBA (float32) of each object's class (white for classes without a colour)."""
+    table = _COLOR_TABLES.get(alpha)
+    if table is None:
+        table = _COLOR_TABLES[alpha] = _color_table(alpha)
+    classification = np.asarray(classification)
+    if classification.dtype.kind == 'u':      # row 255 for every class from 255 on
+        return np.take(table, classification, axis=0, mode='clip')
+    return table[np.clip(classification, 0, 255) + 255 * (classification < 0)]
 
 
 def _header(frame: str) -> dict:
@@ -164,10 +196,19 @@ def contours_xyz(contours) -> tuple:
     the objects; else any sequence of arrays of x, y pairs)."""
     if isinstance(contours, Contours):
         lengths = contours.counts.astype(np.intp)
-        points = [contours.points[:int(lengths.sum())]]
-    else:
-        points = [np.asarray(c, np.float64).reshape(-1, 2) for c in contours]
-        lengths = np.fromiter(map(len, points), np.intp, len(points))
+        total = int(lengths.sum())
+        xyz = np.empty((total, 3))
+        xy = contours.points[:total].reshape(-1, 2)
+        if xy.dtype != np.float64:
+            xy = xy.astype(np.float64)
+        if xy.flags.c_contiguous:                             # x, y as one 16-byte value
+            xyz[:, :2].view(np.complex128)[:, 0] = xy.view(np.complex128)[:, 0]
+        else:
+            xyz[:, :2] = xy
+        xyz[:, 2] = 0.0
+        return xyz, lengths
+    points = [np.asarray(c, np.float64).reshape(-1, 2) for c in contours]
+    lengths = np.fromiter(map(len, points), np.intp, len(points))
     xyz = np.zeros((int(lengths.sum()), 3))
     if len(xyz):
         xyz[:, :2] = np.concatenate(points).reshape(-1, 2)
@@ -194,13 +235,13 @@ LABEL_TEXTS = load_kernel(beside(__file__, 'libsim_bridge_label_text.so'),
 
 
 def id_class_texts(ids, classification, name_of=lux_objects.classification_name,
-                   native: bool = True) -> tuple:
+                   native: bool = True, classes: Optional[tuple] = None) -> tuple:
     """The label texts ``f'{id} {class name}'`` of objects (ids ≥ 0) as their UTF-8 bytes one
     after another (uint8) and each one's length: in one loop of the compiled kernel, or
     digit by digit and name by name for all objects at once with numpy (no loop over the
-    objects)."""
+    objects); ``classes``: :func:`class_names` of ``classification`` when already made."""
     ids = np.asarray(ids).astype(np.int64).reshape(-1)
-    _, index, names = class_names(classification, name_of)
+    _, index, names = classes or class_names(classification, name_of)
     if len(index) != len(ids) or (len(ids) and int(ids.min()) < 0):
         raise ValueError(f'label texts: {len(ids)} ids (≥ 0) need as many classes, '
                          f'not {len(index)}')
@@ -213,9 +254,8 @@ def id_class_texts(ids, classification, name_of=lux_objects.classification_name,
         index = np.ascontiguousarray(index, np.int64)
         text = np.empty(len(ids) * (21 + int(size.max())), np.uint8)
         lengths = np.empty(len(ids), np.int64)
-        total = LABEL_TEXTS(ids.ctypes.data, index.ctypes.data, len(ids), pool.ctypes.data,
-                            at.ctypes.data, size.ctypes.data, text.ctypes.data,
-                            lengths.ctypes.data)
+        total = LABEL_TEXTS(address(ids), address(index), len(ids), address(pool),
+                            address(at), address(size), address(text), address(lengths))
         return text[:total], lengths
     name_len = size[index] if raw else np.zeros(0, np.intp)
     digits = np.maximum(np.searchsorted(_POWERS_OF_TEN, ids, 'right'), 1)
@@ -243,9 +283,7 @@ def id_class_texts(ids, classification, name_of=lux_objects.classification_name,
 
 def _object_value(name: str, k: int):
     def value():
-        return {**{dst: Slot('u16') for dst, _ in _OBJECT_U16},
-                **{dst: Slot('f8') for dst, _ in _OBJECT_F8},
-                **{dst: Slot('b') for dst, _ in _OBJECT_BOOL},
+        return {**{dst: Slot(slot) for slot, fields, _, _ in _OBJECT_SLOTS for dst in fields},
                 'classification_name': name, 'contour': [Slot('contour')] * k}
     return value
 
@@ -271,16 +309,19 @@ def object_list_and_markers(lst, stamp, frame: str, markers: 'LuxMarkers', *,
     made in one buffer."""
     if contours is None:
         contours = contours_xyz(lst.contours)
-    heads, items = _object_elements([lst], [stamp], frame, [device_id], [contours])
+    classes = class_names(lst.objects['classification']) if len(lst.objects) else None
+    heads, items = _object_elements([lst], [stamp], frame, [device_id], [contours], [classes])
     objects, array = messages_with_elements(
-        heads + [EMPTY_ARRAY], items + [markers.elements(lst, stamp, frame, contours=contours)])
+        heads + [EMPTY_ARRAY], items + [markers.elements(lst, stamp, frame, contours=contours,
+                                                         classes=classes)])
     return CdrMessage(OBJECT_LIST, (objects,)), CdrMessage(MARKER_ARRAY, (array,))
 
 
 def _object_elements(lists: list, stamps: list, frame: str, device_ids: list,
-                     contours: Optional[list] = None) -> tuple:
+                     contours: Optional[list] = None, classes: Optional[list] = None) -> tuple:
     """The heads and elements (:func:`.cdr_template.messages_with_elements`) of
-    :func:`object_lists`."""
+    :func:`object_lists`; ``contours``, ``classes``: :func:`contours_xyz` and
+    :func:`class_names` of each list when already made."""
     head = _TEMPLATES.get(('object_list', frame), OBJECT_LIST,
                           lambda: {'header': _header(frame), 'device_id': Slot('u8'),
                                    'scan_start_ntp': Slot('u64'), 'objects': []})
@@ -293,13 +334,10 @@ def _object_elements(lists: list, stamps: list, frame: str, device_ids: list,
             items.append([])
             continue
         xyz, lengths = contours[j] if contours is not None else contours_xyz(lst.contours)
-        values = {'u16': np.stack([o[src] for _, src in _OBJECT_U16], -1).astype(
-                      np.uint16)[:, :, None],
-                  'f8': _columns(o, tuple(src for _, src in _OBJECT_F8))[:, :, None],
-                  'b': np.stack([o[src] for _, src in _OBJECT_BOOL], -1).astype(
-                      np.uint8)[:, :, None],
-                  'contour': ragged(xyz, np.cumsum(lengths) - lengths)}
-        _, cls, names = class_names(o['classification'])
+        values = {name: _columns(o, src, field) for name, _, src, field in _OBJECT_SLOTS}
+        values['contour'] = ragged(xyz, np.cumsum(lengths) - lengths)
+        _, cls, names = (classes[j] if classes is not None else None) or \
+            class_names(o['classification'])
         top = int(lengths.max()) + 1
         shapes, shape = small_unique(cls * top + lengths)
         items.append([Run([_OBJECTS.at((names[c // top], c % top),
@@ -309,30 +347,35 @@ def _object_elements(lists: list, stamps: list, frame: str, device_ids: list,
 
 
 @lru_cache(maxsize=None)
-def _column_runs(dtype: np.dtype, names: tuple) -> tuple:
-    """Views of ``dtype`` that take ``names`` (float64 fields) in runs of adjacent ones: one
-    (count,) float64 field 'run' each (a field out of line: a run of one); None unless every
-    field is float64."""
+def _column_runs(dtype: np.dtype, names: tuple, field: np.dtype) -> tuple:
+    """Views of ``dtype`` that take ``names`` (fields of type ``field``) in runs of adjacent
+    ones: one (count,) field 'run' each (a field out of line: a run of one); None unless
+    every field is of that type."""
+    field = np.dtype(field)
     runs = []
     for name in names:
         at = dtype.fields[name][1]
-        if dtype.fields[name][0] != np.dtype('<f8'):
+        if dtype.fields[name][0] != field:
             return None
-        if runs and runs[-1][0] + 8 * runs[-1][1] == at:
+        if runs and runs[-1][0] + field.itemsize * runs[-1][1] == at:
             runs[-1][1] += 1
         else:
             runs.append([at, 1])
-    return tuple(np.dtype({'names': ['run'], 'formats': [('<f8', (k,))], 'offsets': [at],
+    return tuple(np.dtype({'names': ['run'], 'formats': [(field, (k,))], 'offsets': [at],
                            'itemsize': dtype.itemsize}) for at, k in runs)
 
 
-def _columns(records: np.ndarray, names: tuple) -> np.ndarray:
-    """(n, len(names)) float64 of the float64 fields ``names`` of ``records``, the adjacent
-    ones taken as one block."""
-    runs = _column_runs(records.dtype, names) if records.flags.c_contiguous else None
+def _columns(records: np.ndarray, names: tuple, field: np.dtype) -> np.ndarray:
+    """(n, len(names)) of the fields ``names`` of ``records`` as ``field`` (bool as uint8),
+    the adjacent ones taken as one block (a view of the records where they are one)."""
+    runs = _column_runs(records.dtype, names, field) if records.flags.c_contiguous else None
     if runs is None:
-        return np.stack([records[n] for n in names], -1).astype(np.float64)
-    return np.concatenate([records.view(v)['run'] for v in runs], axis=1)
+        out = np.stack([records[n] for n in names], -1).astype(field)
+    elif len(runs) == 1:
+        out = records.view(runs[0])['run']
+    else:
+        out = np.concatenate([records.view(v)['run'] for v in runs], axis=1)
+    return out.view(np.uint8) if field == np.bool_ else out
 
 
 def _arrow_value(frame: str, lifetime: Duration):
@@ -357,7 +400,7 @@ def _label_value(frame: str, ns: str, lifetime: Duration, length: int):
 
 
 def _rows(stamp, n: int) -> np.ndarray:
-    return np.broadcast_to(np.asarray(stamp, np.int64), (n, 2))
+    return stamp_rows(stamp, n)
 
 
 def label_items(stamp, frame: str, ns: str, ids, positions, texts=None, *,
@@ -383,6 +426,10 @@ def label_items(stamp, frame: str, ns: str, ids, positions, texts=None, *,
     sizes, shape = small_unique(lengths)
     return Run([_MARKERS.at(key + (k,), _label_value(frame, ns, life, k))
                 for k in sizes.tolist()], shape, values)
+
+
+#: arrow RGBA (float32): relative velocity (orange), absolute (yellow)
+_ARROW_COLORS = np.array([[1.0, 0.6, 0.0, 1.0], [1.0, 1.0, 0.0, 1.0]], np.float32)
 
 
 def _sorted_unique(ids: np.ndarray) -> np.ndarray:
@@ -425,54 +472,65 @@ class LuxMarkers:
         :func:`contours_xyz` of its contours when already made."""
         return marker_arrays([self.elements(lst, stamp, frame, contours=contours)])[0]
 
-    def elements(self, lst, stamp, frame: str, *, contours=None) -> list:
+    def elements(self, lst, stamp, frame: str, *, contours=None, classes=None) -> list:
         """The marker elements of :meth:`update` (:func:`~ros_sim_bridge.ros.markers_cdr.
-        marker_arrays`), the markers shown now noted."""
+        marker_arrays`), the markers shown now noted; ``classes``: :func:`class_names` of the
+        objects' classes when already made."""
         o, m, life, h = lst.objects, self._cdr, self.lifetime, self.box_height
         n = len(o)
         items: list = []
         now: dict = {}
         if n:
-            ids = o['id'].astype(np.int64)
+            ids = o['id'].astype(np.int32)            # Marker.id (int32); LUX ids are uint16
             cls = o['classification']
-            center = np.stack([o['box_center_x'], o['box_center_y'], np.full(n, h / 2.0)], -1)
-            size = np.stack([o['box_size_x'], o['box_size_y'], np.full(n, h)], -1)
+            center = np.empty((n, 3))
+            center[:, 0], center[:, 1], center[:, 2] = o['box_center_x'], o['box_center_y'], \
+                h / 2.0
+            size = np.empty((n, 3))
+            size[:, 0], size[:, 1], size[:, 2] = o['box_size_x'], o['box_size_y'], h
             items.append(m.boxes(stamp, frame, 'boxes', ids, center, size,
                                  yaw=o['box_orientation'], colors=class_colors(cls, 0.35),
                                  min_size=0.05, lifetime=life))
             items.append(self._strips(stamp, frame, ids, cls, contours if contours is not None
                                       else contours_xyz(lst.contours)))
-            top = center.copy()
-            top[:, 2] = h + 0.5
-            items.append(label_items(stamp, frame, 'labels', ids, top,
-                                     text_bytes=id_class_texts(ids, cls),
+            center[:, 2] = h + 0.5                    # the labels above the boxes
+            items.append(label_items(stamp, frame, 'labels', ids, center,
+                                     text_bytes=id_class_texts(ids, cls, classes=classes),
                                      lifetime=self.lifetime))
             every = _sorted_unique(ids)
             now = dict.fromkeys(MARKER_NAMESPACES[:3], every)
-            use_abs = o['abs_velocity_valid'].astype(bool)
-            use_rel = ~use_abs & o['rel_velocity_valid'].astype(bool)
-            moving = use_abs | use_rel
-            if moving.any():
-                vx = np.where(use_abs, o['abs_velocity_x'], o['rel_velocity_x'])[moving]
-                vy = np.where(use_abs, o['abs_velocity_y'], o['rel_velocity_y'])[moving]
-                k = len(vx)
+            use_abs = o['abs_velocity_valid'] != 0
+            moving = use_abs | (o['rel_velocity_valid'] != 0)
+            k = int(np.count_nonzero(moving))
+            if k:
+                pick = slice(None) if k == n else np.flatnonzero(moving)
+                use_abs = use_abs[pick]
                 points = np.empty((k, 2, 3))
-                points[:, 0, 0], points[:, 0, 1] = o['reference_x'][moving], \
-                    o['reference_y'][moving]
+                points[:, 0, 0], points[:, 0, 1] = o['reference_x'][pick], \
+                    o['reference_y'][pick]
                 points[:, :, 2] = h / 2.0
-                points[:, 1, :2] = points[:, 0, :2] + np.stack([vx, vy], -1)
-                colors = np.where(use_abs[moving][:, None], [1.0, 1.0, 0.0, 1.0],
-                                  [1.0, 0.6, 0.0, 1.0])
-                arrow_ids = ids[moving]
-                values = {'stamp': np.broadcast_to(np.asarray(stamp, np.int64), (k, 2)),
-                          'id': arrow_ids, 'color': colors_array(colors, k),
+                for axis, name in ((0, 'x'), (1, 'y')):
+                    v = o[f'abs_velocity_{name}'][pick]
+                    if not use_abs.all():
+                        v = np.where(use_abs, v, o[f'rel_velocity_{name}'][pick])
+                    points[:, 1, axis] = points[:, 0, axis] + v
+                arrow_ids = ids[pick]
+                values = {'stamp': _rows(stamp, k), 'id': arrow_ids,
+                          'color': np.take(_ARROW_COLORS, use_abs.view(np.uint8), axis=0),
                           'points': points}
                 at = _MARKERS.at(('arrow', frame, life.sec, life.nanosec),
                                  _arrow_value(frame, life))
                 items.append(Run([at], np.zeros(k, np.intp), values))
                 now['velocities'] = _sorted_unique(arrow_ids)
         none = np.zeros(0, np.int64)
-        gone = {ns: _gone(ids, now.get(ns, none)) for ns, ids in self._shown.items()}
+        done: dict = {}         # the namespaces showing the same ids: compared once
+        gone = {}
+        for ns, ids in self._shown.items():
+            later = now.get(ns, none)
+            key = (id(ids), id(later))
+            if key not in done:
+                done[key] = _gone(ids, later)
+            gone[ns] = done[key]
         self._shown = now
         return [self._deletes(stamp, frame, gone)] + items
 
@@ -502,7 +560,7 @@ class LuxMarkers:
         """DELETE items for namespace → sorted ids, in a stable (sorted) order."""
         spaces = sorted(ns for ns, ids in gone.items() if len(ids))
         ids = np.concatenate([gone[ns] for ns in spaces]) if spaces else np.zeros(0, np.int64)
-        values = {'stamp': np.broadcast_to(np.asarray(stamp, np.int64), (len(ids), 2)),
+        values = {'stamp': stamp_rows(stamp, len(ids)),
                   'id': ids.astype(np.int64)}
         return Run([_MARKERS.at(('delete', frame, ns), _delete_value(frame, ns))
                     for ns in spaces], np.repeat(np.arange(len(spaces)),
