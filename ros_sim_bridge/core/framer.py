@@ -216,8 +216,8 @@ class MagicFramer:
         if type(data) is bytes and not self._skip_left and self._crossing is None:
             used = self._in_place(data, events)
             if used:
-                if used == len(data) and not self._buf:
-                    return events
+                if used == len(data) and (not self._buf or self._pending is not None):
+                    return events                # (a pending header: it is the buffer)
                 data = memoryview(data)[used:]
         self._buf += data
         hs = self.header_size
@@ -348,6 +348,10 @@ class MagicFramer:
                 start = at + hs
             end = start + size
             if len(data) < end:
+                if start == len(data) and not self._buf:
+                    # only its header came (searched above): held as the loop holds it
+                    self._buf += data[at:]
+                    return len(data)
                 return at
             known = None
             if self.search_window:

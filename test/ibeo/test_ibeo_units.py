@@ -3,6 +3,7 @@
 conversion layer applies them.  Here: the SI side of the same golden vectors."""
 from __future__ import annotations
 
+import dataclasses
 import math
 import struct
 
@@ -136,6 +137,31 @@ def test_scan_duration_of_a_missing_or_reversed_time_is_nan(start, end):
     info = readback(lux_cdr.scan_info(S.decode_scan(bytes(b)), (1, 2), 'laser'))
     assert math.isnan(info.scan_duration)
     assert info.scan_start_ntp == start and info.scan_end_ntp == end
+
+
+def test_scan_info_of_scans_with_other_mountings_devices_and_counts():
+    """The template keeps what a sensor keeps from scan to scan (device id, ticks per
+    rotation, mounting): a scan that differs there, or in its per-scan numbers, gets its own
+    values, in either order."""
+    first = S.decode_scan(scan_body())
+    other = dataclasses.replace(first, scan_number=7, mounting_yaw_ticks=32, mounting_x_cm=-250,
+                                ticks_per_rotation=5760, start_ntp=200 << 32,
+                                end_ntp=(200 << 32) + (1 << 31))
+    moved = dataclasses.replace(first, mounting_yaw_ticks=-64, mounting_x_cm=300)
+    for scan, device, tpr in ((first, 0, 11520), (other, 3, 5760), (first, 0, 11520),
+                              (moved, 0, 11520), (other, 0, 5760), (first, 0, 11520)):
+        info = readback(lux_cdr.scan_info(scan, (1, 2), 'laser', device_id=device,
+                                          published_points=5))
+        assert (info.device_id, info.angle_ticks_per_rotation, info.scan_number,
+                info.published_points, info.scan_points) == (
+            device, tpr, scan.scan_number, 5, 2)
+        assert info.mounting_yaw == pytest.approx(2 * math.pi * scan.mounting_yaw_ticks / tpr,
+                                                  rel=1e-12)
+        assert info.mounting_x == pytest.approx(scan.mounting_x_cm / 100, rel=1e-12)
+        assert info.start_angle == pytest.approx(2 * math.pi * 1600 / tpr, rel=1e-12)
+        assert info.scan_start_ntp == scan.start_ntp
+        assert info.scan_duration == pytest.approx((scan.end_ntp - scan.start_ntp) / 2 ** 32,
+                                                   rel=1e-12)
 
 
 @pytest.mark.parametrize('native', [True, False], ids=['kernel', 'numpy'])

@@ -78,19 +78,28 @@ def plausible_header(data, offset: int = 0, max_body: int = DEFAULT_MAX_BODY
     return header if header.size <= max_body else None
 
 
+#: the scan decoders, imported on first use (kept here: an import statement costs 1 µs a
+#: message)
+_decode_scan_wire: Optional[Callable] = None
+_decode_scan_into: Optional[Callable] = None
+
+
 def decode_body(frame: Frame, points_out: Optional[Callable] = None):
     """The record of a frame's body: ``(LuxScan, wire points)`` of a 0x2202
     (:func:`~.scan.decode_scan_wire`, zero-copy), the registry's record of any other registered
     type, None for an unregistered type (skipped by size).  CodecError when it fails.
     ``points_out(n)``: where a 0x2205 / 0x2204 scan in vehicle coordinates puts its n points
     (:func:`~.scan_ecu.decode_scan_into`)."""
+    global _decode_scan_wire, _decode_scan_into
     header = frame.parsed
     if header.data_type == registry.SCAN:
-        from .scan import decode_scan_wire      # imported by the first LUX scan
-        return decode_scan_wire(frame.body, header)
+        if _decode_scan_wire is None:           # imported by the first LUX scan
+            from .scan import decode_scan_wire as _decode_scan_wire
+        return _decode_scan_wire(frame.body, header)
     if points_out is not None and header.data_type in ECU_SCANS:
-        from .scan_ecu import decode_scan_into  # imported by the first ECU scan
-        return decode_scan_into(header.data_type, frame.body, points_out)
+        if _decode_scan_into is None:           # imported by the first ECU scan
+            from .scan_ecu import decode_scan_into as _decode_scan_into
+        return _decode_scan_into(header.data_type, frame.body, points_out)
     if registry.size_limits(header.data_type) is None:
         return None
     return registry.decode_message(header.data_type, frame.body, header)

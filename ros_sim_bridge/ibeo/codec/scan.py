@@ -125,6 +125,11 @@ class LuxScan:
         return bit_names(self.flags, SCAN_FLAG_BITS)
 
 
+#: the points of a scan header decoded without them (shared: it holds nothing to change)
+_NO_POINTS = np.zeros(0, POINT_DTYPE)
+_NO_POINTS.flags.writeable = False
+
+
 def decode_scan_wire(body, header=None) -> tuple[LuxScan, np.ndarray]:
     """(scan header as a LuxScan whose ``points`` is empty, the points as a zero-copy
     :data:`WIRE_POINT_DTYPE` view of ``body``): the fast path for drivers that convert the
@@ -137,7 +142,7 @@ def decode_scan_wire(body, header=None) -> tuple[LuxScan, np.ndarray]:
                          offset=22, kind=BAD_VALUE)
     wire = records(WIRE_POINT_DTYPE, body, HEADER_SIZE, count, NAME, 'points')
     return LuxScan(number, status, sync, start, end, ticks, a0, a1, yaw, pitch, roll, mx, my, mz,
-                   flags, np.zeros(0, POINT_DTYPE)), wire
+                   flags, _NO_POINTS), wire
 
 
 def decode_scan(body, header=None) -> LuxScan:

@@ -365,8 +365,8 @@ class EcuCdr:
         if plan is not None:         # the scanners' numbers: their bytes, in one gather
             packer, to, source = plan
             out = packer.fill(**own)
-            np.frombuffer(out, np.uint8)[to] = np.ascontiguousarray(sc).view(
-                np.uint8).reshape(-1)[source]
+            np.frombuffer(out, np.uint8)[to] = np.frombuffer(np.ascontiguousarray(sc),
+                                                             np.uint8).take(source)
             return CdrMessage(tmpl.type_name, (out,))
         index, columns = _scanner_gather(sc.dtype)
         rows = np.ascontiguousarray(sc).view(np.uint8).reshape(n, sc.dtype.itemsize).take(

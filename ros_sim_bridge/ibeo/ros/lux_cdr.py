@@ -45,6 +45,8 @@ _SCAN_F8 = ('sync_phase_offset', 'scan_start_sensor_time', 'scan_duration',
             'sensor_time_offset', 'start_angle', 'end_angle', 'mounting_yaw', 'mounting_pitch',
             'mounting_roll', 'mounting_x', 'mounting_y', 'mounting_z', 'beam_tilt')
 _SCAN_U16 = ('scan_number', 'angle_ticks_per_rotation', 'scan_points')
+_SCAN_MOUNTING = ('mounting_yaw', 'mounting_pitch', 'mounting_roll', 'mounting_x', 'mounting_y',
+                  'mounting_z')
 
 # LuxObject fields ← OBJECT_DTYPE fields (in SI after cap_objects), grouped by slot type
 _OBJECT_U16 = (('id', 'id'), ('age', 'age'), ('prediction_age', 'prediction_age'),
@@ -160,34 +162,56 @@ def scan_info(scan, stamp, frame: str, *, device_id: int = 0,
               eight_layer: bool = False, beam_tilt: float = 0.0,
               sensor_time_offset: float = 0.0) -> CdrMessage:
     """LuxScanInfo of a 0x2202 scan header: ticks → rad (``units.ticks_to_rad``), cm → m,
-    sync phase 409.6 ns counts → s; ``beam_tilt`` only for 8-layer geometry."""
-    status, flags = int(scan.scanner_status), int(scan.flags)
+    sync phase 409.6 ns counts → s; ``beam_tilt`` only for 8-layer geometry.  What a sensor
+    keeps from scan to scan (device id, ticks per rotation, mounting, status, flags) is
+    baked into the template, its key; the rest is packed per scan."""
     eight = bool(eight_layer)
+    tpr = scan.ticks_per_rotation
+    mounting = (scan.mounting_yaw_ticks, scan.mounting_pitch_ticks, scan.mounting_roll_ticks,
+                scan.mounting_x_cm, scan.mounting_y_cm, scan.mounting_z_cm)
+    key = (frame, scan.scanner_status, scan.flags, eight, device_id, tpr, mounting)
+    packer = _SCAN_INFO_PACKERS.get(key)
+    if packer is None:
+        if len(_SCAN_INFO_PACKERS) >= _MAX_SCAN_INFO_PACKERS:   # keys carry wire numbers
+            _SCAN_INFO_PACKERS.clear()
+        packer = _SCAN_INFO_PACKERS[key] = _scan_info_template(
+            scan, frame, eight, int(device_id)).packer()
+    start, end = scan.start_ntp, scan.end_ntp
+    return CdrMessage(SCAN_INFO, (packer.fill(    # a few numbers: by struct
+        stamp=stamp, u32=(int(published_points),), u64=(int(start), int(end)),
+        f8=(float(scan.sync_phase_offset * units.SYNC_PHASE_TO_SI), start / 4294967296.0,
+            float(scan.duration_s), float(sensor_time_offset),
+            float(units.ticks_to_rad(scan.start_angle_ticks, tpr)),
+            float(units.ticks_to_rad(scan.end_angle_ticks, tpr)),
+            float(beam_tilt) if eight else 0.0),
+        u16=(int(scan.scan_number), len(scan.points) if scan_points is None
+             else int(scan_points))),))
 
-    def value():
-        return {'header': _header(frame), 'device_id': Slot('u8'),
-                'scanner_status': status, 'scanner_status_names': list(scan.status_names),
-                'scan_start_ntp': Slot('u64'), 'scan_end_ntp': Slot('u64'),
-                'published_points': Slot('u32'), 'flags': flags,
-                'flag_names': list(scan.flag_names), 'mirror_side': int(scan.mirror_side),
-                'upside_down': bool(scan.upside_down), 'eight_layer': eight,
-                **{n: Slot('f8') for n in _SCAN_F8}, **{n: Slot('u16') for n in _SCAN_U16}}
-    tmpl = _TEMPLATES.get(('scan_info', frame, status, flags, eight), SCAN_INFO, value)
+
+#: scan info packers by template key, and how many are kept at most
+_SCAN_INFO_PACKERS: dict = {}
+_MAX_SCAN_INFO_PACKERS = 1024
+
+
+def _scan_info_template(scan, frame: str, eight: bool, device_id: int):
+    """The LuxScanInfo template of :func:`scan_info`: the numbers in its key baked in, the
+    others slots (``f8``, ``u16``, ``u32``, ``u64`` in message order)."""
     tpr = scan.ticks_per_rotation
     mount = [float(units.ticks_to_rad(t, tpr)) for t in (
         scan.mounting_yaw_ticks, scan.mounting_pitch_ticks, scan.mounting_roll_ticks)]
     mount += [float(cm * units.CM) for cm in (scan.mounting_x_cm, scan.mounting_y_cm,
                                               scan.mounting_z_cm)]
-    f8 = [float(scan.sync_phase_offset * units.SYNC_PHASE_TO_SI),
-          scan.start_ntp / 4294967296.0, float(scan.duration_s), float(sensor_time_offset),
-          float(units.ticks_to_rad(scan.start_angle_ticks, tpr)),
-          float(units.ticks_to_rad(scan.end_angle_ticks, tpr)), *mount,
-          float(beam_tilt) if eight else 0.0]
-    u16 = [int(scan.scan_number), int(tpr),
-           len(scan.points) if scan_points is None else int(scan_points)]
-    return CdrMessage(SCAN_INFO, (tmpl.packer().fill(   # a few numbers: by struct
-        stamp=stamp, u8=(int(device_id),), u32=(int(published_points),),
-        u64=(int(scan.start_ntp), int(scan.end_ntp)), f8=f8, u16=u16),))
+    baked = {'angle_ticks_per_rotation': int(tpr), **dict(zip(_SCAN_MOUNTING, mount))}
+    return build(SCAN_INFO, {
+        'header': _header(frame), 'device_id': device_id,
+        'scanner_status': int(scan.scanner_status),
+        'scanner_status_names': list(scan.status_names),
+        'scan_start_ntp': Slot('u64'), 'scan_end_ntp': Slot('u64'),
+        'published_points': Slot('u32'), 'flags': int(scan.flags),
+        'flag_names': list(scan.flag_names), 'mirror_side': int(scan.mirror_side),
+        'upside_down': bool(scan.upside_down), 'eight_layer': eight,
+        **{n: baked.get(n, Slot('f8')) for n in _SCAN_F8},
+        **{n: baked.get(n, Slot('u16')) for n in _SCAN_U16}})
 
 
 def contours_xyz(contours) -> tuple:
