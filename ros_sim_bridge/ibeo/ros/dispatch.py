@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 import threading
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -49,6 +50,16 @@ EVENT_TYPES = frozenset((registry.REPLY, registry.ERRORS_WARNINGS,
 #: (``objects_with_non_finite_values``), those of the list's type
 _OBJECT_VALUE_FIELDS = ('box_size_x', 'box_size_y', 'course_angle', 'absolute_velocity_x',
                         'absolute_velocity_y', 'relative_velocity_x', 'relative_velocity_y')
+
+
+@functools.lru_cache(maxsize=None)
+def _object_number_fields(dtype: np.dtype) -> tuple:
+    """The fields of an ECU object dtype that its box centre (:meth:`~.objects_ecu.
+    EcuObjectList.box_centers`) and :data:`_OBJECT_VALUE_FIELDS` are made of: all finite,
+    nothing to count."""
+    return tuple(f for f in ('box_center_x', 'box_center_y', 'reference_point_x',
+                             'reference_point_y', 'center_of_gravity_x', 'center_of_gravity_y',
+                             *_OBJECT_VALUE_FIELDS) if f in dtype.names)
 
 
 class DataDispatch:
@@ -417,14 +428,20 @@ class DataDispatch:
         o = lst.objects
         if not len(o):
             return
+        fields = _object_number_fields(o.dtype)
+        total = o[fields[0]].astype(np.float64)
+        for name in fields[1:]:
+            total += o[name]         # float32s: their sum in float64 is finite if each is
+        if np.isfinite(total).all():
+            return
         placed = np.isfinite(lst.box_centers()).all(axis=1)
         n = len(o) - int(placed.sum())
         if n:
             self._count_on_stream(stats, 'objects_without_centre', n,
                                   f'{n} ECU object(s) without a finite box centre: in the '
                                   'object list as sent, no box or label marker')
-        fields = [f for f in _OBJECT_VALUE_FIELDS if f in o.dtype.names]
-        finite = np.isfinite(np.stack([o[f] for f in fields], 1)).all(axis=1)
+        finite = np.isfinite(np.stack([o[f] for f in _OBJECT_VALUE_FIELDS
+                                       if f in o.dtype.names], 1)).all(axis=1)
         k = int((placed & ~finite).sum())
         if k:
             self._count_on_stream(stats, 'objects_with_non_finite_values', k,
