@@ -163,3 +163,38 @@ def test_conversion_applies_the_units_table():
     msg = object_msg(si)
     assert msg.objects[0].reference_x == pytest.approx(12.34)
     assert msg.objects[0].contour[1].x == pytest.approx(11.0)
+
+
+def test_scaling_by_slots_gives_the_bytes_of_field_by_field_scaling():
+    """The records scaled as rows of 8-byte slots (conversions._scaled) are, byte for byte,
+    the field-by-field scaling of units.scaled: scaled floats (NaN, ±Inf, signalling NaN
+    included) as one multiply gives them, the bytes of the other fields and of the padding
+    as they were (the padding too), even where they read as a signalling NaN."""
+    from ros_sim_bridge.ibeo.codec import units
+    rng = np.random.default_rng(7)
+    for n in (1, 5, 1000):
+        o = O.make_objects(n)
+        raw = o.view(np.uint8)
+        raw[:] = rng.integers(0, 256, raw.size, dtype=np.uint8)     # padding too
+        nan_bits = np.frombuffer(np.uint64(0x7FF0_0000_0000_0001).tobytes(), np.uint8)
+        raw.reshape(n, -1)[:, 0:8] = nan_bits          # id, ages and padding: a signalling NaN
+        o['relative_time'][0], o['box_orientation'][-1] = np.nan, -np.inf
+        o['reference_x'][0] = np.frombuffer(nan_bits.tobytes(), np.float64)[0]
+        want = np.frombuffer(bytearray(o.tobytes()), o.dtype)  # padding bytes kept
+        with np.errstate(invalid='ignore'):
+            for name, factor in units.OBJECT_TO_SI.items():
+                want[name] = want[name] * factor
+        got = convert._scaled(o, units.OBJECT_TO_SI)
+        assert got.dtype == o.dtype and got.tobytes() == want.tobytes()
+        with np.errstate(invalid='ignore'):
+            fields = units.scaled(o, units.OBJECT_TO_SI)
+        assert all(got[k].tobytes() == fields[k].tobytes() for k in o.dtype.names)
+        for name in o.dtype.names:                     # the record keeps the spec's numbers
+            if name not in units.OBJECT_TO_SI:
+                assert got[name].tobytes() == o[name].tobytes()
+    off_slot = np.zeros(3, np.dtype([('a', '<u2'), ('b', '<f8'), ('c', '<u2'), ('d', '<u2'),
+                                     ('e', '<u2')]))          # b at byte 2: the runs' way
+    off_slot['b'], off_slot['a'] = [1.0, np.nan, -3.5], 9
+    assert convert._slot_factors(off_slot.dtype, (('b', 2.0),)) is None
+    assert convert._scaled(off_slot, {'b': 2.0}).tobytes() == \
+        units.scaled(off_slot, {'b': 2.0}).tobytes()

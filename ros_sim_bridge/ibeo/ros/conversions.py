@@ -302,12 +302,44 @@ def _float_runs(dtype: np.dtype, names: tuple) -> tuple:
                  for at, n in runs), tuple(others)
 
 
+@lru_cache(maxsize=None)
+def _slot_factors(dtype: np.dtype, factors: tuple) -> Optional[tuple]:
+    """Records of ``dtype`` as rows of 8-byte slots: each slot's factor (1 where none) and the
+    (start, stop) runs of slots without one (their bytes copied back as they were); None
+    unless every field of ``factors`` ((name, factor) pairs) is a float64 on a slot."""
+    if dtype.itemsize % 8:
+        return None
+    row = np.ones(dtype.itemsize // 8)
+    scaled = np.zeros(len(row), bool)
+    for name, factor in factors:
+        t, at = dtype.fields[name][:2]
+        if t != np.dtype('<f8') or at % 8:
+            return None
+        row[at // 8], scaled[at // 8] = factor, True
+    edges = np.flatnonzero(np.diff(np.concatenate(([1], scaled, [1])).astype(np.int8)))
+    return row, tuple(zip(edges[::2].tolist(), edges[1::2].tolist()))
+
+
 def _scaled(records: np.ndarray, factors: dict) -> np.ndarray:
-    """:func:`units.scaled` (a copy, each field of ``factors`` times its factor): the records
-    copied as bytes, the adjacent float64 fields (e.g. the object's 20 from relative_time on)
+    """:func:`units.scaled` (a copy, each field of ``factors`` times its factor).  Where every
+    such field is a float64 on an 8-byte slot of the record: the records as rows of slots
+    multiplied by one row of factors (1 elsewhere) into the copy, the slots of no such field
+    then copied back as they were (bytes, whatever they hold); else the records copied as
+    bytes and the adjacent float64 fields (e.g. the object's 20 from relative_time on)
     multiplied as one block."""
     if not len(records) or not records.flags.c_contiguous:
         return units.scaled(records, factors)
+    slots = _slot_factors(records.dtype, tuple(factors.items()))
+    if slots is not None:
+        row, kept = slots
+        out = np.empty(len(records), records.dtype)
+        src = records.view(np.float64).reshape(len(records), -1)
+        dst = out.view(np.float64).reshape(src.shape)
+        with np.errstate(all='ignore'):         # (the kept slots' bytes as numbers)
+            np.multiply(src, row, out=dst)
+        for a, b in kept:
+            dst[:, a:b] = src[:, a:b]
+        return out
     out = np.empty(len(records), records.dtype)
     out.view(np.uint8)[:] = records.view(np.uint8)
     runs, others = _float_runs(out.dtype, tuple(factors))
