@@ -503,10 +503,12 @@ def small_unique(values) -> tuple:
         uniq, inverse = np.unique(values, return_inverse=True)
         return uniq, inverse.reshape(-1)
     if low >= 0 and values.dtype.kind in 'iu' and values.dtype != np.uint64:
-        present = np.bincount(values) > 0               # (fewer steps than the table)
-    else:
-        present = np.zeros(top, bool)
-        present[values] = True
+        uniq = np.bincount(values).nonzero()[0]         # (fewer steps than the table)
+        rank = np.empty(top, np.intp)                   # each value's place in uniq
+        rank[uniq] = np.arange(len(uniq))
+        return uniq.astype(values.dtype), rank.take(values)
+    present = np.zeros(top, bool)
+    present[values] = True
     rank = np.cumsum(present) - 1
     return np.flatnonzero(present).astype(values.dtype), rank[values]
 

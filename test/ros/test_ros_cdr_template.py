@@ -376,3 +376,22 @@ def test_the_compiled_filler_fills_plain_values_itself(monkeypatch):
     assert [m.id for m in got.markers] == list(range(n))
     assert [p.x for p in got.markers[1].points] == [9.0, 12.0, 15.0]
     assert got.markers[4].pose.position.y == 2.0 and got.markers[2].color.r == 0.5
+
+
+def test_small_unique_is_numpys_unique_with_inverse():
+    """small_unique: np.unique(values, return_inverse=True) (the values' dtype, intp indices)
+    by its table of a small range, its one-value shortcut and its np.unique of a wide range."""
+    from ros_sim_bridge.ros.cdr_template import small_unique
+    rng = np.random.default_rng(3)
+    cases = [rng.integers(6, 16, 1000), rng.integers(0, 300, 1000).astype(np.uint16),
+             rng.integers(0, 8, 50).astype(np.uint8), np.full(20, 7, np.int32),
+             np.array([5]), rng.integers(0, 2 ** 40, 100), np.array([0, 2 ** 20, 3], np.intp),
+             np.array([[3, 1], [1, 9]], np.uint32), np.array([4, 2, 4], np.int8)]
+    for values in cases:
+        uniq, inverse = small_unique(values)
+        want, want_inverse = np.unique(values, return_inverse=True)
+        assert uniq.dtype == values.dtype and inverse.dtype == np.intp
+        assert uniq.tolist() == want.tolist()
+        assert inverse.tolist() == want_inverse.reshape(-1).tolist()
+    uniq, inverse = small_unique(np.zeros(0, np.uint8))
+    assert len(uniq) == 0 and inverse.dtype == np.intp and len(inverse) == 0
