@@ -891,3 +891,17 @@ def test_scanner_infos_to_host_order_by_bytes_as_astype(wire, host, n):
     for name in host.names:
         named[name] = want[name]
     assert got.tobytes() == named.tobytes()            # the bytes no field covers are zero
+
+
+def test_box_centers_given_are_the_float32_centres_as_float64():
+    """Types with a box centre (0x2280): box_centers is those float32 numbers cast to float64,
+    bit for bit as numpy's cast gives them (NaN, ±Inf and a signalling NaN included)."""
+    o = O.make_objects(4, O.OBJECTS_2280)
+    snan = np.frombuffer(np.uint32(0x7F80_0001).tobytes(), np.float32)[0]
+    o['box_center_x'] = [1.5, np.nan, -np.inf, snan]
+    o['box_center_y'] = [f32(0.1), -0.0, 3e38, 2.0]
+    with np.errstate(invalid='ignore'):             # (the signalling NaN, quieted)
+        centres = O.EcuObjectList2280(0, o, [np.zeros((0, 2), np.float32)] * 4).box_centers()
+        want = np.stack([o['box_center_x'], o['box_center_y']], 1).astype(np.float64)
+    assert centres.dtype == np.float64 and centres.shape == (4, 2)
+    assert centres.tobytes() == want.tobytes()
