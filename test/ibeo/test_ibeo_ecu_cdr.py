@@ -317,3 +317,28 @@ def test_scan_info_scanners_by_their_bytes_as_by_their_values(cls, infos, monkey
     monkeypatch.setattr(ecu_cdr.EcuCdr, '_scan_info_plans', {})
     monkeypatch.setattr(ecu_cdr, '_scanner_bytes', lambda *args: None)
     assert bytes(ecu_cdr.EcuCdr().scan_info(record, (5, 7), 'base_link', 3).data) == gathered
+
+
+def test_object_marker_rows_boxes_and_label_positions():
+    """object_marker_rows: box centres at half the box height, sizes (5 cm where not given),
+    yaw, and label positions 0.4 m above the box top at the centre plus 0.0 (a -0.0 centre
+    labelled at 0.0), bit for bit as the arithmetic of those numbers gives them; an object
+    without a finite centre gets no box and no label."""
+    from ros_sim_bridge.ibeo.ros.ecu_cdr import object_marker_rows
+    geo = np.array([[1.25, -0.0, 4.0, 2.0, 0.5],
+                    [-0.0, 3.5, np.nan, 1.0, np.nan],
+                    [np.nan, 1.0, 2.0, 2.0, 0.0],
+                    [1e300, -7.125, 0.25, np.inf, -1.0]])
+    r = object_marker_rows([5, 2 ** 31 + 6, 7, 8], geo, [5, 3, 0, 12], box_height=1.5)
+    assert r['placed'].tolist() == [0, 1, 3]
+    assert r['ids'].tolist() == [5, 6, 7, 8]
+    given = np.where(np.isfinite(geo), geo, [0.0, 0.0, 0.05, 0.05, 0.0])[[0, 1, 3]]
+    centres = np.column_stack([given[:, 0], given[:, 1], np.full(3, 0.75)])
+    assert r['centers'].tobytes() == np.ascontiguousarray(centres).tobytes()
+    sizes = np.column_stack([given[:, 2], given[:, 3], np.full(3, 1.5)])
+    assert r['sizes'].tobytes() == np.ascontiguousarray(sizes).tobytes()
+    assert r['yaw'].tobytes() == given[:, 4].tobytes()
+    want = centres + [0.0, 0.0, 0.75 + 0.4]
+    assert r['label_positions'].tobytes() == want.tobytes()
+    assert np.signbit(r['centers'][0, 1]) and not np.signbit(r['label_positions'][0, 1])
+    assert r['box_rgba'][:, 3].tolist() == [0.5] * 3 and r['contour_rgba'][:, 3].tolist() == [1.0] * 4

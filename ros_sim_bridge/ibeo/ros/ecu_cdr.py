@@ -235,12 +235,17 @@ def object_marker_rows(ids, geo: np.ndarray, classification, *,
         geo = np.where(finite, geo, _NO_GEOMETRY)[placed]
         box_rgba = rgba[placed]
     box = np.empty((len(placed), 6))                     # centre x, y, z, size x, y, z
-    box[:, :2], box[:, 2] = geo[:, :2], box_height / 2
-    box[:, 3:5], box[:, 5] = geo[:, 2:4], box_height
+    label = np.empty((len(placed), 3))                   # (column by column: fewer steps)
+    for k in range(4):
+        box[:, k + k // 2] = geo[:, k]
+    box[:, 2], box[:, 5] = box_height / 2, box_height
+    for k in range(2):                                   # the centre + 0.0 (-0.0: 0.0)
+        np.add(geo[:, k], 0.0, out=label[:, k])
+    label[:, 2] = box_height / 2 + (box_height / 2 + 0.4)
     box_rgba[:, 3] = 0.5
     return {'ids': ids, 'placed': placed, 'centers': box[:, :3], 'sizes': box[:, 3:],
             'yaw': geo[:, 4], 'box_rgba': box_rgba, 'contour_rgba': rgba,
-            'label_positions': box[:, :3] + [0.0, 0.0, box_height / 2 + 0.4]}
+            'label_positions': label}
 
 
 
@@ -497,9 +502,11 @@ class EcuCdr:
         points of the objects one after another, ``lengths`` k of each object (none: no
         contour marker)."""
         num = t.numbers
-        r = object_marker_rows(num['id'], np.column_stack(
-            [num[k] for k in ('box_center_x', 'box_center_y', 'box_size_x', 'box_size_y',
-                              'course_angle')]).astype(np.float64), num['classification'])
+        geo = np.empty((len(num), 5))
+        for k, name in enumerate(('box_center_x', 'box_center_y', 'box_size_x', 'box_size_y',
+                                  'course_angle')):
+            geo[:, k] = num[name]
+        r = object_marker_rows(num['id'], geo, num['classification'])
         ns_box, ns_contour, ns_label = OBJECT_MARKER_NS
         life, m = self._life, self._markers
         placed = r['placed']
