@@ -23,6 +23,8 @@ from ros_sim_bridge.ibeo.idc import IdcReader
 from ros_sim_bridge.ibeo.ros import ecu_conversions as ec
 from ros_sim_bridge.ros.pointcloud_cdr import CdrMessage
 
+from cdr_fillers import both_fillers  # noqa: E402,F401  (the fixture)
+
 NTP = (3_900_000_000 << 32) | 0x8000_0000          # > 2^63: the top bit set
 
 
@@ -229,7 +231,7 @@ def expect_markers(markers, lst) -> None:
 
 @pytest.mark.parametrize('kind', ['2225', '2280', '2281'])
 @pytest.mark.parametrize('n', [0, 1, 9])
-def test_object_lists_and_markers(kind, n):
+def test_object_lists_and_markers(kind, n, both_fillers):
     lst = object_list(kind, n)
     conv = ec.IbeoToRos()
     for _ in range(2):                                   # the second time from cached templates
@@ -267,7 +269,7 @@ def test_contour_points_not_finite_stay_in_the_object_but_are_not_drawn(kind):
 
 
 @pytest.mark.parametrize('kind', ['2225', '2280', '2281'])
-def test_object_lists_converted_together_equal_one_at_a_time(kind):
+def test_object_lists_converted_together_equal_one_at_a_time(kind, both_fillers):
     """``convert_many`` makes the object lists of one type at once (one table, one buffer,
     the elements of a template filled together across lists): each list's messages equal the
     messages of it alone (byte for byte), with lists of 0, 1 and 9 objects, their own stamps and

@@ -462,7 +462,7 @@ class EcuCdr:
                                        for f in fields],
                                    u8=np.array([f['mid_scan_ntp'] for f in fields],
                                                np.uint64)[:, None, None])
-        values = {d.str: a[:, :, None] for d, a in t.by_dtype.items()}     # slot name: dtype
+        values = {d.str: a for d, a in t.by_dtype.items()}     # slot name: dtype
         xyz, lengths = contours_xyz(t.contours)
         first = np.cumsum(lengths) - lengths
         values['contour'] = ragged(xyz, first)
