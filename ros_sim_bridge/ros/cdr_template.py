@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import itemgetter
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 from rosidl_parser.definition import (AbstractNestedType, AbstractString, AbstractWString,
@@ -719,8 +719,10 @@ def _views(out: np.ndarray):
 
 
 def _fill_runs(out: np.ndarray, runs: list, singles: set, tmpls: list, tid: np.ndarray,
-               origin: np.ndarray) -> None:
-    """Each Run's slots set in ``out`` (the elements' template bytes in place) by numpy."""
+               origin: np.ndarray, only: Optional[Callable[[int], set]] = None) -> None:
+    """Each Run's slots set in ``out`` (the elements' template bytes in place) by numpy;
+    ``only`` (run number → slot names): those slots of each run that is no single, none of a
+    run it gives none."""
     view_of = _views(out)
     g = 0
     for r, run in enumerate(runs):
@@ -728,8 +730,10 @@ def _fill_runs(out: np.ndarray, runs: list, singles: set, tmpls: list, tid: np.n
         g += len(run)
         if r in singles:
             _fill_single(view_of, tmpls[tid[g - 1]], int(origin[g - 1]), run.values)
-        else:
-            _fill_run(view_of, tmpls, tid[part], origin[part], run)
+            continue
+        names = None if only is None else only(r)
+        if names is None or names:
+            _fill_run(view_of, tmpls, tid[part], origin[part], run, only=names)
 
 
 def _int64(a: np.ndarray) -> np.ndarray:
@@ -952,19 +956,9 @@ def _native_messages(heads: list, runs: list, singles: set, msg_of: list) -> Opt
         out[b + len(h) - 4:b + len(h)] = np.frombuffer(struct.pack('<I', per_msg[j]), np.uint8)
         out[stops[j]:starts[j + 1] - 4 if j + 1 < n_msg else size] = 0
     if refused.any() or singles:                # what numpy assigns
-        view_of = _views(out)
-        origin = start - plan.phase[tid]
-        at = 0
-        for r, run in enumerate(runs):
-            part = slice(at, at + len(run))
-            at += len(run)
-            if r in singles:
-                _fill_single(view_of, tmpls[tid[at - 1]], int(origin[at - 1]), run.values)
-                continue
-            names = {plan.names[k] for k in np.flatnonzero(
-                refused[r * count:(r + 1) * count]).tolist()}
-            if names:
-                _fill_run(view_of, tmpls, tid[part], origin[part], run, only=names)
+        _fill_runs(out, runs, singles, tmpls, tid, start - plan.phase[tid],
+                   only=lambda r: {plan.names[k] for k in np.flatnonzero(
+                       refused[r * count:(r + 1) * count]).tolist()})
     whole = memoryview(out)
     return [whole[b - 4:e] for b, e in zip(starts, stops)]
 
