@@ -9,12 +9,15 @@ differs: zero here, uninitialised there).
 """
 from __future__ import annotations
 
+import ctypes
 import struct
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+
+from ros_sim_bridge.core.native import new_bytes
 
 from .cdr_template import Slot, build
 from .pointcloud import host_order, point_field_values
@@ -85,20 +88,6 @@ def pointcloud2_cdr(points: np.ndarray, frame_id: str, stamp_ns: int, *,
     return CdrMessage(TYPE_NAME, (bytes(head), body, b'\x01' if is_dense else b'\x00'))
 
 
-def _new_bytes():
-    """CPython's ``PyBytes_FromStringAndSize(NULL, n)``: a new bytes object of ``n`` bytes
-    whose contents its creator writes before anyone else sees it (the C API's contract for
-    building bytes in place), the address of its contents, and ctypes' uint8 (ctypes imported
-    by the first CloudCdr, not with this module)."""
-    import ctypes
-    api = ctypes.pythonapi
-    new = api.PyBytes_FromStringAndSize
-    new.restype, new.argtypes = ctypes.py_object, (ctypes.c_void_p, ctypes.c_ssize_t)
-    address = api.PyBytes_AsString
-    address.restype, address.argtypes = ctypes.c_void_p, (ctypes.py_object,)
-    return new, address, ctypes.c_uint8
-
-
 class CloudCdr:
     """PointCloud2 messages of ``dtype`` points in ``frame_id`` built where they are
     published: :meth:`points` gives a writable array of n points inside the bytes of a new
@@ -114,7 +103,6 @@ class CloudCdr:
         head, self._stamp_at, self._width_at, self._row_step_at = _head_template(
             self.dtype, frame_id)
         self._head = np.frombuffer(head, np.uint8)
-        self._new, self._address, self._u8 = _new_bytes()
         self._msg = None
         self._view = None
         self._points = None
@@ -124,8 +112,8 @@ class CloudCdr:
         is dropped; an array of it keeps its memory until the array goes)."""
         head = len(self._head)
         size = head + n * self.dtype.itemsize + 1
-        msg = self._new(None, size)              # > 1 byte: never a shared singleton
-        memory = (self._u8 * size).from_address(self._address(msg))
+        msg, at = new_bytes(size)                # written here before anyone sees it
+        memory = (ctypes.c_uint8 * size).from_address(at)
         memory.msg = msg                         # alive while a view of it is
         view = np.frombuffer(memory, np.uint8)
         view[:head] = self._head
