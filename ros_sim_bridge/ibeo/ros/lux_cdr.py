@@ -423,10 +423,6 @@ def _label_value(frame: str, ns: str, lifetime: Duration, length: int):
                     'lifetime': lifetime, 'text': TextSlot('text', length)}
 
 
-def _rows(stamp, n: int) -> np.ndarray:
-    return stamp_rows(stamp, n)
-
-
 def label_items(stamp, frame: str, ns: str, ids, positions, texts=None, *,
                 text_bytes: Optional[tuple] = None, lifetime: Optional[Duration] = None
                 ) -> Run:
@@ -443,7 +439,7 @@ def label_items(stamp, frame: str, ns: str, ids, positions, texts=None, *,
                       np.fromiter(map(len, raw), np.intp, len(raw)))
     flat, lengths = text_bytes
     n = len(lengths)
-    values = {'stamp': _rows(stamp, n), 'id': np.asarray(ids).reshape(-1),
+    values = {'stamp': stamp_rows(stamp, n), 'id': np.asarray(ids).reshape(-1),
               'position': np.asarray(positions, np.float64).reshape(n, 3),
               'text': ragged(np.asarray(flat, np.uint8)[:, None], np.cumsum(lengths) - lengths)}
     key = ('label', frame, ns, life.sec, life.nanosec)
@@ -539,7 +535,7 @@ class LuxMarkers:
                         v = np.where(use_abs, v, o[f'rel_velocity_{name}'][pick])
                     points[:, 1, axis] = points[:, 0, axis] + v
                 arrow_ids = ids[pick]
-                values = {'stamp': _rows(stamp, k), 'id': arrow_ids,
+                values = {'stamp': stamp_rows(stamp, k), 'id': arrow_ids,
                           'color': np.take(_ARROW_COLORS, use_abs.view(np.uint8), axis=0),
                           'points': points}
                 at = _MARKERS.at(('arrow', frame, life.sec, life.nanosec),
@@ -567,7 +563,7 @@ class LuxMarkers:
         if single.any():
             xyz = np.repeat(xyz, np.repeat(np.where(single, 2, 1), lengths), axis=0)
             lengths = np.where(single, 2, lengths)
-        values = {'stamp': _rows(stamp, n), 'id': ids, 'color': class_colors(cls, 1.0),
+        values = {'stamp': stamp_rows(stamp, n), 'id': ids, 'color': class_colors(cls, 1.0),
                   'points': ragged(xyz, np.cumsum(lengths) - lengths)}
         sizes, shape = small_unique(lengths)
         return Run([_MARKERS.at(('strip', frame, life.sec, life.nanosec, k),
