@@ -193,7 +193,7 @@ def test_scaling_by_slots_gives_the_bytes_of_field_by_field_scaling():
             if name not in units.OBJECT_TO_SI:
                 assert got[name].tobytes() == o[name].tobytes()
     off_slot = np.zeros(3, np.dtype([('a', '<u2'), ('b', '<f8'), ('c', '<u2'), ('d', '<u2'),
-                                     ('e', '<u2')]))          # b at byte 2: the runs' way
+                                     ('e', '<u2')]))          # b at byte 2: off a slot
     off_slot['b'], off_slot['a'] = [1.0, np.nan, -3.5], 9
     assert convert._slot_factors(off_slot.dtype, (('b', 2.0),)) is None
     assert convert._scaled(off_slot, {'b': 2.0}).tobytes() == \

@@ -284,25 +284,6 @@ def cap_objects(lst: lux_objects.LuxObjectList, caps: ObjectCaps = ObjectCaps()
 
 
 @lru_cache(maxsize=None)
-def _float_runs(dtype: np.dtype, names: tuple) -> tuple:
-    """The float64 fields of ``names`` in ``dtype`` as runs of adjacent fields: (a view dtype
-    of the run as one (count,) float64 field 'run', its names); and the other fields of
-    ``names``."""
-    runs, others = [], []
-    for name in sorted(names, key=lambda n: dtype.fields[n][1]):
-        t, at = dtype.fields[name][:2]
-        if t != np.dtype('<f8'):
-            others.append(name)
-        elif runs and runs[-1][0] + 8 * len(runs[-1][1]) == at:
-            runs[-1][1].append(name)
-        else:
-            runs.append((at, [name]))
-    return tuple((np.dtype({'names': ['run'], 'formats': [('<f8', (len(n),))], 'offsets': [at],
-                            'itemsize': dtype.itemsize}), tuple(n))
-                 for at, n in runs), tuple(others)
-
-
-@lru_cache(maxsize=None)
 def _slot_factors(dtype: np.dtype, factors: tuple) -> Optional[tuple]:
     """Records of ``dtype`` as rows of 8-byte slots: each slot's factor (1 where none) and the
     (start, stop) runs of slots without one (their bytes copied back as they were); None
@@ -322,32 +303,22 @@ def _slot_factors(dtype: np.dtype, factors: tuple) -> Optional[tuple]:
 
 def _scaled(records: np.ndarray, factors: dict) -> np.ndarray:
     """:func:`units.scaled` (a copy, each field of ``factors`` times its factor).  Where every
-    such field is a float64 on an 8-byte slot of the record: the records as rows of slots
-    multiplied by one row of factors (1 elsewhere) into the copy, the slots of no such field
-    then copied back as they were (bytes, whatever they hold); else the records copied as
-    bytes and the adjacent float64 fields (e.g. the object's 20 from relative_time on)
-    multiplied as one block."""
-    if not len(records) or not records.flags.c_contiguous:
+    such field is a float64 on an 8-byte slot of the record (the objects' aligned
+    OBJECT_DTYPE): the records as rows of slots multiplied by one row of factors (1 elsewhere)
+    into the copy, the slots of no such field then copied back as they were (bytes, whatever
+    they hold); else :func:`units.scaled` itself."""
+    slots = _slot_factors(records.dtype, tuple(factors.items())) \
+        if len(records) and records.flags.c_contiguous else None
+    if slots is None:
         return units.scaled(records, factors)
-    slots = _slot_factors(records.dtype, tuple(factors.items()))
-    if slots is not None:
-        row, kept = slots
-        out = np.empty(len(records), records.dtype)
-        src = records.view(np.float64).reshape(len(records), -1)
-        dst = out.view(np.float64).reshape(src.shape)
-        with np.errstate(all='ignore'):         # (the kept slots' bytes as numbers)
-            np.multiply(src, row, out=dst)
-        for a, b in kept:
-            dst[:, a:b] = src[:, a:b]
-        return out
+    row, kept = slots
     out = np.empty(len(records), records.dtype)
-    out.view(np.uint8)[:] = records.view(np.uint8)
-    runs, others = _float_runs(out.dtype, tuple(factors))
-    for view, names in runs:
-        block = out.view(view)['run']
-        block *= np.array([factors[n] for n in names])
-    for name in others:
-        out[name] = out[name] * factors[name]
+    src = records.view(np.float64).reshape(len(records), -1)
+    dst = out.view(np.float64).reshape(src.shape)
+    with np.errstate(all='ignore'):         # (the kept slots' bytes as numbers)
+        np.multiply(src, row, out=dst)
+    for a, b in kept:
+        dst[:, a:b] = src[:, a:b]
     return out
 
 
