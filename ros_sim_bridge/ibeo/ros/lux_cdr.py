@@ -169,13 +169,9 @@ def scan_info(scan, stamp, frame: str, *, device_id: int = 0,
     tpr = scan.ticks_per_rotation
     mounting = (scan.mounting_yaw_ticks, scan.mounting_pitch_ticks, scan.mounting_roll_ticks,
                 scan.mounting_x_cm, scan.mounting_y_cm, scan.mounting_z_cm)
-    key = (frame, scan.scanner_status, scan.flags, eight, device_id, tpr, mounting)
-    packer = _SCAN_INFO_PACKERS.get(key)
-    if packer is None:
-        if len(_SCAN_INFO_PACKERS) >= _MAX_SCAN_INFO_PACKERS:   # keys carry wire numbers
-            _SCAN_INFO_PACKERS.clear()
-        packer = _SCAN_INFO_PACKERS[key] = _scan_info_template(
-            scan, frame, eight, int(device_id)).packer()
+    packer = _TEMPLATES.get(
+        ('scan_info', frame, scan.scanner_status, scan.flags, eight, device_id, tpr, mounting),
+        SCAN_INFO, lambda: _scan_info_value(scan, frame, eight, int(device_id))).packer()
     start, end = scan.start_ntp, scan.end_ntp
     return CdrMessage(SCAN_INFO, (packer.fill(    # a few numbers: by struct
         stamp=stamp, u32=(int(published_points),), u64=(int(start), int(end)),
@@ -188,13 +184,8 @@ def scan_info(scan, stamp, frame: str, *, device_id: int = 0,
              else int(scan_points))),))
 
 
-#: scan info packers by template key, and how many are kept at most
-_SCAN_INFO_PACKERS: dict = {}
-_MAX_SCAN_INFO_PACKERS = 1024
-
-
-def _scan_info_template(scan, frame: str, eight: bool, device_id: int):
-    """The LuxScanInfo template of :func:`scan_info`: the numbers in its key baked in, the
+def _scan_info_value(scan, frame: str, eight: bool, device_id: int) -> dict:
+    """The value tree of :func:`scan_info`'s template: the numbers in its key baked in, the
     others slots (``f8``, ``u16``, ``u32``, ``u64`` in message order)."""
     tpr = scan.ticks_per_rotation
     mount = [float(units.ticks_to_rad(t, tpr)) for t in (
@@ -202,7 +193,7 @@ def _scan_info_template(scan, frame: str, eight: bool, device_id: int):
     mount += [float(cm * units.CM) for cm in (scan.mounting_x_cm, scan.mounting_y_cm,
                                               scan.mounting_z_cm)]
     baked = {'angle_ticks_per_rotation': int(tpr), **dict(zip(_SCAN_MOUNTING, mount))}
-    return build(SCAN_INFO, {
+    return {
         'header': _header(frame), 'device_id': device_id,
         'scanner_status': int(scan.scanner_status),
         'scanner_status_names': list(scan.status_names),
@@ -211,7 +202,7 @@ def _scan_info_template(scan, frame: str, eight: bool, device_id: int):
         'flag_names': list(scan.flag_names), 'mirror_side': int(scan.mirror_side),
         'upside_down': bool(scan.upside_down), 'eight_layer': eight,
         **{n: baked.get(n, Slot('f8')) for n in _SCAN_F8},
-        **{n: baked.get(n, Slot('u16')) for n in _SCAN_U16}})
+        **{n: baked.get(n, Slot('u16')) for n in _SCAN_U16}}
 
 
 def contours_xyz(contours) -> tuple:
