@@ -126,12 +126,15 @@ def test_scan_header_in_si():
 
 
 @pytest.mark.parametrize('start,end', [(100 << 32, 0), (0, 100 << 32),
-                                       ((100 << 32) + 5, 100 << 32)],
-                         ids=['end 0', 'start 0', 'end before start'])
+                                       ((100 << 32) + 5, 100 << 32),
+                                       (100 << 32, (1 << 64) - 1),
+                                       ((1 << 64) - 1, (1 << 64) - 1)],
+                         ids=['end 0', 'start 0', 'end before start', 'end all ones',
+                              'both all ones'])
 def test_scan_duration_of_a_missing_or_reversed_time_is_nan(start, end):
-    """A §3 scan header whose end NTP (offset 14) is 0, whose start NTP (offset 6) is 0, or
-    whose end is before its start: scan_duration NaN (was −3.9e9 s for an end of 0); the
-    start time as sent."""
+    """A §3 scan header whose end NTP (offset 14) or start NTP (offset 6) is 0 or all ones
+    (never written), or whose end is before its start: scan_duration NaN (was −3.9e9 s for
+    an end of 0, 3.9e8 s for an end of all ones); the times as sent."""
     b = bytearray(scan_body())
     struct.pack_into('<QQ', b, 6, start, end)
     info = readback(lux_cdr.scan_info(S.decode_scan(bytes(b)), (1, 2), 'laser'))

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ros_sim_bridge.core.binary import BAD_VALUE, CodecError, pack, records, unpack_from
-from ros_sim_bridge.core.ntp import ntp64_to_unix_ns
+from ros_sim_bridge.core.ntp import ntp64_is_unset, ntp64_to_unix_ns
 from . import registry
 
 DATA_TYPE = registry.SCAN
@@ -111,10 +111,12 @@ class LuxScan:
     @property
     def duration_s(self) -> float:
         """End − start time in s (NTP64 is seconds in 32.32 fixed point); NaN when either time
-        is 0 (not set) or the end is before the start: no scan lasts for a wrong time."""
-        if not self.start_ntp or self.end_ntp < self.start_ntp:
+        is no time at all (:func:`~ros_sim_bridge.core.ntp.ntp64_is_unset`: 0 or all ones) or
+        the end is before the start: no scan lasts for a wrong time."""
+        start, end = self.start_ntp, self.end_ntp
+        if ntp64_is_unset(start) or ntp64_is_unset(end) or end < start:
             return float('nan')
-        return (self.end_ntp - self.start_ntp) / 4294967296.0
+        return (end - start) / 4294967296.0
 
     @property
     def status_names(self) -> list[str]:
