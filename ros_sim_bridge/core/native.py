@@ -69,6 +69,34 @@ def new_bytes(size: int) -> tuple:
     return made, _BYTES_AT(made)
 
 
+def _hash_at() -> Optional[int]:
+    """Where a ``bytes`` object caches its hash, counted back from its first byte (CPython's
+    ``PyBytesObject.ob_shash``, just before the bytes), checked on a hashed object; None where
+    that does not hold (then no bytes are written again)."""
+    made, at = new_bytes(16)
+    ctypes.memmove(at, b'ros_sim_bridge16', 16)
+    cached = ctypes.c_ssize_t.from_address(at - ctypes.sizeof(ctypes.c_ssize_t))
+    return ctypes.sizeof(ctypes.c_ssize_t) if cached.value == -1 and \
+        hash(made) == cached.value else None
+
+
+_HASH_AT = _hash_at()
+
+
+def rewrite_bytes(made: bytes) -> Optional[int]:
+    """The address of the bytes of ``made`` (a ``bytes`` from :func:`new_bytes` that its
+    caller alone holds, as ``sys.getrefcount`` told it: nothing else can see it change), to
+    write a new message in, its cached hash forgotten; None where that cannot be done (then
+    the caller takes :func:`new_bytes`).  A publisher has copied a message when ``publish``
+    returns, so the next message of the same size is written where the last one was: warm
+    in the caches, no allocation."""
+    if _HASH_AT is None:
+        return None
+    at = _BYTES_AT(made)
+    ctypes.c_ssize_t.from_address(at - _HASH_AT).value = -1
+    return at
+
+
 def beside(module_file: str, library: str) -> str:
     """The path of ``library`` in the folder of the module file ``module_file``."""
     return os.path.join(os.path.dirname(os.path.abspath(module_file)), library)

@@ -17,7 +17,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ros_sim_bridge.core.native import new_bytes
+from ros_sim_bridge.core.native import new_bytes, rewrite_bytes
 
 from .cdr_template import Slot, build
 from .pointcloud import host_order, point_field_values
@@ -106,13 +106,24 @@ class CloudCdr:
         self._msg = None
         self._view = None
         self._points = None
+        self._last = None          # the last message handed over
 
     def points(self, n: int) -> np.ndarray:
         """A writable array of ``n`` points in a new message (the earlier one not handed over
-        is dropped; an array of it keeps its memory until the array goes)."""
+        is dropped; an array of it keeps its memory until the array goes).  The message is
+        the last one handed over when nothing holds that any more and it has the size
+        (:func:`~ros_sim_bridge.core.native.rewrite_bytes`), else a new ``bytes``."""
         head = len(self._head)
         size = head + n * self.dtype.itemsize + 1
-        msg, at = new_bytes(size)                # written here before anyone sees it
+        at = None
+        # two references: _last and the call's argument (an array of it left, or the
+        # message itself held anywhere, makes more)
+        if self._last is not None and len(self._last) == size and \
+                sys.getrefcount(self._last) == 2:
+            at = rewrite_bytes(self._last)
+        if at is None:
+            self._last, at = new_bytes(size)     # written here before anyone sees it
+        msg = self._last
         memory = (ctypes.c_uint8 * size).from_address(at)
         memory.msg = msg                         # alive while a view of it is
         view = np.frombuffer(memory, np.uint8)

@@ -5,7 +5,7 @@ import ctypes
 import numpy as np
 import pytest
 
-from ros_sim_bridge.core.native import address, new_bytes
+from ros_sim_bridge.core.native import address, new_bytes, rewrite_bytes
 
 
 @pytest.mark.parametrize('make', [
@@ -32,3 +32,14 @@ def test_new_bytes_are_written_in_place():
     assert other is not made and elsewhere != at
     with pytest.raises(ValueError):
         new_bytes(0)
+
+
+def test_rewritten_bytes_forget_their_hash():
+    made, at = new_bytes(20)
+    ctypes.memmove(at, b'the first message...', 20)
+    first = hash(made)                          # cached in the object
+    assert rewrite_bytes(made) == at            # CPython: the same bytes, written again
+    ctypes.memmove(at, b'the second message..', 20)
+    assert made == b'the second message..'
+    assert hash(made) == hash(b'the second message..'[:]) != first
+    assert made in {b'the second message..'}

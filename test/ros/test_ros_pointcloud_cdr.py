@@ -71,3 +71,45 @@ def test_cloud_built_in_its_message_is_the_bytes_of_pointcloud2_cdr(n):
     assert not clouds.holds(dropped) and (dropped['x'] == 7).all()
     with pytest.raises(ValueError):
         clouds.message(dropped, (0, 0))
+
+
+def test_cloud_cdr_writes_again_only_a_message_no_one_holds():
+    # the last message handed over is written again for the next one of its size once
+    # nothing else holds it (no copy of its bytes is kept by publish): a held message, a
+    # live array of it or another size gets a new one, and a held one never changes
+    from ros_sim_bridge.ros.pointcloud_cdr import CloudCdr
+    clouds = CloudCdr(PADDED, 'base_link')
+
+    def message(n, x, sec=1):
+        pts = clouds.points(n)
+        pts.view(np.uint8)[...] = 0
+        pts['x'] = x
+        return clouds.message(pts, (sec, 0))
+
+    first = message(5, 1.0)
+    first_id, first_bytes = id(first), bytes(bytearray(first))
+    hash(first)                                 # a hash cached in the object
+    del first
+    second = message(5, 2.0, sec=2)             # the same object, written again
+    assert id(second) == first_id
+    assert second == pointcloud2_cdr(_points(5, 2.0), 'base_link', 2_000_000_000).data
+    assert hash(second) == hash(bytes(bytearray(second))) and second != first_bytes
+    held = [second]                             # held elsewhere: never written again
+    third = message(5, 3.0)
+    assert third is not held[0] and held[0] == pointcloud2_cdr(
+        _points(5, 2.0), 'base_link', 2_000_000_000).data
+    third_id = id(third)
+    del held, second, third
+    pts = clouds.points(5)                      # the last one (third) written again …
+    assert id(clouds._msg) == third_id
+    clouds.points(5)                            # … and dropped: held by the array above
+    assert id(clouds._msg) != third_id and (pts['x'] == 3.0).all()
+    del pts
+    fourth = message(6, 4.0)                    # another size: a new message
+    assert len(fourth) == len(first_bytes) + PADDED.itemsize
+
+
+def _points(n, x):
+    pts = np.zeros(n, PADDED)
+    pts['x'] = x
+    return pts
