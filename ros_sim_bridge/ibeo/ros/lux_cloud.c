@@ -213,12 +213,12 @@ static size_t points_avx2(const uint8_t *wire, size_t n, uint8_t *out, const flo
 
 enum { BLOCK16 = 16 };           /* points per AVX-512 step: 160 wire bytes, 384 cloud bytes */
 
-/* cos, sin of the 16 ticks of a block from a table of (cos, sin) rows: when the ticks lie in
- * [base, base + 16) (a real scan's sorted ticks, ~17 points a tick), two 64-byte loads of the
- * rows from base and two permutes; otherwise two 8-row gathers.  Returns the row offsets'
- * narrowness so that the tilt table can take the same way. */
+/* cos, sin of the 16 ticks of a block (wire: its points) from a table of (cos, sin) rows: when
+ * the ticks lie in [base, base + 16) (`narrow`: a scan's sorted ticks, ~17 points a tick),
+ * two 64-byte loads of the rows from base and two permutes (twice_d: 2 (tick - base));
+ * otherwise 16 row loads as points_avx2 makes them. */
 __attribute__((target(AVX512)))
-static inline void trig16(const float *table, __m512i ticks, int narrow, int base,
+static inline void trig16(const float *table, const uint8_t *wire, int narrow, int base,
                           __m512i twice_d, __m512 *cos_h, __m512 *sin_h)
 {
     if (narrow) {
@@ -227,14 +227,17 @@ static inline void trig16(const float *table, __m512i ticks, int narrow, int bas
         *cos_h = _mm512_permutex2var_ps(a, twice_d, b);
         *sin_h = _mm512_permutex2var_ps(a, _mm512_add_epi32(twice_d, _mm512_set1_epi32(1)), b);
     } else {
-        const __m512i at = _mm512_add_epi32(ticks, _mm512_set1_epi32(TICK_OFFSET));
-        const __m512d lo = _mm512_i32gather_pd(_mm512_castsi512_si256(at), table, 8);
-        const __m512d hi = _mm512_i32gather_pd(_mm512_extracti64x4_epi64(at, 1), table, 8);
-        const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14,
-                                               16, 18, 20, 22, 24, 26, 28, 30);
-        const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
-        *cos_h = _mm512_permutex2var_ps(_mm512_castpd_ps(lo), even, _mm512_castpd_ps(hi));
-        *sin_h = _mm512_permutex2var_ps(_mm512_castpd_ps(lo), odd, _mm512_castpd_ps(hi));
+        const void *q[BLOCK16];
+        for (int p = 0; p < BLOCK16; ++p) {
+            int16_t tick;
+            memcpy(&tick, wire + WIRE_POINT * p + 2, 2);
+            q[p] = table + 2 * ((int)tick + TICK_OFFSET);
+        }
+        __m256i c0, s0, c1, s1;
+        columns(q, &c0, &s0);
+        columns(q + 8, &c1, &s1);
+        *cos_h = _mm512_castsi512_ps(_mm512_inserti64x4(_mm512_castsi256_si512(c0), c1, 1));
+        *sin_h = _mm512_castsi512_ps(_mm512_inserti64x4(_mm512_castsi256_si512(s0), s1, 1));
     }
 }
 
@@ -284,10 +287,18 @@ static size_t points_avx512(const uint8_t *wire, size_t n, uint8_t *out, const f
     const __mmask64 last = 0xFFFull << 52;                  /* bytes of points 13-15 */
     const __m512i nibble = _mm512_set1_epi32(0x0F), low16 = _mm512_set1_epi32(0xFFFF);
     const __m512i offset = _mm512_set1_epi32(layer_offset), sixteen = _mm512_set1_epi32(16);
-    const __m512i one = _mm512_set1_epi32(1);
+    const __m512i echo_flags = _mm512_set1_epi32(0x0F0F00);
+    /* per word 0 (bytes b0 b1 ..): bits 0, 4, 8 of it to bytes 0, 1, 2 (b0, b0 >> 4 | b1 << 4,
+     * b1): the nibbles of layer, echo, flags at the bytes of the tail */
+    const __m512i nibbles = _mm512_set1_epi64(0x0028242000080400ll);
     const __m512 k = _mm512_set1_ps(rad_per_tick), m = _mm512_set1_ps(m_per_cm);
-    /* (cos e, sin e) rows of layers 0-7 and 8-15 */
+    /* cos e, sin e of layers 0-15, indexed by the low 4 bits of word 0 (the layer) */
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14,
+                                           16, 18, 20, 22, 24, 26, 28, 30);
     const __m512 layers_lo = _mm512_loadu_ps(layer_trig), layers_hi = _mm512_loadu_ps(layer_trig + 16);
+    const __m512 cos16 = _mm512_permutex2var_ps(layers_lo, even, layers_hi);
+    const __m512 sin16 = _mm512_permutex2var_ps(
+        layers_lo, _mm512_add_epi32(even, _mm512_set1_epi32(1)), layers_hi);
     /* pairs of 8 points: (a_p, b_p) for p = 0-7 and p = 8-15 */
     const __m512i pairs_lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19,
                                                4, 20, 5, 21, 6, 22, 7, 23);
@@ -313,16 +324,12 @@ static size_t points_avx512(const uint8_t *wire, size_t n, uint8_t *out, const f
                            && _mm512_cmplt_epu32_mask(d, sixteen) == (__mmask16)0xFFFF;
         const __m512i twice_d = _mm512_add_epi32(d, d);
         __m512 cos_h, sin_h;
-        trig16(tick_trig, ticks, narrow, base, twice_d, &cos_h, &sin_h);
-        const __m512i layer = _mm512_and_si512(w0, nibble);
+        trig16(tick_trig, wire, narrow, base, twice_d, &cos_h, &sin_h);
         const __m512 r = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_and_si512(w1, low16)), m);
-        const __m512i twice_layer = _mm512_add_epi32(layer, layer);
-        __m512 cos_e = _mm512_permutex2var_ps(layers_lo, twice_layer, layers_hi);
-        __m512 sin_e = _mm512_permutex2var_ps(layers_lo, _mm512_add_epi32(twice_layer, one),
-                                              layers_hi);
+        __m512 cos_e = _mm512_permutexvar_ps(w0, cos16), sin_e = _mm512_permutexvar_ps(w0, sin16);
         if (tilt_trig) {
             __m512 cos_d, sin_d;
-            trig16(tilt_trig, ticks, narrow, base, twice_d, &cos_d, &sin_d);
+            trig16(tilt_trig, wire, narrow, base, twice_d, &cos_d, &sin_d);
             const __m512 cc = _mm512_sub_ps(_mm512_mul_ps(cos_e, cos_d),
                                             _mm512_mul_ps(sin_e, sin_d));
             sin_e = _mm512_add_ps(_mm512_mul_ps(sin_e, cos_d), _mm512_mul_ps(cos_e, sin_d));
@@ -334,11 +341,10 @@ static size_t points_avx512(const uint8_t *wire, size_t n, uint8_t *out, const f
         const __m512 h = _mm512_mul_ps(_mm512_cvtepi32_ps(ticks), k);
         const __m512 w = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(w1, 16)), m);
         /* bytes 20..23: layer + offset, echo, flags (low nibble), 0 */
-        const __m512i echo = _mm512_and_si512(_mm512_srli_epi32(w0, 4), nibble);
-        const __m512i flags = _mm512_and_si512(_mm512_srli_epi32(w0, 8), nibble);
-        const __m512 t = _mm512_castsi512_ps(_mm512_or_si512(
-            _mm512_add_epi32(layer, offset),
-            _mm512_or_si512(_mm512_slli_epi32(echo, 8), _mm512_slli_epi32(flags, 16))));
+        const __m512i lef = _mm512_multishift_epi64_epi8(nibbles, w0);
+        const __m512 t = _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
+            lef, echo_flags, _mm512_add_epi32(_mm512_and_si512(lef, nibble), offset),
+            0xEA));                 /* a & b | c */
         nan_points += (size_t)__builtin_popcount(
             (unsigned)_mm512_cmp_ps_mask(cos_e, cos_e, _CMP_UNORD_Q));
         float *f = (float *)out;
