@@ -295,7 +295,8 @@ static size_t points_avx512(const uint8_t *wire, size_t n, uint8_t *out, const f
     /* cos e, sin e of layers 0-15, indexed by the low 4 bits of word 0 (the layer) */
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14,
                                            16, 18, 20, 22, 24, 26, 28, 30);
-    const __m512 layers_lo = _mm512_loadu_ps(layer_trig), layers_hi = _mm512_loadu_ps(layer_trig + 16);
+    const __m512 layers_lo = _mm512_loadu_ps(layer_trig);
+    const __m512 layers_hi = _mm512_loadu_ps(layer_trig + 16);
     const __m512 cos16 = _mm512_permutex2var_ps(layers_lo, even, layers_hi);
     const __m512 sin16 = _mm512_permutex2var_ps(
         layers_lo, _mm512_add_epi32(even, _mm512_set1_epi32(1)), layers_hi);
@@ -317,10 +318,10 @@ static size_t points_avx512(const uint8_t *wire, size_t n, uint8_t *out, const f
          * last (sorted ticks, either way) */
         int16_t first, final;
         memcpy(&first, wire + 2, 2);
-        memcpy(&final, wire + 10 * (BLOCK16 - 1) + 2, 2);
+        memcpy(&final, wire + WIRE_POINT * (BLOCK16 - 1) + 2, 2);
         const int base = first < final ? first : final;
         const __m512i d = _mm512_sub_epi32(ticks, _mm512_set1_epi32(base));
-        const int narrow = base <= 32767 - 15
+        const int narrow = base <= 32767 - 15              /* rows inside the table */
                            && _mm512_cmplt_epu32_mask(d, sixteen) == (__mmask16)0xFFFF;
         const __m512i twice_d = _mm512_add_epi32(d, d);
         __m512 cos_h, sin_h;
