@@ -2,9 +2,19 @@
  *
  * The same arithmetic as ros_sim_bridge.ibeo.ros.conversions.CloudBuilder's numpy path, in one loop
  * over the points instead of ~15 numpy passes (called through ctypes by
- * lux_native.py beside this file).  No Python, no I/O, no allocation.  On x86-64 CPUs with AVX2
- * (checked at run time) 8 points a step, with the same float operations in the same order (the
- * same bits), the rest one at a time.
+ * lux_native.py beside this file).  No Python, no I/O, no allocation.
+ *
+ * Three paths, the widest the CPU has taken at run time (__builtin_cpu_supports), each with the
+ * same float operations in the same order as one point at a time (no FMA: the build passes
+ * -ffp-contract=off, since GCC's AVX-512 target allows FMA), so all give the same bits:
+ *   AVX-512 (F, BW, VL, DQ, VBMI; x86-64)  16 points a step: the wire words by 64-byte loads inside
+ *       the block and byte permutes; cos/sin of the ticks, when a block's ticks lie within 16
+ *       (a scan's sorted angles), by two 64-byte loads of the table and permutes, else by row
+ *       loads; the layer table in registers; the 384 bytes out by permutes and 6 stores.
+ *   AVX2 (x86-64)  8 points a step, the wire words and table rows by 8-byte loads.
+ *   scalar         one point at a time; the rest of the wider paths' blocks.
+ * sim_bridge_lux_cloud_on runs one path, for the tests (every path this CPU has).
+ * Every load stays inside the n * 10 wire bytes and the tables.
  *
  * Wire point (interface spec section 3 "Scan point", little-endian, 10 bytes):
  *   0 layer (bits 0-3) | echo (bits 4-7)   1 flags   2 angle, int16 ticks
