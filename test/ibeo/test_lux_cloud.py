@@ -367,3 +367,72 @@ def test_every_path_this_cpu_has_is_tested():
     if flags >= {'avx512f', 'avx512bw', 'avx512vl', 'avx512dq', 'avx512vbmi'}:
         assert have == list(lux_native.PATHS)
     assert lux_native.kernel_on('no such path') is None
+
+
+GUARDED = '''
+import ctypes, mmap, sys
+import numpy as np
+sys.path += %r
+from test_lux_cloud import BLOCK_TICKS, block_wire
+from ros_sim_bridge.ibeo.codec import scan as S
+from ros_sim_bridge.ibeo.ros import lux_native
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+PAGE = mmap.PAGESIZE
+keep = []
+
+
+def guarded(nbytes):
+    """A writable array of nbytes whose last byte is followed by an unreadable page (and
+    preceded by one when nbytes is a whole number of pages)."""
+    pages = -(-nbytes // PAGE)
+    region = mmap.mmap(-1, (pages + 2) * PAGE)
+    keep.append(region)
+    start = ctypes.addressof(ctypes.c_char.from_buffer(region))
+    for at in (start, start + (pages + 1) * PAGE):
+        assert libc.mprotect(at, PAGE, 0) == 0, ctypes.get_errno()
+    end = (pages + 1) * PAGE
+    return np.frombuffer(region, np.uint8, nbytes, end - nbytes)
+
+
+def table(make):
+    t = guarded(65536 * 8).view(np.float32).reshape(65536, 2)
+    t[:] = make
+    return t
+
+
+ticks = table(lux_native.tick_table(11520))
+tilt = table(lux_native.tilt_table(11520, 1, 0.03, False))
+layers = lux_native.layer_table(np.radians([-1.2, -0.4, 0.4, 1.2]))
+runs = 0
+for path in lux_native.PATHS:
+    kernel = lux_native.kernel_on(path)
+    if kernel is None:
+        continue
+    for n in (16 * 30, 16 * 30 + 8, 16 * 30 + 13, 1):
+        for angles in ('top', 'bottom', 'scan', 'random'):
+            wire = guarded(10 * n).view(S.WIRE_POINT_DTYPE)
+            wire[:] = block_wire(n, BLOCK_TICKS[angles](n))
+            out = np.empty(n, [('b', 'V24')])
+            for trig in (None, tilt):
+                kernel(wire.ctypes.data, n, out.ctypes.data, ticks.ctypes.data,
+                       None if trig is None else trig.ctypes.data, layers.ctypes.data,
+                       2 * np.pi / 11520, 0.01, 0)
+                runs += 1
+print(runs)
+'''
+
+
+@pytest.mark.skipif(lux_native.KERNEL is None or not sys.platform.startswith('linux'),
+                    reason='the kernel is not built, or no mprotect')
+def test_kernel_reads_nothing_past_the_wire_and_the_tables(tmp_path):
+    # each path's loads stay inside the n * 10 wire bytes and the 65536-row tables: the wire
+    # ends at, and the tables end at and start after, a page that cannot be read (a read there
+    # is SIGSEGV: run in its own interpreter); angles at both ends of the int16 range
+    import pathlib
+    code = GUARDED % ([str(pathlib.Path(__file__).parent)],)
+    run = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path)
+    assert run.returncode == 0, (run.returncode, run.stderr[-2000:])
+    have = [p for p in lux_native.PATHS if lux_native.kernel_on(p) is not None]
+    assert int(run.stdout.split()[-1]) == len(have) * 4 * 4 * 2
