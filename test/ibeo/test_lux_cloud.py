@@ -284,29 +284,155 @@ def test_one_cloud_dtype_and_star_import_of_the_conversions():
                                                                         21, 22]
 
 
-@pytest.mark.skipif(lux_native.KERNEL is None, reason='the kernel is not built')
-@pytest.mark.parametrize('tilt, lift', [(0.0, 0), (0.03, 4)])
-def test_kernel_blocks_give_the_bits_of_one_point_at_a_time(tilt, lift):
-    # lux_cloud.c builds 8 points a step where the CPU has AVX2 and the rest one at a time:
-    # a point built in a block has the same bytes as the same point built alone (every wire
-    # value: all ticks, layers beyond the table, echo and flag nibbles)
-    n = 8 * 25 + 3
-    rng = np.random.default_rng(3)
+def block_wire(n, ticks, seed=3):
+    """n wire points with every byte random except the angle (``ticks``): all layer and echo
+    nibbles (layers beyond the table), all flag bits, all distances and widths."""
+    rng = np.random.default_rng(seed)
     wire = np.zeros(n, S.WIRE_POINT_DTYPE)
     for name, high in (('layer_echo', 256), ('flags', 256), ('distance', 65536),
-                       ('echo_width', 65536)):
+                       ('echo_width', 65536), ('reserved', 65536)):
         wire[name] = rng.integers(0, high, n)
-    wire['angle'] = rng.integers(-32768, 32768, n)
+    wire['angle'] = ticks
+    return wire
+
+
+def scan_ticks(n, top, per_tick=17, ascending=False):
+    """A real scan's angles: sorted (descending as the LUX sends them), ~per_tick points a
+    tick, from ``top`` down."""
+    t = top - np.arange(n) // per_tick
+    return t[::-1] if ascending else t
+
+
+#: n = 413: 25 blocks of 16 (AVX-512), then one of 8 (AVX2), then 5 alone.  Angles: random
+#: over all int16 (16-point blocks spanning many ticks: the gather), a scan's sorted runs (a
+#: block spans 1-2 ticks: the table rows by two loads), sparser runs (4 points a tick: up to 4
+#: ticks), ascending, and runs at both ends of the int16 range (the rows' loads stay inside the
+#: table).
+BLOCK_TICKS = {
+    'random': lambda n: np.random.default_rng(5).integers(-32768, 32768, n),
+    'scan': lambda n: scan_ticks(n, 1600),
+    'sparse': lambda n: scan_ticks(n, 1600, per_tick=4),
+    'ascending': lambda n: scan_ticks(n, 1600, per_tick=3, ascending=True),
+    'top': lambda n: scan_ticks(n, 32767, per_tick=2),
+    'bottom': lambda n: scan_ticks(n, -32768 + 413 // 2, per_tick=2),
+}
+
+
+@pytest.mark.skipif(lux_native.KERNEL is None, reason='the kernel is not built')
+@pytest.mark.parametrize('path', lux_native.PATHS)
+@pytest.mark.parametrize('angles', sorted(BLOCK_TICKS))
+@pytest.mark.parametrize('tilt, lift', [(0.0, 0), (0.03, 4), (0.03, 255)])
+def test_kernel_blocks_give_the_bits_of_one_point_at_a_time(path, angles, tilt, lift):
+    # lux_cloud.c builds 16 points a step where the CPU has AVX-512, 8 where it has AVX2, and
+    # the rest one at a time: a point built in a block of any path this CPU has has the same
+    # bytes as the same point built alone (every wire value, layers beyond the table)
+    kernel = lux_native.kernel_on(path)
+    if kernel is None:
+        pytest.skip(f'no {path} path on this CPU')
+    n = 16 * 25 + 8 + 5
+    wire = block_wire(n, BLOCK_TICKS[angles](n))
     ticks = lux_native.tick_table(11520)
     tilt_trig = lux_native.tilt_table(11520, 1, tilt, False) if tilt else None
     layers = lux_native.layer_table(np.radians([-1.2, -0.4, 0.4, 1.2, 2.0]))
     args = (ticks.ctypes.data, None if tilt_trig is None else tilt_trig.ctypes.data,
             layers.ctypes.data, np.float32(2 * np.pi / 11520), np.float32(0.01), lift)
     whole = np.zeros(n, CLOUD_DTYPE)
-    nan = lux_native.KERNEL(wire.ctypes.data, n, whole.ctypes.data, *args)
+    nan = kernel(wire.ctypes.data, n, whole.ctypes.data, *args)
     alone = np.ones(n, CLOUD_DTYPE)
-    nan_alone = sum(lux_native.KERNEL(wire[i:i + 1].ctypes.data, 1, alone[i:i + 1].ctypes.data,
-                                      *args) for i in range(n))
+    scalar = lux_native.kernel_on('scalar')
+    nan_alone = sum(scalar(wire[i:i + 1].ctypes.data, 1, alone[i:i + 1].ctypes.data, *args)
+                    for i in range(n))
     assert whole.tobytes() == alone.tobytes()
     assert nan == nan_alone == int(np.count_nonzero(np.isnan(whole['x'])))
     assert 0 < nan < n
+    widest = [p for p in lux_native.PATHS if lux_native.kernel_on(p) is not None][-1]
+    if path == widest:                  # KERNEL, what the node calls, takes that path
+        default = np.ones(n, CLOUD_DTYPE)
+        assert lux_native.KERNEL(wire.ctypes.data, n, default.ctypes.data, *args) == nan
+        assert default.tobytes() == whole.tobytes()
+
+
+def test_every_path_this_cpu_has_is_tested():
+    # the tests above skip a path the CPU lacks: on x86-64 with AVX2 (the CI machines), at
+    # least the AVX2 path and the one-point-at-a-time path run
+    import platform
+    have = [p for p in lux_native.PATHS if lux_native.kernel_on(p) is not None]
+    assert have[0] == 'scalar'
+    flags = set()
+    if sys.platform == 'linux' and platform.machine() == 'x86_64':
+        with open('/proc/cpuinfo') as info:
+            flags = {f for line in info if line.startswith('flags') for f in line.split()}
+    if 'avx2' in flags:
+        assert 'avx2' in have
+    if flags >= {'avx512f', 'avx512bw', 'avx512vl', 'avx512dq', 'avx512vbmi'}:
+        assert have == list(lux_native.PATHS)
+    assert lux_native.kernel_on('no such path') is None
+
+
+GUARDED = '''
+import ctypes, mmap, sys
+import numpy as np
+sys.path += %r
+from test_lux_cloud import BLOCK_TICKS, block_wire
+from ros_sim_bridge.ibeo.codec import scan as S
+from ros_sim_bridge.ibeo.ros import lux_native
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+PAGE = mmap.PAGESIZE
+keep = []
+
+
+def guarded(nbytes):
+    """A writable array of nbytes whose last byte is followed by an unreadable page (and
+    preceded by one when nbytes is a whole number of pages)."""
+    pages = -(-nbytes // PAGE)
+    region = mmap.mmap(-1, (pages + 2) * PAGE)
+    keep.append(region)
+    start = ctypes.addressof(ctypes.c_char.from_buffer(region))
+    for at in (start, start + (pages + 1) * PAGE):
+        assert libc.mprotect(at, PAGE, 0) == 0, ctypes.get_errno()
+    end = (pages + 1) * PAGE
+    return np.frombuffer(region, np.uint8, nbytes, end - nbytes)
+
+
+def table(make):
+    t = guarded(65536 * 8).view(np.float32).reshape(65536, 2)
+    t[:] = make
+    return t
+
+
+ticks = table(lux_native.tick_table(11520))
+tilt = table(lux_native.tilt_table(11520, 1, 0.03, False))
+layers = lux_native.layer_table(np.radians([-1.2, -0.4, 0.4, 1.2]))
+runs = 0
+for path in lux_native.PATHS:
+    kernel = lux_native.kernel_on(path)
+    if kernel is None:
+        continue
+    for n in (16 * 30, 16 * 30 + 8, 16 * 30 + 13, 1):
+        for angles in ('top', 'bottom', 'scan', 'random'):
+            wire = guarded(10 * n).view(S.WIRE_POINT_DTYPE)
+            wire[:] = block_wire(n, BLOCK_TICKS[angles](n))
+            out = np.empty(n, [('b', 'V24')])
+            for trig in (None, tilt):
+                kernel(wire.ctypes.data, n, out.ctypes.data, ticks.ctypes.data,
+                       None if trig is None else trig.ctypes.data, layers.ctypes.data,
+                       2 * np.pi / 11520, 0.01, 0)
+                runs += 1
+print(runs)
+'''
+
+
+@pytest.mark.skipif(lux_native.KERNEL is None or not sys.platform.startswith('linux'),
+                    reason='the kernel is not built, or no mprotect')
+def test_kernel_reads_nothing_past_the_wire_and_the_tables(tmp_path):
+    # each path's loads stay inside the n * 10 wire bytes and the 65536-row tables: the wire
+    # ends at, and the tables end at and start after, a page that cannot be read (a read there
+    # is SIGSEGV: run in its own interpreter); angles at both ends of the int16 range
+    import pathlib
+    code = GUARDED % ([str(pathlib.Path(__file__).parent)],)
+    run = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path)
+    assert run.returncode == 0, (run.returncode, run.stderr[-2000:])
+    have = [p for p in lux_native.PATHS if lux_native.kernel_on(p) is not None]
+    assert int(run.stdout.split()[-1]) == len(have) * 4 * 4 * 2

@@ -2,9 +2,19 @@
  *
  * The same arithmetic as ros_sim_bridge.ibeo.ros.conversions.CloudBuilder's numpy path, in one loop
  * over the points instead of ~15 numpy passes (called through ctypes by
- * lux_native.py beside this file).  No Python, no I/O, no allocation.  On x86-64 CPUs with AVX2
- * (checked at run time) 8 points a step, with the same float operations in the same order (the
- * same bits), the rest one at a time.
+ * lux_native.py beside this file).  No Python, no I/O, no allocation.
+ *
+ * Three paths, the widest the CPU has taken at run time (__builtin_cpu_supports), each with the
+ * same float operations in the same order as one point at a time (no FMA: the build passes
+ * -ffp-contract=off, since GCC's AVX-512 target allows FMA), so all give the same bits:
+ *   AVX-512 (F, BW, VL, DQ, VBMI; x86-64)  16 points a step: the wire words by 64-byte loads inside
+ *       the block and byte permutes; cos/sin of the ticks, when a block's ticks lie within 16
+ *       (a scan's sorted angles), by two 64-byte loads of the table and permutes, else by row
+ *       loads; the layer table in registers; the 384 bytes out by permutes and 6 stores.
+ *   AVX2 (x86-64)  8 points a step, the wire words and table rows by 8-byte loads.
+ *   scalar         one point at a time; the rest of the wider paths' blocks.
+ * sim_bridge_lux_cloud_on runs one path, for the tests (every path this CPU has).
+ * Every load stays inside the n * 10 wire bytes and the tables.
  *
  * Wire point (interface spec section 3 "Scan point", little-endian, 10 bytes):
  *   0 layer (bits 0-3) | echo (bits 4-7)   1 flags   2 angle, int16 ticks
@@ -207,23 +217,228 @@ static size_t points_avx2(const uint8_t *wire, size_t n, uint8_t *out, const flo
 }
 #endif
 
-/* Fills n cloud points; returns how many have NaN coordinates (layer beyond the table).
- * Blocks of BLOCK points with AVX2 where the CPU has it (the gathers read each block's wire
- * bytes 0..77, all inside it), the rest one at a time. */
-SIM_BRIDGE_EXPORT size_t sim_bridge_lux_cloud(const uint8_t *wire, size_t n, uint8_t *out,
-                                              const float *tick_trig, const float *tilt_trig,
-                                              const float *layer_trig, float rad_per_tick,
-                                              float m_per_cm, uint8_t layer_offset)
+#if defined(HAVE_AVX2)
+#define AVX512 "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"
+#define HAVE_AVX512 1
+
+enum { BLOCK16 = 16 };           /* points per AVX-512 step: 160 wire bytes, 384 cloud bytes */
+
+/* cos, sin of the 16 ticks of a block (wire: its points) from a table of (cos, sin) rows: when
+ * the ticks lie in [base, base + 16) (`narrow`: a scan's sorted ticks, ~17 points a tick),
+ * two 64-byte loads of the rows from base and two permutes (twice_d: 2 (tick - base));
+ * otherwise 16 row loads as points_avx2 makes them. */
+__attribute__((target(AVX512)))
+static inline void trig16(const float *table, const uint8_t *wire, int narrow, int base,
+                          __m512i twice_d, __m512 *cos_h, __m512 *sin_h)
 {
-    size_t done = 0, nan_points = 0;
+    if (narrow) {
+        const float *row = table + 2 * (base + TICK_OFFSET);
+        const __m512 a = _mm512_loadu_ps(row), b = _mm512_loadu_ps(row + 16);
+        *cos_h = _mm512_permutex2var_ps(a, twice_d, b);
+        *sin_h = _mm512_permutex2var_ps(a, _mm512_add_epi32(twice_d, _mm512_set1_epi32(1)), b);
+    } else {
+        const void *q[BLOCK16];
+        for (int p = 0; p < BLOCK16; ++p) {
+            int16_t tick;
+            memcpy(&tick, wire + WIRE_POINT * p + 2, 2);
+            q[p] = table + 2 * ((int)tick + TICK_OFFSET);
+        }
+        __m256i c0, s0, c1, s1;
+        columns(q, &c0, &s0);
+        columns(q + 8, &c1, &s1);
+        *cos_h = _mm512_castsi512_ps(_mm512_inserti64x4(_mm512_castsi256_si512(c0), c1, 1));
+        *sin_h = _mm512_castsi512_ps(_mm512_inserti64x4(_mm512_castsi256_si512(s0), s1, 1));
+    }
+}
+
+/* Three pair registers of 8 points each (XY: x0 y0 x1 y1 .., ZH, WT) -> the 48 words of those
+ * 8 cloud points in order, as 3 stores: lane l of store j is pair 8j + l, i.e. point
+ * (8j + l) / 3, pair (8j + l) % 3; XY and ZH by one two-source permute, WT merged in. */
+__attribute__((target(AVX512)))
+static inline void store8(float *f, __m512d xy, __m512d zh, __m512d wt)
+{
+    static const int64_t from_xyzh[3][8] = {{0, 8, 0, 1, 9, 0, 2, 10},
+                                            {0, 3, 11, 0, 4, 12, 0, 5},
+                                            {13, 0, 6, 14, 0, 7, 15, 0}};
+    static const int64_t from_wt[3][8] = {{0, 0, 0, 0, 0, 1, 0, 0},
+                                          {2, 0, 0, 3, 0, 0, 4, 0},
+                                          {0, 5, 0, 0, 6, 0, 0, 7}};
+    static const __mmask8 wt_lanes[3] = {0x24, 0x49, 0x92};
+    for (int j = 0; j < 3; ++j) {
+        __m512d o = _mm512_permutex2var_pd(xy, _mm512_loadu_si512(from_xyzh[j]), zh);
+        o = _mm512_mask_permutexvar_pd(o, wt_lanes[j], _mm512_loadu_si512(from_wt[j]), wt);
+        _mm512_storeu_pd(f + 16 * j, o);
+    }
+}
+
+/* points_scalar's arithmetic for n a multiple of BLOCK16 on a CPU with AVX-512 (F, BW, VL, DQ,
+ * VBMI), 16 points a step, the same float operations in the same order (the same bits).  The
+ * wire words 0 (bytes 0-3) and 1 (bytes 4-7) of 16 points by three 64-byte loads inside the
+ * block (bytes 0-63, 64-127, 96-159) and two byte permutes each; the layer table from
+ * registers; the tick (and tilt) rows by trig16; the 6 results out as 6 stores. */
+__attribute__((target(AVX512)))
+static size_t points_avx512(const uint8_t *wire, size_t n, uint8_t *out, const float *tick_trig,
+                            const float *tilt_trig, const float *layer_trig, float rad_per_tick,
+                            float m_per_cm, uint8_t layer_offset)
+{
+    /* byte b of word w of point p: wire byte 10p + 4w + b; points 0-12 from bytes 0-127,
+     * points 13-15 from bytes 96-159 */
+    uint8_t from128[2][64], from_last[2][64];
+    for (int w = 0; w < 2; ++w)
+        for (int p = 0; p < BLOCK16; ++p)
+            for (int b = 0; b < 4; ++b) {
+                from128[w][4 * p + b] = (uint8_t)(p < 13 ? 10 * p + 4 * w + b : 0);
+                from_last[w][4 * p + b] = (uint8_t)(p < 13 ? 0 : 10 * p + 4 * w + b - 96);
+            }
+    const __m512i word0_128 = _mm512_loadu_si512(from128[0]);
+    const __m512i word1_128 = _mm512_loadu_si512(from128[1]);
+    const __m512i word0_last = _mm512_loadu_si512(from_last[0]);
+    const __m512i word1_last = _mm512_loadu_si512(from_last[1]);
+    const __mmask64 last = 0xFFFull << 52;                  /* bytes of points 13-15 */
+    const __m512i nibble = _mm512_set1_epi32(0x0F), low16 = _mm512_set1_epi32(0xFFFF);
+    const __m512i offset = _mm512_set1_epi32(layer_offset), sixteen = _mm512_set1_epi32(16);
+    const __m512i echo_flags = _mm512_set1_epi32(0x0F0F00);
+    /* per word 0 (bytes b0 b1 ..): bits 0, 4, 8 of it to bytes 0, 1, 2 (b0, b0 >> 4 | b1 << 4,
+     * b1): the nibbles of layer, echo, flags at the bytes of the tail */
+    const __m512i nibbles = _mm512_set1_epi64(0x0028242000080400ll);
+    const __m512 k = _mm512_set1_ps(rad_per_tick), m = _mm512_set1_ps(m_per_cm);
+    /* cos e, sin e of layers 0-15, indexed by the low 4 bits of word 0 (the layer) */
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14,
+                                           16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512 layers_lo = _mm512_loadu_ps(layer_trig);
+    const __m512 layers_hi = _mm512_loadu_ps(layer_trig + 16);
+    const __m512 cos16 = _mm512_permutex2var_ps(layers_lo, even, layers_hi);
+    const __m512 sin16 = _mm512_permutex2var_ps(
+        layers_lo, _mm512_add_epi32(even, _mm512_set1_epi32(1)), layers_hi);
+    /* pairs of 8 points: (a_p, b_p) for p = 0-7 and p = 8-15 */
+    const __m512i pairs_lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19,
+                                               4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i pairs_hi = _mm512_add_epi32(pairs_lo, _mm512_set1_epi32(8));
+    size_t nan_points = 0;
+    for (size_t i = 0; i < n; i += BLOCK16, wire += BLOCK16 * WIRE_POINT,
+         out += BLOCK16 * CLOUD_POINT) {
+        const __m512i a = _mm512_loadu_si512(wire), b = _mm512_loadu_si512(wire + 64);
+        const __m512i c = _mm512_loadu_si512(wire + 96);
+        const __m512i w0 = _mm512_mask_permutexvar_epi8(
+            _mm512_permutex2var_epi8(a, word0_128, b), last, word0_last, c);
+        const __m512i w1 = _mm512_mask_permutexvar_epi8(
+            _mm512_permutex2var_epi8(a, word1_128, b), last, word1_last, c);
+        const __m512i ticks = _mm512_srai_epi32(w0, 16);
+        /* the block's ticks within [base, base + 16), base the lower of the first and the
+         * last (sorted ticks, either way) */
+        int16_t first, final;
+        memcpy(&first, wire + 2, 2);
+        memcpy(&final, wire + WIRE_POINT * (BLOCK16 - 1) + 2, 2);
+        const int base = first < final ? first : final;
+        const __m512i d = _mm512_sub_epi32(ticks, _mm512_set1_epi32(base));
+        const int narrow = base <= 32767 - 15              /* rows inside the table */
+                           && _mm512_cmplt_epu32_mask(d, sixteen) == (__mmask16)0xFFFF;
+        const __m512i twice_d = _mm512_add_epi32(d, d);
+        __m512 cos_h, sin_h;
+        trig16(tick_trig, wire, narrow, base, twice_d, &cos_h, &sin_h);
+        const __m512 r = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_and_si512(w1, low16)), m);
+        __m512 cos_e = _mm512_permutexvar_ps(w0, cos16), sin_e = _mm512_permutexvar_ps(w0, sin16);
+        if (tilt_trig) {
+            __m512 cos_d, sin_d;
+            trig16(tilt_trig, wire, narrow, base, twice_d, &cos_d, &sin_d);
+            const __m512 cc = _mm512_sub_ps(_mm512_mul_ps(cos_e, cos_d),
+                                            _mm512_mul_ps(sin_e, sin_d));
+            sin_e = _mm512_add_ps(_mm512_mul_ps(sin_e, cos_d), _mm512_mul_ps(cos_e, sin_d));
+            cos_e = cc;
+        }
+        const __m512 rc = _mm512_mul_ps(r, cos_e);
+        const __m512 x = _mm512_mul_ps(rc, cos_h), y = _mm512_mul_ps(rc, sin_h);
+        const __m512 z = _mm512_mul_ps(r, sin_e);
+        const __m512 h = _mm512_mul_ps(_mm512_cvtepi32_ps(ticks), k);
+        const __m512 w = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(w1, 16)), m);
+        /* bytes 20..23: layer + offset, echo, flags (low nibble), 0 */
+        const __m512i lef = _mm512_multishift_epi64_epi8(nibbles, w0);
+        const __m512 t = _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
+            lef, echo_flags, _mm512_add_epi32(_mm512_and_si512(lef, nibble), offset),
+            0xEA));                 /* a & b | c */
+        nan_points += (size_t)__builtin_popcount(
+            (unsigned)_mm512_cmp_ps_mask(cos_e, cos_e, _CMP_UNORD_Q));
+        float *f = (float *)out;
+        store8(f, _mm512_castps_pd(_mm512_permutex2var_ps(x, pairs_lo, y)),
+               _mm512_castps_pd(_mm512_permutex2var_ps(z, pairs_lo, h)),
+               _mm512_castps_pd(_mm512_permutex2var_ps(w, pairs_lo, t)));
+        store8(f + 48, _mm512_castps_pd(_mm512_permutex2var_ps(x, pairs_hi, y)),
+               _mm512_castps_pd(_mm512_permutex2var_ps(z, pairs_hi, h)),
+               _mm512_castps_pd(_mm512_permutex2var_ps(w, pairs_hi, t)));
+    }
+    return nan_points;
+}
+#endif
+
+/* The paths, best last: sim_bridge_lux_cloud_on's `path`. */
+enum { PATH_SCALAR = 0, PATH_AVX2 = 1, PATH_AVX512 = 2 };
+
+/* Whether this build and this CPU have `path`. */
+static int have_path(int path)
+{
+    switch (path) {
+    case PATH_SCALAR:
+        return 1;
 #ifdef HAVE_AVX2
-    if (__builtin_cpu_supports("avx2")) {
-        done = n - n % BLOCK;
-        nan_points = points_avx2(wire, done, out, tick_trig, tilt_trig, layer_trig,
-                                 rad_per_tick, m_per_cm, layer_offset);
+    case PATH_AVX2:
+        return __builtin_cpu_supports("avx2");
+#endif
+#ifdef HAVE_AVX512
+    case PATH_AVX512:
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
+               && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")
+               && __builtin_cpu_supports("avx512vbmi");
+#endif
+    default:
+        return 0;
+    }
+}
+
+/* sim_bridge_lux_cloud on one path (PATH_*): its blocks, then the rest by the narrower paths;
+ * (size_t)-1 where this build or CPU lacks the path.  For the tests, which compare every path
+ * the machine has. */
+SIM_BRIDGE_EXPORT size_t sim_bridge_lux_cloud_on(int path, const uint8_t *wire, size_t n,
+                                                 uint8_t *out, const float *tick_trig,
+                                                 const float *tilt_trig, const float *layer_trig,
+                                                 float rad_per_tick, float m_per_cm,
+                                                 uint8_t layer_offset)
+{
+    if (!have_path(path))
+        return (size_t)-1;
+    if (n == 0)                     /* nothing read: a probe for the path */
+        return 0;
+    size_t done = 0, nan_points = 0;
+#ifdef HAVE_AVX512
+    if (path >= PATH_AVX512) {
+        done = n - n % BLOCK16;
+        nan_points = points_avx512(wire, done, out, tick_trig, tilt_trig, layer_trig,
+                                   rad_per_tick, m_per_cm, layer_offset);
+    }
+#endif
+#ifdef HAVE_AVX2
+    if (path >= PATH_AVX2) {
+        const size_t more = (n - done) - (n - done) % BLOCK;
+        nan_points += points_avx2(wire + WIRE_POINT * done, more, out + CLOUD_POINT * done,
+                                  tick_trig, tilt_trig, layer_trig, rad_per_tick, m_per_cm,
+                                  layer_offset);
+        done += more;
     }
 #endif
     return nan_points + points_scalar(wire + WIRE_POINT * done, n - done,
                                       out + CLOUD_POINT * done, tick_trig, tilt_trig,
                                       layer_trig, rad_per_tick, m_per_cm, layer_offset);
+}
+
+/* Fills n cloud points; returns how many have NaN coordinates (layer beyond the table).
+ * The widest path the CPU has (each block's loads stay inside its wire bytes). */
+SIM_BRIDGE_EXPORT size_t sim_bridge_lux_cloud(const uint8_t *wire, size_t n, uint8_t *out,
+                                              const float *tick_trig, const float *tilt_trig,
+                                              const float *layer_trig, float rad_per_tick,
+                                              float m_per_cm, uint8_t layer_offset)
+{
+    int path = PATH_AVX512;
+    while (!have_path(path))
+        --path;
+    return sim_bridge_lux_cloud_on(path, wire, n, out, tick_trig, tilt_trig, layer_trig,
+                                   rad_per_tick, m_per_cm, layer_offset);
 }

@@ -45,6 +45,27 @@ def _load(path: str) -> Optional[Callable[..., int]]:
 KERNEL = _load(beside(__file__, LIBRARY))
 
 
+#: The paths of lux_cloud.c, narrowest first: KERNEL takes the widest this CPU has.
+PATHS = ('scalar', 'avx2', 'avx512')
+
+
+def kernel_on(path: str, library: Optional[str] = None) -> Optional[Callable[..., int]]:
+    """KERNEL held to one of :data:`PATHS` (``sim_bridge_lux_cloud_on``), the same arguments;
+    None where the library or this CPU lacks that path.  For the tests, which compare the
+    paths on one machine."""
+    if path not in PATHS:
+        return None
+    p = ctypes.c_void_p
+    on = load_kernel(library or beside(__file__, LIBRARY), 'sim_bridge_lux_cloud_on',
+                     [ctypes.c_int, p, ctypes.c_size_t, p, p, p, p, ctypes.c_float,
+                      ctypes.c_float, ctypes.c_uint8], ctypes.c_size_t, abi=ABI,
+                     abi_symbol='sim_bridge_lux_cloud_abi')
+    index = PATHS.index(path)
+    if on is None or on(index, None, 0, None, None, None, None, 0.0, 0.0, 0) != 0:
+        return None                 # (size_t)-1: not on this CPU
+    return lambda *args: on(index, *args)
+
+
 def _cos_sin(angle: np.ndarray) -> np.ndarray:
     """float32 (len, 2): cos, sin of each angle (rad), rows contiguous as the kernel reads."""
     return np.ascontiguousarray(np.stack([np.cos(angle), np.sin(angle)], axis=1), np.float32)
