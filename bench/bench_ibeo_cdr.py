@@ -11,13 +11,14 @@ body is searched for a false sync) is printed in the note.
 * LUX 0x2202 scan of 60,000 points (4 layers): the points are built inside the published
   message's bytes; share compared with a copy of the scan message's bytes and of the cloud's
   (target: share ≤ 2× a copy of its bytes: the cloud's, the bytes the node must write; the
-  0.6 MB scan message is less than half of them).  A copy is ``bytes(bytearray(b))`` timed
-  alone, its source warm in the caches.
+  0.6 MB scan message is less than half of them).  A copy is ``bytes(bytearray(b))``, its
+  source warm in the caches.
 * ECU 0x2205 scan of 60,000 points (3 scanners, vehicle frame).
 * LUX 0x2221 and ECU 0x2280 object lists of 1,000 objects (8 contour points each; the LUX
   caps raised to 1,000): object list + MarkerArray (target: ≤ 1 ms in the node).
 
-Medians of repeated runs in this process; nothing is asserted.
+Medians of 200 calls of each, measured in ten alternating blocks of 20 (node, floor, framing,
+copies: a slow spell of the shared machine falls on all of them); nothing is asserted.
 """
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ from ros_sim_bridge.ibeo.codec import scan as S  # noqa: E402
 from ros_sim_bridge.ibeo.codec import scan_ecu as se  # noqa: E402
 from ros_sim_bridge.ibeo.codec.framing import make_framer  # noqa: E402
 from ros_sim_bridge.ibeo.codec.header import HEADER_SIZE, encode_message  # noqa: E402
-from bench_lux import median_time  # noqa: E402  (the same timing as the LUX bench)
+from bench_lux import block_medians  # noqa: E402  (the timing of the LUX bench)
 
 N_POINTS, N_OBJECTS, CONTOUR = 60_000, 1_000, 8
 NTP = (3_960_000_000 << 32)
@@ -138,10 +139,10 @@ def main() -> int:
           f'{"framing ms":>10} {"rest ms":>8}  note')
     try:
         for label, msg, repeat in (
-                (f'LUX scan, {N_POINTS:,} points', lux_scan(N_POINTS), 40),
-                (f'ECU 0x2205 scan, {N_POINTS:,} points', ecu_scan(N_POINTS), 40),
-                (f'LUX object list, {N_OBJECTS:,} objects', lux_objects(N_OBJECTS), 40),
-                (f'ECU 0x2280 object list, {N_OBJECTS:,} objects', ecu_objects(N_OBJECTS), 40)):
+                (f'LUX scan, {N_POINTS:,} points', lux_scan(N_POINTS), 200),
+                (f'ECU 0x2205 scan, {N_POINTS:,} points', ecu_scan(N_POINTS), 200),
+                (f'LUX object list, {N_OBJECTS:,} objects', lux_objects(N_OBJECTS), 200),
+                (f'ECU 0x2280 object list, {N_OBJECTS:,} objects', ecu_objects(N_OBJECTS), 200)):
             framer = node.session.framer                # the node's own (its body decoder)
             framer.reset()
             framer.feed(msg[:HEADER_SIZE])
@@ -171,26 +172,25 @@ def main() -> int:
             for _ in range(5):
                 handle()
                 floor()
-            t_node = median_time(handle, repeat)
-            t_floor = median_time(floor, repeat)
             framing_only = make_framer()
             framing_only.check_body = framer.check_body
             framing_only.feed(msg[:HEADER_SIZE])
-            t_frame = median_time(lambda: framing_only.feed(read), repeat)
             alone = make_framer()             # a read that ends with the message: its body
-            alone.check_body = framer.check_body
-            t_alone = median_time(lambda: alone.feed(msg), repeat)   # is searched
+            alone.check_body = framer.check_body                              # is searched
+            wire = bytes(msg)
+            cloud = bytes(max(len(m) for _, m in sent))
+            copies = [lambda: bytes(bytearray(wire)), lambda: bytes(bytearray(cloud))]
+            t_node, t_floor, t_frame, t_alone, *t_copies = block_medians(
+                [handle, floor, lambda: framing_only.feed(read), lambda: alone.feed(msg),
+                 *(copies if 'scan' in label else [])], repeat)
             share = t_node - t_floor
             rest = share - t_frame
             sizes = [len(m) for _, m in sent if isinstance(m, bytes)]
             note = (f'{len(sent)} message(s), {sum(sizes) / 1e6:.2f} MB; framing of a read '
                     f'that ends with the message {t_alone * 1e3:.3f} ms')
-            if 'scan' in label:
-                biggest = max(sizes)
-                wire = bytes(msg)
-                t_copy_wire = median_time(lambda: bytes(bytearray(wire)), repeat)
-                cloud = bytes(biggest)
-                t_copy_cloud = median_time(lambda: bytes(bytearray(cloud)), repeat)
+            if t_copies:
+                t_copy_wire, t_copy_cloud = t_copies
+                biggest = len(cloud)
                 note += (f'; share = {share / t_copy_wire:.2f}× a copy of the scan message '
                          f'({len(wire) / 1e6:.2f} MB: {t_copy_wire * 1e3:.3f} ms), '
                          f'{share / t_copy_cloud:.2f}× a copy of the cloud '

@@ -101,6 +101,20 @@ def median_time(fn, repeat: int) -> float:
     return statistics.median(times)
 
 
+def block_medians(fns, repeat: int, blocks: int = 10) -> list:
+    """The median time of each of ``fns``, ``repeat`` calls each, measured in ``blocks``
+    rounds of consecutive calls of one function after another: a slow spell of a shared
+    machine falls on all of them, and each call still follows a call of its own kind."""
+    times: list = [[] for _ in fns]
+    for _ in range(blocks):
+        for fn, out in zip(fns, times):
+            for _ in range(max(1, repeat // blocks)):
+                t0 = time.perf_counter()
+                fn()
+                out.append(time.perf_counter() - t0)
+    return [statistics.median(t) for t in times]
+
+
 def main() -> int:
     import rclpy
     from rclpy.parameter import Parameter
