@@ -301,41 +301,55 @@ _STRUCT_CODES = {('i', 1): 'b', ('i', 2): 'h', ('i', 4): 'i', ('i', 8): 'q', ('u
 
 class SlotPacker:
     """:meth:`CdrTemplate.fill` by ``struct`` for a message whose slots hold a few numbers
-    (a scan's info, a header): one ``pack_into`` per run of adjacent slot elements into a copy
-    of the template's bytes, the same bytes as :meth:`CdrTemplate.fill` gives (several times
+    (a scan's info, a header): one ``pack_into`` of the span from the first slot element to
+    the last into a copy of the template's bytes (the template's own bytes between them
+    packed as they are), the same bytes as :meth:`CdrTemplate.fill` gives (several times
     faster than numpy views there).  ``names``: only these slots (the others keep the
     template's bytes, for the caller to fill)."""
 
     def __init__(self, template: CdrTemplate, names: Optional[tuple] = None):
         self.data = template.data
         slots = {name: template.slots[name] for name in (names or template.slots)}
+        self._sizes = tuple((name, index.size) for name, (_, index) in slots.items())
+        # a fill's values are flattened slot by slot (_sizes order), the gaps' bytes after
+        flat_at, k = {}, 0
+        for name, size in self._sizes:
+            for pos in range(size):
+                flat_at[name, pos], k = k, k + 1
         elements = sorted((4 + i * dtype.itemsize, _STRUCT_CODES[dtype.kind, dtype.itemsize],
-                           dtype.itemsize, name, pos)
+                           dtype.itemsize, flat_at[name, pos])
                           for name, (dtype, index) in slots.items()
                           for pos, i in enumerate(index.reshape(-1).tolist()))
-        runs: list = []                          # [offset, end, codes, sources]
-        for offset, code, size, name, pos in elements:
-            if not runs or runs[-1][1] != offset:
-                runs.append([offset, offset, '<', []])
-            run = runs[-1]
-            run[1], run[2] = offset + size, run[2] + code
-            run[3].append((name, pos))
-        self._runs = [(struct.Struct(codes), offset, tuple(sources))
-                      for offset, _, codes, sources in runs]
-        self._sizes = tuple((name, index.size) for name, (_, index) in slots.items())
+        self._start = at = elements[0][0] if elements else 0
+        codes, order, gaps = ['<'], [], []
+        for offset, code, size, source in elements:
+            if offset > at:                      # the template's bytes, packed as they are
+                codes.append(f'{offset - at}s')
+                order.append(k + len(gaps))
+                gaps.append(bytes(self.data[at:offset]))
+            codes.append(code)
+            order.append(source)
+            at = offset + size
+        self._gaps = gaps
+        self._struct = struct.Struct(''.join(codes))
+        self._order = (itemgetter(*order) if len(order) > 1 else
+                       (lambda flat, i=order[0]: (flat[i],)) if order else None)
 
     def fill(self, **values) -> bytearray:
         """The message with each slot ``name`` set from ``values[name]``: a sequence of its
         elements' values, rows first, or of one row's for all (every slot packed given)."""
+        flat: list = []
         for name, size in self._sizes:
             given = values[name]
             if len(given) != size:
                 if not given or size % len(given):
                     raise ValueError(f'slot {name!r} holds {size} values, not {len(given)}')
-                values[name] = list(given) * (size // len(given))
+                given = list(given) * (size // len(given))
+            flat += given
         out = bytearray(self.data)
-        for packing, offset, sources in self._runs:
-            packing.pack_into(out, offset, *[values[name][pos] for name, pos in sources])
+        if self._order is not None:
+            flat += self._gaps
+            self._struct.pack_into(out, self._start, *self._order(flat))
         return out
 
 

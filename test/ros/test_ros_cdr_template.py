@@ -11,8 +11,8 @@ from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ros_sim_bridge.msg import CarlaActor
-from ros_sim_bridge.ros.cdr_template import (Run, Slot, build, messages_with_elements, ragged,
-                                            serialize)
+from ros_sim_bridge.ros.cdr_template import (Run, Slot, SlotPacker, build,
+                                            messages_with_elements, ragged, serialize)
 
 from cdr_fillers import both_fillers  # noqa: E402,F401  (the fixture)
 
@@ -112,6 +112,14 @@ def test_slot_packer_gives_the_bytes_of_fill():
     one = dict(id=70000, type=3, speed=2.5, box=1, t=1.25)
     assert actor.packer().fill(**{k: (v,) for k, v in one.items()}) == \
         bytes(actor.fill(**one))
+    # one element; only some slots (the others keep the template's bytes, the bytes between
+    # the packed ones as well); a slot given a count that does not divide its size
+    zero = dict(id=0, type=0, speed=0.0, box=0, t=0.0)
+    assert SlotPacker(actor, ('t',)).fill(t=(1.25,)) == bytes(actor.fill(**{**zero, 't': 1.25}))
+    some = SlotPacker(actor, ('id', 'speed')).fill(id=(70000,), speed=(2.5,))
+    assert some == bytes(actor.fill(**{**zero, 'id': 70000, 'speed': 2.5}))
+    with pytest.raises(ValueError, match="slot 'tf' holds 21 values, not 2"):
+        tmpl.packer().fill(stamp=(5, 7), tf=(1.0, 2.0))
 
 
 def test_misuse_is_refused():
