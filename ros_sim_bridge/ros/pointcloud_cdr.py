@@ -100,11 +100,10 @@ class CloudCdr:
         if not host_order(self.dtype):
             raise ValueError(f'{self.dtype} is not in host byte order')
         self.frame_id = frame_id
-        head, self._stamp_at, self._width_at, self._row_step_at = _head_template(
+        self._head, self._stamp_at, self._width_at, self._row_step_at = _head_template(
             self.dtype, frame_id)
-        self._head = np.frombuffer(head, np.uint8)
         self._msg = None
-        self._view = None
+        self._memory = None
         self._points = None
         self._last = None          # the last message handed over
 
@@ -126,11 +125,10 @@ class CloudCdr:
         msg = self._last
         memory = (ctypes.c_uint8 * size).from_address(at)
         memory.msg = msg                         # alive while a view of it is
-        view = np.frombuffer(memory, np.uint8)
-        view[:head] = self._head
+        ctypes.memmove(at, self._head, head)
         # (frombuffer: not view(), whose dtype checks cost a microsecond)
         points = np.frombuffer(memory, self.dtype, n, head)
-        self._msg, self._view, self._points = msg, view, points
+        self._msg, self._memory, self._points = msg, memory, points
         return points
 
     def holds(self, points: np.ndarray) -> bool:
@@ -141,13 +139,13 @@ class CloudCdr:
     def message(self, points: np.ndarray, stamp, *, is_dense: bool = True) -> bytes:
         """The message holding ``points`` (the array last returned by :meth:`points`), stamped
         ``stamp`` ((sec, nanosec))."""
-        view, msg = self._view, self._msg
+        memory, msg = self._memory, self._msg
         if not self.holds(points):
             raise ValueError('points is not the array last returned by points()')
-        self._msg = self._view = self._points = None
+        self._msg = self._memory = self._points = None
         size = points.nbytes
-        _STAMP.pack_into(view, self._stamp_at, *stamp)
-        _U32.pack_into(view, self._width_at, len(points))
-        _U32_U32.pack_into(view, self._row_step_at, size, size)
-        view[-1] = 1 if is_dense else 0
+        _STAMP.pack_into(memory, self._stamp_at, *stamp)
+        _U32.pack_into(memory, self._width_at, len(points))
+        _U32_U32.pack_into(memory, self._row_step_at, size, size)
+        memory[len(memory) - 1] = 1 if is_dense else 0
         return msg
