@@ -9,9 +9,14 @@
  *   19 reserved   20 time offset (uint32, us)   24 flags (uint16)   26 reserved
  * The reserved bytes come out zero, so equal points give equal bytes.
  *
- * On x86-64 CPUs with AVX2 (checked at run time), 8 points at a time by byte shuffles, the rest
- * by plain C (all other hosts and compilers): about as fast as np.copyto of the same bytes
- * (bench/bench_ecu_points.py).
+ * Two paths, the widest the CPU has taken at run time (__builtin_cpu_supports), the same bytes
+ * and count:
+ *   AVX2 (x86-64)  8 points a step by byte shuffles, the first 0-7 points one at a time so
+ *       that the blocks' stores are aligned; within ~7 % of a memcpy of the same bytes.
+ *   scalar         one point at a time (all other hosts and compilers); the rest of the blocks.
+ * sim_bridge_ecu_points_on runs one path, for the tests (every path this CPU has) and
+ * bench/bench_ecu_points.py.  Every load stays inside the n * 28 wire bytes.  An AVX-512 path
+ * (16 points a step) measured slower than AVX2 on Zen 4: the pass is bound by the caches.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -116,57 +121,24 @@ static size_t points_avx2(const uint8_t *wire, size_t n, uint8_t *out)
     }
     return non_finite;
 }
-#endif
 
-#ifdef HAVE_AVX2
-#define AVX512 "avx512f,avx512bw"
-#define HAVE_AVX512 1
-
-enum { BLOCK16 = 16 };           /* points per AVX-512 step: 448 bytes, seven 64-byte words */
-
-/* points_scalar for n a multiple of BLOCK16, on a CPU with AVX-512 (F, BW): each block's words
- * in seven 64-byte shuffles (words 16r.. of a block: SHUFFLE's 32-byte rows 2r and 2r + 1,
- * mod 7, since 8 words lie between); the x, y, z words whose exponent is all ones collected by
- * masked compares in a 112-bit mask, counted as points_avx2 does only when there is one. */
-__attribute__((target(AVX512)))
-static size_t points_avx512(const uint8_t *wire, size_t n, uint8_t *out)
+/* How many of n points to convert one at a time before out + POINT * k lies on a 32-byte
+ * boundary, so that the AVX2 blocks after them store aligned (a block is seven 32-byte stores),
+ * none across a cache line: ~10 % faster where out is not aligned (bench/bench_ecu_points.py).
+ * 0 where out is not on a 4-byte boundary (no k does it); at most n. */
+static size_t lead(const uint8_t *out, size_t n)
 {
-    const __m512i exponent = _mm512_set1_epi32((int)EXPONENT);
-    /* bit j of register r: word 16r + j of a block is an x, y or z ((16r + j) % 7 < 3) */
-    static const __mmask16 XYZ[7] = {0xC387, 0x70E1, 0x1C38, 0x870E, 0xE1C3, 0x3870, 0x0E1C};
-    __m512i shuffle[7];
-    size_t non_finite = 0;
-    for (int r = 0; r < 7; ++r)
-        shuffle[r] = _mm512_inserti64x4(
-            _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)SHUFFLE[2 * r % 7])),
-            _mm256_loadu_si256((const __m256i *)SHUFFLE[(2 * r + 1) % 7]), 1);
-    for (size_t i = 0; i < n; i += BLOCK16, wire += BLOCK16 * POINT, out += BLOCK16 * POINT) {
-        __mmask16 special[7];                     /* bit j: x, y or z word 16r + j NaN/Inf */
-        for (int r = 0; r < 7; ++r) {
-            const __m512i v = _mm512_shuffle_epi8(
-                _mm512_loadu_si512((const void *)(wire + 64 * r)), shuffle[r]);
-            _mm512_storeu_si512((void *)(out + 64 * r), v);
-            special[r] = _mm512_mask_cmpeq_epi32_mask(XYZ[r], _mm512_and_si512(v, exponent),
-                                                      exponent);
-        }
-        if (special[0] | special[1] | special[2] | special[3] | special[4] | special[5]
-            | special[6]) {                       /* rarely: count the points */
-            unsigned __int128 words = 0;
-            for (int r = 0; r < 7; ++r)
-                words |= (unsigned __int128)special[r] << (16 * r);
-            const unsigned __int128 x_bits = (unsigned __int128)X_BITS
-                                             | (unsigned __int128)X_BITS << 56;
-            const unsigned __int128 points = (words | words >> 1 | words >> 2) & x_bits;
-            non_finite += (size_t)(__builtin_popcountll((uint64_t)points)
-                                   + __builtin_popcountll((uint64_t)(points >> 64)));
-        }
-    }
-    return non_finite;
+    const uintptr_t at = (uintptr_t)out;
+    size_t k = 0;
+    if (at % 4 == 0)
+        while ((at + POINT * k) % 32 && k < n)
+            ++k;
+    return k;
 }
 #endif
 
 /* The paths, best last: sim_bridge_ecu_points_on's `path`. */
-enum { PATH_SCALAR = 0, PATH_AVX2 = 1, PATH_AVX512 = 2 };
+enum { PATH_SCALAR = 0, PATH_AVX2 = 1 };
 
 /* Whether this build and this CPU have `path`. */
 static int have_path(int path)
@@ -178,53 +150,28 @@ static int have_path(int path)
     case PATH_AVX2:
         return __builtin_cpu_supports("avx2");
 #endif
-#ifdef HAVE_AVX512
-    case PATH_AVX512:
-        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
-#endif
     default:
         return 0;
     }
 }
 
-/* How many points to convert before out + POINT * k is a multiple of `align` (a power of two,
- * at most 64): the stores of the blocks after them aligned, none crossing a cache line (a
- * block's bytes are a whole number of its stores).  0 where out is not on a 4-byte boundary
- * (no k does it); at most n. */
-static size_t lead(const uint8_t *out, size_t align, size_t n)
-{
-    const uintptr_t at = (uintptr_t)out;
-    size_t k = 0;
-    if (at % 4 == 0)
-        while ((at + POINT * k) % align && k < n)
-            ++k;
-    return k;
-}
-
-/* sim_bridge_ecu_points on `path` (which this CPU has): the first points by the narrower paths
- * until the stores are aligned, the path's blocks, the rest by the narrower paths. */
+/* sim_bridge_ecu_points on `path` (which this CPU has): with AVX2, the lead one at a time, the
+ * blocks, then the rest one at a time. */
 static size_t points_on(int path, const uint8_t *wire, size_t n, uint8_t *out)
 {
     size_t done = 0, non_finite = 0;
-#ifdef HAVE_AVX512
-    if (path >= PATH_AVX512 && n >= 2 * BLOCK16) {
-        done = lead(out, 64, n);
-        non_finite = points_on(PATH_AVX2, wire, done, out);
-        const size_t blocks = (n - done) - (n - done) % BLOCK16;
-        non_finite += points_avx512(wire + done * POINT, blocks, out + done * POINT);
-        done += blocks;
-    }
-#endif
 #ifdef HAVE_AVX2
     if (path >= PATH_AVX2) {
-        if (done == 0 && n >= 2 * BLOCK) {
-            done = lead(out, 32, n);
+        if (n >= 2 * BLOCK) {
+            done = lead(out, n);
             non_finite = points_scalar(wire, done, out);
         }
         const size_t more = (n - done) - (n - done) % BLOCK;
         non_finite += points_avx2(wire + done * POINT, more, out + done * POINT);
         done += more;
     }
+#else
+    (void)path;
 #endif
     return non_finite + points_scalar(wire + done * POINT, n - done, out + done * POINT);
 }
@@ -244,7 +191,7 @@ SIM_BRIDGE_EXPORT size_t sim_bridge_ecu_points_on(int path, const uint8_t *wire,
  * has; every load stays inside the n * POINT wire bytes. */
 SIM_BRIDGE_EXPORT size_t sim_bridge_ecu_points(const uint8_t *wire, size_t n, uint8_t *out)
 {
-    int path = PATH_AVX512;
+    int path = PATH_AVX2;
     while (!have_path(path))
         --path;
     return points_on(path, wire, n, out);

@@ -224,7 +224,7 @@ KERNEL = load_kernel(beside(__file__, LIBRARY), 'sim_bridge_ecu_points',
                      [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p], ctypes.c_size_t,
                      abi=ABI)
 #: The paths of ``ecu_points.c``, narrowest first: :data:`KERNEL` takes the widest this CPU has.
-PATHS = ('scalar', 'avx2', 'avx512')
+PATHS = ('scalar', 'avx2')
 
 
 def kernel_on(path: str) -> Optional[Callable[..., int]]:
