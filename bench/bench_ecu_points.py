@@ -13,7 +13,8 @@ points of a message's body, and inside the PointCloud2 message's bytes); ``--ali
 a 64-byte boundary.  One scan, warm in the caches as the node's is; ``--from-memory``: 50 scans
 in turn, so that they come from memory.
 
-Medians of the rounds (each round: every function once; 400 rounds, 20 with --from-memory),
+Medians of the rounds (each round: every function once, in a new random order: what ran just
+before changes a call's time by up to 10 %; 400 rounds, 20 with --from-memory),
 with the load average: the machine is shared.  Nothing is asserted.  glibc is told to keep
 freed memory (``bench_lux_points.keep_freed_memory``).
 """
@@ -77,8 +78,10 @@ def main() -> int:
         w.view(scan_ecu.WIRE_POINT_DTYPE), native=False))
     rounds = 20 if from_memory else 400
     times = {name: [] for name in runs}
+    order = np.random.default_rng(0)
     for _ in range(rounds):
-        for name, fn in runs.items():
+        for name in order.permutation(list(runs)).tolist():
+            fn = runs[name]
             start = time.perf_counter()
             fn()
             times[name].append((time.perf_counter() - start) / len(pairs) * 1e6)
