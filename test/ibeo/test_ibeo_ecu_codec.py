@@ -213,6 +213,141 @@ def test_scan_points_kernel_counts_a_non_finite_point_once_wherever_it_is():
     check(data, (n + 1) // 2)
 
 
+
+# ecu_points.c has a path of blocks (8 points a step with AVX2, the first 0-7 points one at a
+# time until its stores are aligned) and one point at a time: every path this CPU has gives
+# the bytes and count of the one-point-at-a-time path.
+PATH_SIZES = (1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 48, 49, 63, 64, 65, 16 * 40 + 13)
+SPECIALS = (0x7FC00000, 0xFFC00001, 0x7F800001, 0x7F800000, 0xFF800000,    # NaNs, ±Inf
+            0x00000001, 0x807FFFFF, 0x80000000, 0x7F7FFFFF, 0xFF7FFFFF)    # denormals, -0.0,
+                                                                           # ±largest finite
+
+
+def path_wire(n: int, seed: int) -> bytes:
+    """n wire points of random bytes (reserved bytes too), and specials in x, y, z and echo
+    width of about every fifth point."""
+    rng = np.random.default_rng(seed)
+    data = bytearray(rng.integers(0, 256, 28 * n, dtype=np.uint8).tobytes())
+    for i in rng.choice(n, max(1, n // 5), replace=False):
+        for word in rng.choice(4, int(rng.integers(1, 4)), replace=False):
+            put(data, 28 * int(i) + 4 * int(word), 'I', int(rng.choice(SPECIALS)))
+    return bytes(data)
+
+
+def path_points(kernel, wire: np.ndarray, out_offset: int) -> tuple[bytes, int]:
+    """(the points kernel writes at out_offset of a buffer, its count); the bytes around them
+    left as they were."""
+    n = len(wire)
+    out = np.full(out_offset + 28 * n + 64, 0xA5, np.uint8)
+    count = kernel(wire.ctypes.data, n, out[out_offset:].ctypes.data)
+    assert not (out[:out_offset] != 0xA5).any() and not (out[out_offset + 28 * n:] != 0xA5).any()
+    return out[out_offset:out_offset + 28 * n].tobytes(), count
+
+
+@needs_kernel
+@pytest.mark.parametrize('path', S.PATHS)
+@pytest.mark.parametrize('n', PATH_SIZES)
+def test_every_kernel_path_gives_the_bits_of_the_scalar_path(path, n):
+    kernel = S.kernel_on(path)
+    if kernel is None:
+        pytest.skip(f'no {path} path on this CPU')
+    scalar = S.kernel_on('scalar')
+    raw = path_wire(n, n) + bytes(64)
+    for wire_offset in (0, 1, 4, 28, 60):
+        wire = np.frombuffer(raw, S.WIRE_POINT_DTYPE, n, wire_offset)
+        alone = [path_points(scalar, wire[i:i + 1], 0) for i in range(n)]
+        want = (b''.join(p for p, _ in alone), sum(c for _, c in alone))
+        for out_offset in range(0, 64, 1 if wire_offset == 0 else 3):  # the aligned-store
+            assert path_points(kernel, wire, out_offset) == want       # lead: 0-7 points
+        assert want[0] == numpy_points(wire)[0] and want[1] == numpy_points(wire)[1]
+        if path == [p for p in S.PATHS if S.kernel_on(p) is not None][-1]:
+            assert path_points(S.KERNEL, wire, 0) == want   # KERNEL takes the widest
+    if n > 600:                             # specials and random bytes: some of each
+        assert 0 < want[1] < n
+
+
+@needs_kernel
+@pytest.mark.parametrize('path', S.PATHS)
+def test_every_kernel_path_counts_a_non_finite_point_once_wherever_it_is(path):
+    # every place in a block and around it: one special word in x, y or z counts once,
+    # in echo width .. flags not; all three of a point once
+    kernel = S.kernel_on(path)
+    if kernel is None:
+        pytest.skip(f'no {path} path on this CPU')
+    rng = np.random.default_rng(3)
+    n = 16 * 3 + 5
+    base = bytearray(rng.integers(0, 256, 28 * n, dtype=np.uint8).tobytes())
+    for i in range(n):
+        base[28 * i:28 * i + 12] = struct.pack('>fff', *rng.normal(0, 50, 3))
+    for i in range(n):
+        for word, bits in [(w, b) for w in range(7) for b in (0x7FC00000, 0xFF800000)] + [
+                (w, b) for w in range(3) for b in (0x00000001, 0x80000000)]:
+            data = bytearray(base)
+            put(data, 28 * i + 4 * word, 'I', bits)
+            wire = np.frombuffer(bytes(data), S.WIRE_POINT_DTYPE)
+            special = word < 3 and bits & 0x7F800000 == 0x7F800000
+            assert path_points(kernel, wire, 4)[1] == int(special)
+        data = bytearray(base)
+        put(data, 28 * i, 'III', 0x7FC00000, 0x7F800000, 0xFF800000)
+        assert path_points(kernel, np.frombuffer(bytes(data), S.WIRE_POINT_DTYPE), 0)[1] == 1
+
+
+def test_every_kernel_path_this_cpu_has_is_tested():
+    # the tests above skip a path the CPU lacks: on x86-64 with AVX2 (the CI machines), at
+    # least the AVX2 path and the one-point-at-a-time path run
+    import platform
+    if sys.byteorder != 'little':
+        assert S.KERNEL is None and S.kernel_on('scalar') is None
+        return
+    have = [p for p in S.PATHS if S.kernel_on(p) is not None]
+    assert have[0] == 'scalar'
+    flags = set()
+    if sys.platform == 'linux' and platform.machine() == 'x86_64':
+        with open('/proc/cpuinfo') as info:
+            flags = {f for line in info if line.startswith('flags') for f in line.split()}
+    if 'avx2' in flags:
+        assert 'avx2' in have
+        assert have == list(S.PATHS)
+    assert S.kernel_on('no such path') is None
+
+
+GUARDED = '''
+import sys
+import numpy as np
+sys.path += %r
+from test_ibeo_ecu_codec import path_wire
+from unreadable_pages import guarded
+from ros_sim_bridge.ibeo.codec import scan_ecu as S
+runs = 0
+for path in S.PATHS:
+    kernel = S.kernel_on(path)
+    if kernel is None:
+        continue
+    for n in (1, 7, 8, 15, 16, 17, 8 * 60, 8 * 60 + 1, 8 * 60 + 5, 8 * 60 + 7):
+        wire = guarded(28 * n)
+        wire[:] = np.frombuffer(path_wire(n, n), np.uint8)
+        for spare in (0, 1, 4, 28):        # the output ends at the page, or 1-28 bytes before
+            out = guarded(28 * n + spare)
+            kernel(wire.ctypes.data, n, out.ctypes.data)
+            runs += 1
+print(runs)
+'''
+
+
+@pytest.mark.skipif(S.KERNEL is None or not sys.platform.startswith('linux'),
+                    reason='the kernel is not built, or no mprotect')
+def test_kernel_paths_touch_nothing_past_the_wire_and_the_output(tmp_path):
+    # each path's loads stay inside the n * 28 wire bytes and its stores inside the output:
+    # both end at a page that cannot be read or written (SIGSEGV: in its own interpreter)
+    import pathlib
+    import subprocess
+    code = GUARDED % ([str(pathlib.Path(__file__).parent)],)
+    run = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path)
+    assert run.returncode == 0, (run.returncode, run.stderr[-2000:])
+    have = [p for p in S.PATHS if S.kernel_on(p) is not None]
+    assert int(run.stdout.split()[-1]) == len(have) * 10 * 4
+
 def test_scan_2204_golden_40_byte_scanner_info():
     body = bytearray(24 + 40 + 28)
     put(body, 0, 'QIIHHB', 77, 5, 0x0800, 9, 1, 1)

@@ -370,29 +370,13 @@ def test_every_path_this_cpu_has_is_tested():
 
 
 GUARDED = '''
-import ctypes, mmap, sys
+import sys
 import numpy as np
 sys.path += %r
 from test_lux_cloud import BLOCK_TICKS, block_wire
+from unreadable_pages import guarded
 from ros_sim_bridge.ibeo.codec import scan as S
 from ros_sim_bridge.ibeo.ros import lux_native
-libc = ctypes.CDLL(None, use_errno=True)
-libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-PAGE = mmap.PAGESIZE
-keep = []
-
-
-def guarded(nbytes):
-    """A writable array of nbytes whose last byte is followed by an unreadable page (and
-    preceded by one when nbytes is a whole number of pages)."""
-    pages = -(-nbytes // PAGE)
-    region = mmap.mmap(-1, (pages + 2) * PAGE)
-    keep.append(region)
-    start = ctypes.addressof(ctypes.c_char.from_buffer(region))
-    for at in (start, start + (pages + 1) * PAGE):
-        assert libc.mprotect(at, PAGE, 0) == 0, ctypes.get_errno()
-    end = (pages + 1) * PAGE
-    return np.frombuffer(region, np.uint8, nbytes, end - nbytes)
 
 
 def table(make):

@@ -223,6 +223,24 @@ LIBRARY, ABI = 'libsim_bridge_ecu_points.so', 1
 KERNEL = load_kernel(beside(__file__, LIBRARY), 'sim_bridge_ecu_points',
                      [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p], ctypes.c_size_t,
                      abi=ABI)
+#: The paths of ``ecu_points.c``, narrowest first: :data:`KERNEL` takes the widest this CPU has.
+PATHS = ('scalar', 'avx2')
+
+
+def kernel_on(path: str) -> Optional[Callable[..., int]]:
+    """:data:`KERNEL` held to one of :data:`PATHS` (``sim_bridge_ecu_points_on``), the same
+    arguments; None where the library or this CPU lacks that path.  For the tests and the
+    benchmark, which compare the paths on one machine."""
+    if path not in PATHS:
+        return None
+    p = ctypes.c_void_p
+    on = load_kernel(beside(__file__, LIBRARY), 'sim_bridge_ecu_points_on',
+                     [ctypes.c_int, p, ctypes.c_size_t, p], ctypes.c_size_t, abi=ABI,
+                     abi_symbol='sim_bridge_ecu_points_abi')
+    index = PATHS.index(path)
+    if on is None or on(index, None, 0, None) != 0:
+        return None                 # (size_t)-1: not on this CPU
+    return lambda *args: on(index, *args)
 
 
 def host_points(wire: np.ndarray, native: bool = True, out: Optional[np.ndarray] = None
