@@ -41,6 +41,24 @@ def load_kernel(path: str, symbol: str, argtypes: Sequence, restype,
     return fn
 
 
+def load_kernel_on(path: str, paths: Sequence[str], library: str, symbol: str,
+                   argtypes: Sequence, restype, abi: int, abi_symbol: str
+                   ) -> Optional[Callable]:
+    """A kernel held to one of its ``paths`` (scalar, then the vector widths it has): its C
+    function ``symbol`` takes the path's index before the kernel's ``argtypes`` and answers
+    (size_t)-1 for a path this CPU lacks (asked with no data); None where the library or the
+    CPU lacks the path.  For the tests and benchmarks, which compare the paths on one
+    machine."""
+    if path not in paths:
+        return None
+    on = load_kernel(library, symbol, [ctypes.c_int, *argtypes], restype, abi=abi,
+                     abi_symbol=abi_symbol)
+    index = paths.index(path)
+    if on is None or on(index, *[None if t is ctypes.c_void_p else 0 for t in argtypes]) != 0:
+        return None
+    return lambda *args: on(index, *args)
+
+
 _CHAR = ctypes.c_char
 
 

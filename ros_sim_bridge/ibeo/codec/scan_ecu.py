@@ -19,7 +19,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ros_sim_bridge.core.binary import CodecError, pack, records, to_host_order, unpack_from
-from ros_sim_bridge.core.native import beside, load_kernel
+from ros_sim_bridge.core.native import beside, load_kernel, load_kernel_on
 from ros_sim_bridge.core.ntp import ntp64_to_unix_ns
 from . import registry
 from .body_sizes import SCAN_HEADER, SCAN_POINT_SIZE, SCANNER_INFO_SIZE, scan_body_size
@@ -228,19 +228,12 @@ PATHS = ('scalar', 'avx2')
 
 
 def kernel_on(path: str) -> Optional[Callable[..., int]]:
-    """:data:`KERNEL` held to one of :data:`PATHS` (``sim_bridge_ecu_points_on``), the same
-    arguments; None where the library or this CPU lacks that path.  For the tests and the
-    benchmark, which compare the paths on one machine."""
-    if path not in PATHS:
-        return None
+    """:data:`KERNEL` held to one of :data:`PATHS` (``sim_bridge_ecu_points_on``,
+    :func:`~ros_sim_bridge.core.native.load_kernel_on`); None where this CPU lacks it."""
     p = ctypes.c_void_p
-    on = load_kernel(beside(__file__, LIBRARY), 'sim_bridge_ecu_points_on',
-                     [ctypes.c_int, p, ctypes.c_size_t, p], ctypes.c_size_t, abi=ABI,
-                     abi_symbol='sim_bridge_ecu_points_abi')
-    index = PATHS.index(path)
-    if on is None or on(index, None, 0, None) != 0:
-        return None                 # (size_t)-1: not on this CPU
-    return lambda *args: on(index, *args)
+    return load_kernel_on(path, PATHS, beside(__file__, LIBRARY), 'sim_bridge_ecu_points_on',
+                          [p, ctypes.c_size_t, p], ctypes.c_size_t, ABI,
+                          'sim_bridge_ecu_points_abi')
 
 
 def host_points(wire: np.ndarray, native: bool = True, out: Optional[np.ndarray] = None

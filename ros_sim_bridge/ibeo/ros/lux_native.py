@@ -17,7 +17,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ros_sim_bridge.core.native import beside, load_kernel
+from ros_sim_bridge.core.native import beside, load_kernel, load_kernel_on
 from ros_sim_bridge.ibeo import geometry
 from ros_sim_bridge.ibeo.codec import units
 
@@ -49,21 +49,14 @@ KERNEL = _load(beside(__file__, LIBRARY))
 PATHS = ('scalar', 'avx2', 'avx512')
 
 
-def kernel_on(path: str, library: Optional[str] = None) -> Optional[Callable[..., int]]:
-    """KERNEL held to one of :data:`PATHS` (``sim_bridge_lux_cloud_on``), the same arguments;
-    None where the library or this CPU lacks that path.  For the tests, which compare the
-    paths on one machine."""
-    if path not in PATHS:
-        return None
+def kernel_on(path: str) -> Optional[Callable[..., int]]:
+    """KERNEL held to one of :data:`PATHS` (``sim_bridge_lux_cloud_on``,
+    :func:`~ros_sim_bridge.core.native.load_kernel_on`), the same arguments; None where the
+    library or this CPU lacks that path."""
     p = ctypes.c_void_p
-    on = load_kernel(library or beside(__file__, LIBRARY), 'sim_bridge_lux_cloud_on',
-                     [ctypes.c_int, p, ctypes.c_size_t, p, p, p, p, ctypes.c_float,
-                      ctypes.c_float, ctypes.c_uint8], ctypes.c_size_t, abi=ABI,
-                     abi_symbol='sim_bridge_lux_cloud_abi')
-    index = PATHS.index(path)
-    if on is None or on(index, None, 0, None, None, None, None, 0.0, 0.0, 0) != 0:
-        return None                 # (size_t)-1: not on this CPU
-    return lambda *args: on(index, *args)
+    return load_kernel_on(path, PATHS, beside(__file__, LIBRARY), 'sim_bridge_lux_cloud_on',
+                          [p, ctypes.c_size_t, p, p, p, p, ctypes.c_float, ctypes.c_float,
+                           ctypes.c_uint8], ctypes.c_size_t, ABI, 'sim_bridge_lux_cloud_abi')
 
 
 def _cos_sin(angle: np.ndarray) -> np.ndarray:
