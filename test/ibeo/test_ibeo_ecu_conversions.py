@@ -109,6 +109,35 @@ def test_scan_frames_follow_the_coordinate_flag():
     assert from_pointcloud2(clouds[0])['device_id'].tolist() == [1, 1]
 
 
+def test_scanner_transforms_only_for_new_or_moved_scanners_and_each_bad_mounting_named():
+    # /tf_static carries a scanner when first seen or moved; a mounting that is not finite is
+    # named (refused) on every scan that has it and left out; back to a mounting already
+    # sent: nothing new
+    conv = ec.IbeoToRos(cdr=True)
+    pts = np.zeros(1, se.POINT_DTYPE)
+
+    def scan(yaw2, x1=1.0):
+        infos = se.make_scanners(2)
+        infos['device_id'] = [1, 2]
+        infos['mounting_x'] = [x1, 2.0]
+        infos['mounting_yaw'] = [0.0, yaw2]
+        out = conv.convert(IbeoHeader(0x2205, 0, 1, 5 << 32), se.EcuScan(
+            5 << 32, 0, se.SCAN_FLAG_VEHICLE_COORDINATES, 1, infos, pts))
+        sent = [readback(m) for t, m in out if t == '/tf_static']
+        return ([[(t.child_frame_id, round(t.transform.translation.x, 3)) for t in m.transforms]
+                 for m in sent], [e.field for e in conv.refused])
+
+    both = [('ibeo_scanner_1', 1.0), ('ibeo_scanner_2', 2.0)]
+    assert scan(0.5) == ([both], [])
+    assert scan(0.5) == ([], [])                            # the same: nothing
+    assert scan(0.25) == ([[('ibeo_scanner_2', 2.0)]], [])  # scanner 2 turned
+    assert scan(0.25) == ([], [])
+    assert scan(float('nan')) == ([], ['mounting_yaw'])     # named, left out …
+    assert scan(float('nan')) == ([], ['mounting_yaw'])     # … on each scan
+    assert scan(0.25) == ([], [])                           # as sent before: nothing
+    assert scan(0.25, x1=1.5) == ([[('ibeo_scanner_1', 1.5)]], [])
+
+
 @pytest.mark.parametrize('flags', [se.SCAN_FLAG_VEHICLE_COORDINATES, 0])
 def test_scan_decoded_into_its_message_converts_to_the_same_bytes(flags):
     # the node decodes an ECU scan in vehicle coordinates into the message that publishes it

@@ -27,6 +27,7 @@ import importlib
 import math
 import sys
 from dataclasses import replace
+from functools import lru_cache
 from typing import NamedTuple, Optional
 
 import numpy as np
@@ -125,6 +126,22 @@ def is_dense(points: np.ndarray) -> bool:
 
 
 # --- scans ---------------------------------------------------------------------------------
+
+@lru_cache(maxsize=8)
+def _mounting_view(info: np.dtype) -> np.dtype:
+    """Scanner infos of ``info`` seen as their device id and mounting fields only (at their
+    offsets: a view, no copy)."""
+    names = ('device_id', *MOUNTING_FIELDS)
+    return np.dtype({'names': list(names), 'formats': [info.fields[n][0] for n in names],
+                     'offsets': [info.fields[n][1] for n in names],
+                     'itemsize': info.itemsize})
+
+
+def _mounting_rows(scanners: np.ndarray) -> list:
+    """[(device id, yaw, pitch, roll, x, y, z)] of the scanner infos."""
+    return np.frombuffer(np.ascontiguousarray(scanners),
+                         _mounting_view(scanners.dtype)).tolist()
+
 
 def scan_clouds(scan: se.EcuScan, *, stamp, vehicle_frame: str = 'base_link',
                 scanner_frame: str = 'ibeo_scanner_{device_id}',
@@ -585,6 +602,7 @@ class IbeoToRos:
         #: (:func:`scan_clouds`); None: none
         self.cloud_cdr: Optional[CloudCdr] = None
         self._tf_sent: dict = {}
+        self._mountings_seen: list = []        # the last scan's (device id, mounting) rows
         self._lux_builder = None
         #: the messages the last :meth:`convert` left out for a non-finite value
         self.refused: list = []
@@ -641,19 +659,10 @@ class IbeoToRos:
             out += [(points, cloud) for _, cloud in clouds]
             frame = clouds[0][0] if clouds else ''
             out.append((self.topic('scan_info'), c.scan_info(record, st, frame, dev)))
-            mounts = [m for m in record.scanners[['device_id', *MOUNTING_FIELDS]].tolist()
-                      if all(map(math.isfinite, m[1:])) or   # else named and left out:
-                      self._finite(header, dict(zip(MOUNTING_FIELDS, m[1:])),
-                                   MOUNTING_FIELDS, f'transform for scanner {m[0]}')]
-            if any(self._tf_sent.get(m[0]) != m for m in mounts):   # new or moved scanners
-                made = scanner_transform_values if self.cdr else scanner_transforms
-                new = [tf for tf, m in zip(made(record, stamp=st,
-                                                vehicle_frame=self.vehicle_frame,
-                                                scanner_frame=self.scanner_frame),
-                                           mounts) if self._tf_sent.get(m[0]) != m]
-                for m in mounts:
-                    self._tf_sent[m[0]] = m
-                out.append((self.topic('tf_static'), self._tf_message(new)))
+            rows = _mounting_rows(record.scanners)
+            if rows != self._mountings_seen:    # not as the last scan's (NaN ≠ NaN: again)
+                self._mountings_seen = rows
+                out += self._scanner_transforms(header, record, rows, st)
         elif isinstance(record, oe.EcuObjectList):
             objects, markers = c.objects(record, st, self.vehicle_frame, dev)
             out += [(self.topic('objects'), objects), (self.topic('markers'), markers)]
@@ -721,6 +730,24 @@ class IbeoToRos:
         else:
             out += self._lux(header, record, own_stamp)
         return out
+
+    def _scanner_transforms(self, header, record, rows: list, stamp) -> list:
+        """[(tf_static, TFMessage)] of the scanners of ``rows`` (:func:`_mounting_rows` of
+        ``record``) new or moved since sent, [] for none; a non-finite mounting is named in
+        :attr:`refused` and left out."""
+        mounts = [m for m in rows
+                  if all(map(math.isfinite, m[1:])) or   # else named and left out:
+                  self._finite(header, dict(zip(MOUNTING_FIELDS, m[1:])),
+                               MOUNTING_FIELDS, f'transform for scanner {m[0]}')]
+        if not any(self._tf_sent.get(m[0]) != m for m in mounts):
+            return []
+        made = scanner_transform_values if self.cdr else scanner_transforms
+        new = [tf for tf, m in zip(made(record, stamp=stamp, vehicle_frame=self.vehicle_frame,
+                                        scanner_frame=self.scanner_frame),
+                                   mounts) if self._tf_sent.get(m[0]) != m]
+        for m in mounts:
+            self._tf_sent[m[0]] = m
+        return [(self.topic('tf_static'), self._tf_message(new))]
 
     def _tf_message(self, transforms: list):
         """A TFMessage of ``transforms`` (value trees when :attr:`cdr`, else rclpy's)."""
