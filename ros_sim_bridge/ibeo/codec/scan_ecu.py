@@ -19,7 +19,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ros_sim_bridge.core.binary import CodecError, pack, records, to_host_order, unpack_from
-from ros_sim_bridge.core.native import beside, load_kernel, load_kernel_on
+from ros_sim_bridge.core.native import address, beside, load_kernel, load_kernel_on
 from ros_sim_bridge.core.ntp import ntp64_to_unix_ns
 from . import registry
 from .body_sizes import SCAN_HEADER, SCAN_POINT_SIZE, SCANNER_INFO_SIZE, scan_body_size
@@ -257,7 +257,7 @@ def host_points(wire: np.ndarray, native: bool = True, out: Optional[np.ndarray]
         return points, len(points) - int(np.count_nonzero(finite))
     if out is None:
         out = np.empty(len(wire), POINT_DTYPE)
-    return out, KERNEL(wire.ctypes.data, len(wire), out.ctypes.data) if len(wire) else 0
+    return out, KERNEL(wire.ctypes.data, len(wire), address(out)) if len(wire) else 0
 
 
 #: ``GROUP(points, n, out, counts)``: the points grouped by device id (``ecu_points.c``); None
