@@ -9,6 +9,7 @@ holds change), then the launch arguments given.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 import yaml
@@ -157,3 +158,17 @@ def test_ibeo_ros2_run_without_params_file_names_topics_as_launch_does(stand_ins
         assert {f'/{source}/points', f'/{source}/objects/markers'} <= run
         assert not any(t.startswith(f'/{source}/{source}/') for t in run)
         assert proc.running()
+
+
+def test_ibeo_empty_topic_prefix_as_docs_ibeo_writes_it(ros):
+    """docs/ibeo.md: ``-p "topic_prefix:=''"`` (what a shell passes for it) names the topics
+    after the namespace alone; ``-p topic_prefix:=`` is refused by ROS argument parsing."""
+    import re
+    from ros_sim_bridge.tools.launcher import NodeProcess
+    page = (Path(__file__).resolve().parents[2] / 'docs' / 'ibeo.md').read_text()
+    shown = re.search(r'`-p "(topic_prefix:=[^"]*)"`', page).group(1)
+    args = ['--ros-args', '-r', '__ns:=/scanner', '-p', shown, '-p', f'port:={free_tcp_port()}']
+    with NodeProcess('ibeo_lux', args=args, quiet=True) as proc:
+        assert wait_until(lambda: '/scanner/points' in topics(ros, '/scanner/'), 30.0), \
+            (topics(ros, '/scanner/'), proc.last_lines())
+        assert not any(t.startswith('/scanner/ibeo') for t in topics(ros, '/scanner/'))
