@@ -371,17 +371,16 @@ class LuxSession:
               neighbour_ntp: Optional[int]) -> list[Event]:
         eight = self.eight_layer
         tilt = self.beam_tilt if eight else 0.0
-        times = dict(time_valid=time_valid, neighbour_ntp=neighbour_ntp)
         if not (eight and self.merge_mirror_sides):
-            return [Scan(header, scan, wire, eight, tilt, **times)]
+            return [Scan(header, scan, wire, eight, tilt, 'single', time_valid, neighbour_ntp)]
         half = self._half
         if half is not None and half.mirror_side != scan.mirror_side \
                 and (scan.scan_number - half.scan_number) & 0xFFFF == 1:   # 16-bit wrap
             self._half = None
-            return [Scan(header, scan, wire, eight, tilt, 'second', **times)]
+            return [Scan(header, scan, wire, eight, tilt, 'second', time_valid, neighbour_ntp)]
         out = self._flush_half()
         self._half = scan
-        return out + [Scan(header, scan, wire, eight, tilt, 'first', **times)]
+        return out + [Scan(header, scan, wire, eight, tilt, 'first', time_valid, neighbour_ntp)]
 
     def _flush_half(self) -> list[Event]:
         half, self._half = self._half, None

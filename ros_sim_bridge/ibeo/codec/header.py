@@ -66,8 +66,7 @@ def decode_header(data, offset: int = 0) -> IbeoHeader:
     if magic != MAGIC:
         raise CodecError(_NAME, f'magic 0x{magic:08X}, expected 0x{MAGIC:08X}', field='magic',
                          offset=offset, kind=BAD_MAGIC)
-    return IbeoHeader(data_type=dtype, size=size, device_id=device, ntp=ntp,
-                      previous_size=prev, reserved=reserved)
+    return IbeoHeader(dtype, size, device, ntp, prev, reserved)   # (positional: faster)
 
 
 def encode_header(header: IbeoHeader) -> bytes:
