@@ -27,6 +27,7 @@ from ros_sim_bridge.ibeo.codec import scan_ecu as S
 from ros_sim_bridge.ibeo.codec import set_filter as SF
 from ros_sim_bridge.ibeo.codec import system_monitoring as SM
 from ros_sim_bridge.ibeo.codec import vehicle_state_ecu as V
+from unreadable_pages import runs_in_own_interpreter
 
 
 def put(buf, offset, fmt, *values):
@@ -312,9 +313,7 @@ def test_every_kernel_path_this_cpu_has_is_tested():
 
 
 GUARDED = '''
-import sys
 import numpy as np
-sys.path += %r
 from test_ibeo_ecu_codec import path_wire
 from unreadable_pages import guarded
 from ros_sim_bridge.ibeo.codec import scan_ecu as S
@@ -339,14 +338,10 @@ print(runs)
 def test_kernel_paths_touch_nothing_past_the_wire_and_the_output(tmp_path):
     # each path's loads stay inside the n * 28 wire bytes and its stores inside the output:
     # both end at a page that cannot be read or written (SIGSEGV: in its own interpreter)
-    import pathlib
-    import subprocess
-    code = GUARDED % ([str(pathlib.Path(__file__).parent)],)
-    run = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
-                         timeout=120, cwd=tmp_path)
-    assert run.returncode == 0, (run.returncode, run.stderr[-2000:])
+    runs = runs_in_own_interpreter(GUARDED, tmp_path)
     have = [p for p in S.PATHS if S.kernel_on(p) is not None]
-    assert int(run.stdout.split()[-1]) == len(have) * 10 * 4
+    assert runs == len(have) * 10 * 4
+
 
 def test_scan_2204_golden_40_byte_scanner_info():
     body = bytearray(24 + 40 + 28)

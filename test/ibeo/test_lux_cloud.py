@@ -17,6 +17,7 @@ from ros_sim_bridge.ibeo.codec import scan as S
 from ros_sim_bridge.ibeo import geometry as G
 from ros_sim_bridge.ibeo.ros import lux_native
 from ros_sim_bridge.ibeo.ros.conversions import CLOUD_DTYPE, CloudBuilder, drop_mask, is_dense
+from unreadable_pages import runs_in_own_interpreter
 
 PATHS = [pytest.param(True, id='kernel'), pytest.param(False, id='numpy')]
 
@@ -370,9 +371,7 @@ def test_every_path_this_cpu_has_is_tested():
 
 
 GUARDED = '''
-import sys
 import numpy as np
-sys.path += %r
 from test_lux_cloud import BLOCK_TICKS, block_wire
 from unreadable_pages import guarded
 from ros_sim_bridge.ibeo.codec import scan as S
@@ -413,10 +412,6 @@ def test_kernel_reads_nothing_past_the_wire_and_the_tables(tmp_path):
     # each path's loads stay inside the n * 10 wire bytes and the 65536-row tables: the wire
     # ends at, and the tables end at and start after, a page that cannot be read (a read there
     # is SIGSEGV: run in its own interpreter); angles at both ends of the int16 range
-    import pathlib
-    code = GUARDED % ([str(pathlib.Path(__file__).parent)],)
-    run = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
-                         timeout=120, cwd=tmp_path)
-    assert run.returncode == 0, (run.returncode, run.stderr[-2000:])
+    runs = runs_in_own_interpreter(GUARDED, tmp_path)
     have = [p for p in lux_native.PATHS if lux_native.kernel_on(p) is not None]
-    assert int(run.stdout.split()[-1]) == len(have) * 4 * 4 * 2
+    assert runs == len(have) * 4 * 4 * 2

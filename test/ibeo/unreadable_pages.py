@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import ctypes
 import mmap
+import os
+import subprocess
+import sys
 
 import numpy as np
 
@@ -25,3 +28,14 @@ def guarded(nbytes: int) -> np.ndarray:
         assert _LIBC.mprotect(at, PAGE, 0) == 0, ctypes.get_errno()
     end = (pages + 1) * PAGE
     return np.frombuffer(region, np.uint8, nbytes, end - nbytes)
+
+
+def runs_in_own_interpreter(code: str, cwd) -> int:
+    """Run ``code`` (it imports this folder's modules: the folder is on its path) in an
+    interpreter of its own, where a load or store past a guarded array ends that interpreter
+    (SIGSEGV), not the tests; the number it printed last (how many kernel runs it made)."""
+    run = subprocess.run([sys.executable, '-c', f'import sys\nsys.path.append('
+                          f'{os.path.dirname(os.path.abspath(__file__))!r})\n{code}'],
+                         capture_output=True, text=True, timeout=120, cwd=cwd)
+    assert run.returncode == 0, (run.returncode, run.stderr[-2000:])
+    return int(run.stdout.split()[-1])
