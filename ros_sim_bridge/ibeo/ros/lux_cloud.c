@@ -223,6 +223,11 @@ static size_t points_avx2(const uint8_t *wire, size_t n, uint8_t *out, const flo
 
 enum { BLOCK16 = 16 };           /* points per AVX-512 step: 160 wire bytes, 384 cloud bytes */
 
+/* The point in each lane of a block's registers: lane 4k + j holds point 2k + j (j = 0, 1) or
+ * 8 + 2k + j - 2 (j = 2, 3), so that the in-lane unpacks of two registers (a, b) make the pair
+ * registers a0 b0 a1 b1 .. a7 b7 (unpacklo) and a8 b8 .. a15 b15 (unpackhi). */
+static const uint8_t LANE_POINT[BLOCK16] = {0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15};
+
 /* cos, sin of the 16 ticks of a block (wire: its points) from a table of (cos, sin) rows: when
  * the ticks lie in [base, base + 16) (`narrow`: a scan's sorted ticks, ~17 points a tick),
  * two 64-byte loads of the rows from base and two permutes (twice_d: 2 (tick - base));
@@ -240,7 +245,7 @@ static inline void trig16(const float *table, const uint8_t *wire, int narrow, i
         const void *q[BLOCK16];
         for (int p = 0; p < BLOCK16; ++p) {
             int16_t tick;
-            memcpy(&tick, wire + WIRE_POINT * p + 2, 2);
+            memcpy(&tick, wire + WIRE_POINT * LANE_POINT[p] + 2, 2);
             q[p] = table + 2 * ((int)tick + TICK_OFFSET);
         }
         __m256i c0, s0, c1, s1;
@@ -274,8 +279,9 @@ static inline void store8(float *f, __m512d xy, __m512d zh, __m512d wt)
 /* points_scalar's arithmetic for n a multiple of BLOCK16 on a CPU with AVX-512 (F, BW, VL, DQ,
  * VBMI), 16 points a step, the same float operations in the same order (the same bits).  The
  * wire words 0 (bytes 0-3) and 1 (bytes 4-7) of 16 points by three 64-byte loads inside the
- * block (bytes 0-63, 64-127, 96-159) and two byte permutes each; the layer table from
- * registers; the tick (and tilt) rows by trig16; the 6 results out as 6 stores. */
+ * block (bytes 0-63, 64-127, 96-159) and two byte permutes each, the points in LANE_POINT's
+ * order; the layer table from registers; the tick (and tilt) rows by trig16; the 6 results
+ * paired by in-lane unpacks and out as 6 stores by store8. */
 __attribute__((target(AVX512)))
 static size_t points_avx512(const uint8_t *wire, size_t n, uint8_t *out, const float *tick_trig,
                             const float *tilt_trig, const float *layer_trig, float rad_per_tick,
@@ -284,17 +290,20 @@ static size_t points_avx512(const uint8_t *wire, size_t n, uint8_t *out, const f
     /* byte b of word w of point p: wire byte 10p + 4w + b; points 0-12 from bytes 0-127,
      * points 13-15 from bytes 96-159 */
     uint8_t from128[2][64], from_last[2][64];
+    __mmask64 last = 0;                                     /* bytes of points 13-15 */
     for (int w = 0; w < 2; ++w)
-        for (int p = 0; p < BLOCK16; ++p)
+        for (int l = 0; l < BLOCK16; ++l)
             for (int b = 0; b < 4; ++b) {
-                from128[w][4 * p + b] = (uint8_t)(p < 13 ? 10 * p + 4 * w + b : 0);
-                from_last[w][4 * p + b] = (uint8_t)(p < 13 ? 0 : 10 * p + 4 * w + b - 96);
+                const int p = LANE_POINT[l];
+                from128[w][4 * l + b] = (uint8_t)(p < 13 ? 10 * p + 4 * w + b : 0);
+                from_last[w][4 * l + b] = (uint8_t)(p < 13 ? 0 : 10 * p + 4 * w + b - 96);
+                if (p >= 13)
+                    last |= 1ull << (4 * l + b);
             }
     const __m512i word0_128 = _mm512_loadu_si512(from128[0]);
     const __m512i word1_128 = _mm512_loadu_si512(from128[1]);
     const __m512i word0_last = _mm512_loadu_si512(from_last[0]);
     const __m512i word1_last = _mm512_loadu_si512(from_last[1]);
-    const __mmask64 last = 0xFFFull << 52;                  /* bytes of points 13-15 */
     const __m512i nibble = _mm512_set1_epi32(0x0F), low16 = _mm512_set1_epi32(0xFFFF);
     const __m512i offset = _mm512_set1_epi32(layer_offset), sixteen = _mm512_set1_epi32(16);
     const __m512i echo_flags = _mm512_set1_epi32(0x0F0F00);
@@ -310,10 +319,6 @@ static size_t points_avx512(const uint8_t *wire, size_t n, uint8_t *out, const f
     const __m512 cos16 = _mm512_permutex2var_ps(layers_lo, even, layers_hi);
     const __m512 sin16 = _mm512_permutex2var_ps(
         layers_lo, _mm512_add_epi32(even, _mm512_set1_epi32(1)), layers_hi);
-    /* pairs of 8 points: (a_p, b_p) for p = 0-7 and p = 8-15 */
-    const __m512i pairs_lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19,
-                                               4, 20, 5, 21, 6, 22, 7, 23);
-    const __m512i pairs_hi = _mm512_add_epi32(pairs_lo, _mm512_set1_epi32(8));
     size_t nan_points = 0;
     for (size_t i = 0; i < n; i += BLOCK16, wire += BLOCK16 * WIRE_POINT,
          out += BLOCK16 * CLOUD_POINT) {
@@ -359,12 +364,12 @@ static size_t points_avx512(const uint8_t *wire, size_t n, uint8_t *out, const f
         nan_points += (size_t)__builtin_popcount(
             (unsigned)_mm512_cmp_ps_mask(cos_e, cos_e, _CMP_UNORD_Q));
         float *f = (float *)out;
-        store8(f, _mm512_castps_pd(_mm512_permutex2var_ps(x, pairs_lo, y)),
-               _mm512_castps_pd(_mm512_permutex2var_ps(z, pairs_lo, h)),
-               _mm512_castps_pd(_mm512_permutex2var_ps(w, pairs_lo, t)));
-        store8(f + 48, _mm512_castps_pd(_mm512_permutex2var_ps(x, pairs_hi, y)),
-               _mm512_castps_pd(_mm512_permutex2var_ps(z, pairs_hi, h)),
-               _mm512_castps_pd(_mm512_permutex2var_ps(w, pairs_hi, t)));
+        store8(f, _mm512_castps_pd(_mm512_unpacklo_ps(x, y)),
+               _mm512_castps_pd(_mm512_unpacklo_ps(z, h)),
+               _mm512_castps_pd(_mm512_unpacklo_ps(w, t)));
+        store8(f + 48, _mm512_castps_pd(_mm512_unpackhi_ps(x, y)),
+               _mm512_castps_pd(_mm512_unpackhi_ps(z, h)),
+               _mm512_castps_pd(_mm512_unpackhi_ps(w, t)));
     }
     return nan_points;
 }
