@@ -227,6 +227,10 @@ enum { BLOCK16 = 16 };           /* points per AVX-512 step: 160 wire bytes, 384
  * 8 + 2k + j - 2 (j = 2, 3), so that the in-lane unpacks of two registers (a, b) make the pair
  * registers a0 b0 a1 b1 .. a7 b7 (unpacklo) and a8 b8 .. a15 b15 (unpackhi). */
 static const uint8_t LANE_POINT[BLOCK16] = {0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15};
+/* The same for w and t, so that unpacklo(w, t) holds the (w, t) of points 2 5 0 3 6 1 4 7, each
+ * at its place in store8's stores (unpackhi: 8 more): merged in by blends. */
+static const uint8_t WT_LANE_POINT[BLOCK16] = {2, 5, 10, 13, 0, 3, 8, 11,
+                                               6, 1, 14, 9, 4, 7, 12, 15};
 
 /* cos, sin of the 16 ticks of a block (wire: its points) from a table of (cos, sin) rows: when
  * the ticks lie in [base, base + 16) (`narrow`: a scan's sorted ticks, ~17 points a tick),
@@ -258,20 +262,18 @@ static inline void trig16(const float *table, const uint8_t *wire, int narrow, i
 
 /* Three pair registers of 8 points each (XY: x0 y0 x1 y1 .., ZH, WT) -> the 48 words of those
  * 8 cloud points in order, as 3 stores: lane l of store j is pair 8j + l, i.e. point
- * (8j + l) / 3, pair (8j + l) % 3; XY and ZH by one two-source permute, WT merged in. */
+ * (8j + l) / 3, pair (8j + l) % 3; XY and ZH by one two-source permute, WT (its pairs already
+ * at their lanes: WT_LANE_POINT) blended in. */
 __attribute__((target(AVX512)))
 static inline void store8(float *f, __m512d xy, __m512d zh, __m512d wt)
 {
     static const int64_t from_xyzh[3][8] = {{0, 8, 0, 1, 9, 0, 2, 10},
                                             {0, 3, 11, 0, 4, 12, 0, 5},
                                             {13, 0, 6, 14, 0, 7, 15, 0}};
-    static const int64_t from_wt[3][8] = {{0, 0, 0, 0, 0, 1, 0, 0},
-                                          {2, 0, 0, 3, 0, 0, 4, 0},
-                                          {0, 5, 0, 0, 6, 0, 0, 7}};
     static const __mmask8 wt_lanes[3] = {0x24, 0x49, 0x92};
     for (int j = 0; j < 3; ++j) {
         __m512d o = _mm512_permutex2var_pd(xy, _mm512_loadu_si512(from_xyzh[j]), zh);
-        o = _mm512_mask_permutexvar_pd(o, wt_lanes[j], _mm512_loadu_si512(from_wt[j]), wt);
+        o = _mm512_mask_blend_pd(wt_lanes[j], o, wt);
         _mm512_storeu_pd(f + 16 * j, o);
     }
 }
@@ -290,7 +292,19 @@ static size_t points_avx512(const uint8_t *wire, size_t n, uint8_t *out, const f
     /* byte b of word w of point p: wire byte 10p + 4w + b; points 0-12 from bytes 0-127,
      * points 13-15 from bytes 96-159 */
     uint8_t from128[2][64], from_last[2][64];
-    __mmask64 last = 0;                                     /* bytes of points 13-15 */
+    __mmask64 last = 0, wt_last = 0;                        /* bytes of points 13-15 */
+    /* bytes 0, 1, 6, 7 of each point (layer etc., echo width) in WT_LANE_POINT's order */
+    uint8_t wt128[64], wt_from_last[64];
+    for (int l = 0; l < BLOCK16; ++l)
+        for (int b = 0; b < 4; ++b) {
+            const int p = WT_LANE_POINT[l], at = 10 * p + (b < 2 ? b : b + 4);
+            wt128[4 * l + b] = (uint8_t)(p < 13 ? at : 0);
+            wt_from_last[4 * l + b] = (uint8_t)(p < 13 ? 0 : at - 96);
+            if (p >= 13)
+                wt_last |= 1ull << (4 * l + b);
+        }
+    const __m512i wt_word_128 = _mm512_loadu_si512(wt128);
+    const __m512i wt_word_last = _mm512_loadu_si512(wt_from_last);
     for (int w = 0; w < 2; ++w)
         for (int l = 0; l < BLOCK16; ++l)
             for (int b = 0; b < 4; ++b) {
@@ -328,6 +342,8 @@ static size_t points_avx512(const uint8_t *wire, size_t n, uint8_t *out, const f
             _mm512_permutex2var_epi8(a, word0_128, b), last, word0_last, c);
         const __m512i w1 = _mm512_mask_permutexvar_epi8(
             _mm512_permutex2var_epi8(a, word1_128, b), last, word1_last, c);
+        const __m512i wt_word = _mm512_mask_permutexvar_epi8(
+            _mm512_permutex2var_epi8(a, wt_word_128, b), wt_last, wt_word_last, c);
         const __m512i ticks = _mm512_srai_epi32(w0, 16);
         /* the block's ticks within [base, base + 16), base the lower of the first and the
          * last (sorted ticks, either way) */
@@ -355,9 +371,9 @@ static size_t points_avx512(const uint8_t *wire, size_t n, uint8_t *out, const f
         const __m512 x = _mm512_mul_ps(rc, cos_h), y = _mm512_mul_ps(rc, sin_h);
         const __m512 z = _mm512_mul_ps(r, sin_e);
         const __m512 h = _mm512_mul_ps(_mm512_cvtepi32_ps(ticks), k);
-        const __m512 w = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(w1, 16)), m);
+        const __m512 w = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(wt_word, 16)), m);
         /* bytes 20..23: layer + offset, echo, flags (low nibble), 0 */
-        const __m512i lef = _mm512_multishift_epi64_epi8(nibbles, w0);
+        const __m512i lef = _mm512_multishift_epi64_epi8(nibbles, wt_word);
         const __m512 t = _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
             lef, echo_flags, _mm512_add_epi32(_mm512_and_si512(lef, nibble), offset),
             0xEA));                 /* a & b | c */
