@@ -431,9 +431,21 @@ SIM_BRIDGE_EXPORT size_t sim_bridge_lux_cloud_on(int path, const uint8_t *wire, 
     size_t done = 0, nan_points = 0;
 #ifdef HAVE_AVX512
     if (path >= PATH_AVX512) {
+        /* the first points (up to 7) by the narrower paths, so that the blocks' 64-byte stores
+         * are aligned (split stores cost more); none where out is not 8-byte aligned */
+        size_t head = 0;
+        while (head < 8 && ((uintptr_t)(out + CLOUD_POINT * head) & 63) != 0)
+            ++head;
+        if (head == 8 || head > n)
+            head = 0;
+        nan_points = sim_bridge_lux_cloud_on(PATH_AVX2, wire, head, out, tick_trig, tilt_trig,
+                                             layer_trig, rad_per_tick, m_per_cm, layer_offset);
+        wire += WIRE_POINT * head;
+        out += CLOUD_POINT * head;
+        n -= head;
         done = n - n % BLOCK16;
-        nan_points = points_avx512(wire, done, out, tick_trig, tilt_trig, layer_trig,
-                                   rad_per_tick, m_per_cm, layer_offset);
+        nan_points += points_avx512(wire, done, out, tick_trig, tilt_trig, layer_trig,
+                                    rad_per_tick, m_per_cm, layer_offset);
     }
 #endif
 #ifdef HAVE_AVX2
