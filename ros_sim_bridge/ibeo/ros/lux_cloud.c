@@ -10,7 +10,8 @@
  *   AVX-512 (F, BW, VL, DQ, VBMI; x86-64)  16 points a step: the wire words by 64-byte loads inside
  *       the block and byte permutes; cos/sin of the ticks, when a block's ticks lie within 16
  *       (a scan's sorted angles), by two 64-byte loads of the table and permutes, else by row
- *       loads; the layer table in registers; the 384 bytes out by permutes and 6 stores.
+ *       loads; the layer table in registers; the 384 bytes out by in-lane unpacks, 6
+ *       permutes and blends, and 6 stores, aligned (up to 7 first points by the narrower paths).
  *   AVX2 (x86-64)  8 points a step, the wire words and table rows by 8-byte loads.
  *   scalar         one point at a time; the rest of the wider paths' blocks.
  * sim_bridge_lux_cloud_on runs one path, for the tests (every path this CPU has).
