@@ -11,7 +11,7 @@
  *       the block and byte permutes; cos/sin of the ticks, when a block's ticks lie within 16
  *       (a scan's sorted angles), by two 64-byte loads of the table and permutes, else by row
  *       loads; the layer table in registers; the 384 bytes out by in-lane unpacks, 6
- *       permutes and blends, and 6 stores, aligned (up to 7 first points by the narrower paths).
+ *       permutes and blends, and 6 stores, aligned (up to 7 first points one at a time).
  *   AVX2 (x86-64)  8 points a step, the wire words and table rows by 8-byte loads.
  *   scalar         one point at a time; the rest of the wider paths' blocks.
  * sim_bridge_lux_cloud_on runs one path, for the tests (every path this CPU has).
@@ -432,15 +432,15 @@ SIM_BRIDGE_EXPORT size_t sim_bridge_lux_cloud_on(int path, const uint8_t *wire, 
     size_t done = 0, nan_points = 0;
 #ifdef HAVE_AVX512
     if (path >= PATH_AVX512) {
-        /* the first points (up to 7) by the narrower paths, so that the blocks' 64-byte stores
-         * are aligned (split stores cost more); none where out is not 8-byte aligned */
+        /* the first points (up to 7) one at a time, so that the blocks' 64-byte stores are
+         * aligned (split stores cost more); none where out is not 8-byte aligned */
         size_t head = 0;
         while (head < 8 && ((uintptr_t)(out + CLOUD_POINT * head) & 63) != 0)
             ++head;
         if (head == 8 || head > n)
             head = 0;
-        nan_points = sim_bridge_lux_cloud_on(PATH_AVX2, wire, head, out, tick_trig, tilt_trig,
-                                             layer_trig, rad_per_tick, m_per_cm, layer_offset);
+        nan_points = points_scalar(wire, head, out, tick_trig, tilt_trig, layer_trig,
+                                   rad_per_tick, m_per_cm, layer_offset);
         wire += WIRE_POINT * head;
         out += CLOUD_POINT * head;
         n -= head;
