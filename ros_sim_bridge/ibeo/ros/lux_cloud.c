@@ -290,8 +290,8 @@ static size_t points_avx512(const uint8_t *wire, size_t n, uint8_t *out, const f
                             const float *tilt_trig, const float *layer_trig, float rad_per_tick,
                             float m_per_cm, uint8_t layer_offset)
 {
-    /* byte b of word w of point p: wire byte 10p + 4w + b; points 0-12 from bytes 0-127,
-     * points 13-15 from bytes 96-159 */
+    /* byte b of word w of lane l's point p: wire byte 10p + 4w + b; points 0-12 from bytes
+     * 0-127, points 13-15 from bytes 96-159 */
     uint8_t from128[2][64], from_last[2][64];
     __mmask64 last = 0, wt_last = 0;                        /* bytes of points 13-15 */
     /* bytes 0, 1, 6, 7 of each point (layer etc., echo width) in WT_LANE_POINT's order */
