@@ -353,6 +353,35 @@ def test_kernel_blocks_give_the_bits_of_one_point_at_a_time(path, angles, tilt, 
         assert default.tobytes() == whole.tobytes()
 
 
+@pytest.mark.skipif(lux_native.KERNEL is None, reason='the kernel is not built')
+@pytest.mark.parametrize('path', lux_native.PATHS)
+@pytest.mark.parametrize('n', [16 * 25 + 8 + 5, 5])
+def test_kernel_output_at_any_alignment_same_bits_and_nothing_written_outside(path, n):
+    # the AVX-512 path builds the first points (up to 7) by the narrower paths so that its
+    # 64-byte stores are aligned: the cloud starting at every 8-byte offset within 64 bytes
+    # (and at one not a multiple of 8) has the bits of the scalar path, and the 64 bytes
+    # before and after it stay as they were
+    kernel = lux_native.kernel_on(path)
+    if kernel is None:
+        pytest.skip(f'no {path} path on this CPU')
+    wire = block_wire(n, BLOCK_TICKS['scan'](n))
+    ticks = lux_native.tick_table(11520)
+    tilt_trig = lux_native.tilt_table(11520, 1, 0.03, False)
+    layers = lux_native.layer_table(np.radians([-1.2, -0.4, 0.4, 1.2, 2.0]))
+    args = (ticks.ctypes.data, tilt_trig.ctypes.data, layers.ctypes.data,
+            np.float32(2 * np.pi / 11520), np.float32(0.01), 3)
+    expected = np.zeros(n, CLOUD_DTYPE)
+    nan = lux_native.kernel_on('scalar')(wire.ctypes.data, n, expected.ctypes.data, *args)
+    raw = np.zeros(24 * n + 256, np.uint8)
+    for offset in [*range(0, 64, 8), 4]:
+        start = 64 + (-raw.ctypes.data) % 64 + offset
+        raw[:] = 0xA5
+        assert kernel(wire.ctypes.data, n, raw[start:].ctypes.data, *args) == nan
+        assert raw[start:start + 24 * n].tobytes() == expected.tobytes(), offset
+        assert not np.any(raw[start - 64:start] != 0xA5), offset
+        assert not np.any(raw[start + 24 * n:start + 24 * n + 64] != 0xA5), offset
+
+
 def test_every_path_this_cpu_has_is_tested():
     # the tests above skip a path the CPU lacks: on x86-64 with AVX2 (the CI machines), at
     # least the AVX2 path and the one-point-at-a-time path run

@@ -10,7 +10,8 @@
  *   AVX-512 (F, BW, VL, DQ, VBMI; x86-64)  16 points a step: the wire words by 64-byte loads inside
  *       the block and byte permutes; cos/sin of the ticks, when a block's ticks lie within 16
  *       (a scan's sorted angles), by two 64-byte loads of the table and permutes, else by row
- *       loads; the layer table in registers; the 384 bytes out by permutes and 6 stores.
+ *       loads; the layer table in registers; the 384 bytes out by in-lane unpacks, 6
+ *       permutes and blends, and 6 stores, aligned (up to 7 first points one at a time).
  *   AVX2 (x86-64)  8 points a step, the wire words and table rows by 8-byte loads.
  *   scalar         one point at a time; the rest of the wider paths' blocks.
  * sim_bridge_lux_cloud_on runs one path, for the tests (every path this CPU has).
@@ -223,6 +224,15 @@ static size_t points_avx2(const uint8_t *wire, size_t n, uint8_t *out, const flo
 
 enum { BLOCK16 = 16 };           /* points per AVX-512 step: 160 wire bytes, 384 cloud bytes */
 
+/* The point in each lane of a block's registers: lane 4k + j holds point 2k + j (j = 0, 1) or
+ * 8 + 2k + j - 2 (j = 2, 3), so that the in-lane unpacks of two registers (a, b) make the pair
+ * registers a0 b0 a1 b1 .. a7 b7 (unpacklo) and a8 b8 .. a15 b15 (unpackhi). */
+static const uint8_t LANE_POINT[BLOCK16] = {0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15};
+/* The same for w and t, so that unpacklo(w, t) holds the (w, t) of points 2 5 0 3 6 1 4 7, each
+ * at its place in store8's stores (unpackhi: 8 more): merged in by blends. */
+static const uint8_t WT_LANE_POINT[BLOCK16] = {2, 5, 10, 13, 0, 3, 8, 11,
+                                               6, 1, 14, 9, 4, 7, 12, 15};
+
 /* cos, sin of the 16 ticks of a block (wire: its points) from a table of (cos, sin) rows: when
  * the ticks lie in [base, base + 16) (`narrow`: a scan's sorted ticks, ~17 points a tick),
  * two 64-byte loads of the rows from base and two permutes (twice_d: 2 (tick - base));
@@ -240,7 +250,7 @@ static inline void trig16(const float *table, const uint8_t *wire, int narrow, i
         const void *q[BLOCK16];
         for (int p = 0; p < BLOCK16; ++p) {
             int16_t tick;
-            memcpy(&tick, wire + WIRE_POINT * p + 2, 2);
+            memcpy(&tick, wire + WIRE_POINT * LANE_POINT[p] + 2, 2);
             q[p] = table + 2 * ((int)tick + TICK_OFFSET);
         }
         __m256i c0, s0, c1, s1;
@@ -253,20 +263,18 @@ static inline void trig16(const float *table, const uint8_t *wire, int narrow, i
 
 /* Three pair registers of 8 points each (XY: x0 y0 x1 y1 .., ZH, WT) -> the 48 words of those
  * 8 cloud points in order, as 3 stores: lane l of store j is pair 8j + l, i.e. point
- * (8j + l) / 3, pair (8j + l) % 3; XY and ZH by one two-source permute, WT merged in. */
+ * (8j + l) / 3, pair (8j + l) % 3; XY and ZH by one two-source permute, WT (its pairs already
+ * at their lanes: WT_LANE_POINT) blended in. */
 __attribute__((target(AVX512)))
 static inline void store8(float *f, __m512d xy, __m512d zh, __m512d wt)
 {
     static const int64_t from_xyzh[3][8] = {{0, 8, 0, 1, 9, 0, 2, 10},
                                             {0, 3, 11, 0, 4, 12, 0, 5},
                                             {13, 0, 6, 14, 0, 7, 15, 0}};
-    static const int64_t from_wt[3][8] = {{0, 0, 0, 0, 0, 1, 0, 0},
-                                          {2, 0, 0, 3, 0, 0, 4, 0},
-                                          {0, 5, 0, 0, 6, 0, 0, 7}};
     static const __mmask8 wt_lanes[3] = {0x24, 0x49, 0x92};
     for (int j = 0; j < 3; ++j) {
         __m512d o = _mm512_permutex2var_pd(xy, _mm512_loadu_si512(from_xyzh[j]), zh);
-        o = _mm512_mask_permutexvar_pd(o, wt_lanes[j], _mm512_loadu_si512(from_wt[j]), wt);
+        o = _mm512_mask_blend_pd(wt_lanes[j], o, wt);
         _mm512_storeu_pd(f + 16 * j, o);
     }
 }
@@ -274,27 +282,43 @@ static inline void store8(float *f, __m512d xy, __m512d zh, __m512d wt)
 /* points_scalar's arithmetic for n a multiple of BLOCK16 on a CPU with AVX-512 (F, BW, VL, DQ,
  * VBMI), 16 points a step, the same float operations in the same order (the same bits).  The
  * wire words 0 (bytes 0-3) and 1 (bytes 4-7) of 16 points by three 64-byte loads inside the
- * block (bytes 0-63, 64-127, 96-159) and two byte permutes each; the layer table from
- * registers; the tick (and tilt) rows by trig16; the 6 results out as 6 stores. */
+ * block (bytes 0-63, 64-127, 96-159) and two byte permutes each, the points in LANE_POINT's
+ * order; the layer table from registers; the tick (and tilt) rows by trig16; the 6 results
+ * paired by in-lane unpacks and out as 6 stores by store8. */
 __attribute__((target(AVX512)))
 static size_t points_avx512(const uint8_t *wire, size_t n, uint8_t *out, const float *tick_trig,
                             const float *tilt_trig, const float *layer_trig, float rad_per_tick,
                             float m_per_cm, uint8_t layer_offset)
 {
-    /* byte b of word w of point p: wire byte 10p + 4w + b; points 0-12 from bytes 0-127,
-     * points 13-15 from bytes 96-159 */
+    /* byte b of word w of lane l's point p: wire byte 10p + 4w + b; points 0-12 from bytes
+     * 0-127, points 13-15 from bytes 96-159 */
     uint8_t from128[2][64], from_last[2][64];
+    __mmask64 last = 0, wt_last = 0;                        /* bytes of points 13-15 */
+    /* bytes 0, 1, 6, 7 of each point (layer etc., echo width) in WT_LANE_POINT's order */
+    uint8_t wt128[64], wt_from_last[64];
+    for (int l = 0; l < BLOCK16; ++l)
+        for (int b = 0; b < 4; ++b) {
+            const int p = WT_LANE_POINT[l], at = 10 * p + (b < 2 ? b : b + 4);
+            wt128[4 * l + b] = (uint8_t)(p < 13 ? at : 0);
+            wt_from_last[4 * l + b] = (uint8_t)(p < 13 ? 0 : at - 96);
+            if (p >= 13)
+                wt_last |= 1ull << (4 * l + b);
+        }
+    const __m512i wt_word_128 = _mm512_loadu_si512(wt128);
+    const __m512i wt_word_last = _mm512_loadu_si512(wt_from_last);
     for (int w = 0; w < 2; ++w)
-        for (int p = 0; p < BLOCK16; ++p)
+        for (int l = 0; l < BLOCK16; ++l)
             for (int b = 0; b < 4; ++b) {
-                from128[w][4 * p + b] = (uint8_t)(p < 13 ? 10 * p + 4 * w + b : 0);
-                from_last[w][4 * p + b] = (uint8_t)(p < 13 ? 0 : 10 * p + 4 * w + b - 96);
+                const int p = LANE_POINT[l];
+                from128[w][4 * l + b] = (uint8_t)(p < 13 ? 10 * p + 4 * w + b : 0);
+                from_last[w][4 * l + b] = (uint8_t)(p < 13 ? 0 : 10 * p + 4 * w + b - 96);
+                if (p >= 13)
+                    last |= 1ull << (4 * l + b);
             }
     const __m512i word0_128 = _mm512_loadu_si512(from128[0]);
     const __m512i word1_128 = _mm512_loadu_si512(from128[1]);
     const __m512i word0_last = _mm512_loadu_si512(from_last[0]);
     const __m512i word1_last = _mm512_loadu_si512(from_last[1]);
-    const __mmask64 last = 0xFFFull << 52;                  /* bytes of points 13-15 */
     const __m512i nibble = _mm512_set1_epi32(0x0F), low16 = _mm512_set1_epi32(0xFFFF);
     const __m512i offset = _mm512_set1_epi32(layer_offset), sixteen = _mm512_set1_epi32(16);
     const __m512i echo_flags = _mm512_set1_epi32(0x0F0F00);
@@ -310,10 +334,6 @@ static size_t points_avx512(const uint8_t *wire, size_t n, uint8_t *out, const f
     const __m512 cos16 = _mm512_permutex2var_ps(layers_lo, even, layers_hi);
     const __m512 sin16 = _mm512_permutex2var_ps(
         layers_lo, _mm512_add_epi32(even, _mm512_set1_epi32(1)), layers_hi);
-    /* pairs of 8 points: (a_p, b_p) for p = 0-7 and p = 8-15 */
-    const __m512i pairs_lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19,
-                                               4, 20, 5, 21, 6, 22, 7, 23);
-    const __m512i pairs_hi = _mm512_add_epi32(pairs_lo, _mm512_set1_epi32(8));
     size_t nan_points = 0;
     for (size_t i = 0; i < n; i += BLOCK16, wire += BLOCK16 * WIRE_POINT,
          out += BLOCK16 * CLOUD_POINT) {
@@ -323,6 +343,8 @@ static size_t points_avx512(const uint8_t *wire, size_t n, uint8_t *out, const f
             _mm512_permutex2var_epi8(a, word0_128, b), last, word0_last, c);
         const __m512i w1 = _mm512_mask_permutexvar_epi8(
             _mm512_permutex2var_epi8(a, word1_128, b), last, word1_last, c);
+        const __m512i wt_word = _mm512_mask_permutexvar_epi8(
+            _mm512_permutex2var_epi8(a, wt_word_128, b), wt_last, wt_word_last, c);
         const __m512i ticks = _mm512_srai_epi32(w0, 16);
         /* the block's ticks within [base, base + 16), base the lower of the first and the
          * last (sorted ticks, either way) */
@@ -350,21 +372,21 @@ static size_t points_avx512(const uint8_t *wire, size_t n, uint8_t *out, const f
         const __m512 x = _mm512_mul_ps(rc, cos_h), y = _mm512_mul_ps(rc, sin_h);
         const __m512 z = _mm512_mul_ps(r, sin_e);
         const __m512 h = _mm512_mul_ps(_mm512_cvtepi32_ps(ticks), k);
-        const __m512 w = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(w1, 16)), m);
+        const __m512 w = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(wt_word, 16)), m);
         /* bytes 20..23: layer + offset, echo, flags (low nibble), 0 */
-        const __m512i lef = _mm512_multishift_epi64_epi8(nibbles, w0);
+        const __m512i lef = _mm512_multishift_epi64_epi8(nibbles, wt_word);
         const __m512 t = _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
             lef, echo_flags, _mm512_add_epi32(_mm512_and_si512(lef, nibble), offset),
             0xEA));                 /* a & b | c */
         nan_points += (size_t)__builtin_popcount(
             (unsigned)_mm512_cmp_ps_mask(cos_e, cos_e, _CMP_UNORD_Q));
         float *f = (float *)out;
-        store8(f, _mm512_castps_pd(_mm512_permutex2var_ps(x, pairs_lo, y)),
-               _mm512_castps_pd(_mm512_permutex2var_ps(z, pairs_lo, h)),
-               _mm512_castps_pd(_mm512_permutex2var_ps(w, pairs_lo, t)));
-        store8(f + 48, _mm512_castps_pd(_mm512_permutex2var_ps(x, pairs_hi, y)),
-               _mm512_castps_pd(_mm512_permutex2var_ps(z, pairs_hi, h)),
-               _mm512_castps_pd(_mm512_permutex2var_ps(w, pairs_hi, t)));
+        store8(f, _mm512_castps_pd(_mm512_unpacklo_ps(x, y)),
+               _mm512_castps_pd(_mm512_unpacklo_ps(z, h)),
+               _mm512_castps_pd(_mm512_unpacklo_ps(w, t)));
+        store8(f + 48, _mm512_castps_pd(_mm512_unpackhi_ps(x, y)),
+               _mm512_castps_pd(_mm512_unpackhi_ps(z, h)),
+               _mm512_castps_pd(_mm512_unpackhi_ps(w, t)));
     }
     return nan_points;
 }
@@ -410,9 +432,21 @@ SIM_BRIDGE_EXPORT size_t sim_bridge_lux_cloud_on(int path, const uint8_t *wire, 
     size_t done = 0, nan_points = 0;
 #ifdef HAVE_AVX512
     if (path >= PATH_AVX512) {
-        done = n - n % BLOCK16;
-        nan_points = points_avx512(wire, done, out, tick_trig, tilt_trig, layer_trig,
+        /* the first points (up to 7) one at a time, so that the blocks' 64-byte stores are
+         * aligned (split stores cost more); none where out is not 8-byte aligned */
+        size_t head = 0;
+        while (head < 8 && ((uintptr_t)(out + CLOUD_POINT * head) & 63) != 0)
+            ++head;
+        if (head == 8 || head > n)
+            head = 0;
+        nan_points = points_scalar(wire, head, out, tick_trig, tilt_trig, layer_trig,
                                    rad_per_tick, m_per_cm, layer_offset);
+        wire += WIRE_POINT * head;
+        out += CLOUD_POINT * head;
+        n -= head;
+        done = n - n % BLOCK16;
+        nan_points += points_avx512(wire, done, out, tick_trig, tilt_trig, layer_trig,
+                                    rad_per_tick, m_per_cm, layer_offset);
     }
 #endif
 #ifdef HAVE_AVX2
