@@ -23,11 +23,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#if defined(_WIN32)
-#define SIM_BRIDGE_EXPORT __declspec(dllexport)
-#else
-#define SIM_BRIDGE_EXPORT __attribute__((visibility("default")))
-#endif
+#include "kernel.h"                     /* ros_sim_bridge/core: export, paths */
 
 #if defined(__GNUC__) || defined(__clang__)
 #define SWAP32(v) __builtin_bswap32(v)
@@ -66,9 +62,7 @@ static size_t points_scalar(const uint8_t *wire, size_t n, uint8_t *out)
     return non_finite;
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define HAVE_AVX2 1
-#include <immintrin.h>
+#ifdef HAVE_AVX2
 
 enum { BLOCK = 8 };                   /* points per AVX2 step: 224 bytes, seven 32-byte words */
 
@@ -138,22 +132,11 @@ static size_t lead(const uint8_t *out, size_t n)
 }
 #endif
 
-/* The paths, best last: sim_bridge_ecu_points_on's `path`. */
-enum { PATH_SCALAR = 0, PATH_AVX2 = 1 };
-
-/* Whether this build and this CPU have `path`. */
+/* Whether this build and this CPU have `path` (PATH_AVX2 at most: an AVX-512 path measured
+ * slower, see above). */
 static int have_path(int path)
 {
-    switch (path) {
-    case PATH_SCALAR:
-        return 1;
-#ifdef HAVE_AVX2
-    case PATH_AVX2:
-        return __builtin_cpu_supports("avx2");
-#endif
-    default:
-        return 0;
-    }
+    return path <= PATH_AVX2 && cpu_has_path(path);
 }
 
 /* sim_bridge_ecu_points on `path` (which this CPU has): with AVX2, the lead one at a time, the

@@ -37,11 +37,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#if defined(_WIN32)
-#define SIM_BRIDGE_EXPORT __declspec(dllexport)
-#else
-#define SIM_BRIDGE_EXPORT __attribute__((visibility("default")))
-#endif
+#include "kernel.h"                     /* ros_sim_bridge/core: export, paths */
 
 enum { WIRE_POINT = 10, CLOUD_POINT = 24, TICK_OFFSET = 32768 };
 
@@ -98,9 +94,7 @@ static size_t points_scalar(const uint8_t *wire, size_t n, uint8_t *out,
     return nan_points;
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define HAVE_AVX2 1
-#include <immintrin.h>
+#ifdef HAVE_AVX2
 
 enum { BLOCK = 8 };                   /* points per AVX2 step: 80 wire bytes, 192 cloud bytes */
 
@@ -218,9 +212,7 @@ static size_t points_avx2(const uint8_t *wire, size_t n, uint8_t *out, const flo
 }
 #endif
 
-#if defined(HAVE_AVX2)
-#define AVX512 "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"
-#define HAVE_AVX512 1
+#ifdef HAVE_AVX512
 
 enum { BLOCK16 = 16 };           /* points per AVX-512 step: 160 wire bytes, 384 cloud bytes */
 
@@ -392,30 +384,6 @@ static size_t points_avx512(const uint8_t *wire, size_t n, uint8_t *out, const f
 }
 #endif
 
-/* The paths, best last: sim_bridge_lux_cloud_on's `path`. */
-enum { PATH_SCALAR = 0, PATH_AVX2 = 1, PATH_AVX512 = 2 };
-
-/* Whether this build and this CPU have `path`. */
-static int have_path(int path)
-{
-    switch (path) {
-    case PATH_SCALAR:
-        return 1;
-#ifdef HAVE_AVX2
-    case PATH_AVX2:
-        return __builtin_cpu_supports("avx2");
-#endif
-#ifdef HAVE_AVX512
-    case PATH_AVX512:
-        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
-               && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")
-               && __builtin_cpu_supports("avx512vbmi");
-#endif
-    default:
-        return 0;
-    }
-}
-
 /* sim_bridge_lux_cloud on one path (PATH_*): its blocks, then the rest by the narrower paths;
  * (size_t)-1 where this build or CPU lacks the path.  For the tests, which compare every path
  * the machine has. */
@@ -425,7 +393,7 @@ SIM_BRIDGE_EXPORT size_t sim_bridge_lux_cloud_on(int path, const uint8_t *wire, 
                                                  float rad_per_tick, float m_per_cm,
                                                  uint8_t layer_offset)
 {
-    if (!have_path(path))
+    if (!cpu_has_path(path))
         return (size_t)-1;
     if (n == 0)                     /* nothing read: a probe for the path */
         return 0;
@@ -471,7 +439,7 @@ SIM_BRIDGE_EXPORT size_t sim_bridge_lux_cloud(const uint8_t *wire, size_t n, uin
                                               float m_per_cm, uint8_t layer_offset)
 {
     int path = PATH_AVX512;
-    while (!have_path(path))
+    while (!cpu_has_path(path))
         --path;
     return sim_bridge_lux_cloud_on(path, wire, n, out, tick_trig, tilt_trig, layer_trig,
                                    rad_per_tick, m_per_cm, layer_offset);
