@@ -27,7 +27,6 @@ from ros_sim_bridge.ibeo.codec import scan_ecu as S
 from ros_sim_bridge.ibeo.codec import set_filter as SF
 from ros_sim_bridge.ibeo.codec import system_monitoring as SM
 from ros_sim_bridge.ibeo.codec import vehicle_state_ecu as V
-from unreadable_pages import runs_in_own_interpreter
 
 
 def put(buf, offset, fmt, *values):
@@ -338,6 +337,8 @@ print(runs)
 def test_kernel_paths_touch_nothing_past_the_wire_and_the_output(tmp_path):
     # each path's loads stay inside the n * 28 wire bytes and its stores inside the output:
     # both end at a page that cannot be read or written (SIGSEGV: in its own interpreter)
+    # (imported here: the fuzz seeds load this module by its path, test/ibeo not importable)
+    from unreadable_pages import runs_in_own_interpreter
     runs = runs_in_own_interpreter(GUARDED, tmp_path)
     have = [p for p in S.PATHS if S.kernel_on(p) is not None]
     assert runs == len(have) * 10 * 4
