@@ -34,7 +34,6 @@ from typing import Iterable, Optional, Sequence
 import numpy as np
 from builtin_interfaces.msg import Duration
 
-
 from .cdr_template import (CdrTemplate, ElementTemplates, Run, Slot, build,
                            messages_with_elements, ragged, serialize, small_unique)
 from .pointcloud_cdr import CdrMessage

@@ -257,7 +257,7 @@ def host_points(wire: np.ndarray, native: bool = True, out: Optional[np.ndarray]
         return points, len(points) - int(np.count_nonzero(finite))
     if out is None:
         out = np.empty(len(wire), POINT_DTYPE)
-    return out, KERNEL(wire.ctypes.data, len(wire), address(out)) if len(wire) else 0
+    return out, KERNEL(address(wire), len(wire), address(out)) if len(wire) else 0
 
 
 #: ``GROUP(points, n, out, counts)``: the points grouped by device id (``ecu_points.c``); None

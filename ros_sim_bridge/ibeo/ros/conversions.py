@@ -164,7 +164,7 @@ class CloudBuilder:
             tilt_trig, tilt_at = self._trig((tpr, tilt, rear_up),
                                             lambda: lux_native.tilt_table(tpr, side, tilt, down))
         # ticks and tilt_trig (held here) keep the memory at ticks_at and tilt_at alive
-        return lux_native.KERNEL(wire.ctypes.data, len(wire), address(cloud), ticks_at,
+        return lux_native.KERNEL(address(wire), len(wire), address(cloud), ticks_at,
                                  tilt_at, self._layer_at, k, m_per_cm, lift)
 
     def select(self, wire: np.ndarray) -> np.ndarray:
