@@ -174,9 +174,10 @@ class MagicFramer:
         return f"the oversized message's last {left:,} body bytes (skipped)" if left else ''
 
     def cut_short(self) -> Optional[CodecError]:
-        """Call when the stream ended (the peer closed): the message it ended inside, as a
-        TRUNCATED CodecError saying how much of it arrived; None when it ended between
-        messages (or inside bytes that are not yet a magic word).  Does not reset."""
+        """Call when the stream ended (the peer closed, the link was given up, the file ended):
+        the message it ended inside, as a TRUNCATED CodecError saying how much of it arrived;
+        None when it ended between messages (or inside bytes that are not yet a magic word).
+        Does not reset."""
         hs = self.header_size
         if self._skip_left:
             return None                          # counted as oversized already
@@ -184,17 +185,17 @@ class MagicFramer:
             size = self._pending[1]
             got = max(0, len(self._buf) - hs)
             return CodecError(self.name, f'stream ended inside a message: {got} of its {size} '
-                              'body bytes arrived (cut short by the peer closing)',
+                              'body bytes arrived (cut short where the stream ended)',
                               field='body', offset=hs + got, kind=TRUNCATED)
         if len(self._buf) and any(self._buf.startswith(m) for m in self.magics):
             return CodecError(self.name, f'stream ended inside a message header: '
-                              f'{len(self._buf)} of its {hs} bytes arrived (cut short by the '
-                              'peer closing)', field='header', offset=len(self._buf),
+                              f'{len(self._buf)} of its {hs} bytes arrived (cut short where '
+                              'the stream ended)', field='header', offset=len(self._buf),
                               kind=TRUNCATED)
         if self._tail and self._buf:             # held for _resumed_in_tail to decide
             return CodecError(self.name, f'stream ended inside a message header begun in the '
                               f'last bytes of the message before ({len(self._buf)} more bytes '
-                              'arrived; cut short by the peer closing)', field='header',
+                              'arrived; cut short where the stream ended)', field='header',
                               kind=TRUNCATED)
         return None
 

@@ -230,7 +230,7 @@ class TcpClient(SupervisedLoop):
                 self._call(self.on_event, event, time.time_ns())
             cut_short = getattr(self.framer, 'cut_short', None)
             cut = cut_short() if cut_short is not None else None
-            if cut is not None:     # the peer closed inside a message: a decode error too
+            if cut is not None:     # the stream ended inside a message: a decode error too
                 self._call(self.on_event, cut, time.time_ns())
             if self.on_disconnect is not None:
                 self._call(self.on_disconnect, reason)
