@@ -31,9 +31,21 @@ from ros_sim_bridge.tools.ports import free_tcp_port, free_udp_ports
 from ros_sim_bridge.tools.session import background_node
 
 
+#: (kind, port) handed out by :func:`pick_port` in this run
+_HANDED_OUT: set = set()
+
+
 def pick_port(kind: str, count: int, step: int) -> int:
-    """A free loopback port (or ``count`` ports ``step`` apart) for ``--free-ports``."""
-    return free_tcp_port() if kind == 'tcp' else free_udp_ports(count, step)
+    """A free loopback port (or ``count`` ports ``step`` apart) for ``--free-ports``, none of
+    them handed out before in this run: the nodes bind their ports only when they start, so a
+    port free now could else be named twice (e.g. a MORAI listen port and an emulator's)."""
+    for _ in range(200):
+        base = free_tcp_port() if kind == 'tcp' else free_udp_ports(count, step)
+        ports = {(kind, base + i * step) for i in range(count)}
+        if not ports & _HANDED_OUT:
+            _HANDED_OUT.update(ports)
+            return base
+    raise OSError(f'no {kind} port on 127.0.0.1 that this run has not handed out already')
 
 
 def message_class(msgtype: str):

@@ -205,3 +205,18 @@ def test_a_terminals_ctrl_c_twice_is_exit_0_with_no_child_blamed():
                 os.killpg(proc.pid, signal.SIGKILL)
         assert proc.returncode == 0, (gap, out)
         assert 'ended before the suite did' not in out and 'Traceback' not in out, (gap, out)
+
+
+
+def test_free_ports_never_hands_out_a_port_twice(monkeypatch):
+    # --free-ports picks every port before any node binds one: a port still free when the
+    # random draw repeats it, or inside another pick's span, is not handed out again
+    from ros_sim_bridge.tools import ports, run
+    monkeypatch.setattr(run, '_HANDED_OUT', set())
+    draws = iter([62000, 62000, 62001, 62000, 62010, 62012, 62011, 62000])
+    monkeypatch.setattr(ports.random, 'randint', lambda low, high: next(draws))
+    assert run.pick_port('udp', 1, 1) == 62000
+    assert run.pick_port('udp', 1, 1) == 62001       # 62000 again: drawn anew
+    assert run.pick_port('udp', 2, 2) == 62010       # 62000 + 62002: 62000 handed out
+    assert run.pick_port('udp', 1, 1) == 62011       # 62012: inside 62010's span
+    assert run.pick_port('tcp', 1, 1) == 62000       # another kind: its own ports
